@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+// `npm install` builds everything through this script: the Rust addon, the WASM module, the
+// TypeScript. Usage: node scripts/build.mjs [native|wasm|ts ...] (no argument = all, in order).
+// A missing Rust toolchain is not an error: the matcher then runs on the WASM backend.
+import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const bin = (name) => path.join(root, 'node_modules', '.bin', name)
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options })
+  if (result.error) throw result.error
+  return result.status ?? 1
+}
+
+function hasCargo() {
+  const probe = spawnSync('cargo', ['--version'], { stdio: 'ignore' })
+  return !probe.error && probe.status === 0
+}
+
+const steps = {
+  native() {
+    if (process.env.PALMVEIN_SKIP_NATIVE === '1') {
+      console.log('[build] native addon skipped (PALMVEIN_SKIP_NATIVE=1); the matcher will use WASM')
+      return
+    }
+    if (!hasCargo()) {
+      console.log('[build] cargo not found: native addon not built; the matcher will use the WASM backend')
+      return
+    }
+    const outDir = path.join(root, 'native')
+    fs.mkdirSync(outDir, { recursive: true })
+    const status = run(bin('napi'), [
+      'build', '--release', '--platform',
+      '--manifest-path', 'crates/matcher-node/Cargo.toml',
+      '--package-json-path', 'crates/matcher-node/package.json',
+      '--output-dir', 'native', '--no-js', '--no-dts-header',
+    ])
+    if (status !== 0) {
+      console.log('[build] native addon build failed; the matcher will use the WASM backend')
+      return
+    }
+    // One fixed file name, so the loader needs no platform table for the machine it was built on.
+    const built = fs.readdirSync(outDir).find((name) => name.endsWith('.node') && name !== 'palmvein_matcher.node')
+    if (built) fs.renameSync(path.join(outDir, built), path.join(outDir, 'palmvein_matcher.node'))
+  },
+  wasm() {
+    fs.mkdirSync(path.join(root, 'build'), { recursive: true })
+    const status = run(bin('asc'), [
+      'assembly/index.ts', '--outFile', 'build/matcher.wasm', '--textFile', 'build/matcher.wat',
+      '--optimizeLevel', '3', '--shrinkLevel', '0', '--noAssert', '--runtime', 'stub',
+      '--enable', 'simd', '--enable', 'threads', '--importMemory', '--sharedMemory',
+      '--initialMemory', '1', '--maximumMemory', '65536',
+    ])
+    if (status !== 0) throw new Error('AssemblyScript build failed')
+  },
+  ts() {
+    const status = run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'])
+    if (status !== 0) throw new Error('TypeScript build failed')
+    // SQL migrations ship beside the compiled store.
+    fs.cpSync(path.join(root, 'src/store/migrations'), path.join(root, 'dist/store/migrations'), { recursive: true })
+    fs.chmodSync(path.join(root, 'dist/cli.js'), 0o755)
+  },
+}
+
+const wanted = process.argv.slice(2)
+for (const name of wanted.length ? wanted : ['native', 'wasm', 'ts']) {
+  if (!steps[name]) throw new Error(`unknown build step "${name}" (native, wasm, ts)`)
+  steps[name]()
+}

@@ -1,0 +1,107 @@
+// One typed configuration, read once from the environment and validated at boot.
+// Precedence: explicit override passed to loadConfig() → environment variable → default.
+import os from 'node:os'
+import path from 'node:path'
+
+export type MatcherBackendChoice = 'auto' | 'native' | 'wasm' | 'js'
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+
+export interface Config {
+  /** TCP port of the HTTP server; 0 picks a free one. */
+  port: number
+  host: string
+  /** Real PostgreSQL when set; the embedded PGlite in dataDir otherwise. */
+  databaseUrl: string | null
+  dataDir: string
+  /** 32-byte master key (base64); null means "generate one into dataDir on first start". */
+  masterKey: Buffer | null
+  jwksUrl: string | null
+  jwtPublicKey: string | null
+  jwtIssuer: string
+  jwtAudience: string
+  webhookAllowLocalhost: boolean
+  /** Extra PEM CA certificate trusted for webhook deliveries (self-signed receivers in tests). */
+  webhookCaFile: string | null
+  webhookTimeoutMs: number
+  webhookWorker: boolean
+  nodeEnv: string
+  matcherBackend: MatcherBackendChoice
+  matcherThreads: number
+  logLevel: LogLevel
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+type Env = Record<string, string | undefined>
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`)
+  }
+  return value
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase()
+  if (raw === undefined || raw === '') return fallback
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`)
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!allowed.includes(raw as T)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`)
+  }
+  return raw as T
+}
+
+function text(env: Env, name: string): string | null {
+  const raw = env[name]
+  return raw === undefined || raw === '' ? null : raw
+}
+
+export function parseMasterKey(raw: string, name = 'PALMVEIN_MASTER_KEY'): Buffer {
+  const key = Buffer.from(raw.trim(), 'base64')
+  if (key.length !== 32) throw new ConfigError(`${name} must be 32 bytes in base64, got ${key.length} bytes`)
+  return key
+}
+
+export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.env): Config {
+  const nodeEnv = env.NODE_ENV ?? 'development'
+  const masterKeyText = text(env, 'PALMVEIN_MASTER_KEY')
+  const config: Config = {
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host: env.HOST || '0.0.0.0',
+    databaseUrl: text(env, 'DATABASE_URL'),
+    dataDir: path.resolve(env.PALMVEIN_DATA_DIR || './data'),
+    masterKey: masterKeyText ? parseMasterKey(masterKeyText) : null,
+    jwksUrl: text(env, 'PALMVEIN_JWKS_URL'),
+    jwtPublicKey: text(env, 'PALMVEIN_JWT_PUBLIC_KEY'),
+    jwtIssuer: env.PALMVEIN_JWT_ISSUER || 'palmvein-local',
+    jwtAudience: env.PALMVEIN_JWT_AUDIENCE || 'palmvein',
+    webhookAllowLocalhost: flag(env, 'WEBHOOK_ALLOW_LOCALHOST', false),
+    webhookCaFile: text(env, 'PALMVEIN_WEBHOOK_CA_FILE'),
+    webhookTimeoutMs: integer(env, 'PALMVEIN_WEBHOOK_TIMEOUT_MS', 20_000, 1, 120_000),
+    webhookWorker: flag(env, 'PALMVEIN_WEBHOOK_WORKER', true),
+    nodeEnv,
+    matcherBackend: oneOf(env, 'PALMVEIN_MATCHER_BACKEND', ['auto', 'native', 'wasm', 'js'] as const, 'auto'),
+    matcherThreads: integer(env, 'PALMVEIN_MATCHER_THREADS', Math.max(1, os.availableParallelism()), 1, 256),
+    logLevel: oneOf(env, 'PALMVEIN_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    ...overrides,
+  }
+  if (config.jwksUrl && config.jwtPublicKey) {
+    throw new ConfigError('set either PALMVEIN_JWKS_URL or PALMVEIN_JWT_PUBLIC_KEY, not both')
+  }
+  if (config.webhookAllowLocalhost && config.nodeEnv === 'production') {
+    throw new ConfigError('WEBHOOK_ALLOW_LOCALHOST is refused when NODE_ENV=production')
+  }
+  return config
+}

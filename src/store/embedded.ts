@@ -1,0 +1,106 @@
+// The embedded database: PGlite (Postgres compiled to WASM) in the data directory, served on
+// loopback so the same `postgres` client talks to it. PGlite is single-process, so the process
+// that opens it writes its port to `pglite.json`; another process on the same data directory
+// (the CLI while `palmvein serve` runs) connects to that port instead of opening the files.
+import fs from 'node:fs/promises'
+import net from 'node:net'
+import path from 'node:path'
+import { PGlite } from '@electric-sql/pglite'
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
+
+export interface EmbeddedDatabase {
+  host: string
+  port: number
+  directory: string
+  /** True when this process opened PGlite; false when it joined a running service's socket. */
+  owned: boolean
+  close(): Promise<void>
+}
+
+const HOST = '127.0.0.1'
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+function portAnswers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: HOST, port })
+    socket.once('connect', () => { socket.destroy(); resolve(true) })
+    socket.once('error', () => resolve(false))
+    socket.setTimeout(1000, () => { socket.destroy(); resolve(false) })
+  })
+}
+
+async function runningServer(portFile: string): Promise<number | null> {
+  try {
+    const { pid, port } = JSON.parse(await fs.readFile(portFile, 'utf8')) as { pid: number; port: number }
+    if (pid !== process.pid && processAlive(pid) && (await portAnswers(port))) return port
+  } catch {
+    // no port file, or a stale one: this process opens the database itself
+  }
+  return null
+}
+
+// Within one process, opens of the same directory share one PGlite (tests boot several services).
+const openInProcess = new Map<string, { database: Promise<EmbeddedDatabase>; users: number }>()
+
+export async function openEmbedded(dataDir: string): Promise<EmbeddedDatabase> {
+  const key = path.resolve(dataDir)
+  let entry = openInProcess.get(key)
+  if (!entry) {
+    entry = { database: openOnce(key), users: 0 }
+    openInProcess.set(key, entry)
+    entry.database.catch(() => openInProcess.delete(key))
+  }
+  entry.users += 1
+  const shared = await entry.database
+  const owner = entry
+  let closed = false
+  return {
+    ...shared,
+    async close() {
+      if (closed) return
+      closed = true
+      owner.users -= 1
+      if (owner.users === 0) {
+        openInProcess.delete(key)
+        await shared.close()
+      }
+    },
+  }
+}
+
+async function openOnce(dataDir: string): Promise<EmbeddedDatabase> {
+  const directory = path.join(dataDir, 'pglite')
+  const portFile = path.join(dataDir, 'pglite.json')
+  await fs.mkdir(dataDir, { recursive: true, mode: 0o700 })
+
+  const existing = await runningServer(portFile)
+  if (existing !== null) {
+    return { host: HOST, port: existing, directory, owned: false, close: async () => {} }
+  }
+
+  const db = await PGlite.create(directory)
+  // Connections are multiplexed over PGlite's single session; keep transactions short.
+  const server = new PGLiteSocketServer({ db, host: HOST, port: 0, maxConnections: 64 })
+  await server.start()
+  const port = Number(server.getServerConn().split(':').pop())
+  await fs.writeFile(portFile, JSON.stringify({ pid: process.pid, port }), { mode: 0o600 })
+  return {
+    host: HOST,
+    port,
+    directory,
+    owned: true,
+    async close() {
+      await server.stop()
+      await db.close()
+      await fs.rm(portFile, { force: true })
+    },
+  }
+}
