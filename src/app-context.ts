@@ -1,0 +1,24 @@
+// Long-lived resources built once by the composition root (server.ts) and handed to every route.
+import type { Logger } from 'pino'
+import type { Config } from './config.js'
+import type { Database, Sql } from './store/database.js'
+import type { IdentityTokens } from './auth/identity-tokens.js'
+import type { Keyring } from './domain/keyring.js'
+import type { ApiKeyUsage } from './auth/api-key-usage.js'
+import type { RateLimiter } from './domain/rate-limit.js'
+import type { HealthCheck } from './health.js'
+
+export interface AppContext {
+  config: Config
+  db: Database
+  sql: Sql
+  log: Logger
+  tokens: IdentityTokens
+  keyring: Keyring
+  apiKeyUsage: ApiKeyUsage
+  rateLimiter: RateLimiter
+  /** Checks behind /healthz; modules register theirs at boot. */
+  health: HealthCheck[]
+  /** Set once shutdown begins: long polls return early. */
+  shuttingDown: boolean
+}

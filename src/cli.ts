@@ -1,0 +1,118 @@
+#!/usr/bin/env node
+// The palmvein CLI. Commands and flags are a contract: other tools script them.
+//   palmvein serve
+//   palmvein migrate
+//   palmvein token --sub <subject> [--ttl <seconds>]
+//   palmvein org create --name <name> --admin <subject> [--platform]
+// Every command honours the same environment as `serve` (DATABASE_URL, PALMVEIN_DATA_DIR, ...).
+import { parseArgs } from 'node:util'
+import { loadLocalIssuer } from './auth/identity-tokens.js'
+import { ConfigError, loadConfig } from './config.js'
+import { organizationResource } from './domain/organizations.js'
+import { newId } from './ids.js'
+import { start } from './server.js'
+import { openDatabase } from './store/database.js'
+import { migrate } from './store/migrate.js'
+import { insertOrganization } from './store/organizations.js'
+
+const USAGE = `usage:
+  palmvein serve                                   run the service
+  palmvein migrate                                 apply database migrations and exit
+  palmvein token --sub <subject> [--ttl <seconds>] print an identity token from the local development issuer
+  palmvein org create --name <name> --admin <subject> [--platform]
+                                                   create an organization with that admin; print it as JSON`
+
+class UsageError extends Error {}
+
+function options<T extends Record<string, { type: 'string' | 'boolean' }>>(args: string[], spec: T) {
+  try {
+    return parseArgs({ args, options: spec, strict: true, allowPositionals: false }).values
+  } catch (error) {
+    throw new UsageError((error as Error).message)
+  }
+}
+
+async function serve(): Promise<void> {
+  const service = await start()
+  const config = service.app.config
+  if (!config.jwksUrl && !config.jwtPublicKey) {
+    console.log(`\npalmvein is running at ${service.url}\nGet an admin token:  npx palmvein token --sub admin@example.com\nCreate its organization:  npx palmvein org create --name "My org" --admin admin@example.com\n`)
+  }
+  let stopping = false
+  const stop = (signal: string) => {
+    if (stopping) return
+    stopping = true
+    service.app.log.info(`${signal}: shutting down`)
+    service.close().then(() => process.exit(0), (error) => {
+      service.app.log.error({ err: error }, 'shutdown failed')
+      process.exit(1)
+    })
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+}
+
+async function runMigrate(): Promise<void> {
+  const db = await openDatabase(loadConfig())
+  try {
+    const applied = await migrate(db.sql)
+    console.log(applied.length ? `applied: ${applied.join(', ')}` : 'schema up to date')
+  } finally {
+    await db.close()
+  }
+}
+
+async function token(args: string[]): Promise<void> {
+  const values = options(args, { sub: { type: 'string' }, ttl: { type: 'string' } })
+  if (!values.sub) throw new UsageError('token needs --sub <subject>')
+  const ttl = values.ttl === undefined ? 3600 : Number(values.ttl)
+  if (!Number.isInteger(ttl) || ttl < 1 || ttl > 31_536_000) throw new UsageError('--ttl must be a whole number of seconds between 1 and 31536000')
+  const config = loadConfig()
+  if (config.jwksUrl || config.jwtPublicKey) {
+    throw new UsageError('the service verifies tokens from an external issuer (PALMVEIN_JWKS_URL / PALMVEIN_JWT_PUBLIC_KEY); get tokens from that issuer')
+  }
+  console.log(await (await loadLocalIssuer(config)).sign(values.sub, ttl))
+}
+
+async function org(args: string[]): Promise<void> {
+  const [action, ...rest] = args
+  if (action !== 'create') throw new UsageError('org: the only action is "create"')
+  const values = options(rest, { name: { type: 'string' }, admin: { type: 'string' }, platform: { type: 'boolean' } })
+  if (!values.name || !values.admin) throw new UsageError('org create needs --name <name> and --admin <subject>')
+  const db = await openDatabase(loadConfig())
+  try {
+    await migrate(db.sql)
+    const row = await insertOrganization(db.sql, { id: newId(), name: values.name, kind: values.platform ? 'platform' : 'customer' }, values.admin)
+    console.log(JSON.stringify(organizationResource(row), null, 2))
+  } finally {
+    await db.close()
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...args] = argv
+  switch (command) {
+    case 'serve': return serve()
+    case 'migrate': return runMigrate()
+    case 'token': return token(args)
+    case 'org': return org(args)
+    case undefined: case 'help': case '--help': case '-h':
+      console.log(USAGE)
+      return
+    default:
+      throw new UsageError(`unknown command "${command}"`)
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    console.error(`palmvein: ${error.message}\n\n${USAGE}`)
+    process.exit(2)
+  }
+  if (error instanceof ConfigError) {
+    console.error(`palmvein: configuration error: ${error.message}`)
+    process.exit(2)
+  }
+  console.error('palmvein:', error)
+  process.exit(1)
+})

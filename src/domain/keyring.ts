@@ -1,0 +1,70 @@
+// The key hierarchy for data at rest: master key (configuration, or generated into the data
+// directory) → one key per environment → one data key per member. Keys below the master are stored
+// wrapped (AES-256-GCM). Destroying a member's wrapped key makes its ciphertexts unreadable.
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { LRUCache } from 'lru-cache'
+import { parseMasterKey, type Config } from '../config.js'
+
+const NONCE_BYTES = 12
+const TAG_BYTES = 16
+const MASTER_KEY_FILE = 'master.key'
+
+/** AES-256-GCM: nonce ‖ ciphertext ‖ tag. `context` is authenticated data binding the blob to its owner. */
+export function seal(key: Uint8Array, plaintext: Uint8Array, context = ''): Buffer {
+  const nonce = randomBytes(NONCE_BYTES)
+  const cipher = createCipheriv('aes-256-gcm', key, nonce)
+  cipher.setAAD(Buffer.from(context))
+  return Buffer.concat([nonce, cipher.update(plaintext), cipher.final(), cipher.getAuthTag()])
+}
+
+export function open(key: Uint8Array, sealed: Uint8Array, context = ''): Buffer {
+  const blob = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength)
+  const decipher = createDecipheriv('aes-256-gcm', key, blob.subarray(0, NONCE_BYTES))
+  decipher.setAAD(Buffer.from(context))
+  decipher.setAuthTag(blob.subarray(blob.length - TAG_BYTES))
+  return Buffer.concat([decipher.update(blob.subarray(NONCE_BYTES, blob.length - TAG_BYTES)), decipher.final()])
+}
+
+export interface Keyring {
+  /** A fresh random key and its wrapped form under `wrappingKey` (the master key when omitted). */
+  newKey(wrappingKey?: Uint8Array, context?: string): { key: Buffer; wrapped: Buffer }
+  unwrap(wrapped: Uint8Array, wrappingKey?: Uint8Array, context?: string): Buffer
+  /** The environment's key, unwrapped from its stored form (cached: environments are few). */
+  environmentKey(environmentId: string, wrapped: Uint8Array): Buffer
+}
+
+export async function loadMasterKey(config: Pick<Config, 'masterKey' | 'dataDir'>): Promise<{ key: Buffer; source: string }> {
+  if (config.masterKey) return { key: config.masterKey, source: 'PALMVEIN_MASTER_KEY' }
+  const file = path.join(config.dataDir, MASTER_KEY_FILE)
+  await fs.mkdir(config.dataDir, { recursive: true, mode: 0o700 })
+  try {
+    await fs.writeFile(file, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+  }
+  return { key: parseMasterKey(await fs.readFile(file, 'utf8'), file), source: file }
+}
+
+export function createKeyring(masterKey: Buffer): Keyring {
+  const environmentKeys = new LRUCache<string, Buffer>({ max: 1024 })
+  const keyring: Keyring = {
+    newKey(wrappingKey = masterKey, context = '') {
+      const key = randomBytes(32)
+      return { key, wrapped: seal(wrappingKey, key, context) }
+    },
+    unwrap(wrapped, wrappingKey = masterKey, context = '') {
+      return open(wrappingKey, wrapped, context)
+    },
+    environmentKey(environmentId, wrapped) {
+      let key = environmentKeys.get(environmentId)
+      if (!key) {
+        key = open(masterKey, wrapped, `environment:${environmentId}`)
+        environmentKeys.set(environmentId, key)
+      }
+      return key
+    },
+  }
+  return keyring
+}

@@ -1,0 +1,132 @@
+// Admin extensions: organizations, their environments and projects (token only, org admins only).
+import type { AppContext } from '../app-context.js'
+import { ServiceError } from '../errors.js'
+import { newId, timestamp } from '../ids.js'
+import { Nullable, Type } from '../http/schema.js'
+import { environmentById, insertEnvironment, insertOrganization, type EnvironmentRow, type OrganizationRow } from '../store/organizations.js'
+import { insertProject } from '../store/projects.js'
+import { PLANS, type PlanId } from './plans.js'
+
+export const OrganizationSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  kind: Type.Union([Type.Literal('platform'), Type.Literal('customer')]),
+  created_at: Type.String({ format: 'date-time' }),
+}, { $id: 'Organization' })
+
+export const EnvironmentSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  owner_org_id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  kind: Type.Union([Type.Literal('global'), Type.Literal('organization')]),
+  dimension: Type.Integer(),
+  extractor_id: Type.Integer(),
+  extractor_version: Type.Integer(),
+  match_threshold: Type.Number(),
+  margin: Type.Number(),
+  min_quality: Type.Integer(),
+  enables_server_lookup: Type.Boolean(),
+  created_at: Type.String({ format: 'date-time' }),
+}, { $id: 'Environment' })
+
+export const organizationResource = (row: OrganizationRow) => ({
+  id: row.id, name: row.name, kind: row.kind, created_at: timestamp(row.created_at),
+})
+
+export const environmentResource = (row: EnvironmentRow) => ({
+  id: row.id,
+  owner_org_id: row.owner_org_id,
+  name: row.name,
+  kind: row.owner_kind === 'platform' ? 'global' : 'organization',
+  dimension: row.dimension,
+  extractor_id: row.extractor_id,
+  extractor_version: row.extractor_version,
+  match_threshold: row.match_threshold,
+  margin: row.margin,
+  min_quality: row.min_quality,
+  enables_server_lookup: row.enables_server_lookup,
+  created_at: timestamp(row.created_at),
+})
+
+export function createOrganization(app: AppContext, input: { name: string; kind: 'platform' | 'customer' }, adminSubject: string) {
+  return insertOrganization(app.sql, { id: newId(), name: input.name, kind: input.kind }, adminSubject)
+}
+
+export interface EnvironmentInput {
+  name: string
+  dimension?: 128 | 256 | 512
+  extractor_id?: number
+  extractor_version?: number
+  match_threshold?: number
+  margin?: number
+  min_quality?: number
+  enables_server_lookup?: boolean
+}
+
+export function createEnvironment(app: AppContext, ownerOrgId: string, input: EnvironmentInput) {
+  const id = newId()
+  const { wrapped } = app.keyring.newKey(undefined, `environment:${id}`)
+  return insertEnvironment(app.sql, {
+    id,
+    owner_org_id: ownerOrgId,
+    name: input.name,
+    dimension: input.dimension ?? 256,
+    extractor_id: input.extractor_id ?? 1,
+    extractor_version: input.extractor_version ?? 1,
+    match_threshold: input.match_threshold ?? 0.8,
+    margin: input.margin ?? 0.03,
+    min_quality: input.min_quality ?? 0,
+    enables_server_lookup: input.enables_server_lookup ?? false,
+    wrapped_key: wrapped,
+  })
+}
+
+export interface ProjectInput {
+  name: string
+  environment_id?: string | null
+  plan: PlanId
+  mcc?: number | null
+  phone_number?: string | null
+  website?: string | null
+  icon_path?: string | null
+  payment_account_id?: string | null
+}
+
+export const ProjectInputSchema = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  environment_id: Type.Optional(Nullable(Type.String({ format: 'uuid' }))),
+  plan: Type.Union(Object.keys(PLANS).map((id) => Type.Literal(id))),
+  mcc: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 9999 }))),
+  phone_number: Type.Optional(Nullable(Type.String({ maxLength: 32 }))),
+  website: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
+  icon_path: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
+  payment_account_id: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+}
+
+/** A project may use its own organization's environments or a global (platform) one. */
+export async function createProject(app: AppContext, orgId: string, input: ProjectInput) {
+  if (input.environment_id) {
+    const environment = await environmentById(app.sql, input.environment_id)
+    if (!environment || (environment.owner_org_id !== orgId && environment.owner_kind !== 'platform')) {
+      throw new ServiceError('invalid_reference', `environment ${input.environment_id} does not exist or belongs to another organization`, {
+        errors: [{ path: '/environment_id', message: 'unknown environment' }],
+      })
+    }
+  }
+  const plan = PLANS[input.plan]
+  return insertProject(app.sql, {
+    id: newId(),
+    org_id: orgId,
+    environment_id: input.environment_id ?? null,
+    name: input.name,
+    mcc: input.mcc ?? null,
+    icon_path: input.icon_path ?? null,
+    payment_account_id: input.payment_account_id ?? null,
+    phone_number: input.phone_number ?? null,
+    website: input.website ?? null,
+    plan: input.plan,
+    headcount: plan.headcount,
+    daily_request_limit: plan.dailyRequestLimit,
+    requests_per_minute: plan.requestsPerMinute,
+  })
+}

@@ -1,0 +1,288 @@
+// Webhook subscriptions and their delivery history, scoped by project: a subscription of another
+// project answers not_found exactly like a missing one. URLs pass the SSRF guard (resolving the
+// host) before any transaction opens; the test operation writes a webhook.test event to the
+// outbox and wakes the dispatcher after commit.
+import type { Database } from '../store/database.js'
+import { ServiceError, notFound } from '../errors.js'
+import { isUuid, newId, timestamp } from '../ids.js'
+import { generateSecret } from '../webhooks/signer.js'
+import { SUBSCRIBABLE_EVENT_TYPES, enqueueEvent, wakeDispatcher, type Envelope } from '../webhooks/outbox.js'
+import type { SsrfGuard } from '../webhooks/ssrf-guard.js'
+
+export const MAX_SUBSCRIPTIONS_PER_PROJECT = 25
+export const DELIVERIES_PER_PAGE = { min: 10, max: 1000 } as const
+
+export interface WebhookDeps {
+  db: Pick<Database, 'sql' | 'notify'>
+  guard: SsrfGuard
+}
+
+export interface Subscription {
+  id: string
+  url: string
+  event_types: string[]
+  enabled: boolean
+  created_at: string
+  updated_at: string
+}
+
+export interface CreatedSubscription {
+  id: string
+  url: string
+  secret: string
+  event_types: string[]
+  enabled: boolean
+  created_at: string
+}
+
+export interface DeliveryItem {
+  id: string
+  subscription_id: string
+  payload: { event_id: string; timestamp: string; project_id: string; data: Record<string, unknown> }
+  attempt_count: number
+  attempt_pending: boolean
+  response_status: number | null
+  response_body: string | null
+  status: 'pending' | 'success' | 'failed'
+  created_at: string
+  last_attempt_at: string | null
+}
+
+export interface AttemptItem {
+  id: string
+  delivery_id: string
+  attempt_number: number
+  attempted_at: string
+  response_status: number | null
+  response_body: string | null
+  error_message: string | null
+  duration_ms: number
+}
+
+interface SubscriptionRow {
+  id: string
+  url: string
+  event_types: string[]
+  enabled: boolean
+  created_at: Date
+  updated_at: Date
+}
+
+const view = (row: SubscriptionRow): Subscription => ({
+  id: row.id,
+  url: row.url,
+  event_types: row.event_types,
+  enabled: row.enabled,
+  created_at: timestamp(row.created_at)!,
+  updated_at: timestamp(row.updated_at)!,
+})
+
+/** The allowlist (enrollment.completed, demo.scan.success), duplicates dropped, order kept. */
+export function checkEventTypes(eventTypes: unknown): string[] {
+  if (!Array.isArray(eventTypes) || eventTypes.length === 0 || !eventTypes.every((type) => typeof type === 'string')) {
+    throw new ServiceError('invalid_request', 'event_types must be a non-empty array of strings', {
+      errors: [{ path: '/event_types', message: 'must be a non-empty array of strings' }],
+    })
+  }
+  const refused = eventTypes.filter((type) => !(SUBSCRIBABLE_EVENT_TYPES as readonly string[]).includes(type))
+  if (refused.length > 0) {
+    throw new ServiceError('event_type_not_allowed',
+      `event type ${refused.map((type) => `"${type}"`).join(', ')} cannot be subscribed to; allowed: ${SUBSCRIBABLE_EVENT_TYPES.join(', ')}`)
+  }
+  return [...new Set(eventTypes as string[])]
+}
+
+async function checkUrl(guard: SsrfGuard, url: unknown): Promise<string> {
+  if (typeof url !== 'string') {
+    throw new ServiceError('invalid_request', 'url must be a string', { errors: [{ path: '/url', message: 'must be a string' }] })
+  }
+  await guard.check(url)
+  // Stored as sent: every attempt parses and checks it again.
+  return url
+}
+
+function subscriptionNotFound(): ServiceError {
+  return notFound('Webhook subscription')
+}
+
+export async function createSubscription(
+  deps: WebhookDeps,
+  projectId: string,
+  input: { url: string; event_types: string[]; enabled?: boolean },
+): Promise<CreatedSubscription> {
+  if (!isUuid(projectId)) throw notFound('Project')
+  const eventTypes = checkEventTypes(input.event_types)
+  const url = await checkUrl(deps.guard, input.url)
+  const id = newId()
+  const secret = generateSecret()
+  const now = new Date()
+  const enabled = input.enabled ?? true
+  await deps.db.sql.begin(async (tx) => {
+    // Locking the project row serialises concurrent creates, so the limit holds.
+    const [project] = await tx`SELECT id FROM projects WHERE id = ${projectId} FOR UPDATE`
+    if (!project) throw notFound('Project')
+    const [{ count }] = await tx<{ count: number }[]>`SELECT count(*)::int AS count FROM webhook_subscriptions WHERE project_id = ${projectId}`
+    if (count >= MAX_SUBSCRIPTIONS_PER_PROJECT) {
+      throw new ServiceError('webhook_limit_reached', `a project may have at most ${MAX_SUBSCRIPTIONS_PER_PROJECT} webhook subscriptions`)
+    }
+    await tx`
+      INSERT INTO webhook_subscriptions (id, project_id, url, secret, event_types, enabled, created_at, updated_at)
+      VALUES (${id}, ${projectId}, ${url}, ${secret}, ${eventTypes}::text[], ${enabled}, ${now}, ${now})`
+  })
+  return { id, url, secret, event_types: eventTypes, enabled, created_at: timestamp(now)! }
+}
+
+export async function listSubscriptions(deps: WebhookDeps, projectId: string): Promise<Subscription[]> {
+  if (!isUuid(projectId)) return []
+  const rows = await deps.db.sql<SubscriptionRow[]>`
+    SELECT id, url, event_types, enabled, created_at, updated_at FROM webhook_subscriptions
+    WHERE project_id = ${projectId} ORDER BY created_at, id`
+  return rows.map(view)
+}
+
+export async function getSubscription(deps: WebhookDeps, projectId: string, subscriptionId: string): Promise<Subscription> {
+  if (!isUuid(projectId) || !isUuid(subscriptionId)) throw subscriptionNotFound()
+  const [row] = await deps.db.sql<SubscriptionRow[]>`
+    SELECT id, url, event_types, enabled, created_at, updated_at FROM webhook_subscriptions
+    WHERE id = ${subscriptionId} AND project_id = ${projectId}`
+  if (!row) throw subscriptionNotFound()
+  return view(row)
+}
+
+export async function updateSubscription(
+  deps: WebhookDeps,
+  projectId: string,
+  subscriptionId: string,
+  changes: { url?: string; event_types?: string[]; enabled?: boolean },
+): Promise<Subscription> {
+  const current = await getSubscription(deps, projectId, subscriptionId)
+  const eventTypes = changes.event_types === undefined ? current.event_types : checkEventTypes(changes.event_types)
+  const url = changes.url === undefined ? current.url : await checkUrl(deps.guard, changes.url)
+  const enabled = changes.enabled ?? current.enabled
+  if (changes.url === undefined && changes.event_types === undefined && changes.enabled === undefined) return current
+  const [row] = await deps.db.sql<SubscriptionRow[]>`
+    UPDATE webhook_subscriptions
+    SET url = ${url}, event_types = ${eventTypes}::text[], enabled = ${enabled}, updated_at = ${new Date()}
+    WHERE id = ${subscriptionId} AND project_id = ${projectId}
+    RETURNING id, url, event_types, enabled, created_at, updated_at`
+  if (!row) throw subscriptionNotFound()
+  // Re-enabling lets paused deliveries go out now rather than at the next poll.
+  if (changes.enabled === true) await wakeDispatcher(deps.db)
+  return view(row)
+}
+
+/** Permanent: the subscription and its delivery history are removed. */
+export async function deleteSubscription(deps: WebhookDeps, projectId: string, subscriptionId: string): Promise<void> {
+  if (!isUuid(projectId) || !isUuid(subscriptionId)) throw subscriptionNotFound()
+  const removed = await deps.db.sql`DELETE FROM webhook_subscriptions WHERE id = ${subscriptionId} AND project_id = ${projectId} RETURNING id`
+  if (removed.length === 0) throw subscriptionNotFound()
+}
+
+export const TEST_MESSAGE = 'This is a test event from palmvein webhooks.'
+
+/** Sends a webhook.test event to this subscription only, signed and retried like any event. */
+export async function sendTestEvent(deps: WebhookDeps, projectId: string, subscriptionId: string): Promise<{ test_id: string; message: string }> {
+  if (!isUuid(projectId) || !isUuid(subscriptionId)) throw subscriptionNotFound()
+  const testId = newId()
+  await deps.db.sql.begin(async (tx) => {
+    const [row] = await tx`SELECT id FROM webhook_subscriptions WHERE id = ${subscriptionId} AND project_id = ${projectId}`
+    if (!row) throw subscriptionNotFound()
+    await enqueueEvent(tx, {
+      projectId,
+      eventType: 'webhook.test',
+      subscriptionId,
+      data: { test_id: testId, message: TEST_MESSAGE, triggered_at: timestamp(new Date()) },
+    })
+  })
+  await wakeDispatcher(deps.db)
+  return { test_id: testId, message: TEST_MESSAGE }
+}
+
+interface DeliveryRow {
+  id: string
+  subscription_id: string
+  payload: Envelope
+  attempt_count: number
+  next_attempt_at: Date | null
+  response_status: number | null
+  response_body: string | null
+  status: DeliveryItem['status']
+  created_at: Date
+  last_attempt_at: Date | null
+  total_count: number
+}
+
+function parseTime(value: Date | string, name: string): Date {
+  const date = value instanceof Date ? value : new Date(value)
+  if (Number.isNaN(date.getTime())) {
+    throw new ServiceError('invalid_request', `${name} must be an RFC 3339 date-time`, { errors: [{ path: `/${name}`, message: 'must be a date-time' }] })
+  }
+  return date
+}
+
+/** Deliveries created in [from, to], newest first, one page of them plus the window's total. */
+export async function listDeliveries(
+  deps: WebhookDeps,
+  projectId: string,
+  subscriptionId: string,
+  query: { from: Date | string; to: Date | string; page: number; per_page: number },
+): Promise<{ items: DeliveryItem[]; total_count: number }> {
+  const from = parseTime(query.from, 'from')
+  const to = parseTime(query.to, 'to')
+  if (!Number.isInteger(query.page) || query.page < 1) {
+    throw new ServiceError('invalid_request', 'page must be an integer >= 1', { errors: [{ path: '/page', message: 'must be >= 1' }] })
+  }
+  if (!Number.isInteger(query.per_page) || query.per_page < DELIVERIES_PER_PAGE.min || query.per_page > DELIVERIES_PER_PAGE.max) {
+    throw new ServiceError('invalid_request', `per_page must be an integer from ${DELIVERIES_PER_PAGE.min} to ${DELIVERIES_PER_PAGE.max}`, {
+      errors: [{ path: '/per_page', message: `must be between ${DELIVERIES_PER_PAGE.min} and ${DELIVERIES_PER_PAGE.max}` }],
+    })
+  }
+  await getSubscription(deps, projectId, subscriptionId)
+  const rows = await deps.db.sql<DeliveryRow[]>`
+    SELECT id, subscription_id, payload, attempt_count, next_attempt_at, response_status, response_body, status,
+           created_at, last_attempt_at, count(*) OVER ()::int AS total_count
+    FROM webhook_deliveries
+    WHERE subscription_id = ${subscriptionId} AND project_id = ${projectId} AND created_at >= ${from} AND created_at <= ${to}
+    ORDER BY created_at DESC, id DESC
+    LIMIT ${query.per_page} OFFSET ${(query.page - 1) * query.per_page}`
+  let total = rows[0]?.total_count
+  if (total === undefined) {
+    // An empty page past the end still reports the window's total.
+    const [{ count }] = await deps.db.sql<{ count: number }[]>`
+      SELECT count(*)::int AS count FROM webhook_deliveries
+      WHERE subscription_id = ${subscriptionId} AND project_id = ${projectId} AND created_at >= ${from} AND created_at <= ${to}`
+    total = count
+  }
+  return {
+    items: rows.map((row) => ({
+      id: row.id,
+      subscription_id: row.subscription_id,
+      payload: {
+        event_id: row.payload.event_id,
+        timestamp: row.payload.timestamp,
+        project_id: row.payload.project_id,
+        // The spec's history shows event_type inside data.
+        data: { event_type: row.payload.event_type, ...row.payload.data },
+      },
+      attempt_count: row.attempt_count,
+      attempt_pending: row.status === 'pending' && row.next_attempt_at !== null,
+      response_status: row.response_status,
+      response_body: row.response_body,
+      status: row.status,
+      created_at: timestamp(row.created_at)!,
+      last_attempt_at: timestamp(row.last_attempt_at),
+    })),
+    total_count: total,
+  }
+}
+
+export async function listAttempts(deps: WebhookDeps, projectId: string, subscriptionId: string, deliveryId: string): Promise<AttemptItem[]> {
+  if (!isUuid(projectId) || !isUuid(subscriptionId) || !isUuid(deliveryId)) throw notFound('Webhook delivery')
+  const [delivery] = await deps.db.sql`
+    SELECT id FROM webhook_deliveries WHERE id = ${deliveryId} AND subscription_id = ${subscriptionId} AND project_id = ${projectId}`
+  if (!delivery) throw notFound('Webhook delivery')
+  const rows = await deps.db.sql<(Omit<AttemptItem, 'attempted_at'> & { attempted_at: Date })[]>`
+    SELECT id, delivery_id, attempt_number, attempted_at, response_status, response_body, error_message, duration_ms
+    FROM webhook_attempts WHERE delivery_id = ${deliveryId} ORDER BY attempt_number`
+  return rows.map((row) => ({ ...row, attempted_at: timestamp(row.attempted_at)! }))
+}

@@ -1,0 +1,92 @@
+// The OpenAPI 3.0 document, generated from the route table: the same schema objects that validate
+// requests describe them here.
+import type { TSchema } from '@sinclair/typebox'
+import { ERROR_STATUS, type ErrorCode } from '../errors.js'
+import { PROBLEM_TYPE } from './problem.js'
+import type { Route } from './route.js'
+import { Problem } from './schema.js'
+
+const SECURITY = { token: { FirebaseAuth: [] }, key: { ApiKeyAuth: [] }, device: { DeviceAuth: [] } } as const
+
+/** Strip TypeBox's symbols and $id (components are inlined) so the document is plain JSON. */
+function plain(schema: TSchema): Record<string, unknown> {
+  const { $id: _id, ...rest } = JSON.parse(JSON.stringify(schema)) as Record<string, unknown>
+  return rest
+}
+
+function parameters(route: Route) {
+  const list: Record<string, unknown>[] = []
+  const add = (where: 'path' | 'query', schema: TSchema | undefined) => {
+    const properties = (schema?.properties ?? {}) as Record<string, TSchema>
+    const required = new Set((schema?.required ?? []) as string[])
+    for (const [name, property] of Object.entries(properties)) {
+      const { description, ...rest } = plain(property)
+      list.push({ name, in: where, required: where === 'path' || required.has(name), description, schema: rest })
+    }
+  }
+  add('path', route.params)
+  add('query', route.query)
+  return list
+}
+
+const errorResponse = (description: string) => ({
+  description, content: { [PROBLEM_TYPE.split(';')[0]]: { schema: { $ref: '#/components/schemas/Problem' } } },
+})
+
+export function buildOpenApi(routes: Route[], version: string) {
+  const paths: Record<string, Record<string, unknown>> = {}
+  for (const route of routes) {
+    const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}')
+    const responses: Record<string, unknown> = {}
+    for (const response of route.responses) {
+      const contentType = response.contentType ?? 'application/json'
+      responses[String(response.status)] = response.schema || response.contentType
+        ? { description: response.description, content: { [contentType.split(';')[0]]: { schema: response.schema ? plain(response.schema) : { type: 'string' } } } }
+        : { description: response.description }
+    }
+    const authenticated = !(route.auth.length === 1 && route.auth[0] === 'none')
+    if (route.params || route.query || route.body) responses['400'] = errorResponse('invalid request (invalid_request, capture_invalid)')
+    if (authenticated) {
+      responses['401'] = errorResponse('missing, invalid, expired or revoked credential')
+      responses['403'] = errorResponse('credential not allowed for this operation or resource')
+      responses['404'] = errorResponse('not found, or owned by another tenant')
+    }
+    if (route.rateLimited) responses['429'] = errorResponse('rate or daily limit exceeded (Retry-After)')
+    if (route.body) {
+      responses['413'] = errorResponse('request body larger than 1 MiB')
+      responses['415'] = errorResponse('request body is not application/json')
+    }
+    responses['500'] = errorResponse('internal error')
+    const operation: Record<string, unknown> = {
+      operationId: `${route.method}${path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
+      summary: route.summary,
+      tags: route.tags,
+      parameters: parameters(route),
+      responses,
+      security: authenticated ? route.auth.filter((kind) => kind !== 'none').map((kind) => SECURITY[kind as keyof typeof SECURITY]) : [],
+    }
+    if (route.extension) operation['x-palmvein-extension'] = true
+    if (route.body) operation.requestBody = { required: true, content: { 'application/json': { schema: plain(route.body) } } }
+    paths[path] ??= {}
+    paths[path][route.method] = operation
+  }
+  return {
+    openapi: '3.0.3',
+    info: {
+      title: 'palmvein',
+      version,
+      description: 'Palm vein identity service. Operations marked x-palmvein-extension are additions to the published interface. Error codes: '
+        + (Object.keys(ERROR_STATUS) as ErrorCode[]).map((code) => `${code} (${ERROR_STATUS[code]})`).join(', '),
+    },
+    servers: [{ url: '/' }],
+    paths,
+    components: {
+      schemas: { Problem: plain(Problem) },
+      securitySchemes: {
+        FirebaseAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Identity token of an organization administrator (T)' },
+        ApiKeyAuth: { type: 'http', scheme: 'bearer', description: 'API key "{key_id}.{api_key}" (K)' },
+        DeviceAuth: { type: 'http', scheme: 'bearer', description: 'Device token "pvd_{device_id}.{secret}" of a registered terminal (extension)' },
+      },
+    },
+  }
+}

@@ -1,0 +1,28 @@
+// Every error leaves as application/problem+json (RFC 9457) with a stable `code`. A 500 reveals
+// nothing to the client and is logged in full.
+import type { Logger } from 'pino'
+import { ERROR_TITLE, ServiceError } from '../errors.js'
+import { Reply } from './route.js'
+
+export const PROBLEM_TYPE = 'application/problem+json; charset=utf-8'
+const TYPE_BASE = 'https://docs.palmvein.dev/errors/'
+
+export function problemReply(error: unknown, requestId: string, log: Logger): Reply {
+  const known = error instanceof ServiceError
+    ? error
+    : new ServiceError('internal', 'an internal error occurred; quote the request id when reporting it')
+  if (!(error instanceof ServiceError)) log.error({ err: error }, 'unhandled error')
+  else if (known.status >= 500) log.error({ err: error }, known.code)
+  const headers: Record<string, string> = { ...known.headers }
+  if (known.retryAfter !== undefined) headers['Retry-After'] = String(known.retryAfter)
+  const body = {
+    type: TYPE_BASE + known.code,
+    title: ERROR_TITLE[known.code],
+    status: known.status,
+    code: known.code,
+    detail: known.detail,
+    request_id: requestId,
+    ...(known.errors ? { errors: known.errors } : {}),
+  }
+  return new Reply(known.status, JSON.stringify(body), PROBLEM_TYPE, headers)
+}

@@ -1,0 +1,13 @@
+// The route table: every route the service answers, one group per resource of the spec.
+import type { Route } from '../route.js'
+import { healthRoutes } from './health.js'
+import { openApiRoute } from './openapi.js'
+import { organizationRoutes } from './organizations.js'
+
+export function routeTable(version: string): Route[] {
+  const routes: Route[] = [
+    ...healthRoutes,
+    ...organizationRoutes,
+  ]
+  return [...routes, openApiRoute(routes, version)]
+}

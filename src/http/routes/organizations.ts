@@ -1,0 +1,88 @@
+// Admin extensions (token only, organization admins only): organizations, their environments and
+// their projects. Not in the spec; marked as extensions in the OpenAPI document.
+import { requireOrgAdmin } from '../../auth/access.js'
+import {
+  createEnvironment, createOrganization, createProject, environmentResource, EnvironmentSchema,
+  organizationResource, OrganizationSchema, ProjectInputSchema, type ProjectInput,
+} from '../../domain/organizations.js'
+import { projectResource, ProjectSchema } from '../../domain/projects.js'
+import { environmentsOwnedBy, organizationsAdministeredBy } from '../../store/organizations.js'
+import { projectsOfOrganization } from '../../store/projects.js'
+import { defineRoute, type Route } from '../route.js'
+import { Body, PathIds, Type } from '../schema.js'
+
+const tags = ['Organizations (extension)']
+const OrgParams = PathIds('org_id')
+
+export const organizationRoutes: Route[] = [
+  defineRoute({
+    method: 'post', path: '/v1/organizations', auth: ['token'], tags, extension: true,
+    summary: 'Create a customer organization; the caller becomes its admin',
+    body: Body({ name: Type.String({ minLength: 1, maxLength: 200 }) }),
+    responses: [{ status: 201, description: 'the organization', schema: OrganizationSchema }],
+    async handler({ app, body, principal }) {
+      const subject = principal.kind === 'token' ? principal.subject : ''
+      return organizationResource(await createOrganization(app, { name: body.name, kind: 'customer' }, subject))
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/v1/organizations', auth: ['token'], tags, extension: true,
+    summary: 'List the organizations the caller administers',
+    responses: [{ status: 200, description: 'organizations', schema: Type.Array(OrganizationSchema) }],
+    async handler({ app, principal }) {
+      const subject = principal.kind === 'token' ? principal.subject : ''
+      return (await organizationsAdministeredBy(app.sql, subject)).map(organizationResource)
+    },
+  }),
+  defineRoute({
+    method: 'post', path: '/v1/organization/:org_id/environments', auth: ['token'], tags, extension: true,
+    summary: "Create an environment owned by the organization (global when the organization is a platform one)",
+    params: OrgParams,
+    body: Body({
+      name: Type.String({ minLength: 1, maxLength: 200 }),
+      dimension: Type.Optional(Type.Union([Type.Literal(128), Type.Literal(256), Type.Literal(512)])),
+      extractor_id: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+      extractor_version: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+      match_threshold: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
+      margin: Type.Optional(Type.Number({ minimum: 0, exclusiveMaximum: 1 })),
+      min_quality: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+      enables_server_lookup: Type.Optional(Type.Boolean()),
+    }),
+    responses: [{ status: 201, description: 'the environment', schema: EnvironmentSchema }],
+    async handler(context) {
+      await requireOrgAdmin(context, context.params.org_id)
+      return environmentResource(await createEnvironment(context.app, context.params.org_id, context.body))
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/v1/organization/:org_id/environments', auth: ['token'], tags, extension: true,
+    summary: "List the organization's environments",
+    params: OrgParams,
+    responses: [{ status: 200, description: 'environments', schema: Type.Array(EnvironmentSchema) }],
+    async handler(context) {
+      await requireOrgAdmin(context, context.params.org_id)
+      return (await environmentsOwnedBy(context.app.sql, context.params.org_id)).map(environmentResource)
+    },
+  }),
+  defineRoute({
+    method: 'post', path: '/v1/organization/:org_id/projects', auth: ['token'], tags, extension: true,
+    summary: "Create a project on one of the organization's environments or on a global one",
+    params: OrgParams,
+    body: Body(ProjectInputSchema),
+    responses: [{ status: 201, description: 'the project', schema: ProjectSchema }],
+    async handler(context) {
+      await requireOrgAdmin(context, context.params.org_id)
+      return projectResource(await createProject(context.app, context.params.org_id, context.body as ProjectInput))
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/v1/organization/:org_id/projects', auth: ['token'], tags, extension: true,
+    summary: "List the organization's projects",
+    params: OrgParams,
+    responses: [{ status: 200, description: 'projects', schema: Type.Array(ProjectSchema) }],
+    async handler(context) {
+      await requireOrgAdmin(context, context.params.org_id)
+      return (await projectsOfOrganization(context.app.sql, context.params.org_id)).map(projectResource)
+    },
+  }),
+]

@@ -1,0 +1,4 @@
+// palmvein as a library: the service's composition root and configuration.
+// The matcher alone is exported as `palmvein/matcher`.
+export { start, type Service, type StartOptions } from './server.js'
+export { loadConfig, type Config } from './config.js'

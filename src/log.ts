@@ -1,0 +1,15 @@
+// Structured logs (pino). Bodies are never logged; the redaction list is a second line of defence
+// so that keys, tokens, secrets and templates cannot reach a log line by accident.
+import { pino, type Logger } from 'pino'
+import type { Config } from './config.js'
+
+export const REDACTED_PATHS = [
+  'authorization', '*.authorization', 'headers.authorization', '*.headers.authorization',
+  'key', '*.key', 'secret', '*.secret', 'token', '*.token', 'device_token', '*.device_token',
+  'api_key', '*.api_key', 'identify_capture', '*.identify_capture', 'enroll_capture', '*.enroll_capture',
+  'template', '*.template', 'masterKey', '*.masterKey',
+]
+
+export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
+  return pino({ level: config.logLevel, base: { service: 'palmvein' }, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } })
+}

@@ -1,0 +1,79 @@
+// The composition root: builds every long-lived resource once from the configuration, starts the
+// HTTP server, and closes everything in reverse order. Tests call start({ config: { port: 0 } }).
+import type { Logger } from 'pino'
+import type { AppContext } from './app-context.js'
+import { createApiKeyUsage } from './auth/api-key-usage.js'
+import { loadIdentityTokens } from './auth/identity-tokens.js'
+import { loadConfig, type Config } from './config.js'
+import { createKeyring, loadMasterKey } from './domain/keyring.js'
+import { createRateLimiter } from './domain/rate-limit.js'
+import { routeTable } from './http/routes/index.js'
+import { createHttpServer } from './http/server.js'
+import { createLogger } from './log.js'
+import { openDatabase } from './store/database.js'
+import { migrate } from './store/migrate.js'
+import { VERSION } from './version.js'
+
+export interface Service {
+  url: string
+  port: number
+  app: AppContext
+  /** Graceful: stop accepting, answer requests in flight, stop workers, close the database. */
+  close(): Promise<void>
+}
+
+export interface StartOptions {
+  config?: Partial<Config>
+  log?: Logger
+}
+
+export async function start(options: StartOptions = {}): Promise<Service> {
+  const config = loadConfig(options.config)
+  const log = options.log ?? createLogger(config)
+  const stops: Array<() => Promise<void>> = []
+  try {
+    log.info(`palmvein ${VERSION} starting`)
+    const db = await openDatabase(config)
+    stops.push(() => db.close())
+    log.info(`DB: ${db.describe}`)
+    const applied = await migrate(db.sql, (message) => log.info(`DB: ${message}`))
+    if (!applied.length) log.info('DB: schema up to date')
+
+    const master = await loadMasterKey(config)
+    const tokens = await loadIdentityTokens(config)
+    log.info(`Auth: identity tokens from ${tokens.describe}; master key from ${master.source === 'PALMVEIN_MASTER_KEY' ? 'PALMVEIN_MASTER_KEY' : 'the data directory'}`)
+
+    const apiKeyUsage = createApiKeyUsage(db.sql, (error) => log.warn({ err: error }, 'last_used_at update failed'))
+    stops.push(() => apiKeyUsage.flush())
+    const app: AppContext = {
+      config, db, sql: db.sql, log, tokens,
+      keyring: createKeyring(master.key),
+      apiKeyUsage,
+      rateLimiter: createRateLimiter(db.sql),
+      health: [{ name: 'database', critical: true, check: async () => { await db.sql`SELECT 1`; return `ok (${db.kind})` } }],
+      shuttingDown: false,
+    }
+
+    const http = createHttpServer(app, routeTable(VERSION))
+    const port = await http.listen(config.host, config.port)
+    stops.push(async () => { app.shuttingDown = true; await http.close() })
+    const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+    log.info(`HTTP: listening on ${url}`)
+
+    let closing: Promise<void> | null = null
+    return {
+      url, port, app,
+      close() {
+        closing ??= (async () => {
+          for (const stop of stops.reverse()) await stop()
+          log.info('stopped')
+        })()
+        return closing
+      },
+    }
+  } catch (error) {
+    for (const stop of stops.reverse()) await stop().catch(() => {})
+    throw error
+  }
+}

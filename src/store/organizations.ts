@@ -1,0 +1,55 @@
+// Queries of organizations, their admins and their environments.
+import type { Sql } from './database.js'
+
+export interface OrganizationRow { id: string; name: string; kind: 'platform' | 'customer'; created_at: Date }
+
+export interface EnvironmentRow {
+  id: string
+  owner_org_id: string
+  name: string
+  dimension: number
+  extractor_id: number
+  extractor_version: number
+  match_threshold: number
+  margin: number
+  min_quality: number
+  enables_server_lookup: boolean
+  wrapped_key: Buffer
+  created_at: Date
+  /** Joined: the owner's kind decides the environment's kind. */
+  owner_kind: 'platform' | 'customer'
+}
+
+export async function insertOrganization(sql: Sql, org: { id: string; name: string; kind: 'platform' | 'customer' }, adminSubject: string) {
+  return sql.begin(async (tx) => {
+    const [row] = await tx<OrganizationRow[]>`INSERT INTO organizations ${tx(org)} RETURNING *`
+    await tx`INSERT INTO organization_admins (org_id, subject) VALUES (${org.id}, ${adminSubject})`
+    return row
+  })
+}
+
+export function organizationsAdministeredBy(sql: Sql, subject: string) {
+  return sql<OrganizationRow[]>`
+    SELECT o.* FROM organizations o JOIN organization_admins a ON a.org_id = o.id
+    WHERE a.subject = ${subject} ORDER BY o.created_at, o.id`
+}
+
+const environmentColumns = (sql: Sql) => sql`e.*, o.kind AS owner_kind FROM environments e JOIN organizations o ON o.id = e.owner_org_id`
+
+export async function insertEnvironment(sql: Sql, environment: Omit<EnvironmentRow, 'created_at' | 'owner_kind'>) {
+  await sql`INSERT INTO environments ${sql(environment as never)}`
+  return (await environmentById(sql, environment.id))!
+}
+
+export async function environmentById(sql: Sql, id: string) {
+  const [row] = await sql<EnvironmentRow[]>`SELECT ${environmentColumns(sql)} WHERE e.id = ${id}`
+  return row ?? null
+}
+
+export function environmentsOwnedBy(sql: Sql, orgId: string) {
+  return sql<EnvironmentRow[]>`SELECT ${environmentColumns(sql)} WHERE e.owner_org_id = ${orgId} ORDER BY e.created_at, e.id`
+}
+
+export function allEnvironments(sql: Sql) {
+  return sql<EnvironmentRow[]>`SELECT ${environmentColumns(sql)} ORDER BY e.created_at, e.id`
+}

@@ -1,0 +1,69 @@
+// Queries of the project aggregate (with the environment facts every access check needs).
+import type { Sql } from './database.js'
+import type { PlanId } from '../domain/plans.js'
+
+export interface ProjectRow {
+  id: string
+  org_id: string
+  environment_id: string | null
+  name: string
+  mcc: number | null
+  icon_path: string | null
+  payment_account_id: string | null
+  phone_number: string | null
+  website: string | null
+  plan: PlanId
+  headcount: number
+  daily_request_limit: number
+  requests_per_minute: number
+  enable_server_lookup: boolean
+  created_at: Date
+  updated_at: Date
+  /** Joined from the environment (null when the project has none). */
+  environment_owner_org_id: string | null
+  environment_owner_kind: 'platform' | 'customer' | null
+  environment_enables_server_lookup: boolean | null
+}
+
+const projectColumns = (sql: Sql) => sql`
+  p.*, e.owner_org_id AS environment_owner_org_id, o.kind AS environment_owner_kind,
+  e.enables_server_lookup AS environment_enables_server_lookup`
+const projectTables = (sql: Sql) => sql`
+  FROM projects p
+  LEFT JOIN environments e ON e.id = p.environment_id
+  LEFT JOIN organizations o ON o.id = e.owner_org_id`
+
+/** The project, plus whether `subject` administers its organization (one round trip). */
+export async function projectById(sql: Sql, id: string, subject: string | null = null) {
+  const [row] = await sql<(ProjectRow & { caller_is_admin: boolean })[]>`
+    SELECT ${projectColumns(sql)},
+      EXISTS (SELECT 1 FROM organization_admins a WHERE a.org_id = p.org_id AND a.subject = ${subject ?? ''}) AS caller_is_admin
+    ${projectTables(sql)} WHERE p.id = ${id}`
+  return row ?? null
+}
+
+export function projectsAdministeredBy(sql: Sql, subject: string) {
+  return sql<ProjectRow[]>`
+    SELECT ${projectColumns(sql)} ${projectTables(sql)}
+    WHERE p.org_id IN (SELECT org_id FROM organization_admins WHERE subject = ${subject})
+    ORDER BY p.created_at, p.id`
+}
+
+export function projectsReachableByKey(sql: Sql, orgId: string, projectIds: string[] | null) {
+  return projectIds === null
+    ? sql<ProjectRow[]>`SELECT ${projectColumns(sql)} ${projectTables(sql)} WHERE p.org_id = ${orgId} ORDER BY p.created_at, p.id`
+    : sql<ProjectRow[]>`SELECT ${projectColumns(sql)} ${projectTables(sql)} WHERE p.org_id = ${orgId} AND p.id = ANY(${projectIds}::uuid[]) ORDER BY p.created_at, p.id`
+}
+
+export function projectsOfOrganization(sql: Sql, orgId: string) {
+  return sql<ProjectRow[]>`SELECT ${projectColumns(sql)} ${projectTables(sql)} WHERE p.org_id = ${orgId} ORDER BY p.created_at, p.id`
+}
+
+export async function insertProject(sql: Sql, project: Omit<ProjectRow, 'created_at' | 'updated_at' | 'environment_owner_org_id' | 'environment_owner_kind' | 'environment_enables_server_lookup' | 'enable_server_lookup'>) {
+  await sql`INSERT INTO projects ${sql(project as never)}`
+  return (await projectById(sql, project.id))!
+}
+
+export async function setServerLookup(sql: Sql, id: string, enabled: boolean) {
+  await sql`UPDATE projects SET enable_server_lookup = ${enabled}, updated_at = now() WHERE id = ${id}`
+}

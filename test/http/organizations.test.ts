@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { bootService, expectStatus, type TestService } from '../support/service.js'
+
+describe('admin extensions: organizations, environments, projects', () => {
+  let svc: TestService
+  let token: string
+  let otherToken: string
+  beforeAll(async () => {
+    svc = await bootService()
+    token = await svc.token('alice@example.com')
+    otherToken = await svc.token('mallory@example.com')
+  })
+  afterAll(async () => { await svc.close() })
+
+  it('creates an organization whose admin is the caller, and lists it only for that caller', async () => {
+    const created = await svc.request('POST', '/v1/organizations', { auth: token, body: { name: 'Acme' } })
+    expectStatus(created, 201)
+    expect(created.body).toEqual({ id: expect.any(String), name: 'Acme', kind: 'customer', created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) })
+    const mine = await svc.request('GET', '/v1/organizations', { auth: token })
+    expect(mine.body.map((org: { id: string }) => org.id)).toContain(created.body.id)
+    const theirs = await svc.request('GET', '/v1/organizations', { auth: otherToken })
+    expect(theirs.body).toEqual([])
+  })
+
+  it('creates environments with defaults and projects on them; another user gets 404', async () => {
+    const org = (await svc.request('POST', '/v1/organizations', { auth: token, body: { name: 'Org' } })).body
+    const env = await svc.request('POST', `/v1/organization/${org.id}/environments`, { auth: token, body: { name: 'HQ' } })
+    expectStatus(env, 201)
+    expect(env.body).toMatchObject({
+      owner_org_id: org.id, name: 'HQ', kind: 'organization', dimension: 256, extractor_id: 1, extractor_version: 1,
+      match_threshold: 0.8, margin: 0.03, min_quality: 0, enables_server_lookup: false,
+    })
+    const project = await svc.request('POST', `/v1/organization/${org.id}/projects`, {
+      auth: token, body: { name: 'Shop', environment_id: env.body.id, plan: 'sandbox', mcc: 5411 },
+    })
+    expectStatus(project, 201)
+    expect(project.body).toEqual({
+      id: expect.any(String), name: 'Shop', mcc: 5411, icon_path: null, payment_account_id: null, phone_number: null,
+      website: null, plan: { id: 'sandbox', name: 'Sandbox', headcount: 100, daily_request_limit: 1000 },
+      environment_id: env.body.id, enable_server_lookup: false, environment_enables_server_lookup: false,
+    })
+    const listed = await svc.request('GET', `/v1/organization/${org.id}/projects`, { auth: token })
+    expect(listed.body).toEqual([project.body])
+    for (const path of [`/v1/organization/${org.id}/projects`, `/v1/organization/${org.id}/environments`]) {
+      const foreign = await svc.request('GET', path, { auth: otherToken })
+      expectStatus(foreign, 404)
+      expect(foreign.body.code).toBe('not_found')
+    }
+  })
+
+  it('refuses a project on another organization\'s environment with 422 invalid_reference', async () => {
+    const mine = (await svc.request('POST', '/v1/organizations', { auth: token, body: { name: 'A' } })).body
+    const theirs = (await svc.request('POST', '/v1/organizations', { auth: otherToken, body: { name: 'B' } })).body
+    const env = (await svc.request('POST', `/v1/organization/${theirs.id}/environments`, { auth: otherToken, body: { name: 'theirs' } })).body
+    const refused = await svc.request('POST', `/v1/organization/${mine.id}/projects`, { auth: token, body: { name: 'x', environment_id: env.id, plan: 'business' } })
+    expectStatus(refused, 422)
+    expect(refused.body.code).toBe('invalid_reference')
+  })
+
+  it('validates bodies strictly and path ids as UUIDs', async () => {
+    const unknownField = await svc.request('POST', '/v1/organizations', { auth: token, body: { name: 'x', nmae: 'typo' } })
+    expectStatus(unknownField, 400)
+    expect(unknownField.headers.get('content-type')).toMatch(/^application\/problem\+json/)
+    expect(unknownField.body).toMatchObject({ code: 'invalid_request', status: 400, errors: [{ path: '/nmae', message: 'unknown field' }] })
+    const badId = await svc.request('GET', '/v1/organization/not-a-uuid/projects', { auth: token })
+    expectStatus(badId, 400)
+    const badEnv = await svc.request('POST', '/v1/organizations', { auth: token, rawBody: '{"name":', headers: { 'content-type': 'application/json' } })
+    expectStatus(badEnv, 400)
+    const wrongType = await svc.request('POST', '/v1/organizations', { auth: token, rawBody: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    expectStatus(wrongType, 415)
+    const tooLarge = await svc.request('POST', '/v1/organizations', { auth: token, body: { name: 'x'.repeat(1024 * 1024 + 10) } })
+    expectStatus(tooLarge, 413)
+  })
+})
