@@ -1,0 +1,94 @@
+// Finds the scan backends: the napi addon (native SIMD), the AssemblyScript module (WASM SIMD)
+// and the TypeScript reference, in that order of preference. Loading may fail (no Rust
+// toolchain at install, no WASM build); `loadX` returns the reason instead of throwing so the
+// caller can fall back and say why.
+import fs from 'node:fs'
+import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
+
+export type BackendName = 'native' | 'wasm' | 'js'
+export type BackendChoice = BackendName | 'auto'
+export const BACKEND_NAMES: readonly BackendName[] = ['native', 'wasm', 'js']
+
+export interface BackendInfo {
+  name: BackendName
+  /** native: the addon's active kernel (e.g. 'avx512vnni', 'avx2', 'scalar'); wasm: 'simd128'; js: 'scalar'. */
+  isa: string
+}
+
+/** The napi addon's exports (crates/matcher-node). */
+export interface NativeAddon {
+  scanTopK(
+    gallery: Int8Array, strideInBytes: number, dimension: number, rowStart: number, rowEnd: number,
+    normsSquared: Uint32Array, live: Uint8Array, probes: Int8Array, probeNormsSquared: Uint32Array, k: number,
+    outRows: Int32Array, outScores: Float64Array,
+  ): void
+  dotI8(a: Int8Array, b: Int8Array): number
+  activeIsa(): string
+  availableIsas(): string[]
+  setIsa(name: string): string
+  streamRead(buffer: Int8Array): number
+}
+
+/** The AssemblyScript module's exports (assembly/index.ts): arrays are byte offsets. */
+export interface WasmExports {
+  scanTopK(
+    gallery: number, strideInBytes: number, dimension: number, rowStart: number, rowEnd: number,
+    normsSquared: number, live: number, probes: number, probeNormsSquared: number, probeCount: number,
+    k: number, outRows: number, outScores: number,
+  ): void
+  dotI8(a: number, b: number, length: number): number
+  streamRead(offset: number, length: number): number
+}
+
+export type Loaded<T> = { ok: true, value: T } | { ok: false, reason: string }
+
+// src/matcher/*.ts and dist/matcher/*.js both sit two levels below the package root.
+const packageRoot = new URL('../../', import.meta.url)
+export const NATIVE_ADDON_PATH = fileURLToPath(new URL('native/palmvein_matcher.node', packageRoot))
+export const WASM_MODULE_PATH = fileURLToPath(new URL('build/matcher.wasm', packageRoot))
+
+export function loadNativeAddon(path = NATIVE_ADDON_PATH): Loaded<NativeAddon> {
+  try {
+    const addon = createRequire(import.meta.url)(path) as NativeAddon
+    for (const name of ['scanTopK', 'dotI8', 'activeIsa', 'availableIsas', 'setIsa', 'streamRead'] as const) {
+      if (typeof addon[name] !== 'function') return { ok: false, reason: `${path} does not export ${name}` }
+    }
+    return { ok: true, value: addon }
+  } catch (error) {
+    return { ok: false, reason: `cannot load ${path}: ${(error as Error).message.split('\n')[0]}` }
+  }
+}
+
+let compiledWasm: Loaded<WebAssembly.Module> | undefined
+
+/** Compiles build/matcher.wasm once per thread (it is 1–2 KB; synchronous compilation is fine). */
+export function loadWasmModule(path = WASM_MODULE_PATH): Loaded<WebAssembly.Module> {
+  if (path === WASM_MODULE_PATH && compiledWasm) return compiledWasm
+  let result: Loaded<WebAssembly.Module>
+  try {
+    result = { ok: true, value: new WebAssembly.Module(fs.readFileSync(path)) }
+  } catch (error) {
+    result = { ok: false, reason: `cannot load ${path}: ${(error as Error).message}` }
+  }
+  if (path === WASM_MODULE_PATH) compiledWasm = result
+  return result
+}
+
+/** Option, then PALMVEIN_MATCHER_BACKEND, then 'auto'. */
+export function resolveBackendChoice(option: BackendChoice | undefined, environment = process.env): BackendChoice {
+  if (option && option !== 'auto') return option
+  const fromEnvironment = environment.PALMVEIN_MATCHER_BACKEND?.trim().toLowerCase()
+  if (!fromEnvironment || fromEnvironment === 'auto') return 'auto'
+  if ((BACKEND_NAMES as readonly string[]).includes(fromEnvironment)) return fromEnvironment as BackendName
+  throw new RangeError(`PALMVEIN_MATCHER_BACKEND="${fromEnvironment}" is not one of auto, native, wasm, js`)
+}
+
+/** Backends that load on this machine, best first (used by tests and benchmarks). */
+export function availableBackends(): BackendName[] {
+  const names: BackendName[] = []
+  if (loadNativeAddon().ok) names.push('native')
+  if (loadWasmModule().ok) names.push('wasm')
+  names.push('js')
+  return names
+}

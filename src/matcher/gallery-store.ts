@@ -1,0 +1,176 @@
+// The rows of one gallery inside the shared memory, and the id <-> row maps (main thread only).
+//
+// Layout: fixed-size chunks of `chunkRows` rows, each one region of the shared memory:
+//   rows   chunkRows * strideInBytes int8 (stride = dimension rounded up to 64 bytes; padding 0)
+//   norms  chunkRows u32, the squared integer norm of each row
+//   live   chunkRows u8, 1 = live, 0 = dead (tombstone)
+// Growth appends a chunk and never moves existing rows, so scans in flight keep valid offsets.
+//
+// Consistency: a row's bytes are written before its live flag (Atomics.store orders them), and
+// only rows at or beyond the current row count are ever written, except by compaction, which
+// runs only when no scan is in flight (the scan gate below). A scan therefore sees a fixed set
+// of rows; a row removed while it runs is dropped when its results are mapped back to ids.
+import { allocateRegion, MemoryViews } from './shared-memory.js'
+import { normSquaredInt8 } from './quantize.js'
+import { planSegments, type ChunkLocation } from './scan-plan.js'
+import type { ScanShape, Segment } from './kernel.js'
+
+interface Chunk extends ChunkLocation {
+  rows: Int8Array
+  norms: Uint32Array
+  live: Uint8Array
+}
+
+export class GalleryStore {
+  readonly shape: ScanShape
+  private readonly chunks: Chunk[] = []
+  private readonly views: MemoryViews
+  private readonly rowById = new Map<string, number>()
+  private idByRow: (string | undefined)[] = []
+  private rowCount = 0
+  private scansInFlight = 0
+  private compaction: { promise: Promise<void>, resolve: () => void } | null = null
+
+  constructor(private readonly memory: WebAssembly.Memory, dimension: number, readonly chunkRows: number) {
+    this.shape = { dimension, strideInBytes: Math.ceil(dimension / 64) * 64 }
+    this.views = new MemoryViews(memory)
+  }
+
+  /** Live rows. */
+  get size(): number {
+    return this.rowById.size
+  }
+
+  /** Rows in use, live or dead (the extent a scan covers). */
+  get rows(): number {
+    return this.rowCount
+  }
+
+  get deadRows(): number {
+    return this.rowCount - this.rowById.size
+  }
+
+  has(id: string): boolean {
+    return this.rowById.has(id)
+  }
+
+  /** The id at `row` if that row is live now, else undefined. */
+  idAt(row: number): string | undefined {
+    return this.idByRow[row]
+  }
+
+  /** Stores a validated int8 vector; an existing id is tombstoned and re-appended. */
+  upsert(id: string, vector: Int8Array): void {
+    const previous = this.rowById.get(id)
+    if (previous !== undefined) this.kill(previous)
+    const row = this.rowCount
+    const chunk = this.chunkFor(row)
+    const local = row % this.chunkRows
+    chunk.rows.set(vector, local * this.shape.strideInBytes)
+    chunk.norms[local] = normSquaredInt8(vector)
+    Atomics.store(chunk.live, local, 1)
+    this.idByRow[row] = id
+    this.rowById.set(id, row)
+    this.rowCount = row + 1
+  }
+
+  remove(id: string): boolean {
+    const row = this.rowById.get(id)
+    if (row === undefined) return false
+    this.kill(row)
+    this.rowById.delete(id)
+    return true
+  }
+
+  /** A copy of the stored int8 vector of a live id (for tests and re-export). */
+  vectorOf(id: string): Int8Array | undefined {
+    const row = this.rowById.get(id)
+    if (row === undefined) return undefined
+    const chunk = this.chunks[Math.floor(row / this.chunkRows)]
+    const at = (row % this.chunkRows) * this.shape.strideInBytes
+    return chunk.rows.slice(at, at + this.shape.dimension)
+  }
+
+  segments(rowEnd = this.rowCount): Segment[] {
+    return planSegments(this.chunks, this.chunkRows, rowEnd)
+  }
+
+  /** Waits for a pending compaction, then counts the scan in; returns the rows it may cover. */
+  async beginScan(): Promise<number> {
+    while (this.compaction) await this.compaction.promise
+    this.scansInFlight++
+    return this.rowCount
+  }
+
+  endScan(): void {
+    this.scansInFlight--
+    if (this.scansInFlight === 0 && this.compaction) this.compactNow()
+  }
+
+  /** Moves live rows into the holes once no scan is in flight; new scans wait for it. */
+  compact(): Promise<void> {
+    if (!this.compaction) {
+      let resolve!: () => void
+      const promise = new Promise<void>((done) => { resolve = done })
+      this.compaction = { promise, resolve }
+      if (this.scansInFlight === 0) queueMicrotask(() => { if (this.scansInFlight === 0 && this.compaction) this.compactNow() })
+    }
+    return this.compaction.promise
+  }
+
+  private compactNow(): void {
+    const { strideInBytes } = this.shape
+    let hole = 0
+    let tail = this.rowCount - 1
+    // Two pointers: the lowest dead row receives the highest live row, until they meet.
+    while (true) {
+      while (hole < this.rowCount && this.idByRow[hole] !== undefined) hole++
+      while (tail > hole && this.idByRow[tail] === undefined) tail--
+      if (hole >= tail) break
+      const id = this.idByRow[tail]!
+      const from = this.chunks[Math.floor(tail / this.chunkRows)]
+      const to = this.chunks[Math.floor(hole / this.chunkRows)]
+      const fromLocal = tail % this.chunkRows
+      const toLocal = hole % this.chunkRows
+      to.rows.set(from.rows.subarray(fromLocal * strideInBytes, (fromLocal + 1) * strideInBytes), toLocal * strideInBytes)
+      to.norms[toLocal] = from.norms[fromLocal]
+      to.live[toLocal] = 1
+      from.live[fromLocal] = 0
+      this.idByRow[hole] = id
+      this.idByRow[tail] = undefined
+      this.rowById.set(id, hole)
+    }
+    this.rowCount = this.rowById.size
+    this.idByRow.length = this.rowCount
+    const compaction = this.compaction
+    this.compaction = null
+    compaction?.resolve()
+  }
+
+  private kill(row: number): void {
+    const chunk = this.chunks[Math.floor(row / this.chunkRows)]
+    Atomics.store(chunk.live, row % this.chunkRows, 0)
+    this.idByRow[row] = undefined
+  }
+
+  private chunkFor(row: number): Chunk {
+    const index = Math.floor(row / this.chunkRows)
+    while (this.chunks.length <= index) this.chunks.push(this.allocateChunk())
+    return this.chunks[index]
+  }
+
+  private allocateChunk(): Chunk {
+    const rowsBytes = this.chunkRows * this.shape.strideInBytes
+    const normsBytes = this.chunkRows * 4
+    const base = allocateRegion(this.memory, rowsBytes + normsBytes + this.chunkRows)
+    const rowsOffset = base
+    const normsOffset = base + rowsBytes
+    const liveOffset = normsOffset + normsBytes
+    return {
+      rowsOffset, normsOffset, liveOffset,
+      rows: this.views.int8(rowsOffset, rowsBytes),
+      norms: this.views.uint32(normsOffset, this.chunkRows),
+      live: this.views.uint8(liveOffset, this.chunkRows),
+    }
+  }
+}

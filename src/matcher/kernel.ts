@@ -1,0 +1,115 @@
+// One interface over the three scan backends, all reading the same shared memory: the main
+// thread (inline scans of small galleries) and every pool worker build one of these.
+import { allocateRegion, MemoryViews } from './shared-memory.js'
+import type { BackendInfo, BackendName, NativeAddon, WasmExports } from './backend.js'
+import * as reference from './reference.js'
+
+/** A run of rows inside one gallery chunk. Offsets are bytes into the shared memory. */
+export interface Segment {
+  rowsOffset: number
+  normsOffset: number
+  liveOffset: number
+  /** Rows the chunk can hold (the extent of its arrays). */
+  capacity: number
+  /** Chunk-relative, end exclusive. */
+  rowStart: number
+  rowEnd: number
+  /** Absolute row index of the chunk's row 0. */
+  baseRow: number
+}
+
+export interface ScanShape {
+  strideInBytes: number
+  dimension: number
+}
+
+export interface ScanKernel {
+  readonly info: BackendInfo
+  /**
+   * Scans one segment for `probeNorms.length` probes; writes chunk-relative rows (best first,
+   * -1 unused) and scores into `outRows`/`outScores` (probeCount * k entries).
+   */
+  scan(segment: Segment, shape: ScanShape, probes: Int8Array, probeNorms: Uint32Array, k: number,
+    outRows: Int32Array, outScores: Float64Array): void
+  /** Reads `length` bytes of the shared memory at `offset`: the bandwidth floor. */
+  streamRead(offset: number, length: number): number
+}
+
+export interface KernelSources {
+  addon?: NativeAddon
+  wasmModule?: WebAssembly.Module
+}
+
+export function createKernel(name: BackendName, memory: WebAssembly.Memory, sources: KernelSources): ScanKernel {
+  const views = new MemoryViews(memory)
+  if (name === 'native') {
+    if (!sources.addon) throw new Error('native kernel needs the addon')
+    return createViewKernel({ name, isa: sources.addon.activeIsa() }, views, sources.addon)
+  }
+  if (name === 'wasm') {
+    if (!sources.wasmModule) throw new Error('wasm kernel needs the compiled module')
+    return createWasmKernel(memory, views, sources.wasmModule)
+  }
+  return createViewKernel({ name: 'js', isa: 'scalar' }, views, reference)
+}
+
+type ViewScanner = Pick<NativeAddon, 'scanTopK' | 'streamRead'>
+
+// native and js take typed-array views over the shared buffer: zero copies.
+function createViewKernel(info: BackendInfo, views: MemoryViews, scanner: ViewScanner): ScanKernel {
+  return {
+    info,
+    scan(segment, shape, probes, probeNorms, k, outRows, outScores) {
+      scanner.scanTopK(
+        views.int8(segment.rowsOffset, segment.capacity * shape.strideInBytes), shape.strideInBytes, shape.dimension,
+        segment.rowStart, segment.rowEnd,
+        views.uint32(segment.normsOffset, segment.capacity), views.uint8(segment.liveOffset, segment.capacity),
+        probes, probeNorms, k, outRows, outScores,
+      )
+    },
+    streamRead(offset, length) {
+      return scanner.streamRead(views.int8(offset, length))
+    },
+  }
+}
+
+// The WASM module can only address its own memory, so probes and results pass through a
+// scratch region this thread reserves for itself (allocation is atomic across threads).
+function createWasmKernel(memory: WebAssembly.Memory, views: MemoryViews, module: WebAssembly.Module): ScanKernel {
+  const exports = new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as WasmExports
+  let scratchOffset = 0
+  let scratchBytes = 0
+  const reserve = (bytes: number): number => {
+    if (bytes > scratchBytes) {
+      scratchBytes = Math.max(bytes, 65536)
+      scratchOffset = allocateRegion(memory, scratchBytes)
+    }
+    return scratchOffset
+  }
+  return {
+    info: { name: 'wasm', isa: 'simd128' },
+    scan(segment, shape, probes, probeNorms, k, outRows, outScores) {
+      const probeCount = probeNorms.length
+      const slots = probeCount * k
+      // Layout: scores (8-aligned) | rows | probe norms | probes.
+      const scoresAt = 0
+      const rowsAt = scoresAt + slots * 8
+      const normsAt = rowsAt + slots * 4
+      const probesAt = normsAt + probeCount * 4
+      const base = reserve(probesAt + probes.length)
+      const buffer = views.bufferCovering(base + probesAt + probes.length)
+      new Int8Array(buffer, base + probesAt, probes.length).set(probes)
+      new Uint32Array(buffer, base + normsAt, probeCount).set(probeNorms)
+      exports.scanTopK(
+        segment.rowsOffset, shape.strideInBytes, shape.dimension, segment.rowStart, segment.rowEnd,
+        segment.normsOffset, segment.liveOffset, base + probesAt, base + normsAt, probeCount, k,
+        base + rowsAt, base + scoresAt,
+      )
+      outRows.set(new Int32Array(buffer, base + rowsAt, slots))
+      outScores.set(new Float64Array(buffer, base + scoresAt, slots))
+    },
+    streamRead(offset, length) {
+      return exports.streamRead(offset, length)
+    },
+  }
+}

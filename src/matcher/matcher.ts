@@ -1,0 +1,110 @@
+// createMatcher: picks the backend once (native -> wasm -> js, or forced), creates the shared
+// memory every gallery lives in and the worker pool that scans it, and says what it chose.
+import {
+  loadNativeAddon, loadWasmModule, resolveBackendChoice,
+  type BackendChoice, type BackendInfo, type BackendName, type NativeAddon,
+} from './backend.js'
+import { createGallery, type Gallery } from './gallery.js'
+import { createKernel, type ScanKernel } from './kernel.js'
+import { createScanPool, type ScanPool } from './pool.js'
+import type { ScanEngine } from './scanner.js'
+import { createSharedMemory, MAX_PAGES, PAGE_BYTES } from './shared-memory.js'
+
+export interface MatcherOptions {
+  /** Components per vector (PVT1 allows 128, 256, 512). */
+  dimension: number
+  /** Pool workers; 0 scans every gallery on the calling thread. Default: 2. */
+  threads?: number
+  /** 'auto' (default) tries native, then wasm, then js; PALMVEIN_MATCHER_BACKEND overrides 'auto'. */
+  backend?: BackendChoice
+  /** Force a native kernel ('avx512vnni', 'avx2', 'scalar', ...); default PALMVEIN_MATCHER_ISA or the best. */
+  isa?: string
+  /** Receives one line when the backend is chosen (and why a better one was not). Default: silent. */
+  logger?: (message: string) => void
+  /** Upper bound of the shared memory (all galleries together). Default 4 GiB, the wasm32 limit. */
+  maxMemoryBytes?: number
+  /** Rows per memory chunk; a scan slice never crosses a chunk. Default 65536. */
+  chunkRows?: number
+  /** Galleries with fewer rows are scanned inline rather than on the pool. Default 16384. */
+  inlineBelowRows?: number
+  /** Micro-batching: most probes per scan (default 16) and longest wait while busy (default 1 ms). */
+  maxBatch?: number
+  batchWindowMs?: number
+}
+
+export interface Matcher {
+  readonly backend: BackendInfo
+  readonly dimension: number
+  readonly threads: number
+  createGallery(): Gallery
+  /** Bytes the shared memory holds now (it grows, never shrinks). */
+  memoryBytes(): number
+  close(): Promise<void>
+}
+
+interface ChosenBackend {
+  name: BackendName
+  addon?: NativeAddon
+  wasmModule?: WebAssembly.Module
+  notes: string[]
+}
+
+function chooseBackend(choice: BackendChoice): ChosenBackend {
+  const notes: string[] = []
+  if (choice === 'native' || choice === 'auto') {
+    const addon = loadNativeAddon()
+    if (addon.ok) return { name: 'native', addon: addon.value, notes }
+    if (choice === 'native') throw new Error(`native matcher backend unavailable: ${addon.reason}`)
+    notes.push(`native unavailable (${addon.reason})`)
+  }
+  if (choice === 'wasm' || choice === 'auto') {
+    const module = loadWasmModule()
+    if (module.ok) return { name: 'wasm', wasmModule: module.value, notes }
+    if (choice === 'wasm') throw new Error(`wasm matcher backend unavailable: ${module.reason}`)
+    notes.push(`wasm unavailable (${module.reason})`)
+  }
+  return { name: 'js', notes }
+}
+
+export async function createMatcher(options: MatcherOptions): Promise<Matcher> {
+  const { dimension } = options
+  if (!Number.isInteger(dimension) || dimension < 1 || dimension > 65535) throw new RangeError(`dimension must be an integer in 1..65535, got ${dimension}`)
+  const threads = options.threads ?? 2
+  if (!Number.isInteger(threads) || threads < 0) throw new RangeError(`threads must be a non-negative integer, got ${threads}`)
+  const chunkRows = options.chunkRows ?? 65536
+  if (!Number.isInteger(chunkRows) || chunkRows < 1) throw new RangeError(`chunkRows must be a positive integer, got ${chunkRows}`)
+
+  const chosen = chooseBackend(resolveBackendChoice(options.backend))
+  const isa = options.isa ?? process.env.PALMVEIN_MATCHER_ISA?.trim() ?? undefined
+  if (chosen.addon && isa) chosen.addon.setIsa(isa)
+  const memory = createSharedMemory(options.maxMemoryBytes ?? MAX_PAGES * PAGE_BYTES)
+  const kernel: ScanKernel = createKernel(chosen.name, memory, chosen)
+  const pool: ScanPool | null = threads > 0
+    ? createScanPool({ threads, memory, backend: chosen.name, wasmModule: chosen.wasmModule, isa: chosen.addon?.activeIsa() })
+    : null
+  const engine: ScanEngine = { kernel, pool, inlineBelowRows: options.inlineBelowRows ?? 16384 }
+  const backend: BackendInfo = { ...kernel.info }
+  options.logger?.(`matcher backend ${backend.name} (${backend.isa}), ${threads} worker thread(s)` +
+    (chosen.notes.length ? `; ${chosen.notes.join('; ')}` : ''))
+
+  let closed = false
+  const galleryOptions = {
+    dimension, chunkRows,
+    maxBatch: options.maxBatch ?? 16,
+    batchWindowMs: options.batchWindowMs ?? 1,
+    compactDeadRatio: 0.25,
+  }
+  return {
+    backend, dimension, threads,
+    createGallery: () => {
+      if (closed) throw new Error('matcher is closed')
+      return createGallery(memory, engine, galleryOptions, () => closed)
+    },
+    memoryBytes: () => memory.buffer.byteLength,
+    async close() {
+      if (closed) return
+      closed = true
+      await pool?.close()
+    },
+  }
+}

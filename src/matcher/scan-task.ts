@@ -1,0 +1,30 @@
+// One unit of scanning work, the same whether it runs inline on the calling thread or in a pool
+// worker: scan each segment with the kernel, merge into one top-k list with absolute rows.
+import type { ScanKernel, ScanShape, Segment } from './kernel.js'
+import { emptyTopK, mergeTopKInto, type TopK } from './top-k.js'
+
+export interface ScanTask {
+  segments: Segment[]
+  shape: ScanShape
+  /** probeCount * dimension, packed. */
+  probes: Int8Array
+  probeNorms: Uint32Array
+  k: number
+}
+
+export function runScanTask(kernel: ScanKernel, task: ScanTask): TopK {
+  const probeCount = task.probeNorms.length
+  const result = emptyTopK(probeCount, task.k)
+  if (task.segments.length === 1) {
+    const [segment] = task.segments
+    kernel.scan(segment, task.shape, task.probes, task.probeNorms, task.k, result.rows, result.scores)
+    for (let index = 0; index < result.rows.length; index++) if (result.rows[index] >= 0) result.rows[index] += segment.baseRow
+    return result
+  }
+  const part = emptyTopK(probeCount, task.k)
+  for (const segment of task.segments) {
+    kernel.scan(segment, task.shape, task.probes, task.probeNorms, task.k, part.rows, part.scores)
+    mergeTopKInto(result, part, segment.baseRow)
+  }
+  return result
+}

@@ -1,0 +1,30 @@
+// A piscina worker: builds the scan kernel the main thread chose, over the same shared memory,
+// then runs scan tasks. Plain .js under dist/; under vitest/tsx it is loaded through tsx.
+import { workerData } from 'node:worker_threads'
+import { loadNativeAddon, type BackendName } from './backend.js'
+import { createKernel } from './kernel.js'
+import { runScanTask, type ScanTask } from './scan-task.js'
+import type { TopK } from './top-k.js'
+
+export interface WorkerSetup {
+  memory: WebAssembly.Memory
+  backend: BackendName
+  wasmModule?: WebAssembly.Module
+  isa?: string
+}
+
+const setup = workerData as WorkerSetup
+
+function loadAddon() {
+  if (setup.backend !== 'native') return undefined
+  const loaded = loadNativeAddon()
+  if (!loaded.ok) throw new Error(loaded.reason)
+  if (setup.isa) loaded.value.setIsa(setup.isa)
+  return loaded.value
+}
+
+const kernel = createKernel(setup.backend, setup.memory, { addon: loadAddon(), wasmModule: setup.wasmModule })
+
+export default function scan(task: ScanTask): TopK {
+  return runScanTask(kernel, task)
+}
