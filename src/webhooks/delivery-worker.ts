@@ -1,0 +1,141 @@
+// Takes due deliveries and makes one attempt each. The database is the coordinator, so several
+// service processes can share the work: a claim is one UPDATE over a FOR UPDATE SKIP LOCKED
+// subquery that sets a lease (locked_until, locked_by); the request goes out with no transaction
+// open; the result is recorded in one statement that only applies while this worker still holds
+// the lease. A worker that dies leaves its claims to expire and be taken again.
+import type { Sql } from '../store/database.js'
+import { newId } from '../ids.js'
+import type { Clock } from './clock.js'
+import type { HttpSender } from './http-sender.js'
+import { envelopeBody, type Envelope } from './outbox.js'
+import { MAX_ATTEMPTS, honoursRetryAfter, parseRetryAfter, retryDelayMs } from './retry-schedule.js'
+import { signatureHeaders } from './signer.js'
+
+export interface WebhookLogger {
+  debug(object: object, message?: string): void
+  info(object: object, message?: string): void
+  warn(object: object, message?: string): void
+  error(object: object, message?: string): void
+}
+
+export const silentLogger: WebhookLogger = { debug() {}, info() {}, warn() {}, error() {} }
+
+export interface ClaimedDelivery {
+  id: string
+  subscription_id: string
+  payload: Envelope
+  attempt_count: number
+  url: string
+  secret: string
+}
+
+export interface DeliveryWorkerOptions {
+  sql: Sql
+  sender: HttpSender
+  clock: Clock
+  workerId: string
+  leaseMs: number
+  userAgent: string
+  random?: () => number
+  logger?: WebhookLogger
+}
+
+export interface AttemptResult {
+  deliveryId: string
+  attemptNumber: number
+  status: 'pending' | 'success' | 'failed'
+  /** False when the lease was lost before recording (another worker owns the delivery now). */
+  recorded: boolean
+}
+
+export interface DeliveryWorker {
+  /** Leases up to `limit` due deliveries to this worker. */
+  claim(limit: number): Promise<ClaimedDelivery[]>
+  /** Makes one attempt for a claimed delivery and records it. Never throws for HTTP failures. */
+  attempt(delivery: ClaimedDelivery): Promise<AttemptResult>
+}
+
+export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
+  const { sql, sender, clock, workerId, leaseMs, userAgent } = options
+  const logger = options.logger ?? silentLogger
+
+  async function claim(limit: number): Promise<ClaimedDelivery[]> {
+    if (limit <= 0) return []
+    const now = clock.now()
+    const leaseUntil = new Date(now.getTime() + leaseMs)
+    // Deliveries of a disabled subscription wait until it is enabled again (test events excepted).
+    return sql<ClaimedDelivery[]>`
+      UPDATE webhook_deliveries AS delivery
+      SET locked_until = ${leaseUntil}, locked_by = ${workerId}
+      FROM webhook_subscriptions AS subscription
+      WHERE subscription.id = delivery.subscription_id
+        AND delivery.id IN (
+          SELECT due.id FROM webhook_deliveries AS due
+          JOIN webhook_subscriptions AS owner ON owner.id = due.subscription_id
+          WHERE due.status = 'pending' AND due.next_attempt_at <= ${now}
+            AND (due.locked_until IS NULL OR due.locked_until <= ${now})
+            AND (owner.enabled OR due.event_type = 'webhook.test')
+          ORDER BY due.next_attempt_at, due.id
+          LIMIT ${limit}
+          FOR UPDATE OF due SKIP LOCKED)
+      RETURNING delivery.id, delivery.subscription_id, delivery.payload, delivery.attempt_count,
+                subscription.url, subscription.secret`
+  }
+
+  async function attempt(delivery: ClaimedDelivery): Promise<AttemptResult> {
+    const attemptNumber = delivery.attempt_count + 1
+    const attemptedAt = clock.now()
+    const body = envelopeBody(delivery.payload)
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': userAgent,
+      ...signatureHeaders({
+        secret: delivery.secret,
+        eventId: delivery.payload.event_id,
+        timestampSeconds: Math.floor(attemptedAt.getTime() / 1000),
+        body,
+      }),
+    }
+    const outcome = await sender.send({ url: delivery.url, body, headers })
+
+    let status: AttemptResult['status'] = 'success'
+    let nextAttemptAt: Date | null = null
+    if (!outcome.success) {
+      if (attemptNumber >= MAX_ATTEMPTS) {
+        status = 'failed'
+      } else {
+        status = 'pending'
+        const after = clock.now()
+        const retryAfterMs = honoursRetryAfter(outcome.status) ? parseRetryAfter(outcome.retryAfter ?? undefined, after) : null
+        nextAttemptAt = new Date(after.getTime() + retryDelayMs(attemptNumber, { random: options.random, retryAfterMs }))
+      }
+    }
+
+    const recorded = await sql`
+      WITH updated AS (
+        UPDATE webhook_deliveries
+        SET attempt_count = ${attemptNumber}, status = ${status}, last_attempt_at = ${attemptedAt},
+            response_status = ${outcome.status}::integer, response_body = ${outcome.body}::text,
+            next_attempt_at = ${nextAttemptAt}::timestamptz, locked_until = NULL, locked_by = NULL
+        WHERE id = ${delivery.id} AND locked_by = ${workerId} AND attempt_count = ${delivery.attempt_count}
+        RETURNING id)
+      INSERT INTO webhook_attempts (id, delivery_id, attempt_number, attempted_at, response_status, response_body, error_message, duration_ms)
+      SELECT ${newId()}::uuid, id, ${attemptNumber}::integer, ${attemptedAt}::timestamptz, ${outcome.status}::integer,
+             ${outcome.body}::text, ${outcome.error}::text, ${outcome.durationMs}::integer
+      FROM updated
+      RETURNING id`
+
+    const fields = { deliveryId: delivery.id, subscriptionId: delivery.subscription_id, attempt: attemptNumber, responseStatus: outcome.status, durationMs: outcome.durationMs }
+    if (recorded.length === 0) {
+      // The lease expired mid-attempt (attempt slower than the lease, or the subscription was deleted).
+      logger.warn(fields, 'webhook attempt not recorded: lease lost or delivery gone')
+    } else if (status === 'success') {
+      logger.debug(fields, 'webhook delivered')
+    } else {
+      logger.info({ ...fields, error: outcome.error, status, nextAttemptAt }, 'webhook attempt failed')
+    }
+    return { deliveryId: delivery.id, attemptNumber, status, recorded: recorded.length > 0 }
+  }
+
+  return { claim, attempt }
+}
