@@ -10,7 +10,7 @@ import { toInt8Vector, type VectorInput } from './vector-input.js'
 export type { Hit } from './scanner.js'
 
 export interface SearchOptions {
-  /** Number of best matches to return (default 1). */
+  /** Number of best matches to return: 1 (default) to 1023. */
   k?: number
 }
 
@@ -48,6 +48,10 @@ interface PendingSearch {
   reject(error: unknown): void
 }
 
+/** The native kernel's limit on k per scan; one row of it is kept for the tie check. */
+export const MAX_SCAN_K = 1024
+export const MAX_K = MAX_SCAN_K - 1
+
 const byScoreThenId = (a: Hit, b: Hit): number => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
 export function createGallery(memory: WebAssembly.Memory, engine: ScanEngine, options: GalleryOptions, isClosed: () => boolean): Gallery {
@@ -63,8 +67,10 @@ export function createGallery(memory: WebAssembly.Memory, engine: ScanEngine, op
       if (current.complete) return current.hits.sort(byScoreThenId).slice(0, entry.k)
       const strong = current.hits.filter((hit) => hit.score > current.floorScore)
       if (strong.length >= entry.k) return strong.sort(byScoreThenId).slice(0, entry.k)
+      // More than MAX_SCAN_K rows tie at the cut: the id order holds among the rows seen.
+      if (asked >= MAX_SCAN_K) return current.hits.sort(byScoreThenId).slice(0, entry.k)
       // Ties at the cut, or rows removed during the scan: widen and scan again (rare).
-      asked = Math.max(asked * 2, entry.k + 1)
+      asked = Math.min(MAX_SCAN_K, Math.max(asked * 2, entry.k + 1))
       const probes = new Int8Array(entry.probe)
       ;[current] = await scanStore(engine, store, probes, Uint32Array.of(entry.norm), asked)
     }
@@ -73,7 +79,7 @@ export function createGallery(memory: WebAssembly.Memory, engine: ScanEngine, op
   async function runBatch(entries: PendingSearch[]): Promise<void> {
     try {
       if (isClosed()) throw new Error('matcher is closed')
-      const scanK = Math.max(...entries.map((entry) => entry.k)) + 1
+      const scanK = Math.min(MAX_SCAN_K, Math.max(...entries.map((entry) => entry.k)) + 1)
       const probes = new Int8Array(entries.length * dimension)
       const norms = new Uint32Array(entries.length)
       entries.forEach((entry, index) => {
@@ -97,7 +103,7 @@ export function createGallery(memory: WebAssembly.Memory, engine: ScanEngine, op
 
   function enqueue(input: VectorInput, searchOptions: SearchOptions): Promise<Hit[]> {
     const k = searchOptions.k ?? 1
-    if (!Number.isInteger(k) || k < 1) return Promise.reject(new RangeError(`k must be a positive integer, got ${k}`))
+    if (!Number.isInteger(k) || k < 1 || k > MAX_K) return Promise.reject(new RangeError(`k must be an integer in 1..${MAX_K}, got ${k}`))
     if (isClosed()) return Promise.reject(new Error('matcher is closed'))
     let probe: Int8Array
     try {

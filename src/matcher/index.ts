@@ -10,3 +10,4 @@ export {
 } from './template.js'
 export { quantizeFloat, normSquaredInt8 } from './quantize.js'
 export { crc32c } from './crc32c.js'
+export { createSyntheticPopulation, type SyntheticOptions, type SyntheticPopulation, type IdentityProfile, type TemplateOptions as SyntheticTemplateOptions } from './synthetic.js'
