@@ -8,10 +8,9 @@ import { BEARER_SECRET_SHAPE, secretMatches } from './secrets.js'
 
 export const DEVICE_TOKEN_PREFIX = 'pvd_'
 
-const challenge = { 'WWW-Authenticate': 'Bearer realm="palmvein"' }
-
+// (problem.ts adds the WWW-Authenticate challenge to every 401.)
 export function unauthenticated(detail: string): ServiceError {
-  return new ServiceError('unauthenticated', detail, { headers: challenge })
+  return new ServiceError('unauthenticated', detail)
 }
 
 async function apiKey(app: AppContext, keyId: string, secret: string): Promise<Principal> {

@@ -15,6 +15,7 @@ export function problemReply(error: unknown, requestId: string, log: Logger): Re
   else if (known.status >= 500) log.error({ err: error }, known.code)
   const headers: Record<string, string> = { ...known.headers }
   if (known.retryAfter !== undefined) headers['Retry-After'] = String(known.retryAfter)
+  if (known.status === 401) headers['WWW-Authenticate'] ??= 'Bearer realm="palmvein"'
   const body = {
     type: TYPE_BASE + known.code,
     title: ERROR_TITLE[known.code],

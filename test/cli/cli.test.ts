@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { SignJWT, importJWK, type JWK } from 'jose'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { createTestStorage, type TestStorage } from '../support/database.js'
+import { runCli, startServeProcess } from '../support/process.js'
+import { bootService, expectStatus, type TestService } from '../support/service.js'
+
+describe('palmvein CLI', () => {
+  let storage: TestStorage
+  let env: Record<string, string | undefined>
+  beforeAll(async () => {
+    storage = await createTestStorage()
+    env = { PALMVEIN_DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl ?? undefined }
+  })
+  afterAll(async () => { await storage.cleanup() })
+
+  it('prints usage and exits 2 on an unknown command or a missing flag', async () => {
+    const unknown = await runCli(['frobnicate'], env)
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toMatch(/unknown command "frobnicate"[\s\S]*usage:/)
+    const missing = await runCli(['token'], env)
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toMatch(/--sub/)
+  })
+
+  it('refuses an invalid configuration with a clear message', async () => {
+    const result = await runCli(['migrate'], { ...env, PORT: 'eighty' })
+    expect(result.code).toBe(2)
+    expect(result.stderr).toMatch(/configuration error: PORT must be an integer/)
+  })
+
+  it('migrate applies nothing on a migrated database', async () => {
+    const result = await runCli(['migrate'], env)
+    expect(result.stderr).toBe('')
+    expect(result.stdout.trim()).toBe('schema up to date')
+    expect(result.code).toBe(0)
+  })
+
+  describe('with the service running in the same process tree', () => {
+    let svc: TestService
+    beforeAll(async () => { svc = await bootService({ storage }) })
+    afterAll(async () => { await svc.stop() })
+
+    it('a token from `palmvein token` is accepted; tampered and expired ones get 401 problem+json', async () => {
+      const minted = await runCli(['token', '--sub', 'cli-admin@example.com', '--ttl', '600'], env)
+      expect(minted.code).toBe(0)
+      const token = minted.stdout.trim()
+      expectStatus(await svc.request('GET', '/v1/organizations', { auth: token }), 200)
+
+      const [header, payload, signature] = token.split('.')
+      const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), sub: 'someone-else' })).toString('base64url')
+      const tampered = await svc.request('GET', '/v1/organizations', { auth: `${header}.${forged}.${signature}` })
+      expectStatus(tampered, 401)
+      expect(tampered.headers.get('content-type')).toMatch(/^application\/problem\+json/)
+      expect(tampered.headers.get('www-authenticate')).toMatch(/^Bearer/)
+      expect(tampered.body.code).toBe('unauthenticated')
+
+      const jwk = JSON.parse(await fs.readFile(path.join(storage.dataDir, 'identity-issuer.jwk.json'), 'utf8')) as JWK
+      const expired = await new SignJWT({}).setProtectedHeader({ alg: 'EdDSA' }).setSubject('cli-admin@example.com')
+        .setIssuer('palmvein-local').setAudience('palmvein').setIssuedAt(Math.floor(Date.now() / 1000) - 120)
+        .setExpirationTime(Math.floor(Date.now() / 1000) - 60).sign(await importJWK(jwk, 'EdDSA'))
+      const refused = await svc.request('GET', '/v1/organizations', { auth: expired })
+      expectStatus(refused, 401)
+      expect(refused.body.detail).toMatch(/expired/)
+    })
+
+    it('`org create` prints the organization; its admin sees it through the API', async () => {
+      const created = await runCli(['org', 'create', '--name', 'Platform EU', '--admin', 'ops@example.com', '--platform'], env)
+      expect(created.code).toBe(0)
+      const org = JSON.parse(created.stdout)
+      expect(org).toMatchObject({ name: 'Platform EU', kind: 'platform' })
+      const listed = await svc.request('GET', '/v1/organizations', { auth: await svc.token('ops@example.com') })
+      expect(listed.body).toEqual([org])
+    })
+  })
+
+  it('`org create` works while `palmvein serve` runs on the same data directory (it joins its database)', async () => {
+    const server = await startServeProcess({ ...env, PORT: '0', HOST: '127.0.0.1' })
+    try {
+      const created = await runCli(['org', 'create', '--name', 'Joined', '--admin', 'joined@example.com'], env)
+      expect(created.stderr).toBe('')
+      expect(created.code).toBe(0)
+      const token = (await runCli(['token', '--sub', 'joined@example.com'], env)).stdout.trim()
+      const response = await fetch(`${server.url}/v1/organizations`, { headers: { authorization: `Bearer ${token}` } })
+      expect(await response.json()).toEqual([JSON.parse(created.stdout)])
+    } finally {
+      server.child.kill('SIGTERM')
+      expect(await server.exited).toBe(0)
+    }
+  })
+})

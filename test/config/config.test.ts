@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig } from '../../src/config.js'
+
+describe('configuration', () => {
+  it('has documented defaults', () => {
+    const config = loadConfig({}, {})
+    expect(config).toMatchObject({
+      port: 8080, host: '0.0.0.0', databaseUrl: null, masterKey: null, jwksUrl: null, jwtPublicKey: null,
+      jwtIssuer: 'palmvein-local', jwtAudience: 'palmvein', webhookAllowLocalhost: false, webhookTimeoutMs: 20_000,
+      webhookWorker: true, nodeEnv: 'development', matcherBackend: 'auto', logLevel: 'info',
+    })
+    expect(config.dataDir).toMatch(/\/data$/)
+    expect(config.matcherThreads).toBeGreaterThanOrEqual(1)
+  })
+
+  it('reads the environment and lets explicit overrides win', () => {
+    const key = Buffer.alloc(32, 7).toString('base64')
+    const config = loadConfig({ port: 0 }, { PORT: '9000', PALMVEIN_MASTER_KEY: key, PALMVEIN_MATCHER_BACKEND: 'wasm', WEBHOOK_ALLOW_LOCALHOST: 'true' })
+    expect(config.port).toBe(0)
+    expect(config.masterKey?.equals(Buffer.alloc(32, 7))).toBe(true)
+    expect(config.matcherBackend).toBe('wasm')
+    expect(config.webhookAllowLocalhost).toBe(true)
+  })
+
+  it.each([
+    [{ PORT: '70000' }, /PORT must be an integer between 0 and 65535/],
+    [{ PALMVEIN_MASTER_KEY: 'c2hvcnQ=' }, /PALMVEIN_MASTER_KEY must be 32 bytes/],
+    [{ PALMVEIN_MATCHER_BACKEND: 'gpu' }, /PALMVEIN_MATCHER_BACKEND must be one of auto, native, wasm, js/],
+    [{ WEBHOOK_ALLOW_LOCALHOST: 'maybe' }, /WEBHOOK_ALLOW_LOCALHOST must be true or false/],
+    [{ WEBHOOK_ALLOW_LOCALHOST: '1', NODE_ENV: 'production' }, /refused when NODE_ENV=production/],
+    [{ PALMVEIN_JWKS_URL: 'https://idp.example/jwks', PALMVEIN_JWT_PUBLIC_KEY: 'x' }, /either PALMVEIN_JWKS_URL or PALMVEIN_JWT_PUBLIC_KEY/],
+  ])('refuses %o at boot', (env, message) => {
+    expect(() => loadConfig({}, env)).toThrow(ConfigError)
+    expect(() => loadConfig({}, env)).toThrow(message)
+  })
+})

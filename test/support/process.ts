@@ -1,0 +1,48 @@
+// Run the CLI from source (tsx) as a separate process, as an operator would run `palmvein ...`.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url))
+
+export function cliEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const merged: NodeJS.ProcessEnv = { ...process.env, PALMVEIN_LOG_LEVEL: 'warn', ...env }
+  for (const [name, value] of Object.entries(merged)) if (value === undefined) delete merged[name]
+  return merged
+}
+
+export function spawnCli(args: string[], env: Record<string, string | undefined>): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+}
+
+export function runCli(args: string[], env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawnCli(args, env)
+    let stdout = ''
+    let stderr = ''
+    child.stdout!.on('data', (chunk) => { stdout += chunk })
+    child.stderr!.on('data', (chunk) => { stderr += chunk })
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+/** Start `palmvein serve` and resolve with its URL once it listens. */
+export function startServeProcess(env: Record<string, string | undefined>): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> {
+  return new Promise((resolve, reject) => {
+    const child = spawnCli(['serve'], { PALMVEIN_LOG_LEVEL: 'info', ...env })
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)))
+    let output = ''
+    const timer = setTimeout(() => reject(new Error(`serve did not start within 30 s:\n${output}`)), 30_000)
+    const onData = (chunk: Buffer) => {
+      output += chunk
+      const match = /HTTP: listening on (http:\/\/[^\s"]+)/.exec(output)
+      if (match) {
+        clearTimeout(timer)
+        resolve({ child, url: match[1], exited })
+      }
+    }
+    child.stdout!.on('data', onData)
+    child.stderr!.on('data', onData)
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`serve exited with ${code}:\n${output}`)) })
+  })
+}
