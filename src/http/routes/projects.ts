@@ -1,0 +1,54 @@
+// Projects (spec "Scans, transactions, project"): list, read, and the server-lookup switch.
+import { loadProject } from '../../auth/access.js'
+import { projectResource, ProjectSchema } from '../../domain/projects.js'
+import { ServiceError } from '../../errors.js'
+import { projectsAdministeredBy, projectsReachableByKey, setServerLookup } from '../../store/projects.js'
+import { defineRoute, type Route } from '../route.js'
+import { Body, PathIds, Type } from '../schema.js'
+
+const tags = ['Projects']
+const ProjectParams = PathIds('project_id')
+
+export const projectRoutes: Route[] = [
+  defineRoute({
+    method: 'get', path: '/v1/projects', auth: ['token', 'key'], tags,
+    summary: 'List projects: with a token, every project of the organizations the user administers; with an API key, every project the key can reach. Not rate-limited',
+    responses: [{ status: 200, description: 'projects, oldest first', schema: Type.Array(ProjectSchema) }],
+    async handler({ app, principal }) {
+      if (principal.kind === 'token') return (await projectsAdministeredBy(app.sql, principal.subject)).map(projectResource)
+      if (principal.kind === 'key') return (await projectsReachableByKey(app.sql, principal.orgId, principal.projectIds)).map(projectResource)
+      return []
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/v1/projects/:project_id', auth: ['token', 'key'], tags, rateLimited: true,
+    summary: 'Read a project',
+    params: ProjectParams,
+    responses: [{ status: 200, description: 'the project', schema: ProjectSchema }],
+    async handler(context) {
+      return projectResource(await loadProject(context, context.params.project_id))
+    },
+  }),
+  defineRoute({
+    method: 'put', path: '/v1/projects/:project_id/server-lookup', auth: ['token'], tags, rateLimited: true,
+    summary: "Enable or disable server lookup. Enabling needs the project's environment to allow it (environment_enables_server_lookup), else 422 server_lookup_not_allowed; disabling is always allowed",
+    params: ProjectParams,
+    body: Body({ enable_server_lookup: Type.Boolean() }),
+    responses: [
+      { status: 204, description: 'set' },
+      { status: 422, description: 'server_lookup_not_allowed: the project has no environment, or its environment does not allow server lookup' },
+    ],
+    async handler(context) {
+      const project = await loadProject(context, context.params.project_id)
+      const enable = context.body.enable_server_lookup
+      if (enable && !project.environment_id) {
+        throw new ServiceError('server_lookup_not_allowed', `project ${project.id} has no environment`)
+      }
+      if (enable && !project.environment_enables_server_lookup) {
+        throw new ServiceError('server_lookup_not_allowed', `environment ${project.environment_id} does not allow server lookup`)
+      }
+      await setServerLookup(context.app.sql, project.id, enable)
+      return undefined
+    },
+  }),
+]
