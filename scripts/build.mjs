@@ -38,6 +38,9 @@ const steps = {
       '--manifest-path', 'crates/matcher-node/Cargo.toml',
       '--package-json-path', 'crates/matcher-node/package.json',
       '--output-dir', 'native', '--no-js', '--no-dts-header',
+      // The generated typings would be an untracked file in native/; keep them with the build
+      // artifacts (the TypeScript side declares the interface itself, in src/matcher/).
+      '--dts', path.join('..', 'target', 'palmvein_matcher.d.ts'),
     ])
     if (status !== 0) {
       console.log('[build] native addon build failed; the matcher will use the WASM backend')

@@ -1,0 +1,145 @@
+//! AVX-512 VNNI kernels (`vpdpbusd` on 512-bit registers, masked loads for the tails).
+
+use std::arch::x86_64::*;
+
+use super::tile_x86::reduce_16_zmm;
+use super::{stream_read_tail, Isa, Kernels};
+
+pub(crate) static KERNELS: Kernels = Kernels {
+    isa: Isa::Avx512Vnni,
+    dot: dot_raw,
+    tile_16x1: dot_tile_i8_avx512vnni::<16, 1>,
+    tile_8x2: dot_tile_i8_avx512vnni::<8, 2>,
+    tile_4x4: dot_tile_i8_avx512vnni::<4, 4>,
+    stream_read: stream_read_raw,
+};
+
+const LANE: usize = 64;
+
+/// Exact dot product of the common prefix of `a` and `b` (see the contract in `kernel`).
+///
+/// # Safety
+/// The CPU supports AVX-512 F, BW and VNNI.
+pub unsafe fn dot_i8_avx512vnni(a: &[i8], b: &[i8]) -> i32 {
+    // SAFETY: the CPU features are the caller's promise; both slices hold the length passed.
+    unsafe { dot_raw(a.as_ptr(), b.as_ptr(), a.len().min(b.len())) }
+}
+
+fn tail_mask(remaining: usize) -> __mmask64 {
+    if remaining >= LANE {
+        !0
+    } else {
+        (1u64 << remaining) - 1
+    }
+}
+
+/// `a . b = |a| . (sign(a) * b)`: `|a| <= 127` is a valid u8 operand and `-b` cannot overflow
+/// because `b != -128`, so `vpdpbusd` (u8 x i8, wrapping i32) is exact.
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+unsafe fn dot_raw(a: *const i8, b: *const i8, length: usize) -> i32 {
+    let zero = _mm512_setzero_si512();
+    let mut accumulator = zero;
+    let mut offset = 0;
+    while offset < length {
+        let mask = tail_mask(length - offset);
+        // SAFETY: the mask covers only bytes below `length`; masked-out bytes are not accessed
+        // (AVX-512 masked loads suppress faults), and both pointers are valid for `length` bytes.
+        let (a_vector, b_vector) = unsafe {
+            (
+                _mm512_maskz_loadu_epi8(mask, a.add(offset)),
+                _mm512_maskz_loadu_epi8(mask, b.add(offset)),
+            )
+        };
+        let negative = _mm512_movepi8_mask(a_vector);
+        let signed_b = _mm512_mask_sub_epi8(b_vector, negative, zero, b_vector);
+        accumulator = _mm512_dpbusd_epi32(accumulator, _mm512_abs_epi8(a_vector), signed_b);
+        offset += LANE;
+    }
+    _mm512_reduce_add_epi32(accumulator)
+}
+
+/// The scan's tile: rows are biased to unsigned once per chunk (`row ^ 0x80 = row + 128`) and
+/// shared by every probe, so each (row, probe) pair costs one `vpdpbusd` per 64 bytes; the bias
+/// is removed at the end by subtracting `128 * sum(probe)`.
+///
+/// # Safety
+/// See [`super::TileFn`]; the CPU supports AVX-512 F, BW and VNNI.
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+unsafe fn dot_tile_i8_avx512vnni<const R: usize, const P: usize>(
+    rows: &[*const i8; R],
+    probes: &[*const i8; P],
+    probe_sums: &[i32; P],
+    dimension: usize,
+) -> [[i32; P]; R] {
+    const { assert!(R * P == 16) };
+    let bias = _mm512_set1_epi8(i8::MIN);
+    let mut accumulators = [[_mm512_setzero_si512(); P]; R];
+    let mut offset = 0;
+    while offset < dimension {
+        let mask = tail_mask(dimension - offset);
+        let mut probe_vectors = [_mm512_setzero_si512(); P];
+        for (vector, probe) in probe_vectors.iter_mut().zip(probes) {
+            // SAFETY: masked to the bytes below `dimension`, for which the pointer is valid.
+            *vector = unsafe { _mm512_maskz_loadu_epi8(mask, probe.add(offset)) };
+        }
+        for (row_accumulators, row) in accumulators.iter_mut().zip(rows) {
+            // SAFETY: as above, for the row pointer.
+            let row_vector = unsafe { _mm512_maskz_loadu_epi8(mask, row.add(offset)) };
+            // Masked-out bytes become 0 ^ 0x80 = 128, multiplied by a masked-out probe byte 0.
+            let row_unsigned = _mm512_xor_si512(row_vector, bias);
+            for (accumulator, probe_vector) in row_accumulators.iter_mut().zip(&probe_vectors) {
+                *accumulator = _mm512_dpbusd_epi32(*accumulator, row_unsigned, *probe_vector);
+            }
+        }
+        offset += LANE;
+    }
+    let flat: [__m512i; 16] = std::array::from_fn(|index| accumulators[index / P][index % P]);
+    let mut lanes = [0i32; 16];
+    // SAFETY: `lanes` is 64 writable bytes.
+    unsafe { _mm512_storeu_si512(lanes.as_mut_ptr().cast(), reduce_16_zmm(&flat)) };
+    let mut dots = [[0i32; P]; R];
+    for (index, &sum) in lanes_in_accumulator_order(&lanes).iter().enumerate() {
+        let probe = index % P;
+        dots[index / P][probe] = sum.wrapping_sub(probe_sums[probe].wrapping_mul(128));
+    }
+    dots
+}
+
+/// `reduce_16_zmm` leaves the sum of accumulator `i` in lane `4 * (i % 4) + i / 4`.
+fn lanes_in_accumulator_order(lanes: &[i32; 16]) -> [i32; 16] {
+    std::array::from_fn(|index| lanes[4 * (index % 4) + index / 4])
+}
+
+/// # Safety
+/// The CPU supports AVX-512 F; `bytes` is valid for `length` bytes of reads.
+#[target_feature(enable = "avx512f")]
+unsafe fn stream_read_raw(bytes: *const u8, length: usize) -> u64 {
+    let mut folds = [_mm512_setzero_si512(); 4];
+    let mut offset = 0;
+    while offset + 4 * LANE <= length {
+        for (index, fold) in folds.iter_mut().enumerate() {
+            // SAFETY: `offset + 4 * LANE <= length`, so all 64 bytes are inside the buffer.
+            let vector = unsafe { _mm512_loadu_si512(bytes.add(offset + index * LANE).cast()) };
+            *fold = _mm512_xor_si512(*fold, vector);
+        }
+        offset += 4 * LANE;
+    }
+    while offset + LANE <= length {
+        // SAFETY: `offset + LANE <= length`.
+        let vector = unsafe { _mm512_loadu_si512(bytes.add(offset).cast()) };
+        folds[0] = _mm512_xor_si512(folds[0], vector);
+        offset += LANE;
+    }
+    let folded = _mm512_xor_si512(
+        _mm512_xor_si512(folds[0], folds[1]),
+        _mm512_xor_si512(folds[2], folds[3]),
+    );
+    let mut words = [0u64; 8];
+    // SAFETY: `words` is 64 writable bytes.
+    unsafe { _mm512_storeu_si512(words.as_mut_ptr().cast(), folded) };
+    // SAFETY: `offset <= length`; the rest of the buffer is valid for reads.
+    let rest = unsafe { std::slice::from_raw_parts(bytes.add(offset), length - offset) };
+    words
+        .iter()
+        .fold(stream_read_tail(rest), |checksum, word| checksum ^ word)
+}

@@ -1,0 +1,158 @@
+//! AVX-VNNI kernels (VEX-encoded `vpdpbusd` on 256-bit registers), for CPUs that have VNNI
+//! without AVX-512 and as a comparison point on those that have both.
+
+use std::arch::x86_64::*;
+
+use super::tile_x86::{reduce_8_ymm, stream_read_avx2, ymm_lanes_in_accumulator_order};
+use super::{scalar::dot_i8_scalar, Isa, Kernels};
+
+pub(crate) static KERNELS: Kernels = Kernels {
+    isa: Isa::AvxVnni,
+    dot: dot_raw,
+    tile_16x1: dot_tile_i8_avxvnni::<16, 1, 8>,
+    tile_8x2: dot_tile_i8_avxvnni::<8, 2, 4>,
+    tile_4x4: dot_tile_i8_avxvnni::<4, 4, 2>,
+    stream_read: stream_read_avx2,
+};
+
+const LANE: usize = 32;
+
+/// Exact dot product of the common prefix of `a` and `b` (see the contract in `kernel`).
+///
+/// # Safety
+/// The CPU supports AVX2 and AVX-VNNI.
+pub unsafe fn dot_i8_avxvnni(a: &[i8], b: &[i8]) -> i32 {
+    // SAFETY: the CPU feature is the caller's promise; both slices hold the length passed.
+    unsafe { dot_raw(a.as_ptr(), b.as_ptr(), a.len().min(b.len())) }
+}
+
+/// One 32-byte step of `a . b = |a| . (sign(a) * b)`: `vpdpbusd` (u8 x i8, wrapping i32) is exact
+/// because `|a| <= 127` and `-b` cannot overflow (no `-128`).
+#[inline]
+#[target_feature(enable = "avx2,avxvnni")]
+fn multiply_add(accumulator: __m256i, a: __m256i, b: __m256i) -> __m256i {
+    _mm256_dpbusd_avx_epi32(accumulator, _mm256_abs_epi8(a), _mm256_sign_epi8(b, a))
+}
+
+/// One 32-byte step of the tile: `vpdpbusd(row ^ 0x80, probe)` adds `(row + 128) * probe`; the
+/// caller removes `128 * sum(probe)` at the end. The biased row is shared by every probe.
+#[inline]
+#[target_feature(enable = "avx2,avxvnni")]
+fn multiply_add_biased(accumulator: __m256i, row_unsigned: __m256i, probe: __m256i) -> __m256i {
+    _mm256_dpbusd_avx_epi32(accumulator, row_unsigned, probe)
+}
+
+#[target_feature(enable = "avx2,avxvnni")]
+unsafe fn dot_raw(a: *const i8, b: *const i8, length: usize) -> i32 {
+    let mut accumulator = _mm256_setzero_si256();
+    let mut offset = 0;
+    while offset + LANE <= length {
+        // SAFETY: `offset + LANE <= length` and both pointers are valid for `length` bytes.
+        let (a_vector, b_vector) = unsafe {
+            (
+                _mm256_loadu_si256(a.add(offset).cast()),
+                _mm256_loadu_si256(b.add(offset).cast()),
+            )
+        };
+        accumulator = multiply_add(accumulator, a_vector, b_vector);
+        offset += LANE;
+    }
+    let mut lanes = [0i32; 8];
+    // SAFETY: `lanes` is 32 writable bytes.
+    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), accumulator) };
+    // SAFETY: `offset <= length`; both pointers are valid for `length` bytes.
+    let (a_rest, b_rest) = unsafe {
+        (
+            std::slice::from_raw_parts(a.add(offset), length - offset),
+            std::slice::from_raw_parts(b.add(offset), length - offset),
+        )
+    };
+    lanes
+        .iter()
+        .fold(dot_i8_scalar(a_rest, b_rest), |sum, lane| {
+            sum.wrapping_add(*lane)
+        })
+}
+
+/// The scan's tile (rows biased to unsigned, see `multiply_add_biased`), as two halves of `RH`
+/// rows x `P` probes (8 accumulators fit the 16 ymm registers); a dimension tail is zero-padded
+/// into stack copies and run as one more step.
+///
+/// # Safety
+/// See [`super::TileFn`]; the CPU supports AVX2 and AVX-VNNI.
+#[target_feature(enable = "avx2,avxvnni")]
+unsafe fn dot_tile_i8_avxvnni<const R: usize, const P: usize, const RH: usize>(
+    rows: &[*const i8; R],
+    probes: &[*const i8; P],
+    probe_sums: &[i32; P],
+    dimension: usize,
+) -> [[i32; P]; R] {
+    const { assert!(R == 2 * RH && RH * P == 8) };
+    let low: [*const i8; RH] = std::array::from_fn(|index| rows[index]);
+    let high: [*const i8; RH] = std::array::from_fn(|index| rows[RH + index]);
+    // SAFETY: forwarded caller contract.
+    let (low, high) = unsafe {
+        (
+            half::<RH, P>(&low, probes, dimension),
+            half::<RH, P>(&high, probes, dimension),
+        )
+    };
+    std::array::from_fn(|row| {
+        let dots = if row < RH { low[row] } else { high[row - RH] };
+        std::array::from_fn(|probe| dots[probe].wrapping_sub(probe_sums[probe].wrapping_mul(128)))
+    })
+}
+
+#[target_feature(enable = "avx2,avxvnni")]
+unsafe fn half<const RH: usize, const P: usize>(
+    rows: &[*const i8; RH],
+    probes: &[*const i8; P],
+    dimension: usize,
+) -> [[i32; P]; RH] {
+    let bias = _mm256_set1_epi8(i8::MIN);
+    let mut accumulators = [[_mm256_setzero_si256(); P]; RH];
+    let full = dimension - dimension % LANE;
+    let mut offset = 0;
+    while offset < full {
+        for (row_accumulators, row) in accumulators.iter_mut().zip(rows) {
+            // SAFETY: `offset + LANE <= dimension`, and the row pointer is valid for `dimension`.
+            let row_vector = unsafe { _mm256_loadu_si256(row.add(offset).cast()) };
+            let row_unsigned = _mm256_xor_si256(row_vector, bias);
+            for (accumulator, probe) in row_accumulators.iter_mut().zip(probes) {
+                // SAFETY: as above, for the probe pointer.
+                let probe_vector = unsafe { _mm256_loadu_si256(probe.add(offset).cast()) };
+                *accumulator = multiply_add_biased(*accumulator, row_unsigned, probe_vector);
+            }
+        }
+        offset += LANE;
+    }
+    if full < dimension {
+        let tail = dimension - full;
+        let padded = |pointer: *const i8| {
+            let mut copy = [0i8; LANE];
+            // SAFETY: `full + tail == dimension` bytes are valid behind the pointer.
+            copy[..tail]
+                .copy_from_slice(unsafe { std::slice::from_raw_parts(pointer.add(full), tail) });
+            copy
+        };
+        let probe_tails: [[i8; LANE]; P] = std::array::from_fn(|index| padded(probes[index]));
+        for (row_accumulators, row) in accumulators.iter_mut().zip(rows) {
+            let row_tail = padded(*row);
+            // SAFETY: the copies are LANE bytes long.
+            let row_vector = unsafe { _mm256_loadu_si256(row_tail.as_ptr().cast()) };
+            // Padding bytes become 0 ^ 0x80 = 128, multiplied by a padding probe byte 0.
+            let row_unsigned = _mm256_xor_si256(row_vector, bias);
+            for (accumulator, probe_tail) in row_accumulators.iter_mut().zip(&probe_tails) {
+                // SAFETY: as above.
+                let probe_vector = unsafe { _mm256_loadu_si256(probe_tail.as_ptr().cast()) };
+                *accumulator = multiply_add_biased(*accumulator, row_unsigned, probe_vector);
+            }
+        }
+    }
+    let flat: [__m256i; 8] = std::array::from_fn(|index| accumulators[index / P][index % P]);
+    let mut lanes = [0i32; 8];
+    // SAFETY: `lanes` is 32 writable bytes.
+    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), reduce_8_ymm(&flat)) };
+    let sums = ymm_lanes_in_accumulator_order(&lanes);
+    std::array::from_fn(|row| std::array::from_fn(|probe| sums[row * P + probe]))
+}

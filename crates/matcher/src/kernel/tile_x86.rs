@@ -1,0 +1,107 @@
+//! Horizontal reductions shared by the x86 tiles: many accumulators into one register with a
+//! shuffle/add tree (about three instructions per accumulator instead of ~ten for a full
+//! per-accumulator reduction). The result is in a permuted lane order documented per function.
+
+use std::arch::x86_64::*;
+
+/// Sums each of 16 zmm accumulators (16 i32 lanes each). The sum of accumulator `i` lands in
+/// lane `4 * (i % 4) + i / 4` of the result. Wrapping i32 arithmetic throughout.
+#[target_feature(enable = "avx512f")]
+pub(crate) fn reduce_16_zmm(accumulators: &[__m512i; 16]) -> __m512i {
+    // 16 -> 8: 128-bit lanes 0,1 hold partials of accumulator 2i, lanes 2,3 of 2i + 1.
+    let halves: [__m512i; 8] = std::array::from_fn(|index| {
+        let (a, b) = (accumulators[2 * index], accumulators[2 * index + 1]);
+        _mm512_add_epi32(
+            _mm512_shuffle_i64x2::<0x44>(a, b),
+            _mm512_shuffle_i64x2::<0xEE>(a, b),
+        )
+    });
+    // 8 -> 4: 128-bit lane k holds the four partials of accumulator 4j + k.
+    let quarters: [__m512i; 4] = std::array::from_fn(|index| {
+        let (a, b) = (halves[2 * index], halves[2 * index + 1]);
+        _mm512_add_epi32(
+            _mm512_shuffle_i64x2::<0x88>(a, b),
+            _mm512_shuffle_i64x2::<0xDD>(a, b),
+        )
+    });
+    // 4 -> 2: in 128-bit lane k, two partials of accumulator 8m + k, then two of 8m + 4 + k.
+    let pairs: [__m512i; 2] = std::array::from_fn(|index| {
+        let (a, b) = (quarters[2 * index], quarters[2 * index + 1]);
+        _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b))
+    });
+    // 2 -> 1: 128-bit lane k = [acc k, acc 4 + k, acc 8 + k, acc 12 + k].
+    let (a, b) = (_mm512_castsi512_ps(pairs[0]), _mm512_castsi512_ps(pairs[1]));
+    _mm512_add_epi32(
+        _mm512_castps_si512(_mm512_shuffle_ps::<0x88>(a, b)),
+        _mm512_castps_si512(_mm512_shuffle_ps::<0xDD>(a, b)),
+    )
+}
+
+/// Sums each of 8 ymm accumulators (8 i32 lanes each). The sum of accumulator `i` lands in lane
+/// `4 * (i % 2) + i / 2` of the result. Wrapping i32 arithmetic throughout.
+#[target_feature(enable = "avx2")]
+pub(crate) fn reduce_8_ymm(accumulators: &[__m256i; 8]) -> __m256i {
+    // 8 -> 4: 128-bit lane k holds the four partials of accumulator 2i + k.
+    let halves: [__m256i; 4] = std::array::from_fn(|index| {
+        let (a, b) = (accumulators[2 * index], accumulators[2 * index + 1]);
+        _mm256_add_epi32(
+            _mm256_permute2x128_si256::<0x20>(a, b),
+            _mm256_permute2x128_si256::<0x31>(a, b),
+        )
+    });
+    // 4 -> 2: in 128-bit lane k, two partials of accumulator 4m + k, then two of 4m + 2 + k.
+    let pairs: [__m256i; 2] = std::array::from_fn(|index| {
+        let (a, b) = (halves[2 * index], halves[2 * index + 1]);
+        _mm256_add_epi32(_mm256_unpacklo_epi64(a, b), _mm256_unpackhi_epi64(a, b))
+    });
+    // 2 -> 1: 128-bit lane k = [acc k, acc 2 + k, acc 4 + k, acc 6 + k].
+    let (a, b) = (_mm256_castsi256_ps(pairs[0]), _mm256_castsi256_ps(pairs[1]));
+    _mm256_add_epi32(
+        _mm256_castps_si256(_mm256_shuffle_ps::<0x88>(a, b)),
+        _mm256_castps_si256(_mm256_shuffle_ps::<0xDD>(a, b)),
+    )
+}
+
+/// Unpermutes `reduce_8_ymm`'s result into accumulator order.
+pub(crate) fn ymm_lanes_in_accumulator_order(lanes: &[i32; 8]) -> [i32; 8] {
+    std::array::from_fn(|index| lanes[4 * (index % 2) + index / 2])
+}
+
+/// Streams a buffer with AVX2 loads, folding it into the xor-of-words checksum.
+///
+/// # Safety
+/// The CPU supports AVX2; `bytes` is valid for `length` bytes of reads.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn stream_read_avx2(bytes: *const u8, length: usize) -> u64 {
+    const LANE: usize = 32;
+    let mut folds = [_mm256_setzero_si256(); 4];
+    let mut offset = 0;
+    while offset + 4 * LANE <= length {
+        for (index, fold) in folds.iter_mut().enumerate() {
+            // SAFETY: `offset + 4 * LANE <= length`, so all 32 bytes are inside the buffer.
+            let vector = unsafe { _mm256_loadu_si256(bytes.add(offset + index * LANE).cast()) };
+            *fold = _mm256_xor_si256(*fold, vector);
+        }
+        offset += 4 * LANE;
+    }
+    while offset + LANE <= length {
+        // SAFETY: `offset + LANE <= length`.
+        let vector = unsafe { _mm256_loadu_si256(bytes.add(offset).cast()) };
+        folds[0] = _mm256_xor_si256(folds[0], vector);
+        offset += LANE;
+    }
+    let folded = _mm256_xor_si256(
+        _mm256_xor_si256(folds[0], folds[1]),
+        _mm256_xor_si256(folds[2], folds[3]),
+    );
+    let mut words = [0u64; 4];
+    // SAFETY: `words` is 32 writable bytes.
+    unsafe { _mm256_storeu_si256(words.as_mut_ptr().cast(), folded) };
+    // SAFETY: `offset <= length`; the rest of the buffer is valid for reads.
+    let rest = unsafe { std::slice::from_raw_parts(bytes.add(offset), length - offset) };
+    words
+        .iter()
+        .fold(super::stream_read_tail(rest), |checksum, word| {
+            checksum ^ word
+        })
+}

@@ -1,0 +1,37 @@
+//! palmvein's 1:N matcher core: exact int8 dot-product kernels per ISA, dispatched once, and a
+//! batched top-k scan over a gallery slice. No Node-API here: `crates/matcher-node` binds it.
+//!
+//! The numerical contract is at the top of [`kernel`].
+
+pub mod error;
+pub mod kernel;
+pub mod scan;
+pub mod top_k;
+
+pub use error::CoreError;
+pub use kernel::{active_isa, active_kernels, available_isas, set_isa, Isa, Kernels};
+pub use scan::{scan_top_k, scan_top_k_with, score, GalleryView, ProbeBatch, TopKOutput, MAX_K};
+
+/// Exact dot product with the active kernels; the vectors must have the same length.
+pub fn dot_i8(a: &[i8], b: &[i8]) -> Result<i32, CoreError> {
+    if a.len() != b.len() {
+        return Err(CoreError::LengthMismatch {
+            left: a.len(),
+            right: b.len(),
+        });
+    }
+    Ok(active_kernels().dot_i8(a, b))
+}
+
+/// The memory-bandwidth floor with the active kernels (see [`Kernels::stream_read`]).
+pub fn stream_read(bytes: &[u8]) -> u64 {
+    active_kernels().stream_read(bytes)
+}
+
+/// Forces an ISA by name (tests, benchmarks).
+pub fn set_isa_by_name(name: &str) -> Result<Isa, CoreError> {
+    let isa = Isa::from_name(name).ok_or_else(|| CoreError::UnknownIsa {
+        name: name.to_owned(),
+    })?;
+    set_isa(isa)
+}

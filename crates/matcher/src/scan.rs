@@ -1,0 +1,364 @@
+//! Scan a gallery slice for a batch of probes, keeping the top k rows per probe.
+//!
+//! Rows are taken in tiles of 16 (16 x 256 bytes = 4 KB, well inside L1). Each tile is read
+//! from memory once and then scored against every probe of the batch from cache, in register
+//! blocks of 16 (row, probe) pairs: 16 rows x 1 probe, 8 x 2 or 4 x 4. So a batch of probes
+//! costs one pass over the gallery, not one per probe.
+//!
+//! Most rows cannot enter a full top-k list. Before the square root and the division, a row is
+//! dropped when `dot <= 0` or `dot^2 < worst^2 * probe_norm * row_norm * (1 - 1e-9)`. All these
+//! integers are below 2^53, so `dot^2` and the norm product are exact in f64; the margin is far
+//! larger than the few ulps of rounding on the right-hand side, so a dropped row's exact score
+//! is below the worst kept one: the filter never changes the result. It relies on rows being
+//! offered in ascending order (an equal score never displaces a lower row index).
+
+use std::ops::Range;
+
+use crate::kernel::{active_kernels, Kernels, MAX_DIMENSION};
+use crate::top_k::{Candidate, TopK};
+use crate::CoreError;
+
+/// Largest k of one scan.
+pub const MAX_K: usize = 1024;
+
+const TILE_ROWS: usize = 16;
+const FILTER_MARGIN: f64 = 1.0 - 1e-9;
+
+/// A gallery slice: row `r` is `rows[r * stride_in_bytes ..][..dimension]`; norms and the live
+/// mask (0 = dead) are indexed by absolute row.
+#[derive(Clone, Copy)]
+pub struct GalleryView<'a> {
+    pub rows: &'a [i8],
+    pub stride_in_bytes: usize,
+    pub dimension: usize,
+    pub norms_squared: &'a [u32],
+    pub live: &'a [u8],
+}
+
+/// A batch of probes: probe `p` is `vectors[p * dimension ..][..dimension]`.
+#[derive(Clone, Copy)]
+pub struct ProbeBatch<'a> {
+    pub vectors: &'a [i8],
+    pub norms_squared: &'a [u32],
+}
+
+impl ProbeBatch<'_> {
+    pub fn count(&self) -> usize {
+        self.norms_squared.len()
+    }
+}
+
+/// Per probe `p`, slots `[p * k, (p + 1) * k)`: best first, `-1` and `0.0` in unused slots.
+pub struct TopKOutput<'a> {
+    pub rows: &'a mut [i32],
+    pub scores: &'a mut [f64],
+}
+
+/// The score of a row for a probe (the contract's statement 6), the same in every backend.
+#[inline]
+pub fn score(dot: i32, probe_norm_squared: u32, row_norm_squared: u32) -> f64 {
+    let product = f64::from(probe_norm_squared) * f64::from(row_norm_squared);
+    if product == 0.0 {
+        0.0
+    } else {
+        f64::from(dot.max(0)) / product.sqrt()
+    }
+}
+
+/// Checks every argument of a scan; the kernels then run without further checks.
+pub fn validate_scan(
+    gallery: &GalleryView,
+    row_range: &Range<usize>,
+    probes: &ProbeBatch,
+    k: usize,
+    output_lengths: (usize, usize),
+) -> Result<(), CoreError> {
+    let GalleryView {
+        dimension,
+        stride_in_bytes,
+        ..
+    } = *gallery;
+    if dimension == 0 || dimension > MAX_DIMENSION {
+        return Err(CoreError::Dimension { dimension });
+    }
+    if stride_in_bytes < dimension {
+        return Err(CoreError::Stride {
+            stride_in_bytes,
+            dimension,
+        });
+    }
+    let Range {
+        start: row_start,
+        end: row_end,
+    } = *row_range;
+    if row_start > row_end {
+        return Err(CoreError::RowRange { row_start, row_end });
+    }
+    if row_end > row_start {
+        // The last row needs only `dimension` bytes, not a whole stride.
+        let needed_bytes = (row_end - 1)
+            .checked_mul(stride_in_bytes)
+            .and_then(|bytes| bytes.checked_add(dimension));
+        if needed_bytes.is_none_or(|needed| needed > gallery.rows.len())
+            || row_end > i32::MAX as usize
+        {
+            return Err(CoreError::GalleryTooShort {
+                row_end,
+                needed_bytes: needed_bytes.unwrap_or(usize::MAX),
+                length: gallery.rows.len(),
+            });
+        }
+    }
+    for (argument, length) in [
+        ("normsSquared", gallery.norms_squared.len()),
+        ("live", gallery.live.len()),
+    ] {
+        if length < row_end {
+            return Err(CoreError::PerRowTooShort {
+                argument,
+                row_end,
+                length,
+            });
+        }
+    }
+    let probe_count = probes.count();
+    if probe_count.checked_mul(dimension) != Some(probes.vectors.len()) {
+        return Err(CoreError::ProbesLength {
+            length: probes.vectors.len(),
+            probe_count,
+            dimension,
+        });
+    }
+    if let Some(position) = probes.vectors.iter().position(|&value| value == i8::MIN) {
+        return Err(CoreError::ProbeValue {
+            probe: position / dimension,
+            element: position % dimension,
+        });
+    }
+    if k == 0 || k > MAX_K {
+        return Err(CoreError::K { k });
+    }
+    let needed = probe_count * k;
+    for (argument, length) in [
+        ("outRows", output_lengths.0),
+        ("outScores", output_lengths.1),
+    ] {
+        if length < needed {
+            return Err(CoreError::OutputTooShort {
+                argument,
+                needed,
+                length,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// [`scan_top_k_with`] on the active kernels.
+pub fn scan_top_k(
+    gallery: &GalleryView,
+    row_range: Range<usize>,
+    probes: &ProbeBatch,
+    k: usize,
+    output: &mut TopKOutput,
+) -> Result<(), CoreError> {
+    scan_top_k_with(active_kernels(), gallery, row_range, probes, k, output)
+}
+
+/// Scores rows `row_range` of the gallery against every probe and writes each probe's top k.
+pub fn scan_top_k_with(
+    kernels: &Kernels,
+    gallery: &GalleryView,
+    row_range: Range<usize>,
+    probes: &ProbeBatch,
+    k: usize,
+    output: &mut TopKOutput,
+) -> Result<(), CoreError> {
+    validate_scan(
+        gallery,
+        &row_range,
+        probes,
+        k,
+        (output.rows.len(), output.scores.len()),
+    )?;
+    let dimension = gallery.dimension;
+    let mut states: Vec<ProbeState> = probes
+        .norms_squared
+        .iter()
+        .map(|&norm| ProbeState::new(k, norm))
+        .collect();
+    let probe_pointers: Vec<*const i8> = probes
+        .vectors
+        .chunks_exact(dimension)
+        .map(<[i8]>::as_ptr)
+        .collect();
+    let probe_sums: Vec<i32> = probes
+        .vectors
+        .chunks_exact(dimension)
+        .map(|probe| probe.iter().map(|&value| i32::from(value)).sum())
+        .collect();
+
+    let mut tile_start = row_range.start;
+    while tile_start < row_range.end {
+        let tile_rows = TILE_ROWS.min(row_range.end - tile_start);
+        let live: [bool; TILE_ROWS] =
+            std::array::from_fn(|index| index < tile_rows && gallery.live[tile_start + index] != 0);
+        if live.contains(&true) {
+            // Rows past the end of a short tile repeat its first row (valid memory); their dots
+            // are ignored because they are not live.
+            let rows: [*const i8; TILE_ROWS] = std::array::from_fn(|index| {
+                let row = tile_start + if index < tile_rows { index } else { 0 };
+                // SAFETY: `validate_scan` checked that every row below `row_range.end` lies inside
+                // `gallery.rows` (its start, and `dimension` bytes after it).
+                unsafe { gallery.rows.as_ptr().add(row * gallery.stride_in_bytes) }
+            });
+            let row_norms: [u32; TILE_ROWS] = std::array::from_fn(|index| {
+                if live[index] {
+                    gallery.norms_squared[tile_start + index]
+                } else {
+                    0
+                }
+            });
+            let tile = Tile {
+                first_row: tile_start,
+                rows: &rows,
+                live: &live,
+                norms: &row_norms,
+            };
+            score_tile(
+                kernels,
+                &tile,
+                &probe_pointers,
+                &probe_sums,
+                &mut states,
+                dimension,
+            );
+        }
+        tile_start += tile_rows;
+    }
+
+    for (probe, state) in states.into_iter().enumerate() {
+        let slots = probe * k..(probe + 1) * k;
+        let (rows, scores) = (&mut output.rows[slots.clone()], &mut output.scores[slots]);
+        rows.fill(-1);
+        scores.fill(0.0);
+        for (slot, candidate) in state.top.into_sorted().into_iter().enumerate() {
+            rows[slot] = candidate.row as i32;
+            scores[slot] = candidate.score;
+        }
+    }
+    Ok(())
+}
+
+struct Tile<'a> {
+    first_row: usize,
+    rows: &'a [*const i8; TILE_ROWS],
+    live: &'a [bool; TILE_ROWS],
+    norms: &'a [u32; TILE_ROWS],
+}
+
+fn score_tile(
+    kernels: &Kernels,
+    tile: &Tile,
+    probe_pointers: &[*const i8],
+    probe_sums: &[i32],
+    states: &mut [ProbeState],
+    dimension: usize,
+) {
+    let mut probe = 0;
+    while probe < probe_pointers.len() {
+        let remaining = probe_pointers.len() - probe;
+        // SAFETY (all three calls): `kernels` belongs to an available ISA; every row pointer is
+        // valid for `dimension` bytes (see the tile's construction) and so is every probe
+        // pointer (`validate_scan` checked probes.len() == probe_count * dimension).
+        if remaining >= 4 {
+            for block in 0..TILE_ROWS / 4 {
+                let rows: [*const i8; 4] =
+                    std::array::from_fn(|index| tile.rows[4 * block + index]);
+                let pointers: [*const i8; 4] =
+                    std::array::from_fn(|index| probe_pointers[probe + index]);
+                let sums: [i32; 4] = std::array::from_fn(|index| probe_sums[probe + index]);
+                let dots = unsafe { (kernels.tile_4x4)(&rows, &pointers, &sums, dimension) };
+                offer_block(tile, 4 * block, &dots, &mut states[probe..probe + 4]);
+            }
+            probe += 4;
+        } else if remaining >= 2 {
+            for block in 0..TILE_ROWS / 8 {
+                let rows: [*const i8; 8] =
+                    std::array::from_fn(|index| tile.rows[8 * block + index]);
+                let pointers = [probe_pointers[probe], probe_pointers[probe + 1]];
+                let sums = [probe_sums[probe], probe_sums[probe + 1]];
+                let dots = unsafe { (kernels.tile_8x2)(&rows, &pointers, &sums, dimension) };
+                offer_block(tile, 8 * block, &dots, &mut states[probe..probe + 2]);
+            }
+            probe += 2;
+        } else {
+            let dots = unsafe {
+                (kernels.tile_16x1)(
+                    tile.rows,
+                    &[probe_pointers[probe]],
+                    &[probe_sums[probe]],
+                    dimension,
+                )
+            };
+            offer_block(tile, 0, &dots, &mut states[probe..probe + 1]);
+            probe += 1;
+        }
+    }
+}
+
+#[inline]
+fn offer_block<const R: usize, const P: usize>(
+    tile: &Tile,
+    first: usize,
+    dots: &[[i32; P]; R],
+    states: &mut [ProbeState],
+) {
+    for (offset, row_dots) in dots.iter().enumerate() {
+        let index = first + offset;
+        if !tile.live[index] {
+            continue;
+        }
+        let row = (tile.first_row + index) as u32;
+        for (state, &dot) in states.iter_mut().zip(row_dots) {
+            state.offer(row, dot, tile.norms[index]);
+        }
+    }
+}
+
+struct ProbeState {
+    top: TopK,
+    norm_squared: u32,
+    /// `worst^2 * probe_norm * FILTER_MARGIN` once the list is full (see the module comment).
+    drop_below: f64,
+}
+
+impl ProbeState {
+    fn new(k: usize, norm_squared: u32) -> ProbeState {
+        ProbeState {
+            top: TopK::new(k),
+            norm_squared,
+            drop_below: f64::NAN,
+        }
+    }
+
+    #[inline]
+    fn offer(&mut self, row: u32, dot: i32, row_norm_squared: u32) {
+        if !self.drop_below.is_nan() {
+            let dot_f64 = f64::from(dot);
+            if dot <= 0 || dot_f64 * dot_f64 < self.drop_below * f64::from(row_norm_squared) {
+                return;
+            }
+        }
+        let candidate = Candidate {
+            score: score(dot, self.norm_squared, row_norm_squared),
+            row,
+        };
+        if self.top.offer(candidate) && self.top.is_full() {
+            if let Some(worst) = self.top.worst() {
+                self.drop_below =
+                    worst.score * worst.score * f64::from(self.norm_squared) * FILTER_MARGIN;
+            }
+        }
+    }
+}
