@@ -1,0 +1,70 @@
+// Every route of the route table, checked by the shared security suite according to its auth list.
+// New routes are picked up automatically: the list is the route table itself.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { routeTable } from '../../src/http/routes/index.js'
+import type { Route } from '../../src/http/route.js'
+import { VERSION } from '../../src/version.js'
+import {
+  accepts, addressesOrganization, addressesProject, checkKeyOfAnotherProject, checkNoCredential,
+  checkOtherProjectsSubResource, checkRevokedKey, checkStranger, checkWrongKinds, createSubResources, createTenant,
+  hasSubResource, idValues, requestFor, send, type SecurityFixtures,
+} from '../support/security.js'
+import { bootService } from '../support/service.js'
+
+const routes = routeTable(VERSION)
+const name = (route: Route) => `${route.method.toUpperCase()} ${route.path}`
+const open = routes.filter((route) => route.auth.includes('none'))
+const guarded = routes.filter((route) => !route.auth.includes('none'))
+
+describe('security suite over the whole route table', () => {
+  let fixtures: SecurityFixtures
+  let ids: Record<string, string>
+  beforeAll(async () => {
+    const svc = await bootService()
+    const owner = await createTenant(svc, 'owner@example.com')
+    const stranger = await createTenant(svc, 'stranger@example.com')
+    const sub = await createSubResources(svc, owner)
+    fixtures = { svc, owner, stranger, sub }
+    ids = idValues(owner, sub)
+  })
+  afterAll(async () => { await fixtures?.svc.close() })
+
+  it('covers every route of the table', () => {
+    expect(guarded.length + open.length).toBe(routes.length)
+    expect(guarded.length).toBeGreaterThan(10)
+  })
+
+  it.each(open.map((route) => [name(route), route] as const))('%s answers without a credential', async (_, route) => {
+    const response = await send(fixtures, route, requestFor(route, ids))
+    expect(response.status, `${name(route)}: ${response.text.slice(0, 300)}`).toBe(200)
+  })
+
+  describe.each(guarded.map((route) => [name(route), route] as const))('%s', (_, route) => {
+    it('no credential or a malformed one: 401 with WWW-Authenticate: Bearer', async () => {
+      await checkNoCredential(fixtures, route, requestFor(route, ids))
+    })
+    if ((['token', 'key', 'device'] as const).some((kind) => !accepts(route, kind))) {
+      it('a kind of credential the route does not accept: 403', async () => {
+        await checkWrongKinds(fixtures, route, requestFor(route, ids))
+      })
+    }
+    it('a key revoked just before: 401 on the very next request', async () => {
+      await checkRevokedKey(fixtures, route, requestFor(route, ids))
+    })
+    if (addressesProject(route) || addressesOrganization(route)) {
+      it("another organization's token and key: 404", async () => {
+        await checkStranger(fixtures, route, requestFor(route, ids))
+      })
+    }
+    if (addressesProject(route) && accepts(route, 'key')) {
+      it('a key scoped to another project: 403 or 404', async () => {
+        await checkKeyOfAnotherProject(fixtures, route, requestFor(route, ids))
+      })
+    }
+    if (route.path.includes(':project_id') && hasSubResource(route)) {
+      it("another project's sub-resource, addressed through this organization's other project: 404", async () => {
+        await checkOtherProjectsSubResource(fixtures, route, requestFor(route, ids))
+      })
+    }
+  })
+})
