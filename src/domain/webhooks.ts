@@ -6,7 +6,7 @@ import type { Database } from '../store/database.js'
 import { ServiceError, notFound } from '../errors.js'
 import { isUuid, newId, timestamp } from '../ids.js'
 import { generateSecret } from '../webhooks/signer.js'
-import { SUBSCRIBABLE_EVENT_TYPES, enqueueEvent, wakeDispatcher, type Envelope } from '../webhooks/outbox.js'
+import { SUBSCRIBABLE_EVENT_TYPES, enqueueTestEvent, wakeDispatcher, type Envelope } from '../webhooks/outbox.js'
 import type { SsrfGuard } from '../webhooks/ssrf-guard.js'
 
 export const MAX_SUBSCRIPTIONS_PER_PROJECT = 25
@@ -184,16 +184,12 @@ export const TEST_MESSAGE = 'This is a test event from palmvein webhooks.'
 export async function sendTestEvent(deps: WebhookDeps, projectId: string, subscriptionId: string): Promise<{ test_id: string; message: string }> {
   if (!isUuid(projectId) || !isUuid(subscriptionId)) throw subscriptionNotFound()
   const testId = newId()
-  await deps.db.sql.begin(async (tx) => {
-    const [row] = await tx`SELECT id FROM webhook_subscriptions WHERE id = ${subscriptionId} AND project_id = ${projectId}`
-    if (!row) throw subscriptionNotFound()
-    await enqueueEvent(tx, {
-      projectId,
-      eventType: 'webhook.test',
-      subscriptionId,
-      data: { test_id: testId, message: TEST_MESSAGE, triggered_at: timestamp(new Date()) },
-    })
+  const eventId = await enqueueTestEvent(deps.db.sql, {
+    projectId,
+    subscriptionId,
+    data: { test_id: testId, message: TEST_MESSAGE, triggered_at: timestamp(new Date()) },
   })
+  if (!eventId) throw subscriptionNotFound()
   await wakeDispatcher(deps.db)
   return { test_id: testId, message: TEST_MESSAGE }
 }

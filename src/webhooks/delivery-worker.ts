@@ -55,6 +55,23 @@ export interface DeliveryWorker {
   attempt(delivery: ClaimedDelivery): Promise<AttemptResult>
 }
 
+/**
+ * The request has gone out; losing its record would resend it after the lease. A transient
+ * database error is worth a few quick retries (the statement only applies once: it needs the
+ * lease and the attempt count it started from).
+ */
+async function withRetries<T>(operation: () => Promise<T>, onError: (error: unknown, attempt: number) => void, tries = 4): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await operation()
+    } catch (error) {
+      if (attempt >= tries) throw error
+      onError(error, attempt)
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt))
+    }
+  }
+}
+
 export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
   const { sql, sender, clock, workerId, leaseMs, userAgent } = options
   const logger = options.logger ?? silentLogger
@@ -111,7 +128,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       }
     }
 
-    const recorded = await sql`
+    const record = () => sql`
       WITH updated AS (
         UPDATE webhook_deliveries
         SET attempt_count = ${attemptNumber}, status = ${status}, last_attempt_at = ${attemptedAt},
@@ -124,6 +141,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
              ${outcome.body}::text, ${outcome.error}::text, ${outcome.durationMs}::integer
       FROM updated
       RETURNING id`
+    const recorded = await withRetries(record, (error, attempt) =>
+      logger.warn({ err: error, deliveryId: delivery.id, try: attempt }, 'recording a webhook attempt failed; retrying'))
 
     const fields = { deliveryId: delivery.id, subscriptionId: delivery.subscription_id, attempt: attemptNumber, responseStatus: outcome.status, durationMs: outcome.durationMs }
     if (recorded.length === 0) {

@@ -57,71 +57,64 @@ export async function wakeDispatcher(db: Pick<Database, 'notify'>): Promise<void
   await db.notify(OUTBOX_CHANNEL, '')
 }
 
-interface OutboxRow {
-  id: string
-  project_id: string
-  event_type: string
-  data: Record<string, unknown>
-  subscription_id: string | null
-  created_at: Date
-}
-
-interface SubscriptionRow {
-  id: string
-  project_id: string
-  event_types: string[]
-}
+// A UUIDv7 made in SQL (the fan-out creates rows in the same statement that finds them): the
+// 48-bit millisecond time, then the random bits of gen_random_uuid() with the version set to 7.
+const uuidV7At = (sql: Sql, time: Date) => sql`
+  encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid())
+    placing substring(int8send(floor(extract(epoch FROM ${time}::timestamptz) * 1000)::bigint) FROM 3) FROM 1 FOR 6),
+  52, 1), 53, 1), 'hex')::uuid`
 
 /**
- * Fans out up to `limit` undispatched events in one short transaction. Returns how many events
- * were dispatched and how many deliveries were created.
+ * Fans out up to `limit` undispatched events. One statement, so no transaction stays open (the
+ * embedded database serves every connection through one session). Returns how many events were
+ * dispatched and how many deliveries were created.
  */
 export async function dispatchEvents(sql: Sql, options: { now: Date; limit?: number }): Promise<{ events: number; deliveries: number }> {
   const limit = options.limit ?? 100
-  return sql.begin(async (tx) => {
-    const events = await tx<OutboxRow[]>`
+  const [result] = await sql<{ events: number; deliveries: number }[]>`
+    WITH events AS (
       SELECT id, project_id, event_type, data, subscription_id, created_at FROM event_outbox
-      WHERE dispatched_at IS NULL ORDER BY created_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED`
-    if (events.length === 0) return { events: 0, deliveries: 0 }
-    const projectIds = [...new Set(events.map((event) => event.project_id))]
-    const subscriptions = await tx<SubscriptionRow[]>`
-      SELECT id, project_id, event_types FROM webhook_subscriptions
-      WHERE project_id = ANY(${projectIds}::uuid[]) AND (enabled OR id = ANY(${events.flatMap((event) => event.subscription_id ?? [])}::uuid[]))`
-    const rows = []
-    for (const event of events) {
-      const targets = event.subscription_id
-        ? subscriptions.filter((subscription) => subscription.id === event.subscription_id && subscription.project_id === event.project_id)
-        : subscriptions.filter((subscription) => subscription.project_id === event.project_id && subscription.event_types.includes(event.event_type))
-      const envelope: Envelope = {
-        event_id: event.id,
-        event_type: event.event_type,
-        timestamp: event.created_at.toISOString(),
-        project_id: event.project_id,
-        data: event.data,
-      }
-      for (const subscription of targets) {
-        rows.push({
-          id: newId(),
-          subscription_id: subscription.id,
-          project_id: event.project_id,
-          event_id: event.id,
-          event_type: event.event_type,
-          payload: tx.json(envelope as unknown as postgres.JSONValue),
-          status: 'pending',
-          next_attempt_at: options.now,
-          created_at: options.now,
-        })
-      }
-    }
-    let created = 0
-    if (rows.length > 0) {
-      const inserted = await tx`
-        INSERT INTO webhook_deliveries ${tx(rows)} ON CONFLICT (subscription_id, event_id) DO NOTHING RETURNING id`
-      created = inserted.length
-    }
-    await tx`UPDATE event_outbox SET dispatched_at = ${options.now} WHERE id = ANY(${events.map((event) => event.id)}::uuid[])`
-    return { events: events.length, deliveries: created }
-  })
+      WHERE dispatched_at IS NULL ORDER BY created_at, id LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
+    ), marked AS (
+      UPDATE event_outbox AS outbox SET dispatched_at = ${options.now}
+      FROM events WHERE outbox.id = events.id
+      RETURNING outbox.id
+    ), targets AS (
+      -- webhook.test goes to its one subscription; other events to every enabled subscriber.
+      SELECT events.*, subscription.id AS target_id FROM events
+      JOIN webhook_subscriptions AS subscription ON subscription.project_id = events.project_id
+      WHERE CASE WHEN events.subscription_id IS NULL
+                 THEN subscription.enabled AND events.event_type = ANY(subscription.event_types)
+                 ELSE subscription.id = events.subscription_id END
+    ), inserted AS (
+      INSERT INTO webhook_deliveries (id, subscription_id, project_id, event_id, event_type, payload, status, next_attempt_at, created_at)
+      SELECT ${uuidV7At(sql, options.now)}, target_id, project_id, id, event_type,
+             jsonb_build_object('event_id', id, 'event_type', event_type,
+               'timestamp', to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+               'project_id', project_id, 'data', data),
+             'pending', ${options.now}, ${options.now}
+      FROM targets
+      ORDER BY created_at, id
+      ON CONFLICT (subscription_id, event_id) DO NOTHING
+      RETURNING id
+    )
+    SELECT (SELECT count(*) FROM marked)::int AS events, (SELECT count(*) FROM inserted)::int AS deliveries`
+  return result
+}
+
+/**
+ * Writes a webhook.test event for one subscription of the project, in one statement; null when
+ * the project has no such subscription. Wake the dispatcher afterwards.
+ */
+export async function enqueueTestEvent(sql: Sql, input: { projectId: string; subscriptionId: string; data: Record<string, unknown>; occurredAt?: Date }): Promise<string | null> {
+  const id = newId()
+  const rows = await sql`
+    INSERT INTO event_outbox (id, project_id, event_type, data, subscription_id, created_at)
+    SELECT ${id}, project_id, 'webhook.test', ${sql.json(input.data as postgres.JSONValue)}, id, ${input.occurredAt ?? new Date()}
+    FROM webhook_subscriptions WHERE id = ${input.subscriptionId} AND project_id = ${input.projectId}
+    RETURNING id`
+  return rows.length > 0 ? id : null
 }
 
 /** The raw body sent for a stored envelope: always the same bytes for the same delivery. */
