@@ -7,6 +7,8 @@ import type { Keyring } from './domain/keyring.js'
 import type { ApiKeyUsage } from './auth/api-key-usage.js'
 import type { RateLimiter } from './domain/rate-limit.js'
 import type { HealthCheck } from './health.js'
+import type { Galleries } from './domain/galleries.js'
+import type { ScanRecorder } from './domain/scans.js'
 
 export interface AppContext {
   config: Config
@@ -19,6 +21,10 @@ export interface AppContext {
   rateLimiter: RateLimiter
   /** Checks behind /healthz; modules register theirs at boot. */
   health: HealthCheck[]
+  /** One in-memory matcher gallery per environment, kept in sync across processes. */
+  galleries: Galleries
+  /** Batched writer of identify scan results (flushed on shutdown). */
+  scans: ScanRecorder
   /** Set once shutdown begins: long polls return early. */
   shuttingDown: boolean
 }

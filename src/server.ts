@@ -7,6 +7,8 @@ import { loadIdentityTokens } from './auth/identity-tokens.js'
 import { loadConfig, type Config } from './config.js'
 import { createKeyring, loadMasterKey } from './domain/keyring.js'
 import { createRateLimiter } from './domain/rate-limit.js'
+import { createGalleries } from './domain/galleries.js'
+import { createScanRecorder } from './domain/scans.js'
 import { routeTable } from './http/routes/index.js'
 import { createHttpServer } from './http/server.js'
 import { createLogger } from './log.js'
@@ -45,14 +47,24 @@ export async function start(options: StartOptions = {}): Promise<Service> {
 
     const apiKeyUsage = createApiKeyUsage(db.sql, (error) => log.warn({ err: error }, 'last_used_at update failed'))
     stops.push(() => apiKeyUsage.flush())
+    const keyring = createKeyring(master.key)
+    // Galleries close after the HTTP server and the scan writer (stops run in reverse).
+    const galleries = createGalleries({ config, db, keyring, log })
+    stops.push(() => galleries.close())
+    const scans = createScanRecorder(db.sql, log)
+    stops.push(() => scans.close())
     const app: AppContext = {
-      config, db, sql: db.sql, log, tokens,
-      keyring: createKeyring(master.key),
+      config, db, sql: db.sql, log, tokens, galleries, scans,
+      keyring,
       apiKeyUsage,
       rateLimiter: createRateLimiter(db.sql),
       health: [{ name: 'database', critical: true, check: async () => { await db.sql`SELECT 1`; return `ok (${db.kind})` } }],
       shuttingDown: false,
     }
+
+    app.health.push(galleries.health)
+    // Registers every environment as loading (identify answers 503 for it), then loads in the background.
+    await galleries.startLoading()
 
     const http = createHttpServer(app, routeTable(VERSION))
     const port = await http.listen(config.host, config.port)

@@ -44,6 +44,16 @@ export function createClient(options: { url?: string; host?: string; port?: numb
   return client as unknown as Sql
 }
 
+const embeddedBuses = new Map<string, EventEmitter>()
+function embeddedBus(directory: string): EventEmitter {
+  let bus = embeddedBuses.get(directory)
+  if (!bus) {
+    bus = new EventEmitter().setMaxListeners(0)
+    embeddedBuses.set(directory, bus)
+  }
+  return bus
+}
+
 export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, options: { max?: number } = {}): Promise<Database> {
   if (config.databaseUrl) {
     const sql = createClient({ url: config.databaseUrl, max: options.max })
@@ -63,7 +73,8 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
   const embedded: EmbeddedDatabase = await openEmbedded(config.dataDir)
   const sql = createClient({ host: embedded.host, port: embedded.port, max: options.max })
   // pglite-socket does not forward notifications; one process serves PGlite, so an emitter is exact.
-  const bus = new EventEmitter().setMaxListeners(0)
+  // One emitter per data directory: services sharing the in-process PGlite (tests) hear each other.
+  const bus = embeddedBus(embedded.directory)
   return {
     sql,
     notify: async (channel, payload) => { bus.emit(channel, payload) },

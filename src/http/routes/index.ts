@@ -1,10 +1,13 @@
 // The route table: every route the service answers, one group per resource of the spec.
 import type { Route } from '../route.js'
 import { apiKeyRoutes } from './api-keys.js'
+import { biometricRoutes } from './biometrics.js'
 import { healthRoutes } from './health.js'
+import { memberRoutes } from './members.js'
 import { openApiRoute } from './openapi.js'
 import { organizationRoutes } from './organizations.js'
 import { projectRoutes } from './projects.js'
+import { scanRoutes } from './scans.js'
 
 export function routeTable(version: string): Route[] {
   const routes: Route[] = [
@@ -12,6 +15,9 @@ export function routeTable(version: string): Route[] {
     ...organizationRoutes,
     ...apiKeyRoutes,
     ...projectRoutes,
+    ...memberRoutes,
+    ...biometricRoutes,
+    ...scanRoutes,
   ]
   return [...routes, openApiRoute(routes, version)]
 }

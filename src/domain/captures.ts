@@ -1,0 +1,107 @@
+// Palm captures as clients send them (DECISIONS "Palm captures and matching"): a PVT1 template in
+// base64url without padding (standard base64 with padding also accepted), checked against the
+// environment's dimension, extractor and minimum quality. Every refusal is 400 capture_invalid
+// naming the field, so a client can tell which of four captures was wrong.
+import { ServiceError } from '../errors.js'
+import { decodeTemplate, quantizeFloat, TemplateError, templateToInt8, type Hand, type Template } from '../matcher/index.js'
+
+/** The environment facts a capture is checked against. */
+export interface CaptureRules {
+  dimension: number
+  extractor_id: number
+  extractor_version: number
+  min_quality: number
+}
+
+export interface Capture {
+  /** The PVT1 bytes as received (what is stored, encrypted). */
+  bytes: Buffer
+  template: Template
+}
+
+const BASE64URL_UNPADDED = /^[A-Za-z0-9_-]+$/
+const BASE64_PADDED = /^[A-Za-z0-9+/]+={0,2}$/
+
+function refuse(field: string, message: string): ServiceError {
+  return new ServiceError('capture_invalid', `${field.slice(1).replaceAll('/', '.')}: ${message}`, { errors: [{ path: field, message }] })
+}
+
+/** Strict base64 decoding: one of the two accepted alphabets, canonical, nothing trailing. */
+export function decodeCaptureText(text: string, field: string): Buffer {
+  if (text.length === 0) throw refuse(field, 'is empty')
+  let bytes: Buffer
+  if (BASE64URL_UNPADDED.test(text)) {
+    if (text.length % 4 === 1) throw refuse(field, 'is not valid base64url (truncated)')
+    bytes = Buffer.from(text, 'base64url')
+    // Buffer ignores stray trailing bits; a canonical round trip rejects them.
+    if (bytes.toString('base64url') !== text) throw refuse(field, 'is not canonical base64url (non-zero trailing bits)')
+  } else if (BASE64_PADDED.test(text) && text.length % 4 === 0) {
+    bytes = Buffer.from(text, 'base64')
+    if (bytes.toString('base64') !== text) throw refuse(field, 'is not canonical base64 (bad padding or trailing bits)')
+  } else {
+    const bad = /[^A-Za-z0-9_\-+/=]/.exec(text)
+    throw refuse(field, bad
+      ? `contains ${JSON.stringify(bad[0])} at offset ${bad.index}; expected base64url without padding or standard base64 with padding`
+      : 'mixes base64 alphabets or is badly padded; expected base64url without padding or standard base64 with padding')
+  }
+  return bytes
+}
+
+/** Decodes a capture and checks it against the environment; `hand` is the slot it was sent in. */
+export function parseCapture(text: string, field: string, rules: CaptureRules, hand: Hand | null): Capture {
+  const bytes = decodeCaptureText(text, field)
+  let template: Template
+  try {
+    template = decodeTemplate(bytes)
+  } catch (error) {
+    if (error instanceof TemplateError) throw refuse(field, `${error.message} (${error.code})`)
+    throw error
+  }
+  if (template.dimension !== rules.dimension) {
+    throw refuse(field, `dimension ${template.dimension}, but the environment uses ${rules.dimension}`)
+  }
+  if (template.extractorId !== rules.extractor_id || template.extractorVersion !== rules.extractor_version) {
+    throw refuse(field, `extractor ${template.extractorId} version ${template.extractorVersion}, but the environment uses extractor ${rules.extractor_id} version ${rules.extractor_version}`)
+  }
+  if (rules.min_quality > 0) {
+    if (template.quality === null) throw refuse(field, `quality is unknown, but the environment requires at least ${rules.min_quality}`)
+    if (template.quality < rules.min_quality) throw refuse(field, `quality ${template.quality} is under the environment's minimum ${rules.min_quality}`)
+  }
+  if (hand && template.hand && template.hand !== hand) {
+    throw refuse(field, `is flagged as a ${template.hand}-hand capture but was sent as the ${hand} hand`)
+  }
+  return { bytes, template }
+}
+
+/** A capture's components as a unit-norm float vector (int8 payloads are scaled back first). */
+function unitVector(template: Template): Float64Array {
+  const values = Float64Array.from(template.vector, (value) => value * (template.elementType === 'int8' ? template.scale : 1))
+  let sum = 0
+  for (const value of values) sum += value * value
+  const inverse = 1 / Math.sqrt(sum)
+  for (let index = 0; index < values.length; index++) values[index] *= inverse
+  return values
+}
+
+/**
+ * The reference template of one hand: the mean of its unit-norm captures, re-normalised and
+ * quantised to the in-memory int8 form. Two opposite captures have no mean direction.
+ */
+export function referenceTemplate(captures: Capture[], field: string): Int8Array {
+  const dimension = captures[0].template.dimension
+  const sum = new Float64Array(dimension)
+  for (const capture of captures) {
+    const unit = unitVector(capture.template)
+    for (let index = 0; index < dimension; index++) sum[index] += unit[index]
+  }
+  try {
+    return quantizeFloat(sum)
+  } catch {
+    throw refuse(field, 'the enroll and identify captures cancel each other out (opposite vectors)')
+  }
+}
+
+/** The probe of an identify in the in-memory int8 form (the matcher's own conversion). */
+export function probeVector(capture: Capture): Int8Array {
+  return templateToInt8(capture.template)
+}

@@ -1,0 +1,156 @@
+// Enrollment of a member's palms: validate every capture, refuse a palm that already belongs to
+// another member of the environment (409 duplicate_palm), then in ONE transaction store the
+// captures and one reference template per hand (encrypted), the scan result and the
+// enrollment.completed event, and publish the references to the gallery as the transaction's
+// last step. If anything fails, the transaction rolls back and the gallery is re-read from the
+// database for that member, so neither database rows nor gallery rows are left behind.
+import type { AppContext } from '../app-context.js'
+import { ServiceError } from '../errors.js'
+import { newId, timestamp } from '../ids.js'
+import type { Sql } from '../store/database.js'
+import { memberWithKey } from '../store/members.js'
+import type { ProjectRow } from '../store/projects.js'
+import { insertScans, type PalmPosition, type ScanInsert } from '../store/scans.js'
+import { replaceHandTemplates, type Hand, type TemplateInsert } from '../store/templates.js'
+import { enqueueEvent, wakeDispatcher } from '../webhooks/outbox.js'
+import { parseCapture, probeVector, referenceTemplate, type Capture } from './captures.js'
+import { galleryId, HANDS, type EnvironmentGallery } from './galleries.js'
+import { bestPerMember, rowsForMembers } from './identify-decision.js'
+import { sealSilhouette, sealTemplate, unwrapMemberKey } from './template-crypto.js'
+
+export interface EnrollHand {
+  enroll_capture: string
+  identify_capture: string
+  silhouette?: string | null
+  palm_position?: PalmPosition | null
+}
+
+/** The spec's enroll body: at least one hand. */
+export interface EnrollInput {
+  member_id: string
+  left_hand?: EnrollHand | null
+  right_hand?: EnrollHand | null
+}
+
+export interface EnrollOptions {
+  callerType: 'api_key' | 'token' | 'device'
+  deviceId?: string | null
+  sessionId?: string | null
+  /** Runs inside the same transaction, after the templates are written (Device-Com completes its session there). */
+  inTransaction?: (tx: Sql) => Promise<void>
+}
+
+interface PreparedHand {
+  hand: Hand
+  input: EnrollHand
+  enroll: Capture
+  identify: Capture
+  reference: Int8Array
+}
+
+function prepareHands(input: EnrollInput, environment: EnvironmentGallery['environment']): PreparedHand[] {
+  const hands: PreparedHand[] = []
+  for (const hand of HANDS) {
+    const handInput = input[`${hand}_hand`]
+    if (!handInput) continue
+    const field = `/${hand}_hand`
+    const enroll = parseCapture(handInput.enroll_capture, `${field}/enroll_capture`, environment, hand)
+    const identify = parseCapture(handInput.identify_capture, `${field}/identify_capture`, environment, hand)
+    hands.push({ hand, input: handInput, enroll, identify, reference: referenceTemplate([enroll, identify], field) })
+  }
+  return hands
+}
+
+/** The best score of another member against any of the new hands' captures or references. */
+async function findDuplicate(environment: EnvironmentGallery, memberId: string, hands: PreparedHand[]) {
+  const probes = hands.flatMap((hand) => [hand.reference, probeVector(hand.enroll), probeVector(hand.identify)])
+  // Four rows always include another member's best row, even when the member's own two lead.
+  const results = await environment.gallery.searchBatch(probes, { k: rowsForMembers(2) })
+  let worst: { hand: Hand; score: number } | null = null
+  results.forEach((hits, index) => {
+    const other = bestPerMember(hits).find((candidate) => candidate.member_id !== memberId)
+    if (other && other.match_score >= environment.environment.match_threshold && (!worst || other.match_score > worst.score)) {
+      worst = { hand: hands[Math.floor(index / 3)].hand, score: other.match_score }
+    }
+  })
+  return worst as { hand: Hand; score: number } | null
+}
+
+export async function enrollMember(app: AppContext, project: ProjectRow, input: EnrollInput, options: EnrollOptions): Promise<{ member_id: string }> {
+  const started = performance.now()
+  if (!project.environment_id) throw new ServiceError('environment_not_tenant_managed', `project ${project.id} has no environment`)
+  if (!input.left_hand && !input.right_hand) {
+    throw new ServiceError('invalid_request', 'at least one of left_hand and right_hand is required', {
+      errors: [{ path: '/left_hand', message: 'is required when right_hand is absent' }],
+    })
+  }
+  const environmentId = project.environment_id
+  // Serialised per environment: the duplicate check and the publish see every earlier enrollment.
+  return app.galleries.exclusive(environmentId, async (environment) => {
+    const hands = prepareHands(input, environment.environment)
+    const member = await memberWithKey(app.sql, project.id, input.member_id)
+    if (!member?.wrapped_key) {
+      throw new ServiceError('invalid_reference', `member ${input.member_id} does not exist in project ${project.id}`, {
+        errors: [{ path: '/member_id', message: 'unknown member' }],
+      })
+    }
+    const scan: ScanInsert = {
+      id: newId(), project_id: project.id, caller_type: options.callerType, operation_type: 'enroll',
+      response_time_ms: 0, success: true, member_id: null, device_id: options.deviceId ?? null,
+      posture: hands[0].input.palm_position ?? null, results: [], created_at: new Date(),
+    }
+    const duplicate = await findDuplicate(environment, member.id, hands)
+    if (duplicate) {
+      app.scans.record({ ...scan, success: false, results: [{ match_score: duplicate.score, position: 1 }], response_time_ms: Math.round(performance.now() - started) })
+      throw new ServiceError('duplicate_palm', `the ${duplicate.hand} hand matches another member of this environment (score ${duplicate.score.toFixed(4)})`)
+    }
+
+    const key = unwrapMemberKey(app.keyring, environment.environment, member.id, member.wrapped_key)
+    const rows: TemplateInsert[] = hands.flatMap(({ hand, input: handInput, enroll, identify, reference }) => {
+      const common = {
+        member_id: member.id, environment_id: environmentId, hand,
+        silhouette: handInput.silhouette ? sealSilhouette(key, member.id, hand, handInput.silhouette) : null,
+        palm_position: (handInput.palm_position ?? null) as Record<string, number> | null,
+      }
+      return [
+        { ...common, id: newId(), kind: 'enroll' as const, ciphertext: sealTemplate(key, member.id, hand, 'enroll', enroll.bytes) },
+        { ...common, id: newId(), kind: 'identify' as const, ciphertext: sealTemplate(key, member.id, hand, 'identify', identify.bytes) },
+        { ...common, id: newId(), kind: 'reference' as const, silhouette: null, palm_position: null,
+          ciphertext: sealTemplate(key, member.id, hand, 'reference', new Uint8Array(reference.buffer, reference.byteOffset, reference.length)) },
+      ]
+    })
+
+    const completedAt = new Date()
+    let published = false
+    try {
+      await app.sql.begin(async (tx) => {
+        const locked = await memberWithKey(tx, project.id, member.id, { lock: true })
+        if (!locked?.wrapped_key?.equals(member.wrapped_key!)) {
+          throw new ServiceError('invalid_reference', `member ${member.id} was deleted during enrollment`, { errors: [{ path: '/member_id', message: 'unknown member' }] })
+        }
+        const captures = await replaceHandTemplates(tx, member.id, hands.map((hand) => hand.hand), rows)
+        await tx`UPDATE members SET palm_templates_enrolled = ${captures}, last_enrolled_at = ${completedAt}, updated_at = ${completedAt} WHERE id = ${member.id}`
+        await insertScans(tx, [{ ...scan, response_time_ms: Math.round(performance.now() - started), created_at: completedAt }])
+        await enqueueEvent(tx, {
+          projectId: project.id,
+          eventType: 'enrollment.completed',
+          data: { session_id: options.sessionId ?? null, member_id: member.id, device_id: options.deviceId ?? null, completed_at: timestamp(completedAt) },
+          occurredAt: completedAt,
+        })
+        if (options.inTransaction) await options.inTransaction(tx as unknown as Sql)
+        // Last: nothing after this can fail but the COMMIT itself, which the catch below undoes.
+        published = true
+        for (const hand of hands) environment.gallery.upsert(galleryId(member.id, hand.hand), hand.reference)
+      })
+    } catch (error) {
+      if (published) {
+        await app.galleries.syncMember(environment, member.id)
+          .catch((syncError) => app.log.error({ err: syncError, member_id: member.id }, 'enroll: gallery could not be restored after a failed commit'))
+      }
+      throw error
+    }
+    await app.galleries.announce(environmentId, member.id).catch((error) => app.log.warn({ err: error }, 'enroll: gallery notification failed'))
+    await wakeDispatcher(app.db).catch((error) => app.log.warn({ err: error }, 'enroll: webhook dispatcher wake-up failed'))
+    return { member_id: member.id }
+  })
+}

@@ -1,0 +1,280 @@
+// One in-memory gallery per environment: every member's reference template per hand, decrypted
+// and quantised, under the id `${memberId}:${hand}`. Loaded from the database at boot (requests
+// for an environment still loading get 503 unavailable); environments created later are loaded
+// on first use. Changes made by other service processes arrive by NOTIFY and are re-read from the
+// database, one environment at a time in order, so a late notification never undoes a newer change.
+import type { Logger } from 'pino'
+import type { Config } from '../config.js'
+import { ServiceError } from '../errors.js'
+import type { HealthCheck } from '../health.js'
+import { createMatcher, type Gallery, type Matcher } from '../matcher/index.js'
+import type { Database } from '../store/database.js'
+import { allEnvironments, environmentById, type EnvironmentRow } from '../store/organizations.js'
+import { environmentReferencePage, referenceRowsOfMember, type Hand, type ReferenceRow } from '../store/templates.js'
+import type { Keyring } from './keyring.js'
+import { openTemplate, unwrapMemberKey } from './template-crypto.js'
+
+export const GALLERY_CHANNEL = 'palmvein_gallery'
+export const HANDS: readonly Hand[] = ['left', 'right']
+export const galleryId = (memberId: string, hand: Hand): string => `${memberId}:${hand}`
+
+export interface EnvironmentGallery {
+  environment: EnvironmentRow
+  gallery: Gallery
+}
+
+export interface Galleries {
+  /** The ready gallery of an environment: 503 while the boot load runs, awaited when loaded on demand. */
+  acquire(environmentId: string): Promise<EnvironmentGallery>
+  /** Runs `task` after every earlier change of the environment (enroll, remote syncs) has finished. */
+  exclusive<T>(environmentId: string, task: (environment: EnvironmentGallery) => Promise<T>): Promise<T>
+  /** Makes the gallery match the database for one member (after a change, or to undo a failed one). */
+  syncMember(environment: EnvironmentGallery, memberId: string): Promise<void>
+  /** Takes a deleted member out at once (no database read: the rows are gone). */
+  removeMember(environmentId: string, memberId: string): void
+  /** Tells the other service processes on this database; call after commit. */
+  announce(environmentId: string, memberId: string): Promise<void>
+  /** Registers every environment as loading, then loads them in the background. */
+  startLoading(): Promise<void>
+  health: HealthCheck
+  close(): Promise<void>
+}
+
+interface Entry {
+  environment: EnvironmentRow | null
+  gallery: Gallery | null
+  loading: boolean
+  /** Boot loads answer 503 rather than make requests wait for a whole environment. */
+  blocking: boolean
+  loaded: number
+  total: number
+  ready: Promise<void>
+  /** Serialises the environment's changes. */
+  chain: Promise<unknown>
+}
+
+const PAGE_ROWS = 2_000
+const PROGRESS_EVERY_MS = 2_000
+
+export function createGalleries(options: { config: Config; db: Database; keyring: Keyring; log: Logger }): Galleries {
+  const { config, db, keyring, log } = options
+  const sql = db.sql
+  const origin = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`
+  const matchers = new Map<number, Promise<Matcher>>()
+  const entries = new Map<string, Entry>()
+  let closed = false
+  let listener: { unlisten(): Promise<void> } | null = null
+
+  function matcherFor(dimension: number): Promise<Matcher> {
+    let matcher = matchers.get(dimension)
+    if (!matcher) {
+      matcher = createMatcher({
+        dimension, threads: config.matcherThreads, backend: config.matcherBackend,
+        logger: (message) => log.info(`Matcher: d=${dimension}: ${message}`),
+      })
+      matchers.set(dimension, matcher)
+      matcher.catch(() => matchers.delete(dimension))
+    }
+    return matcher
+  }
+
+  /** Decrypts one reference row to its int8 vector; null (logged) when it cannot be read. */
+  function decrypt(environment: EnvironmentRow, row: ReferenceRow, keys: Map<string, Buffer>): Int8Array | null {
+    try {
+      if (!row.wrapped_key) throw new Error('the member has no data key')
+      let key = keys.get(row.member_id)
+      if (!key) {
+        key = unwrapMemberKey(keyring, environment, row.member_id, row.wrapped_key)
+        if (keys.size > 1024) keys.clear()
+        keys.set(row.member_id, key)
+      }
+      const plain = openTemplate(key, row.member_id, row.hand, 'reference', row.ciphertext)
+      if (plain.length !== environment.dimension) throw new Error(`reference has ${plain.length} components, expected ${environment.dimension}`)
+      return new Int8Array(plain.buffer, plain.byteOffset, plain.length)
+    } catch (error) {
+      log.error({ template_id: row.id, member_id: row.member_id, reason: (error as Error).message }, 'Galleries: reference template unreadable, skipped')
+      return null
+    }
+  }
+
+  async function load(entry: Entry, environmentId: string): Promise<void> {
+    const started = performance.now()
+    const environment = entry.environment ?? (await environmentById(sql, environmentId))
+    if (!environment) throw new ServiceError('not_found', `environment ${environmentId} not found`)
+    entry.environment = environment
+    const gallery = (await matcherFor(environment.dimension)).createGallery()
+    let after: string | null = null
+    let lastLog = performance.now()
+    const keys = new Map<string, Buffer>()
+    entry.loaded = 0
+    while (!closed) {
+      const page: ReferenceRow[] = await environmentReferencePage(sql, environmentId, after, PAGE_ROWS)
+      for (const row of page) {
+        const vector = decrypt(environment, row, keys)
+        if (vector) gallery.upsert(galleryId(row.member_id, row.hand), vector)
+        entry.loaded += 1
+      }
+      if (page.length < PAGE_ROWS) break
+      after = page[page.length - 1].id
+      if (performance.now() - lastLog > PROGRESS_EVERY_MS) {
+        lastLog = performance.now()
+        log.info(`Galleries: environment ${environmentId} loading, ${entry.loaded}/${entry.total} rows, ${((lastLog - started) / 1000).toFixed(1)} s`)
+      }
+    }
+    entry.total = Math.max(entry.total, entry.loaded)
+    entry.gallery = gallery
+    entry.loading = false
+    log.info(`Galleries: environment ${environmentId} ready, ${gallery.size} rows in ${((performance.now() - started) / 1000).toFixed(2)} s`)
+  }
+
+  /** Boot loads retry until they succeed or the service stops; the environment stays 'loading'. */
+  async function loadWithRetry(entry: Entry, environmentId: string): Promise<void> {
+    for (let attempt = 1; !closed; attempt++) {
+      try {
+        return await load(entry, environmentId)
+      } catch (error) {
+        const delay = Math.min(30_000, 500 * 2 ** attempt)
+        log.error({ err: error, environment_id: environmentId }, `Galleries: loading failed, retrying in ${delay} ms`)
+        await new Promise((resolve) => setTimeout(resolve, delay).unref())
+      }
+    }
+  }
+
+  function newEntry(blocking: boolean, environment: EnvironmentRow | null, total: number): Entry {
+    return { environment, gallery: null, loading: true, blocking, loaded: 0, total, ready: Promise.resolve(), chain: Promise.resolve() }
+  }
+
+  async function acquire(environmentId: string): Promise<EnvironmentGallery> {
+    if (closed) throw new ServiceError('unavailable', 'the service is shutting down')
+    let entry = entries.get(environmentId)
+    if (!entry) {
+      // Created after boot (or first seen here): small enough to load while the caller waits.
+      const fresh = newEntry(false, null, 0)
+      fresh.ready = load(fresh, environmentId)
+      fresh.chain = fresh.ready.catch(() => {})
+      entries.set(environmentId, fresh)
+      fresh.ready.catch((error) => {
+        entries.delete(environmentId)
+        log.error({ err: error, environment_id: environmentId }, 'Galleries: on-demand load failed')
+      })
+      entry = fresh
+    }
+    if (entry.loading && entry.blocking) {
+      throw new ServiceError('unavailable', `the gallery of environment ${environmentId} is loading (${entry.loaded}/${entry.total} rows); retry shortly`, { retryAfter: 5 })
+    }
+    try {
+      await entry.ready
+    } catch (error) {
+      if (error instanceof ServiceError) throw error
+      throw new ServiceError('unavailable', `the gallery of environment ${environmentId} could not be loaded; retry shortly`, { retryAfter: 5, cause: error })
+    }
+    return { environment: entry.environment!, gallery: entry.gallery! }
+  }
+
+  async function syncMember(environment: EnvironmentGallery, memberId: string): Promise<void> {
+    const rows = await referenceRowsOfMember(sql, memberId)
+    const keys = new Map<string, Buffer>()
+    const present = new Set<Hand>()
+    for (const row of rows) {
+      const vector = decrypt(environment.environment, row, keys)
+      if (!vector) continue
+      environment.gallery.upsert(galleryId(memberId, row.hand), vector)
+      present.add(row.hand)
+    }
+    for (const hand of HANDS) if (!present.has(hand)) environment.gallery.remove(galleryId(memberId, hand))
+  }
+
+  function exclusive<T>(environmentId: string, task: (environment: EnvironmentGallery) => Promise<T>): Promise<T> {
+    const run = acquire(environmentId).then((environment) => {
+      const entry = entries.get(environmentId)!
+      const result = entry.chain.then(() => task(environment))
+      entry.chain = result.catch(() => {})
+      return result
+    })
+    return run
+  }
+
+  async function onNotification(payload: string): Promise<void> {
+    let message: { origin: string; environment_id: string; member_id: string }
+    try {
+      message = JSON.parse(payload)
+    } catch {
+      return
+    }
+    if (message.origin === origin) return
+    // An environment this process has not loaded yet reads the change when it loads.
+    if (!entries.has(message.environment_id)) return
+    const entry = entries.get(message.environment_id)!
+    const result = entry.chain.then(async () => {
+      if (closed || !entry.gallery || !entry.environment) return
+      await syncMember({ environment: entry.environment, gallery: entry.gallery }, message.member_id)
+    })
+    entry.chain = result.catch((error) => log.error({ err: error, member_id: message.member_id }, 'Galleries: sync from another process failed'))
+  }
+
+  return {
+    acquire,
+    exclusive,
+    syncMember,
+    removeMember(environmentId, memberId) {
+      const gallery = entries.get(environmentId)?.gallery
+      for (const hand of HANDS) gallery?.remove(galleryId(memberId, hand))
+    },
+    async announce(environmentId, memberId) {
+      await db.notify(GALLERY_CHANNEL, JSON.stringify({ origin, environment_id: environmentId, member_id: memberId }))
+    },
+    async startLoading() {
+      listener = await db.listen(GALLERY_CHANNEL, (payload) => { void onNotification(payload) })
+      const environments = await allEnvironments(sql)
+      const counts = new Map((await sql<{ environment_id: string; count: number }[]>`
+        SELECT environment_id, count(*)::int AS count FROM palm_templates WHERE kind = 'reference' GROUP BY environment_id`)
+        .map((row) => [row.environment_id, row.count]))
+      const queued: Array<[Entry, string]> = []
+      for (const environment of environments) {
+        if (entries.has(environment.id)) continue
+        const entry = newEntry(true, environment, counts.get(environment.id) ?? 0)
+        entries.set(environment.id, entry)
+        queued.push([entry, environment.id])
+      }
+      const rows = [...counts.values()].reduce((sum, count) => sum + count, 0)
+      log.info(`Galleries: loading ${environments.length} environment(s), ${rows} reference rows`)
+      // One environment after another: a small one is ready (and answers) before a huge one is.
+      const all = (async () => {
+        for (const [entry, id] of queued) {
+          entry.ready = loadWithRetry(entry, id)
+          entry.chain = entry.ready
+          await entry.ready
+        }
+      })()
+      all.catch((error) => log.error({ err: error }, 'Galleries: loading stopped'))
+    },
+    health: {
+      name: 'galleries',
+      critical: true,
+      async check() {
+        let loaded = 0
+        let total = 0
+        let rows = 0
+        let loading = 0
+        for (const entry of entries.values()) {
+          if (entry.loading && entry.blocking) {
+            loading += 1
+            loaded += entry.loaded
+            total += entry.total
+          }
+          rows += entry.gallery?.size ?? 0
+        }
+        if (loading > 0) throw new Error(`loading ${loaded}/${total} rows`)
+        const backends = (await Promise.all([...matchers.values()].map((matcher) => matcher.catch(() => null))))
+          .flatMap((matcher) => (matcher ? [`d=${matcher.dimension} ${matcher.backend.name} (${matcher.backend.isa})`] : []))
+        return `ready, ${entries.size} environment(s), ${rows} rows${backends.length ? `; matcher ${backends.join(', ')}` : ''}`
+      },
+    },
+    async close() {
+      closed = true
+      await listener?.unlisten().catch(() => {})
+      for (const matcher of matchers.values()) await (await matcher.catch(() => null))?.close()
+      matchers.clear()
+    },
+  }
+}

@@ -1,0 +1,71 @@
+// 1:N identification against the project's environment gallery. The hot path touches no database:
+// the environment's settings live with its gallery, and the scan result is queued for the batched
+// writer. Works for any environment, global ones included (Device-Com terminals identify there);
+// the REST route checks tenant management before calling.
+import type { AppContext } from '../app-context.js'
+import { ServiceError } from '../errors.js'
+import { newId } from '../ids.js'
+import type { ProjectRow } from '../store/projects.js'
+import type { PalmPosition } from '../store/scans.js'
+import type { Hand } from '../store/templates.js'
+import { parseCapture, probeVector } from './captures.js'
+import { decide, rowsForMembers, type Candidate, type IdentifyStatus } from './identify-decision.js'
+
+export const MAX_CANDIDATES = 10
+
+export interface IdentifyPalm {
+  identify_capture: string
+  /** Opaque; never used for matching. */
+  silhouette?: string | null
+  palm_position?: PalmPosition | null
+}
+
+export interface IdentifyResult {
+  status: IdentifyStatus
+  member_id: string | null
+  match_score: number
+  /** The hand of the matching row (Found only). */
+  hand: Hand | null
+  /** Top-k members, best first; only when k was asked for. */
+  candidates?: Candidate[]
+}
+
+export interface IdentifyOptions {
+  /** Candidates wanted (1..10); when given, the answer carries `candidates`. */
+  k?: number
+  callerType: 'api_key' | 'token' | 'device'
+  deviceId?: string | null
+  /** JSON pointer of the capture in the caller's body, for error details. Default /palm/identify_capture. */
+  field?: string
+}
+
+export async function identifyPalm(app: AppContext, project: ProjectRow, palm: IdentifyPalm, options: IdentifyOptions): Promise<IdentifyResult> {
+  const started = performance.now()
+  if (!project.environment_id) throw new ServiceError('environment_not_tenant_managed', `project ${project.id} has no environment`)
+  const k = options.k ?? 1
+  if (!Number.isInteger(k) || k < 1 || k > MAX_CANDIDATES) throw new ServiceError('invalid_request', `k must be an integer from 1 to ${MAX_CANDIDATES}`)
+  const { environment, gallery } = await app.galleries.acquire(project.environment_id)
+  const capture = parseCapture(palm.identify_capture, options.field ?? '/palm/identify_capture', environment, null)
+  // At least two members are needed to tell Found from Ambiguous.
+  const hits = await gallery.search(probeVector(capture), { k: rowsForMembers(Math.max(k, 2)) })
+  const decision = decide(hits, environment)
+  const candidates = decision.members.slice(0, k)
+  app.scans.record({
+    id: newId(),
+    project_id: project.id,
+    caller_type: options.callerType,
+    operation_type: 'identify',
+    response_time_ms: Math.round(performance.now() - started),
+    success: decision.status === 'Found',
+    member_id: decision.member_id,
+    device_id: options.deviceId ?? null,
+    posture: palm.palm_position ?? null,
+    results: candidates.map((candidate, index) => ({ match_score: candidate.match_score, position: index + 1 })),
+    created_at: new Date(),
+  })
+  const result: IdentifyResult = {
+    status: decision.status, member_id: decision.member_id, match_score: decision.match_score, hand: decision.hand,
+  }
+  if (options.k !== undefined) result.candidates = candidates
+  return result
+}

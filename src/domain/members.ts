@@ -1,0 +1,93 @@
+// Members of a project (spec "Members"): the person whose palms are enrolled. Each member gets its
+// own data key at creation (wrapped by the environment key); deleting the member deletes that key
+// with the row, which makes every copy of its encrypted templates unreadable (crypto-shredding).
+// Scans and transactions keep the member id as plain history.
+import type postgres from 'postgres'
+import type { AppContext } from '../app-context.js'
+import { ServiceError, notFound } from '../errors.js'
+import { Nullable, Type } from '../http/schema.js'
+import { newId, timestamp } from '../ids.js'
+import { deleteMember, insertMemberWithinHeadcount, memberById, updateMember, type MemberRow } from '../store/members.js'
+import { environmentById } from '../store/organizations.js'
+import type { ProjectRow } from '../store/projects.js'
+import { newMemberKey } from './template-crypto.js'
+
+/** Metadata is any JSON value; its JSON text is capped so one member cannot bloat the table. */
+export const MAX_METADATA_BYTES = 16 * 1024
+
+export const MemberSchema = Type.Object({
+  member_id: Type.String({ format: 'uuid' }),
+  display_name: Type.String(),
+  metadata: Nullable(Type.String({ description: 'the metadata sent: a string as itself, any other JSON value as its JSON text' })),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+  palm_templates_enrolled: Type.Integer({ minimum: 0, description: 'captures stored (2 per enrolled hand)' }),
+  last_enrolled_at: Nullable(Type.String({ format: 'date-time' })),
+  last_used_at: Nullable(Type.String({ format: 'date-time', description: 'last successful identification' })),
+}, { $id: 'Member' })
+
+export const DisplayName = Type.String({ minLength: 1, maxLength: 200 })
+export const Metadata = Type.Unknown({ description: `any JSON value, or null; at most ${MAX_METADATA_BYTES} bytes of JSON` })
+
+export function memberResource(row: MemberRow) {
+  return {
+    member_id: row.id,
+    display_name: row.display_name,
+    metadata: row.metadata === null ? null : typeof row.metadata === 'string' ? row.metadata : JSON.stringify(row.metadata),
+    created_at: timestamp(row.created_at),
+    updated_at: timestamp(row.updated_at),
+    palm_templates_enrolled: row.palm_templates_enrolled,
+    last_enrolled_at: timestamp(row.last_enrolled_at),
+    last_used_at: timestamp(row.last_used_at),
+  }
+}
+
+function checkMetadata(metadata: unknown): postgres.JSONValue | null {
+  if (metadata === undefined || metadata === null) return null
+  const text = JSON.stringify(metadata)
+  if (Buffer.byteLength(text) > MAX_METADATA_BYTES) {
+    throw new ServiceError('invalid_request', `metadata is ${Buffer.byteLength(text)} bytes of JSON; at most ${MAX_METADATA_BYTES} are allowed`, {
+      errors: [{ path: '/metadata', message: `must be at most ${MAX_METADATA_BYTES} bytes of JSON` }],
+    })
+  }
+  return metadata as postgres.JSONValue
+}
+
+export async function createMember(app: AppContext, project: ProjectRow, input: { display_name: string; metadata?: unknown }): Promise<MemberRow> {
+  const metadata = checkMetadata(input.metadata)
+  const environment = await environmentById(app.sql, project.environment_id!)
+  if (!environment) throw notFound('environment')
+  const id = newId()
+  const { wrapped } = newMemberKey(app.keyring, environment, id)
+  const row = await insertMemberWithinHeadcount(app.sql, {
+    id, project_id: project.id, environment_id: environment.id, display_name: input.display_name, metadata, wrapped_key: wrapped,
+  })
+  if (!row) throw new ServiceError('headcount_reached', `project ${project.id} already has ${project.headcount} members, the ${project.plan} plan's headcount`)
+  return row
+}
+
+export async function loadMember(app: AppContext, project: ProjectRow, memberId: string): Promise<MemberRow> {
+  const row = await memberById(app.sql, project.id, memberId)
+  if (!row) throw notFound('member')
+  return row
+}
+
+/** PUT: the fields sent replace the stored ones; a field left out keeps its value. */
+export async function changeMember(app: AppContext, project: ProjectRow, memberId: string, input: { display_name?: string; metadata?: unknown }): Promise<MemberRow> {
+  if (input.display_name === undefined && !('metadata' in input)) {
+    throw new ServiceError('invalid_request', 'send display_name, metadata or both', { errors: [{ path: '/', message: 'needs display_name or metadata' }] })
+  }
+  const changes: { display_name?: string; metadata?: postgres.JSONValue | null } = { display_name: input.display_name }
+  if ('metadata' in input) changes.metadata = checkMetadata(input.metadata)
+  const row = await updateMember(app.sql, project.id, memberId, changes)
+  if (!row) throw notFound('member')
+  return row
+}
+
+/** Deletes the member (its key and templates with it) and takes it out of every gallery. */
+export async function removeMember(app: AppContext, project: ProjectRow, memberId: string): Promise<void> {
+  const deleted = await deleteMember(app.sql, project.id, memberId)
+  if (!deleted) throw notFound('member')
+  app.galleries.removeMember(deleted.environment_id, memberId)
+  await app.galleries.announce(deleted.environment_id, memberId).catch((error) => app.log.warn({ err: error }, 'member delete: gallery notification failed'))
+}

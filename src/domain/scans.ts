@@ -1,0 +1,120 @@
+// Scan results: every identify and enroll leaves one. Identify is the hot path, so its result is
+// queued and written in batches (one INSERT for many scans, plus the members' last_used_at);
+// close() writes whatever is queued, so a clean shutdown loses nothing. Enroll writes its scan in
+// its own transaction instead (insertScans with the transaction).
+import type { Logger } from 'pino'
+import { Nullable, Type } from '../http/schema.js'
+import { timestamp } from '../ids.js'
+import type { Sql } from '../store/database.js'
+import { touchMembersUsed } from '../store/members.js'
+import { insertScans, type ScanInsert, type ScanRow } from '../store/scans.js'
+
+export const PalmPositionSchema = Type.Object({
+  x: Type.Number({ description: 'millimetres' }),
+  y: Type.Number({ description: 'millimetres' }),
+  z: Type.Number({ description: 'millimetres' }),
+  pitch: Type.Number({ description: 'degrees' }),
+  roll: Type.Number({ description: 'degrees' }),
+  yaw: Type.Number({ description: 'degrees' }),
+}, { additionalProperties: false })
+
+export const ScanResultSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  caller_type: Type.Union([Type.Literal('api_key'), Type.Literal('token'), Type.Literal('device')]),
+  operation_type: Type.Union([Type.Literal('identify'), Type.Literal('enroll')]),
+  response_time_ms: Type.Integer({ minimum: 0 }),
+  success: Type.Union([Type.Literal('true'), Type.Literal('false')]),
+  created_at: Type.String({ format: 'date-time' }),
+  posture: Nullable(PalmPositionSchema),
+  results: Type.Array(Type.Object({
+    match_score: Type.Number({ minimum: 0, maximum: 1 }),
+    position: Type.Integer({ minimum: 1, description: 'rank of the candidate member, 1 = best' }),
+  })),
+  member_id: Nullable(Type.String({ format: 'uuid', description: 'the member an identify found; null otherwise' })),
+}, { $id: 'ScanResult' })
+
+export function scanResource(row: ScanRow) {
+  return {
+    id: row.id,
+    caller_type: row.caller_type,
+    operation_type: row.operation_type,
+    response_time_ms: row.response_time_ms,
+    success: row.success ? 'true' : 'false',
+    created_at: timestamp(row.created_at),
+    posture: row.posture,
+    results: row.results,
+    member_id: row.member_id,
+  }
+}
+
+export interface ScanRecorder {
+  /** Queue an identify's scan; written within `flushIntervalMs`. */
+  record(scan: ScanInsert): void
+  /** Write everything queued now (listing scans calls it first, so a client reads its writes). */
+  flush(): Promise<void>
+  /** Final flush; later records are written immediately. */
+  close(): Promise<void>
+}
+
+const MAX_QUEUED = 100_000
+const BATCH_ROWS = 1_000
+
+export function createScanRecorder(sql: Sql, log: Logger, options: { flushIntervalMs?: number } = {}): ScanRecorder {
+  const interval = options.flushIntervalMs ?? 100
+  let queue: ScanInsert[] = []
+  let timer: NodeJS.Timeout | null = null
+  let writing: Promise<void> = Promise.resolve()
+  let failures = 0
+
+  async function writeQueued(): Promise<void> {
+    while (queue.length > 0) {
+      const batch = queue.slice(0, BATCH_ROWS)
+      try {
+        await insertScans(sql, batch)
+        const found = [...new Set(batch.flatMap((scan) => scan.member_id ?? []))]
+        await touchMembersUsed(sql, found)
+        queue = queue.slice(batch.length)
+        failures = 0
+      } catch (error) {
+        failures += 1
+        log.warn({ err: error, queued: queue.length }, 'scan results: write failed, will retry')
+        schedule(Math.min(30_000, interval * 2 ** failures))
+        return
+      }
+    }
+  }
+
+  function flush(): Promise<void> {
+    if (timer) { clearTimeout(timer); timer = null }
+    // Serialised: two flushes never write the same rows twice.
+    writing = writing.then(writeQueued)
+    return writing
+  }
+
+  function schedule(delay = interval): void {
+    if (timer) return
+    timer = setTimeout(() => { timer = null; void flush() }, delay)
+    timer.unref()
+  }
+
+  let closed = false
+  return {
+    record(scan) {
+      if (queue.length >= MAX_QUEUED) {
+        // The database has been unreachable for long: keep memory bounded, say so loudly.
+        queue.shift()
+        log.error('scan results: queue full, dropping the oldest scan result')
+      }
+      queue.push(scan)
+      if (closed) void flush()
+      else schedule()
+    },
+    flush,
+    async close() {
+      closed = true
+      await flush()
+      if (timer) { clearTimeout(timer); timer = null }
+      if (queue.length > 0) log.error({ lost: queue.length }, 'scan results: could not be written before shutdown')
+    },
+  }
+}

@@ -1,0 +1,95 @@
+// Biometrics (spec "Biometrics"): enroll and identify, API key only, only on a tenant-managed
+// environment (checked first: 403 environment_not_tenant_managed).
+import { loadProject, requireTenantManaged } from '../../auth/access.js'
+import { callerType } from '../../auth/principal.js'
+import { enrollMember } from '../../domain/enrollment.js'
+import { identifyPalm, MAX_CANDIDATES } from '../../domain/identification.js'
+import { PalmPositionSchema } from '../../domain/scans.js'
+import { defineRoute, type Route } from '../route.js'
+import { Body, Nullable, PathIds, Type, Uuid } from '../schema.js'
+
+const tags = ['Biometrics']
+
+const Capture = (description: string) => Type.String({
+  minLength: 1, maxLength: 8192,
+  description: `${description}: a PVT1 template, base64url without padding (standard base64 with padding also accepted)`,
+})
+const Silhouette = Type.String({ maxLength: 262_144, description: 'opaque base64 outline of the hand; stored encrypted with the enrollment, never used for matching' })
+
+const EnrollHand = Type.Object({
+  enroll_capture: Capture('the enrollment capture'),
+  identify_capture: Capture('a second capture of the same hand'),
+  silhouette: Type.Optional(Nullable(Silhouette)),
+  palm_position: Type.Optional(Nullable(PalmPositionSchema)),
+}, { additionalProperties: false })
+
+const IdentifyPalmSchema = Type.Object({
+  identify_capture: Capture('the capture to identify'),
+  silhouette: Type.Optional(Nullable(Silhouette)),
+  palm_position: Type.Optional(Nullable(PalmPositionSchema)),
+}, { additionalProperties: false })
+
+const Candidate = Type.Object({
+  member_id: Type.String({ format: 'uuid' }),
+  match_score: Type.Number({ minimum: 0, maximum: 1 }),
+  hand: Type.Union([Type.Literal('left'), Type.Literal('right')]),
+})
+
+const IdentifyResultSchema = Type.Object({
+  status: Type.Union([Type.Literal('Found'), Type.Literal('Ambiguous'), Type.Literal('NotFound')], {
+    description: "Found: the best member scores at or above the environment's match_threshold and the runner-up is below it or at least `margin` lower; Ambiguous: two members pass within `margin`; NotFound otherwise",
+  }),
+  member_id: Nullable(Type.String({ format: 'uuid', description: 'the member found; null unless Found' })),
+  match_score: Type.Number({ minimum: 0, maximum: 1, description: 'cosine score of the best member (0 on an empty gallery)' }),
+  hand: Nullable(Type.Union([Type.Literal('left'), Type.Literal('right')], { description: 'extension: the hand that matched; null unless Found' })),
+  candidates: Type.Optional(Type.Array(Candidate, { description: 'extension: the best k members, best first; only when ?k= is given' })),
+}, { $id: 'IdentifyResult' })
+
+const responses503 = { status: 503, description: "unavailable: the environment's gallery is still loading after a restart (Retry-After)" }
+const notTenantManaged = { status: 403, description: 'environment_not_tenant_managed: the project is on a global environment (or has none)' }
+
+export const biometricRoutes: Route[] = [
+  defineRoute({
+    method: 'post', path: '/v1/projects/:project_id/biometrics/enroll', auth: ['key'], tags, rateLimited: true,
+    summary: "Enroll a member's palms: per hand an enroll and an identify capture (at least one hand). Re-enrolling a hand replaces it. All or nothing; emits enrollment.completed",
+    params: PathIds('project_id'),
+    body: Body({
+      member_id: Uuid('an existing member of the project (else 422 invalid_reference)'),
+      left_hand: Type.Optional(Nullable(EnrollHand)),
+      right_hand: Type.Optional(Nullable(EnrollHand)),
+    }),
+    responses: [
+      { status: 200, description: 'enrolled', schema: Type.Object({ member_id: Type.String({ format: 'uuid' }) }) },
+      { status: 400, description: "capture_invalid: a capture is not PVT1 in base64, or does not fit the environment's dimension, extractor or minimum quality (the detail names the field)" },
+      notTenantManaged,
+      { status: 409, description: 'duplicate_palm: a palm already belongs to another member of the environment; nothing is stored' },
+      { status: 422, description: 'invalid_reference: member_id is not a member of the project' },
+      responses503,
+    ],
+    async handler(context) {
+      const project = await loadProject(context, context.params.project_id)
+      requireTenantManaged(project)
+      return enrollMember(context.app, project, context.body, { callerType: callerType(context.principal) })
+    },
+  }),
+  defineRoute({
+    method: 'post', path: '/v1/projects/:project_id/biometrics/identify', auth: ['key'], tags, rateLimited: true,
+    summary: 'Identify a palm 1:N against every member of the environment',
+    params: PathIds('project_id'),
+    query: Type.Object({
+      k: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_CANDIDATES, description: `extension: also return the best k members as candidates (1..${MAX_CANDIDATES})` })),
+    }, { additionalProperties: false }),
+    body: Body({ palm: IdentifyPalmSchema }),
+    responses: [
+      { status: 200, description: 'the decision', schema: IdentifyResultSchema },
+      { status: 400, description: "capture_invalid: the capture is not PVT1 in base64, or does not fit the environment's dimension, extractor or minimum quality" },
+      notTenantManaged,
+      responses503,
+    ],
+    async handler(context) {
+      const project = await loadProject(context, context.params.project_id)
+      requireTenantManaged(project)
+      return identifyPalm(context.app, project, context.body.palm, { k: context.query.k, callerType: callerType(context.principal) })
+    },
+  }),
+]

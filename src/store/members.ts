@@ -1,0 +1,95 @@
+// Queries of the member aggregate. Every query is scoped by project: a member of another project
+// is invisible, exactly like a missing one.
+import type postgres from 'postgres'
+import type { Sql } from './database.js'
+
+/** A client or an open transaction. */
+export type Queryable = Sql | postgres.TransactionSql<Record<string, never>>
+
+export interface MemberRow {
+  id: string
+  project_id: string
+  environment_id: string
+  display_name: string
+  metadata: postgres.JSONValue | null
+  palm_templates_enrolled: number
+  created_at: Date
+  updated_at: Date
+  last_enrolled_at: Date | null
+  last_used_at: Date | null
+}
+
+/** The member with its wrapped data key (never leaves the domain layer). */
+export interface MemberKeyRow extends MemberRow {
+  wrapped_key: Buffer | null
+}
+
+const memberColumns = (sql: Queryable) => sql`
+  id, project_id, environment_id, display_name, metadata, palm_templates_enrolled,
+  created_at, updated_at, last_enrolled_at, last_used_at`
+
+export function membersOfProject(sql: Sql, projectId: string) {
+  return sql<MemberRow[]>`SELECT ${memberColumns(sql)} FROM members WHERE project_id = ${projectId} ORDER BY created_at, id`
+}
+
+export async function memberById(sql: Queryable, projectId: string, memberId: string): Promise<MemberRow | null> {
+  const [row] = await sql<MemberRow[]>`SELECT ${memberColumns(sql)} FROM members WHERE id = ${memberId} AND project_id = ${projectId}`
+  return row ?? null
+}
+
+export async function memberWithKey(sql: Queryable, projectId: string, memberId: string, options: { lock?: boolean } = {}): Promise<MemberKeyRow | null> {
+  const [row] = options.lock
+    ? await sql<MemberKeyRow[]>`SELECT ${memberColumns(sql)}, wrapped_key FROM members WHERE id = ${memberId} AND project_id = ${projectId} FOR UPDATE`
+    : await sql<MemberKeyRow[]>`SELECT ${memberColumns(sql)}, wrapped_key FROM members WHERE id = ${memberId} AND project_id = ${projectId}`
+  return row ?? null
+}
+
+/**
+ * Inserts a member unless the project's headcount is reached. The project row is locked for the
+ * count, so concurrent creations cannot overshoot. Returns null when the headcount is reached.
+ */
+export async function insertMemberWithinHeadcount(
+  sql: Sql,
+  member: { id: string; project_id: string; environment_id: string; display_name: string; metadata: postgres.JSONValue | null; wrapped_key: Buffer },
+): Promise<MemberRow | null> {
+  return sql.begin(async (tx) => {
+    const [project] = await tx<{ headcount: number }[]>`SELECT headcount FROM projects WHERE id = ${member.project_id} FOR UPDATE`
+    const [{ count }] = await tx<{ count: number }[]>`SELECT count(*)::int AS count FROM members WHERE project_id = ${member.project_id}`
+    if (count >= project.headcount) return null
+    const [row] = await tx<MemberRow[]>`
+      INSERT INTO members (id, project_id, environment_id, display_name, metadata, wrapped_key)
+      VALUES (${member.id}, ${member.project_id}, ${member.environment_id}, ${member.display_name},
+              ${member.metadata === null ? null : tx.json(member.metadata)}, ${member.wrapped_key})
+      RETURNING ${memberColumns(tx)}`
+    return row
+  })
+}
+
+export async function updateMember(
+  sql: Sql, projectId: string, memberId: string,
+  changes: { display_name?: string; metadata?: postgres.JSONValue | null },
+): Promise<MemberRow | null> {
+  const setName = changes.display_name !== undefined
+  const setMetadata = changes.metadata !== undefined
+  const metadata = changes.metadata === undefined || changes.metadata === null ? null : sql.json(changes.metadata)
+  const [row] = await sql<MemberRow[]>`
+    UPDATE members SET
+      display_name = CASE WHEN ${setName} THEN ${changes.display_name ?? ''} ELSE display_name END,
+      metadata = CASE WHEN ${setMetadata} THEN ${metadata}::jsonb ELSE metadata END,
+      updated_at = now()
+    WHERE id = ${memberId} AND project_id = ${projectId}
+    RETURNING ${memberColumns(sql)}`
+  return row ?? null
+}
+
+/** Deletes the member and, by cascade, its templates; the wrapped data key goes with the row. */
+export async function deleteMember(sql: Sql, projectId: string, memberId: string): Promise<{ environment_id: string } | null> {
+  const [row] = await sql<{ environment_id: string }[]>`
+    DELETE FROM members WHERE id = ${memberId} AND project_id = ${projectId} RETURNING environment_id`
+  return row ?? null
+}
+
+export async function touchMembersUsed(sql: Sql, memberIds: string[]): Promise<void> {
+  if (memberIds.length === 0) return
+  await sql`UPDATE members SET last_used_at = now() WHERE id = ANY(${memberIds}::uuid[])`
+}

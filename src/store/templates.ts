@@ -1,0 +1,62 @@
+// Queries of palm templates: the encrypted captures and the per-hand reference rows of a member,
+// and the environment-wide scan of reference rows that fills a gallery.
+import type { Queryable } from './members.js'
+import type { Sql } from './database.js'
+
+export type Hand = 'left' | 'right'
+
+export interface TemplateInsert {
+  id: string
+  member_id: string
+  environment_id: string
+  hand: Hand
+  kind: 'enroll' | 'identify' | 'reference'
+  ciphertext: Buffer
+  silhouette: string | null
+  palm_position: Record<string, number> | null
+}
+
+/** Replaces every template of the member's `hands` with `rows`; returns the captures now stored. */
+export async function replaceHandTemplates(tx: Queryable, memberId: string, hands: Hand[], rows: TemplateInsert[]): Promise<number> {
+  await tx`DELETE FROM palm_templates WHERE member_id = ${memberId} AND hand = ANY(${hands}::text[])`
+  if (rows.length > 0) {
+    await tx`INSERT INTO palm_templates ${tx(rows.map((row) => ({
+      ...row, palm_position: row.palm_position === null ? null : tx.json(row.palm_position),
+    })))}`
+  }
+  const [{ count }] = await tx<{ count: number }[]>`
+    SELECT count(*)::int AS count FROM palm_templates WHERE member_id = ${memberId} AND kind <> 'reference'`
+  return count
+}
+
+export interface ReferenceRow {
+  id: string
+  member_id: string
+  hand: Hand
+  ciphertext: Buffer
+  wrapped_key: Buffer | null
+}
+
+/** The member's reference rows with its wrapped key (none when the member is gone). */
+export function referenceRowsOfMember(sql: Sql, memberId: string) {
+  return sql<ReferenceRow[]>`
+    SELECT t.id, t.member_id, t.hand, t.ciphertext, m.wrapped_key
+    FROM palm_templates t JOIN members m ON m.id = t.member_id
+    WHERE t.member_id = ${memberId} AND t.kind = 'reference'`
+}
+
+export async function countEnvironmentReferences(sql: Sql, environmentId: string): Promise<number> {
+  const [{ count }] = await sql<{ count: number }[]>`
+    SELECT count(*)::int AS count FROM palm_templates WHERE environment_id = ${environmentId} AND kind = 'reference'`
+  return count
+}
+
+/** One page of an environment's reference rows in id order, after `afterId` (keyset pagination). */
+export function environmentReferencePage(sql: Sql, environmentId: string, afterId: string | null, limit: number) {
+  return sql<ReferenceRow[]>`
+    SELECT t.id, t.member_id, t.hand, t.ciphertext, m.wrapped_key
+    FROM palm_templates t JOIN members m ON m.id = t.member_id
+    WHERE t.environment_id = ${environmentId} AND t.kind = 'reference'
+      AND t.id > ${afterId ?? '00000000-0000-0000-0000-000000000000'}
+    ORDER BY t.id LIMIT ${limit}`
+}
