@@ -17,6 +17,8 @@
 // per row (0 = dead), both indexed by the same r. Outputs hold probeCount * k entries, best
 // first; unused slots have row -1 and score 0.
 
+const FILTER_MARGIN: f64 = 1.0 - 1e-9
+
 // @ts-ignore: decorator
 @inline
 function dotInt8(a: usize, b: usize, length: i32): i32 {
@@ -106,8 +108,13 @@ export function scanTopK(
       // A full list already holds scores >= 0 from lower rows, and a tie never displaces.
       if (full && dot <= 0) continue
       const product = <f64>load<u32>(probeNormsSquared + (<usize>probe << 2)) * rowNormSquared
+      const worst = load<f64>(outScores + (<usize>(first + k - 1) << 3))
+      // Cheap rejection before sqrt and division (as in the Rust scan): dot^2 and the product
+      // are exact integers below 2^53, and the 1e-9 margin dwarfs the rounding of the right
+      // side, so a row dropped here scores strictly below `worst`: results do not change.
+      if (full && <f64>dot * <f64>dot < worst * worst * product * FILTER_MARGIN) continue
       const score = product == 0.0 ? 0.0 : <f64>max(dot, 0) / Math.sqrt(product)
-      if (full && score <= load<f64>(outScores + (<usize>(first + k - 1) << 3))) continue
+      if (full && score <= worst) continue
       // Insertion into the sorted list: shift worse entries down one slot.
       let position = first + k - 1
       while (position > first) {

@@ -31,7 +31,7 @@ export class GalleryStore {
   private scansInFlight = 0
   private compaction: { promise: Promise<void>, resolve: () => void } | null = null
 
-  constructor(private readonly memory: WebAssembly.Memory, dimension: number, readonly chunkRows: number) {
+  constructor(readonly memory: WebAssembly.Memory, dimension: number, readonly chunkRows: number) {
     this.shape = { dimension, strideInBytes: Math.ceil(dimension / 64) * 64 }
     this.views = new MemoryViews(memory)
   }

@@ -54,6 +54,12 @@ export const MAX_K = MAX_SCAN_K - 1
 
 const byScoreThenId = (a: Hit, b: Hit): number => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
+// For benchmarks in this repository only (not exported from index.ts): the store behind a gallery.
+const stores = new WeakMap<Gallery, GalleryStore>()
+export function galleryStoreOf(gallery: Gallery): GalleryStore | undefined {
+  return stores.get(gallery)
+}
+
 export function createGallery(memory: WebAssembly.Memory, engine: ScanEngine, options: GalleryOptions, isClosed: () => boolean): Gallery {
   const store = new GalleryStore(memory, options.dimension, options.chunkRows)
   const { dimension } = options
@@ -122,7 +128,7 @@ export function createGallery(memory: WebAssembly.Memory, engine: ScanEngine, op
     if (dead >= 1024 && dead >= store.rows * options.compactDeadRatio) void store.compact()
   }
 
-  return {
+  const gallery: Gallery = {
     upsert(id, vector) {
       if (typeof id !== 'string' || id.length === 0) throw new TypeError('id must be a non-empty string')
       store.upsert(id, toInt8Vector(vector, dimension))
@@ -140,4 +146,6 @@ export function createGallery(memory: WebAssembly.Memory, engine: ScanEngine, op
     searchBatch: (probes, searchOptions = {}) => Promise.all(probes.map((probe) => enqueue(probe, searchOptions))),
     compact: () => store.compact(),
   }
+  stores.set(gallery, store)
+  return gallery
 }

@@ -1,0 +1,159 @@
+// npm run bench:matcher: the 1:N scan per backend against two baselines measured in the same
+// run, the memory-bandwidth floor (read the gallery bytes once, nothing else) and usearch's
+// exact search over the same int8 rows; plus the TypeScript reference at small sizes and the
+// public API (pool + micro-batching) end to end.
+//
+// Environment (flags --sizes=... etc. take precedence):
+//   PALMVEIN_BENCH_CASES   rows x dimension list, default 10000x256,100000x256,1000000x256,2000000x256,1000000x512
+//   PALMVEIN_BENCH_SIZES   shorthand: rows at d=256 only (e.g. 10000,100000)
+//   PALMVEIN_BENCH_SEED    default 42
+//   PALMVEIN_BENCH_JS_MAX_ROWS  largest gallery the JS reference runs on, default 100000
+//   PALMVEIN_BENCH_THREADS pool threads for the API rows, default 2
+//   PALMVEIN_BENCH_BUDGET_MS  time budget per measurement, default 1000
+//   PALMVEIN_BENCH_K       top-k per probe, default 10
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import * as usearch from 'usearch'
+import { loadNativeAddon, loadWasmModule, type NativeAddon } from '../src/matcher/backend.js'
+import { galleryStoreOf } from '../src/matcher/gallery.js'
+import { createMatcher } from '../src/matcher/index.js'
+import { createKernel, type ScanKernel } from '../src/matcher/kernel.js'
+import { createRandom } from '../src/matcher/random.js'
+import { runScanTask } from '../src/matcher/scan-task.js'
+import { printTable, writeResults, type ResultRow } from './matcher-report.js'
+import { time, type Timing } from './matcher-timing.js'
+
+const flags = new Map(process.argv.slice(2).map((arg) => arg.replace(/^--/, '').split('=') as [string, string]))
+const setting = (flag: string, variable: string, fallback: string) => flags.get(flag) ?? process.env[variable] ?? fallback
+const sizes = setting('sizes', 'PALMVEIN_BENCH_SIZES', '')
+const cases = (sizes ? sizes.split(',').map((rows) => `${rows}x256`) : setting('cases', 'PALMVEIN_BENCH_CASES', '10000x256,100000x256,1000000x256,2000000x256,1000000x512').split(','))
+  .map((entry) => entry.trim().split('x').map(Number) as [number, number])
+const seed = Number(setting('seed', 'PALMVEIN_BENCH_SEED', '42'))
+const jsMaxRows = Number(setting('js-max-rows', 'PALMVEIN_BENCH_JS_MAX_ROWS', '100000'))
+const threads = Number(setting('threads', 'PALMVEIN_BENCH_THREADS', '2'))
+const budgetMs = Number(setting('budget-ms', 'PALMVEIN_BENCH_BUDGET_MS', '1000'))
+const k = Number(setting('k', 'PALMVEIN_BENCH_K', '10'))
+const timing = { budgetMs, maxIterations: 25 }
+
+const addonLoad = loadNativeAddon()
+const addon: NativeAddon | undefined = addonLoad.ok ? addonLoad.value : undefined
+const wasmLoad = loadWasmModule()
+if (!addon) console.log(`native addon not available (${addonLoad.ok ? '' : addonLoad.reason}); floor from WASM`)
+const isas = addon ? addon.availableIsas() : []
+const bestIsa = addon?.activeIsa()
+
+/** Uniform int8 rows in [-127, 127]: scan time does not depend on the values. */
+function randomRows(random: ReturnType<typeof createRandom>, count: number, dimension: number): Int8Array {
+  const rows = new Int8Array(count * dimension)
+  const words = new Uint32Array(rows.buffer)
+  for (let index = 0; index < words.length; index++) words[index] = (random.next() * 0x100000000) >>> 0
+  for (let index = 0; index < rows.length; index++) if (rows[index] === -128) rows[index] = -127
+  return rows
+}
+
+function probesFrom(gallery: Int8Array, count: number, dimension: number, random: ReturnType<typeof createRandom>): Int8Array[] {
+  // Mated-looking probes: gallery rows with a little noise, so top-k lists fill with real work.
+  return Array.from({ length: count }, () => {
+    const row = Math.floor(random.next() * (gallery.length / dimension))
+    const probe = gallery.slice(row * dimension, (row + 1) * dimension)
+    for (let index = 0; index < dimension; index++) {
+      probe[index] = Math.max(-127, Math.min(127, probe[index] + Math.round((random.next() - 0.5) * 40)))
+    }
+    return probe
+  })
+}
+
+const results: ResultRow[] = []
+const log = (line: string) => console.log(`[bench] ${line}`)
+const started = performance.now()
+
+for (const [rowCount, dimension] of cases) {
+  const random = createRandom(seed ^ rowCount ^ (dimension << 20))
+  const rows = randomRows(random, rowCount, dimension)
+  const matcher = await createMatcher({ dimension, threads, logger: log })
+  const gallery = matcher.createGallery()
+  let loadStarted = performance.now()
+  for (let row = 0; row < rowCount; row++) gallery.upsert(`m${row}`, rows.subarray(row * dimension, (row + 1) * dimension))
+  log(`${rowCount} x ${dimension}: loaded in ${(performance.now() - loadStarted).toFixed(0)} ms (${matcher.backend.name}/${matcher.backend.isa})`)
+  const store = galleryStoreOf(gallery)!
+  const segments = store.segments()
+  const probes = probesFrom(rows, 16, dimension, random)
+  const packed = (count: number) => {
+    const out = new Int8Array(count * dimension)
+    for (let index = 0; index < count; index++) out.set(probes[index], index * dimension)
+    return out
+  }
+  const norms = (count: number) => Uint32Array.from(probes.slice(0, count), (probe) => probe.reduce((sum, value) => sum + value * value, 0))
+  const record = (engine: string, batch: number, threadCount: number, measured: Timing) => {
+    const row: ResultRow = { rows: rowCount, dimension, engine, batch, threads: threadCount, ...measured, perProbeMs: measured.medianMs / batch }
+    results.push(row)
+    log(`${engine.padEnd(18)} batch ${String(batch).padStart(2)}: median ${measured.medianMs.toFixed(3)} ms, p95 ${measured.p95Ms.toFixed(3)} ms (${measured.samples} runs)`)
+    return row
+  }
+
+  // Bandwidth floor: read every gallery byte once (the addon's streamRead, else WASM's).
+  const floorKernel = createKernel(addon ? 'native' : 'wasm', store.memory, { addon, wasmModule: wasmLoad.ok ? wasmLoad.value : undefined })
+  const floor = record(`floor:${addon ? 'native' : 'wasm'}`, 1, 1, await time('floor', () => {
+    for (const segment of segments) floorKernel.streamRead(segment.rowsOffset, segment.rowEnd * store.shape.strideInBytes)
+  }, rowCount, timing))
+
+  // Kernels on this thread over the same shared memory: each native ISA, wasm, js (small only).
+  const kernels: { engine: string, kernel: ScanKernel, isa?: string }[] = []
+  for (const isa of isas) kernels.push({ engine: `native:${isa}`, kernel: createKernel('native', store.memory, { addon }), isa })
+  if (wasmLoad.ok) kernels.push({ engine: 'wasm', kernel: createKernel('wasm', store.memory, { wasmModule: wasmLoad.value }) })
+  if (rowCount <= jsMaxRows) kernels.push({ engine: 'js', kernel: createKernel('js', store.memory, {}) })
+  const singles = new Map<string, ResultRow>()
+  for (const { engine, kernel, isa } of kernels) {
+    if (isa) addon!.setIsa(isa)
+    for (const batch of [1, 4, 16]) {
+      const task = { segments, shape: store.shape, probes: packed(batch), probeNorms: norms(batch), k }
+      const row = record(engine, batch, 1, await time(engine, () => runScanTask(kernel, task), rowCount, timing))
+      if (batch === 1) singles.set(engine, row)
+      else row.vsSingle = row.medianMs / singles.get(engine)!.medianMs
+    }
+  }
+  if (bestIsa) addon!.setIsa(bestIsa)
+
+  // usearch exact search over a standalone copy (it ignores typed-array byte offsets).
+  const standalone = new Int8Array(rows)
+  const usearchRows: ResultRow[] = []
+  for (const threadCount of [1, threads]) {
+    for (const batch of [1, 16]) {
+      const queries = packed(batch)
+      usearchRows.push(record('usearch', batch, threadCount, await time('usearch', () => usearch.exactSearch(standalone, queries, dimension, k, usearch.MetricKind.IP, threadCount), rowCount, timing)))
+    }
+  }
+
+  // The public API: pool of `threads` workers, micro-batching, id mapping.
+  const api1 = record(`api:${matcher.backend.name}`, 1, threads, await time('api', () => gallery.search(probes[0], { k }), rowCount, timing))
+  const api16 = record(`api:${matcher.backend.name}`, 16, threads, await time('api16', () => gallery.searchBatch(probes, { k }), rowCount, timing))
+  api16.vsSingle = api16.medianMs / api1.medianMs
+
+  // Ratios within this case.
+  const caseRows = results.filter((row) => row.rows === rowCount && row.dimension === dimension)
+  const bestNative = (batch: number) => caseRows.find((row) => row.engine === `native:${bestIsa}` && row.batch === batch)
+  const js = (batch: number) => caseRows.find((row) => row.engine === 'js' && row.batch === batch)
+  for (const row of caseRows) {
+    if (row.engine.startsWith('floor')) continue
+    if (row.batch === 1) row.vsFloor = row.medianMs / floor.medianMs
+    const peer = usearchRows.find((entry) => entry.threads === row.threads && entry.batch === row.batch)
+    if (peer && row.engine !== 'usearch') row.vsUsearch = peer.medianMs / row.medianMs
+    const reference = js(row.batch)
+    if (reference && row.engine !== 'js') row.vsJs = reference.medianMs / row.medianMs
+    const native = bestNative(row.batch)
+    if (native && row.threads === 1 && row !== native) row.vsNative = row.medianMs / native.medianMs
+  }
+  await matcher.close()
+  log(`case done at ${((performance.now() - started) / 1000).toFixed(1)} s`)
+}
+
+printTable(results)
+const file = writeResults(path.join(path.dirname(fileURLToPath(import.meta.url)), 'results'), {
+  date: new Date().toISOString(),
+  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, platform: `${process.platform}/${process.arch}` },
+  settings: { cases, seed, k, threads, jsMaxRows, budgetMs },
+  native: addon ? { isas, bestIsa } : null,
+  results,
+})
+console.log(`wrote ${file} (${((performance.now() - started) / 1000).toFixed(1)} s)`)
