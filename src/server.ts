@@ -47,6 +47,9 @@ export async function start(options: StartOptions = {}): Promise<Service> {
 
     const apiKeyUsage = createApiKeyUsage(db.sql, (error) => log.warn({ err: error }, 'last_used_at update failed'))
     stops.push(() => apiKeyUsage.flush())
+    // Unused leased requests go back to the shared counters after the HTTP server has stopped.
+    const rateLimiter = createRateLimiter(db.sql)
+    stops.push(() => rateLimiter.release())
     const keyring = createKeyring(master.key)
     // Galleries close after the HTTP server and the scan writer (stops run in reverse).
     const galleries = createGalleries({ config, db, keyring, log })
@@ -57,7 +60,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
       config, db, sql: db.sql, log, tokens, galleries, scans,
       keyring,
       apiKeyUsage,
-      rateLimiter: createRateLimiter(db.sql),
+      rateLimiter,
       health: [{ name: 'database', critical: true, check: async () => { await db.sql`SELECT 1`; return `ok (${db.kind})` } }],
       shuttingDown: false,
     }
