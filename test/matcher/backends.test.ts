@@ -26,7 +26,28 @@ function kernelFor(backend: BackendName, memory: WebAssembly.Memory) {
   })
 }
 
-describe.each(backends)('%s kernel', (backend) => {
+// The native backend once per ISA the addon offers on this CPU (setIsa is process-wide).
+const nativeAddon = loadNativeAddon()
+interface KernelVariant {
+  name: string
+  backend: BackendName
+  isa?: string
+}
+const kernelVariants: KernelVariant[] = backends.flatMap((backend): KernelVariant[] => backend === 'native' && nativeAddon.ok
+  ? nativeAddon.value.availableIsas().map((isa) => ({ name: `native:${isa}`, backend, isa }))
+  : [{ name: backend, backend }])
+
+describe.each(kernelVariants)('$name kernel', ({ backend, isa }) => {
+  let previousIsa: string | undefined
+  beforeAll(() => {
+    if (!isa || !nativeAddon.ok) return
+    previousIsa = nativeAddon.value.activeIsa()
+    expect(nativeAddon.value.setIsa(isa)).toBe(isa)
+  })
+  afterAll(() => {
+    if (previousIsa && nativeAddon.ok) nativeAddon.value.setIsa(previousIsa)
+  })
+
   // Awkward dimensions exercise the SIMD tails; stride is padded beyond the dimension.
   it.each([[256, 100, 5], [128, 33, 40], [512, 17, 3], [40, 64, 10], [255, 9, 1]])(
     'd=%i, %i rows, k=%i: same rows and bit-identical scores as the brute force', (dimension, rowCount, k) => {
