@@ -2,10 +2,10 @@
 // notifications after commits and by a fallback poll, with bounded concurrency. Build it once in
 // the composition root; start() when config.webhookWorker is on, stop() on shutdown.
 import { randomBytes } from 'node:crypto'
-import fs from 'node:fs'
 import os from 'node:os'
 import type { Config } from '../config.js'
 import type { Database } from '../store/database.js'
+import { VERSION } from '../version.js'
 import { systemClock, type Clock } from './clock.js'
 import { createDeliveryWorker, silentLogger, type WebhookLogger } from './delivery-worker.js'
 import { createHttpSender, loadCaPem, type HttpSender } from './http-sender.js'
@@ -48,8 +48,7 @@ export interface WebhookEngine {
   runOnce(): Promise<{ events: number; deliveries: number; attempts: number }>
 }
 
-const PACKAGE_VERSION = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
-export const USER_AGENT = `palmvein-webhooks/${PACKAGE_VERSION}`
+export const USER_AGENT = `palmvein-webhooks/${VERSION}`
 
 export function urlPolicy(config: Pick<Config, 'webhookAllowLocalhost' | 'nodeEnv'>): UrlPolicy {
   return { allowLocalhost: config.webhookAllowLocalhost, production: config.nodeEnv === 'production' }

@@ -1,0 +1,176 @@
+// Webhooks (spec "Webhooks"): subscriptions, the test event, delivery history and attempts.
+// Every route loads the project first (access and rate limit), so a foreign project answers 404
+// before any URL is resolved.
+import { loadProject } from '../../auth/access.js'
+import {
+  createSubscription, deleteSubscription, getSubscription, listAttempts, listDeliveries, listSubscriptions,
+  sendTestEvent, updateSubscription, type WebhookDeps,
+} from '../../domain/webhooks.js'
+import { ServiceError } from '../../errors.js'
+import type { AppContext } from '../../app-context.js'
+import { defineRoute, type Route } from '../route.js'
+import { Body, Nullable, Pagination, PathIds, TimeWindow, Type } from '../schema.js'
+
+const tags = ['Webhooks']
+const deps = (app: AppContext): WebhookDeps => ({ db: app.db, guard: app.webhooks.guard })
+
+const Url = Type.String({
+  minLength: 1, maxLength: 2048,
+  description: 'HTTPS URL of a public host (plain HTTP only to localhost with WEBHOOK_ALLOW_LOCALHOST, outside production); 422 webhook_url_rejected otherwise',
+})
+const EventTypes = Type.Array(Type.String({ minLength: 1 }), {
+  minItems: 1, maxItems: 10,
+  description: 'allowed: enrollment.completed, demo.scan.success; any other value is 422 event_type_not_allowed',
+})
+const Time = Type.String({ format: 'date-time' })
+
+const SubscriptionSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  url: Type.String(),
+  event_types: Type.Array(Type.String()),
+  enabled: Type.Boolean(),
+  created_at: Time,
+  updated_at: Time,
+}, { $id: 'WebhookSubscription' })
+
+const CreatedSubscriptionSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  url: Type.String(),
+  secret: Type.String({ description: 'whsec_ + 32 random bytes (base64); shown only in this response' }),
+  event_types: Type.Array(Type.String()),
+  enabled: Type.Boolean(),
+  created_at: Time,
+}, { $id: 'WebhookSubscriptionCreated' })
+
+const DeliverySchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  subscription_id: Type.String({ format: 'uuid' }),
+  payload: Type.Object({
+    event_id: Type.String({ format: 'uuid' }),
+    timestamp: Time,
+    project_id: Type.String({ format: 'uuid' }),
+    data: Type.Object({ event_type: Type.String() }, { additionalProperties: true, description: 'the event data, with event_type inside' }),
+  }),
+  attempt_count: Type.Integer({ minimum: 0 }),
+  attempt_pending: Type.Boolean({ description: 'pending with a next attempt scheduled' }),
+  response_status: Nullable(Type.Integer()),
+  response_body: Nullable(Type.String({ description: 'the last answer, truncated to 100 KB' })),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('success'), Type.Literal('failed')]),
+  created_at: Time,
+  last_attempt_at: Nullable(Time),
+}, { $id: 'WebhookDelivery' })
+
+const AttemptSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  delivery_id: Type.String({ format: 'uuid' }),
+  attempt_number: Type.Integer({ minimum: 1 }),
+  attempted_at: Time,
+  response_status: Nullable(Type.Integer({ description: 'null when the request timed out or could not connect' })),
+  response_body: Nullable(Type.String()),
+  error_message: Nullable(Type.String()),
+  duration_ms: Type.Integer({ minimum: 0 }),
+}, { $id: 'WebhookAttempt' })
+
+const ProjectParams = PathIds('project_id')
+const WebhookParams = PathIds('project_id', 'webhook_id')
+const base = '/v1/projects/:project_id/webhooks'
+const refusals = [
+  { status: 422, description: 'webhook_url_rejected, event_type_not_allowed or webhook_limit_reached (25 per project)' },
+]
+
+export const webhookRoutes: Route[] = [
+  defineRoute({
+    method: 'get', path: base, auth: ['token', 'key'], tags, rateLimited: true,
+    summary: 'List the webhook subscriptions of the project (without secrets)',
+    params: ProjectParams,
+    responses: [{ status: 200, description: 'subscriptions, oldest first', schema: Type.Array(SubscriptionSchema) }],
+    async handler(context) {
+      const project = await loadProject(context, context.params.project_id)
+      return listSubscriptions(deps(context.app), project.id)
+    },
+  }),
+  defineRoute({
+    method: 'post', path: base, auth: ['token', 'key'], tags, rateLimited: true,
+    summary: 'Create a webhook subscription; the secret is in this response only',
+    params: ProjectParams,
+    body: Body({ url: Url, event_types: EventTypes, enabled: Type.Optional(Type.Boolean({ default: true })) }),
+    responses: [{ status: 201, description: 'the subscription with its secret', schema: CreatedSubscriptionSchema }, ...refusals],
+    async handler(context) {
+      const project = await loadProject(context, context.params.project_id)
+      return createSubscription(deps(context.app), project.id, context.body)
+    },
+  }),
+  defineRoute({
+    method: 'get', path: `${base}/:webhook_id`, auth: ['token', 'key'], tags, rateLimited: true,
+    summary: 'Read a webhook subscription (without secret)',
+    params: WebhookParams,
+    responses: [{ status: 200, description: 'the subscription', schema: SubscriptionSchema }],
+    async handler(context) {
+      const project = await loadProject(context, context.params.project_id)
+      return getSubscription(deps(context.app), project.id, context.params.webhook_id)
+    },
+  }),
+  defineRoute({
+    method: 'patch', path: `${base}/:webhook_id`, auth: ['token', 'key'], tags, rateLimited: true,
+    summary: 'Change the url, event_types or enabled of a subscription (same rules as creation)',
+    params: WebhookParams,
+    body: Body({ url: Type.Optional(Url), event_types: Type.Optional(EventTypes), enabled: Type.Optional(Type.Boolean()) }),
+    responses: [{ status: 200, description: 'the subscription', schema: SubscriptionSchema }, ...refusals],
+    async handler(context) {
+      const project = await loadProject(context, context.params.project_id)
+      return updateSubscription(deps(context.app), project.id, context.params.webhook_id, context.body)
+    },
+  }),
+  defineRoute({
+    method: 'delete', path: `${base}/:webhook_id`, auth: ['token', 'key'], tags, rateLimited: true,
+    summary: 'Delete a subscription and its delivery history, permanently',
+    params: WebhookParams,
+    responses: [{ status: 204, description: 'deleted' }],
+    async handler(context) {
+      const project = await loadProject(context, context.params.project_id)
+      await deleteSubscription(deps(context.app), project.id, context.params.webhook_id)
+      return undefined
+    },
+  }),
+  defineRoute({
+    method: 'post', path: `${base}/:webhook_id/test`, auth: ['token', 'key'], tags, rateLimited: true,
+    summary: 'Send a webhook.test event to this subscription, signed and retried like real events',
+    params: WebhookParams,
+    responses: [{
+      status: 200, description: 'the test event is queued',
+      schema: Type.Object({ test_id: Type.String({ format: 'uuid' }), message: Type.String() }, { $id: 'WebhookTest' }),
+    }],
+    async handler(context) {
+      const project = await loadProject(context, context.params.project_id)
+      return sendTestEvent(deps(context.app), project.id, context.params.webhook_id)
+    },
+  }),
+  defineRoute({
+    method: 'get', path: `${base}/:webhook_id/deliveries`, auth: ['token', 'key'], tags, rateLimited: true,
+    summary: 'Deliveries of the subscription created in [from, to], newest first, one page',
+    params: WebhookParams,
+    query: Type.Object({ ...TimeWindow, ...Pagination(1000) }, { additionalProperties: false }),
+    responses: [{
+      status: 200, description: 'one page of deliveries and the total in the window',
+      schema: Type.Object({ items: Type.Array(DeliverySchema), total_count: Type.Integer({ minimum: 0 }) }, { $id: 'WebhookDeliveryPage' }),
+    }],
+    async handler(context) {
+      const { query } = context
+      if (Date.parse(query.from) > Date.parse(query.to)) {
+        throw new ServiceError('invalid_request', 'query: from must not be after to', { errors: [{ path: '/from', message: 'must not be after to' }] })
+      }
+      const project = await loadProject(context, context.params.project_id)
+      return listDeliveries(deps(context.app), project.id, context.params.webhook_id, query)
+    },
+  }),
+  defineRoute({
+    method: 'get', path: `${base}/:webhook_id/deliveries/:delivery_id/attempts`, auth: ['token', 'key'], tags, rateLimited: true,
+    summary: 'Attempts of one delivery, first to last',
+    params: PathIds('project_id', 'webhook_id', 'delivery_id'),
+    responses: [{ status: 200, description: 'attempts', schema: Type.Array(AttemptSchema) }],
+    async handler(context) {
+      const project = await loadProject(context, context.params.project_id)
+      return listAttempts(deps(context.app), project.id, context.params.webhook_id, context.params.delivery_id)
+    },
+  }),
+]

@@ -1,0 +1,191 @@
+// The webhook endpoints of the spec through the real service: CRUD, the test event delivered to a
+// loopback receiver by the service's own worker, delivery history with paging and attempts.
+import { createHmac } from 'node:crypto'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { newId } from '../../src/ids.js'
+import { createTenant, type Tenant } from '../support/security.js'
+import { bootService, expectStatus, type Response, type TestService } from '../support/service.js'
+import { startReceiver, type Receiver } from '../webhooks/receivers.js'
+
+function expectProblem(response: Response, status: number, code: string) {
+  expectStatus(response, status)
+  expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/)
+  expect(response.body.code).toBe(code)
+}
+
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
+
+describe('webhook endpoints', () => {
+  let svc: TestService
+  let tenant: Tenant
+  let other: Tenant
+  const receivers: Receiver[] = []
+  beforeAll(async () => {
+    svc = await bootService({ config: { webhookWorker: true, webhookAllowLocalhost: true, webhookTimeoutMs: 2000 } })
+    tenant = await createTenant(svc, 'webhooks@example.com')
+    other = await createTenant(svc, 'webhooks-other@example.com')
+  })
+  afterAll(async () => { await svc.close() })
+  afterEach(async () => { await Promise.all(receivers.splice(0).map((receiver) => receiver.close())) })
+
+  const path = (suffix = '', projectId = tenant.projectId) => `/v1/projects/${projectId}/webhooks${suffix}`
+  const create = (body: unknown, auth = tenant.orgKey, projectId = tenant.projectId) => svc.request('POST', path('', projectId), { auth, body })
+
+  it('creates, lists, reads, updates and deletes a subscription in the spec shapes', async () => {
+    const created = await create({ url: 'http://127.0.0.1:9/first', event_types: ['enrollment.completed'] })
+    expectStatus(created, 201)
+    expect(Object.keys(created.body).sort()).toEqual(['created_at', 'enabled', 'event_types', 'id', 'secret', 'url'])
+    expect(created.body).toMatchObject({ url: 'http://127.0.0.1:9/first', event_types: ['enrollment.completed'], enabled: true })
+    expect(created.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/)
+    expect(created.body.created_at).toMatch(ISO)
+    const id = created.body.id
+
+    const listed = await svc.request('GET', path(), { auth: tenant.token })
+    expectStatus(listed, 200)
+    const item = listed.body.find((subscription: { id: string }) => subscription.id === id)
+    expect(item).toEqual({ id, url: 'http://127.0.0.1:9/first', event_types: ['enrollment.completed'], enabled: true, created_at: created.body.created_at, updated_at: created.body.created_at })
+    expect(listed.text).not.toContain('whsec_')
+
+    const read = await svc.request('GET', path(`/${id}`), { auth: tenant.orgKey })
+    expectStatus(read, 200)
+    expect(read.body).toEqual(item)
+
+    const patched = await svc.request('PATCH', path(`/${id}`), {
+      auth: tenant.token, body: { url: 'https://127.0.0.1:9/second', event_types: ['demo.scan.success', 'enrollment.completed'], enabled: false },
+    })
+    expectStatus(patched, 200)
+    expect(patched.body).toMatchObject({ id, url: 'https://127.0.0.1:9/second', event_types: ['demo.scan.success', 'enrollment.completed'], enabled: false })
+    expect(patched.body).not.toHaveProperty('secret')
+    expect(Date.parse(patched.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(created.body.created_at))
+    const reenabled = await svc.request('PATCH', path(`/${id}`), { auth: tenant.orgKey, body: { enabled: true } })
+    expect(reenabled.body).toMatchObject({ enabled: true, url: 'https://127.0.0.1:9/second' })
+
+    // The singular alias of the guides answers the same.
+    expectStatus(await svc.request('GET', `/v1/project/${tenant.projectId}/webhooks/${id}`, { auth: tenant.orgKey }), 200)
+
+    const deleted = await svc.request('DELETE', path(`/${id}`), { auth: tenant.orgKey })
+    expectStatus(deleted, 204)
+    expect(deleted.text).toBe('')
+    expectProblem(await svc.request('GET', path(`/${id}`), { auth: tenant.orgKey }), 404, 'not_found')
+    expectProblem(await svc.request('DELETE', path(`/${id}`), { auth: tenant.orgKey }), 404, 'not_found')
+  })
+
+  it('refuses invalid bodies (400), event types outside the allowlist and unsafe URLs (422)', async () => {
+    expectProblem(await create({ url: 'https://127.0.0.1/x', event_types: ['enrollment.completed'], colour: 'blue' }), 400, 'invalid_request')
+    expectProblem(await create({ event_types: ['enrollment.completed'] }), 400, 'invalid_request')
+    expectProblem(await create({ url: 'http://127.0.0.1:9/x', event_types: [] }), 400, 'invalid_request')
+    expectProblem(await create({ url: 'http://127.0.0.1:9/x', event_types: ['webhook.test'] }), 422, 'event_type_not_allowed')
+    expectProblem(await create({ url: 'http://127.0.0.1:9/x', event_types: ['member.deleted'] }), 422, 'event_type_not_allowed')
+    for (const url of ['https://10.0.0.1/x', 'https://169.254.169.254/latest', 'https://[fd00::1]/x', 'https://[::ffff:10.0.0.1]/x', 'http://192.168.1.1/x', 'ftp://127.0.0.1/x']) {
+      const response = await create({ url, event_types: ['enrollment.completed'] })
+      expectProblem(response, 422, 'webhook_url_rejected')
+      expect(response.body.detail).toBeTruthy()
+    }
+    const created = await create({ url: 'http://127.0.0.1:9/x', event_types: ['enrollment.completed'] })
+    expectStatus(created, 201)
+    expectProblem(await svc.request('PATCH', path(`/${created.body.id}`), { auth: tenant.orgKey, body: { url: 'https://172.16.0.1/' } }), 422, 'webhook_url_rejected')
+    expectProblem(await svc.request('PATCH', path(`/${created.body.id}`), { auth: tenant.orgKey, body: { event_types: ['webhook.test'] } }), 422, 'event_type_not_allowed')
+    expectProblem(await svc.request('PATCH', path(`/${created.body.id}`), { auth: tenant.orgKey, body: { secret: 'mine' } }), 400, 'invalid_request')
+  })
+
+  it('allows at most 25 subscriptions per project', async () => {
+    const projectId = tenant.secondProjectId
+    for (let index = 0; index < 25; index += 1) {
+      expectStatus(await create({ url: `http://127.0.0.1:9/n${index}`, event_types: ['demo.scan.success'] }, tenant.orgKey, projectId), 201)
+    }
+    expectProblem(await create({ url: 'http://127.0.0.1:9/too-many', event_types: ['demo.scan.success'] }, tenant.orgKey, projectId), 422, 'webhook_limit_reached')
+    const listed = await svc.request('GET', path('', projectId), { auth: tenant.orgKey })
+    expect(listed.body).toHaveLength(25)
+  })
+
+  it("answers 404 for another project's or another organization's subscription", async () => {
+    const created = await create({ url: 'http://127.0.0.1:9/mine', event_types: ['enrollment.completed'] })
+    const id = created.body.id
+    expectProblem(await svc.request('GET', path(`/${id}`, tenant.secondProjectId), { auth: tenant.orgKey }), 404, 'not_found')
+    expectProblem(await svc.request('POST', path(`/${id}/test`, tenant.secondProjectId), { auth: tenant.orgKey }), 404, 'not_found')
+    expectProblem(await svc.request('GET', path(`/${id}`), { auth: other.orgKey }), 404, 'not_found')
+    expectProblem(await svc.request('GET', path(`/${id}`, other.projectId), { auth: other.orgKey }), 404, 'not_found')
+    expectProblem(await svc.request('GET', path(`/${newId()}`), { auth: tenant.orgKey }), 404, 'not_found')
+  })
+
+  it('sends a signed webhook.test event through the worker and shows it in the history', async () => {
+    const receiver = await startReceiver()
+    receivers.push(receiver)
+    const created = await create({ url: receiver.url, event_types: ['enrollment.completed'] })
+    const id = created.body.id
+    const tested = await svc.request('POST', path(`/${id}/test`), { auth: tenant.orgKey })
+    expectStatus(tested, 200)
+    expect(Object.keys(tested.body).sort()).toEqual(['message', 'test_id'])
+
+    await expect.poll(() => receiver.requests.length, { timeout: 10_000 }).toBe(1)
+    const [request] = receiver.requests
+    expect(request.headers['x-webhook-signature']).toBe('sha256=' + createHmac('sha256', created.body.secret).update(request.body).digest('hex'))
+    const body = JSON.parse(request.body)
+    expect(body).toMatchObject({ event_type: 'webhook.test', project_id: tenant.projectId, data: { test_id: tested.body.test_id, message: tested.body.message } })
+    expect(body.data.triggered_at).toMatch(ISO)
+
+    const window = `from=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}&to=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`
+    let page: Response = await svc.request('GET', path(`/${id}/deliveries?${window}&page=1&per_page=10`), { auth: tenant.orgKey })
+    await expect.poll(async () => {
+      page = await svc.request('GET', path(`/${id}/deliveries?${window}&page=1&per_page=10`), { auth: tenant.orgKey })
+      return page.body.items?.[0]?.status
+    }, { timeout: 10_000 }).toBe('success')
+    expectStatus(page, 200)
+    expect(page.body.total_count).toBe(1)
+    const [delivery] = page.body.items
+    expect(delivery).toEqual({
+      id: expect.any(String), subscription_id: id,
+      payload: { event_id: body.event_id, timestamp: body.timestamp, project_id: tenant.projectId, data: { event_type: 'webhook.test', ...body.data } },
+      attempt_count: 1, attempt_pending: false, response_status: 200, response_body: 'ok', status: 'success',
+      created_at: expect.stringMatching(ISO), last_attempt_at: expect.stringMatching(ISO),
+    })
+
+    const attempts = await svc.request('GET', path(`/${id}/deliveries/${delivery.id}/attempts`), { auth: tenant.token })
+    expectStatus(attempts, 200)
+    expect(attempts.body).toEqual([{
+      id: expect.any(String), delivery_id: delivery.id, attempt_number: 1, attempted_at: expect.stringMatching(ISO),
+      response_status: 200, response_body: 'ok', error_message: null, duration_ms: expect.any(Number),
+    }])
+    expectProblem(await svc.request('GET', path(`/${id}/deliveries/${newId()}/attempts`), { auth: tenant.orgKey }), 404, 'not_found')
+  })
+
+  it('pages deliveries newest first within [from, to], with total_count', async () => {
+    const created = await create({ url: 'http://127.0.0.1:9/history', event_types: ['enrollment.completed'], enabled: false })
+    const id = created.body.id
+    const sql = svc.storage.db.sql
+    const start = Date.parse('2026-02-01T00:00:00.000Z')
+    const ids: string[] = []
+    for (let index = 0; index < 25; index += 1) {
+      const deliveryId = newId()
+      ids.push(deliveryId)
+      const createdAt = new Date(start + index * 60_000)
+      // Already failed: the worker leaves them alone.
+      await sql`INSERT INTO webhook_deliveries (id, subscription_id, project_id, event_id, event_type, payload, status, attempt_count, created_at)
+        VALUES (${deliveryId}, ${id}, ${tenant.projectId}, ${newId()}, 'enrollment.completed',
+                ${sql.json({ event_id: 'e', event_type: 'enrollment.completed', timestamp: createdAt.toISOString(), project_id: tenant.projectId, data: { member_id: `m${index}` } })},
+                'failed', 336, ${createdAt})`
+    }
+    const get = (query: string) => svc.request('GET', path(`/${id}/deliveries?${query}`), { auth: tenant.orgKey })
+    const all = 'from=2026-02-01T00:00:00.000Z&to=2026-02-01T01:00:00.000Z'
+    const first = await get(`${all}&page=1&per_page=10`)
+    expectStatus(first, 200)
+    expect(first.body.total_count).toBe(25)
+    expect(first.body.items.map((item: { id: string }) => item.id)).toEqual(ids.slice(15).reverse())
+    expect(first.body.items[0]).toMatchObject({ status: 'failed', attempt_pending: false, response_status: null, response_body: null, last_attempt_at: null })
+    expect(first.body.items[0].payload.data).toEqual({ event_type: 'enrollment.completed', member_id: 'm24' })
+    const third = await get(`${all}&page=3&per_page=10`)
+    expect(third.body.items.map((item: { id: string }) => item.id)).toEqual(ids.slice(0, 5).reverse())
+    const beyond = await get(`${all}&page=4&per_page=10`)
+    expect(beyond.body).toEqual({ items: [], total_count: 25 })
+    const window = await get('from=2026-02-01T00:05:00.000Z&to=2026-02-01T00:09:00.000Z&page=1&per_page=10')
+    expect(window.body.total_count).toBe(5)
+    expect(window.body.items.map((item: { id: string }) => item.id)).toEqual(ids.slice(5, 10).reverse())
+
+    for (const query of [`${all}&page=1&per_page=9`, `${all}&page=1&per_page=1001`, `${all}&page=0&per_page=10`, `${all}&per_page=10`,
+      'to=2026-02-01T01:00:00.000Z&page=1&per_page=10', 'from=yesterday&to=2026-02-01T01:00:00.000Z&page=1&per_page=10',
+      'from=2026-02-02T00:00:00.000Z&to=2026-02-01T00:00:00.000Z&page=1&per_page=10']) {
+      expectProblem(await get(query), 400, 'invalid_request')
+    }
+    expectStatus(await get(`${all}&page=1&per_page=1000`), 200)
+  })
+})
