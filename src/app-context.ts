@@ -9,6 +9,7 @@ import type { RateLimiter } from './domain/rate-limit.js'
 import type { HealthCheck } from './health.js'
 import type { Galleries } from './domain/galleries.js'
 import type { ScanRecorder } from './domain/scans.js'
+import type { WebhookEngine } from './webhooks/index.js'
 
 export interface AppContext {
   config: Config
@@ -25,6 +26,8 @@ export interface AppContext {
   galleries: Galleries
   /** Batched writer of identify scan results (flushed on shutdown). */
   scans: ScanRecorder
+  /** Webhook dispatcher and delivery worker; its guard checks subscription URLs. */
+  webhooks: WebhookEngine
   /** Set once shutdown begins: long polls return early. */
   shuttingDown: boolean
 }

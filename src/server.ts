@@ -15,6 +15,7 @@ import { createLogger } from './log.js'
 import { openDatabase } from './store/database.js'
 import { migrate } from './store/migrate.js'
 import { VERSION } from './version.js'
+import { createWebhookEngine } from './webhooks/index.js'
 
 export interface Service {
   url: string
@@ -56,8 +57,15 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     stops.push(() => galleries.close())
     const scans = createScanRecorder(db.sql, log)
     stops.push(() => scans.close())
+    // The worker stops after the HTTP server (stops run in reverse) and waits for attempts in flight.
+    const webhooks = createWebhookEngine({ db, config, logger: log.child({ component: 'webhooks' }) })
+    if (config.webhookWorker) {
+      await webhooks.start()
+      stops.push(() => webhooks.stop())
+    }
+    log.info(`Webhooks: worker ${config.webhookWorker ? 'on' : 'off'}${config.webhookAllowLocalhost ? ', localhost allowed' : ''}`)
     const app: AppContext = {
-      config, db, sql: db.sql, log, tokens, galleries, scans,
+      config, db, sql: db.sql, log, tokens, galleries, scans, webhooks,
       keyring,
       apiKeyUsage,
       rateLimiter,

@@ -8,6 +8,7 @@ import { openApiRoute } from './openapi.js'
 import { organizationRoutes } from './organizations.js'
 import { projectRoutes } from './projects.js'
 import { scanRoutes } from './scans.js'
+import { webhookRoutes } from './webhooks.js'
 
 export function routeTable(version: string): Route[] {
   const routes: Route[] = [
@@ -18,6 +19,7 @@ export function routeTable(version: string): Route[] {
     ...memberRoutes,
     ...biometricRoutes,
     ...scanRoutes,
+    ...webhookRoutes,
   ]
   return [...routes, openApiRoute(routes, version)]
 }
