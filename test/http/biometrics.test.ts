@@ -31,7 +31,7 @@ describe(`biometrics: enroll and identify (${usingPostgres ? 'PostgreSQL' : 'PGl
       expect(enrolled.body).toEqual({ member_id: memberId })
       members.push(memberId)
     }
-  })
+  }, 120_000)
   afterAll(async () => { await svc.close() })
 
   it('finds every enrolled member from a later capture of either hand, and says which hand', async () => {

@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { usingPostgres } from '../support/database.js'
+import { createPalmTenant, type PalmTenant } from '../support/palms.js'
+import { bootService, expectStatus, type TestService } from '../support/service.js'
+
+const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
+
+describe(`members (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
+  let svc: TestService
+  let tenant: PalmTenant
+  const path = () => `/v1/projects/${tenant.projectId}/members`
+  beforeAll(async () => {
+    svc = await bootService()
+    tenant = await createPalmTenant(svc, 'members@example.com')
+  }, 120_000)
+  afterAll(async () => { await svc.close() })
+
+  it('creates a member with every key of the spec, and reads it back with a token or a key', async () => {
+    const created = await svc.request('POST', path(), { auth: tenant.key, body: { display_name: 'Ada', metadata: { tier: 'gold', visits: 3 } } })
+    expectStatus(created, 201)
+    expect(created.body).toEqual({
+      member_id: expect.any(String), display_name: 'Ada', metadata: '{"tier":"gold","visits":3}',
+      created_at: expect.stringMatching(TIME), updated_at: expect.stringMatching(TIME),
+      palm_templates_enrolled: 0, last_enrolled_at: null, last_used_at: null,
+    })
+    for (const auth of [tenant.key, tenant.token]) {
+      const read = await svc.request('GET', `${path()}/${created.body.member_id}`, { auth })
+      expectStatus(read, 200)
+      expect(read.body).toEqual(created.body)
+    }
+  })
+
+  it('gives metadata back as a string: a string as itself, other JSON as its text, null as null', async () => {
+    const cases: Array<[unknown, string | null]> = [['vip', 'vip'], [42, '42'], [[1, 'a'], '[1,"a"]'], [null, null], [undefined, null]]
+    for (const [metadata, expected] of cases) {
+      const created = await svc.request('POST', path(), { auth: tenant.key, body: { display_name: 'M', metadata } })
+      expectStatus(created, 201)
+      expect(created.body.metadata).toBe(expected)
+    }
+  })
+
+  it('lists the members oldest first', async () => {
+    const first = (await svc.request('POST', path(), { auth: tenant.key, body: { display_name: 'first' } })).body
+    const second = (await svc.request('POST', path(), { auth: tenant.key, body: { display_name: 'second' } })).body
+    const listed = await svc.request('GET', path(), { auth: tenant.key })
+    expectStatus(listed, 200)
+    const ids = listed.body.map((member: { member_id: string }) => member.member_id)
+    expect(ids.indexOf(first.member_id)).toBeLessThan(ids.indexOf(second.member_id))
+    expect(listed.body.find((member: { member_id: string }) => member.member_id === second.member_id)).toEqual(second)
+  })
+
+  it('PUT changes the fields sent and keeps the others; metadata null clears it', async () => {
+    const member = (await svc.request('POST', path(), { auth: tenant.key, body: { display_name: 'Grace', metadata: 'keep me' } })).body
+    const renamed = await svc.request('PUT', `${path()}/${member.member_id}`, { auth: tenant.key, body: { display_name: 'Grace H.' } })
+    expectStatus(renamed, 200)
+    expect(renamed.body).toMatchObject({ display_name: 'Grace H.', metadata: 'keep me', created_at: member.created_at })
+    expect(renamed.body.updated_at >= member.updated_at).toBe(true)
+    const cleared = await svc.request('PUT', `${path()}/${member.member_id}`, { auth: tenant.token, body: { metadata: null } })
+    expectStatus(cleared, 200)
+    expect(cleared.body).toMatchObject({ display_name: 'Grace H.', metadata: null })
+    const both = await svc.request('PUT', `${path()}/${member.member_id}`, { auth: tenant.key, body: { display_name: 'G', metadata: { a: true } } })
+    expect(both.body).toMatchObject({ display_name: 'G', metadata: '{"a":true}' })
+  })
+
+  it('DELETE answers 204, then the member is gone (404 on read, change and delete)', async () => {
+    const member = (await svc.request('POST', path(), { auth: tenant.key, body: { display_name: 'Gone' } })).body
+    const deleted = await svc.request('DELETE', `${path()}/${member.member_id}`, { auth: tenant.key })
+    expectStatus(deleted, 204)
+    expect(deleted.text).toBe('')
+    for (const [method, body] of [['GET', undefined], ['PUT', { display_name: 'x' }], ['DELETE', undefined]] as const) {
+      const response = await svc.request(method, `${path()}/${member.member_id}`, { auth: tenant.key, body })
+      expectStatus(response, 404)
+      expect(response.body.code).toBe('not_found')
+    }
+  })
+
+  it("refuses a new member once the plan's headcount is reached (422 headcount_reached), and nothing is created", async () => {
+    const other = await createPalmTenant(svc, 'headcount@example.com')
+    await svc.storage.db.sql`UPDATE projects SET headcount = 2 WHERE id = ${other.projectId}`
+    const membersPath = `/v1/projects/${other.projectId}/members`
+    for (let index = 0; index < 2; index++) expectStatus(await svc.request('POST', membersPath, { auth: other.key, body: { display_name: `m${index}` } }), 201)
+    const refused = await svc.request('POST', membersPath, { auth: other.key, body: { display_name: 'one too many' } })
+    expectStatus(refused, 422)
+    expect(refused.body.code).toBe('headcount_reached')
+    expect((await svc.request('GET', membersPath, { auth: other.key })).body).toHaveLength(2)
+  })
+})
