@@ -145,4 +145,22 @@ describe(`crash safety and concurrent workers (${usingPostgres ? 'PostgreSQL' : 
       SELECT count(*)::int AS count FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.subscription_id = ${subscriptionId}`
     expect(count).toBe(2 * events)
   })
+
+  it('stop() waits for the attempt in flight and records it', async () => {
+    const target = await startReceiver({ respond: () => 'hang' })
+    receivers.push(target)
+    const { projectId, subscriptionId } = await subscribed(target.url)
+    const engine = createWebhookEngine({ db: storage.db, config: webhookConfig({ webhookTimeoutMs: 600 }), pollIntervalMs: 50 })
+    await engine.start()
+    await emit(storage.db, projectId, 99)
+    await wakeDispatcher(storage.db)
+    await expect.poll(() => target.requests.length, { timeout: 5000 }).toBe(1)
+    await engine.stop()
+    const attempts = await storage.db.sql`
+      SELECT a.response_status, a.error_message FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
+      WHERE d.subscription_id = ${subscriptionId}`
+    expect(attempts).toEqual([{ response_status: null, error_message: 'timed out after 600 ms' }])
+    const [delivery] = await storage.db.sql`SELECT locked_by FROM webhook_deliveries WHERE subscription_id = ${subscriptionId}`
+    expect(delivery.locked_by).toBeNull()
+  })
 })
