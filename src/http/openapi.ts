@@ -2,19 +2,14 @@
 // requests describe them here.
 import type { TSchema } from '@sinclair/typebox'
 import { ERROR_STATUS, type ErrorCode } from '../errors.js'
+import { SchemaComponents } from './openapi-schema.js'
 import { PROBLEM_TYPE } from './problem.js'
 import type { Route } from './route.js'
 import { Problem } from './schema.js'
 
 const SECURITY = { token: { FirebaseAuth: [] }, key: { ApiKeyAuth: [] }, device: { DeviceAuth: [] } } as const
 
-/** Strip TypeBox's symbols and $id (components are inlined) so the document is plain JSON. */
-function plain(schema: TSchema): Record<string, unknown> {
-  const { $id: _id, ...rest } = JSON.parse(JSON.stringify(schema)) as Record<string, unknown>
-  return rest
-}
-
-function parameters(route: Route) {
+function parameters(route: Route, plain: (schema: TSchema) => Record<string, unknown>) {
   const list: Record<string, unknown>[] = []
   const add = (where: 'path' | 'query', schema: TSchema | undefined) => {
     const properties = (schema?.properties ?? {}) as Record<string, TSchema>
@@ -34,34 +29,39 @@ const errorResponse = (description: string) => ({
 })
 
 export function buildOpenApi(routes: Route[], version: string) {
+  const components = new SchemaComponents()
+  const plain = (schema: TSchema) => components.convert(schema)
+  plain(Problem) // registers the Problem component every error response refers to
   const paths: Record<string, Record<string, unknown>> = {}
   for (const route of routes) {
     const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}')
     const responses: Record<string, unknown> = {}
     for (const response of route.responses) {
       const contentType = response.contentType ?? 'application/json'
-      responses[String(response.status)] = response.schema || response.contentType
+      responses[String(response.status)] = response.status >= 400 && !response.schema && !response.contentType
+        ? errorResponse(response.description)
+        : response.schema || response.contentType
         ? { description: response.description, content: { [contentType.split(';')[0]]: { schema: response.schema ? plain(response.schema) : { type: 'string' } } } }
         : { description: response.description }
     }
     const authenticated = !(route.auth.length === 1 && route.auth[0] === 'none')
-    if (route.params || route.query || route.body) responses['400'] = errorResponse('invalid request (invalid_request, capture_invalid)')
+    if (route.params || route.query || route.body) responses['400'] ??= errorResponse('invalid request (invalid_request, capture_invalid)')
     if (authenticated) {
-      responses['401'] = errorResponse('missing, invalid, expired or revoked credential')
-      responses['403'] = errorResponse('credential not allowed for this operation or resource')
-      responses['404'] = errorResponse('not found, or owned by another tenant')
+      responses['401'] ??= errorResponse('missing, invalid, expired or revoked credential')
+      responses['403'] ??= errorResponse('credential not allowed for this operation or resource')
+      responses['404'] ??= errorResponse('not found, or owned by another tenant')
     }
-    if (route.rateLimited) responses['429'] = errorResponse('rate or daily limit exceeded (Retry-After)')
+    if (route.rateLimited) responses['429'] ??= errorResponse('rate or daily limit exceeded (Retry-After)')
     if (route.body) {
-      responses['413'] = errorResponse('request body larger than 1 MiB')
-      responses['415'] = errorResponse('request body is not application/json')
+      responses['413'] ??= errorResponse('request body larger than 1 MiB')
+      responses['415'] ??= errorResponse('request body is not application/json')
     }
-    responses['500'] = errorResponse('internal error')
+    responses['500'] ??= errorResponse('internal error')
     const operation: Record<string, unknown> = {
       operationId: `${route.method}${path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
       summary: route.summary,
       tags: route.tags,
-      parameters: parameters(route),
+      parameters: parameters(route, plain),
       responses,
       security: authenticated ? route.auth.filter((kind) => kind !== 'none').map((kind) => SECURITY[kind as keyof typeof SECURITY]) : [],
     }
@@ -81,7 +81,7 @@ export function buildOpenApi(routes: Route[], version: string) {
     servers: [{ url: '/' }],
     paths,
     components: {
-      schemas: { Problem: plain(Problem) },
+      schemas: components.schemas,
       securitySchemes: {
         FirebaseAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Identity token of an organization administrator (T)' },
         ApiKeyAuth: { type: 'http', scheme: 'bearer', description: 'API key "{key_id}.{api_key}" (K)' },

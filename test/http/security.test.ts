@@ -36,7 +36,7 @@ describe('security suite over the whole route table', () => {
 
   it.each(open.map((route) => [name(route), route] as const))('%s answers without a credential', async (_, route) => {
     const response = await send(fixtures, route, requestFor(route, ids))
-    expect(response.status, `${name(route)}: ${response.text.slice(0, 300)}`).toBe(200)
+    expect(response.status >= 200 && response.status < 300, `${name(route)}: ${response.status} ${response.text.slice(0, 300)}`).toBe(true)
   })
 
   describe.each(guarded.map((route) => [name(route), route] as const))('%s', (_, route) => {

@@ -91,7 +91,7 @@ export function idValues(tenant: Tenant, sub: SubResources): Record<string, stri
   }
 }
 
-/** A minimal value that satisfies the schema (required properties only). */
+/** A value that satisfies the schema: every property, each at its smallest valid value. */
 export function example(schema: Schema, ids: Record<string, string>, name = ''): unknown {
   if (schema.nullable) return null
   if ('const' in schema) return schema.const
@@ -99,12 +99,9 @@ export function example(schema: Schema, ids: Record<string, string>, name = ''):
   if (schema.anyOf) return example(schema.anyOf.find((variant: Schema) => variant.type !== 'null') ?? schema.anyOf[0], ids, name)
   if (schema.oneOf) return example(schema.oneOf[0], ids, name)
   switch (schema.type) {
-    case 'object': {
-      const required = new Set<string>(schema.required ?? [])
-      return Object.fromEntries(Object.entries((schema.properties ?? {}) as Record<string, Schema>)
-        .filter(([key]) => required.has(key))
-        .map(([key, property]) => [key, example(property, ids, key)]))
-    }
+    // Optional properties too: handlers may insist on "at least one of" them beyond the schema.
+    case 'object': return Object.fromEntries(Object.entries((schema.properties ?? {}) as Record<string, Schema>)
+      .map(([key, property]) => [key, example(property, ids, key)]))
     case 'array': return Array.from({ length: schema.minItems ?? 0 }, () => example(schema.items ?? {}, ids, name))
     case 'integer': case 'number': {
       const low = schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + (schema.type === 'integer' ? 1 : 0.5) : 1)

@@ -1,0 +1,72 @@
+import SwaggerParser from '@apidevtools/swagger-parser'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { routeTable } from '../../src/http/routes/index.js'
+import type { Route } from '../../src/http/route.js'
+import { VERSION } from '../../src/version.js'
+import { bootService, expectStatus, type TestService } from '../support/service.js'
+
+const routes = routeTable(VERSION)
+const openApiPath = (route: Route) => route.path.replace(/:([A-Za-z_]+)/g, '{$1}')
+const SCHEMES = { token: 'FirebaseAuth', key: 'ApiKeyAuth', device: 'DeviceAuth' } as const
+
+describe('OpenAPI document', () => {
+  let svc: TestService
+  let document: any
+  beforeAll(async () => {
+    svc = await bootService()
+    const response = await svc.request('GET', '/v1/openapi.json')
+    expectStatus(response, 200)
+    document = response.body
+  })
+  afterAll(async () => { await svc.close() })
+
+  it('validates as OpenAPI 3.0', async () => {
+    expect(document.openapi).toMatch(/^3\.0\.\d+$/)
+    // validate() dereferences in place: give it a copy.
+    await SwaggerParser.validate(structuredClone(document))
+  })
+
+  it.each(routes.map((route) => [`${route.method.toUpperCase()} ${route.path}`, route] as const))('documents %s', (_, route) => {
+    const operation = document.paths[openApiPath(route)]?.[route.method]
+    expect(operation, 'operation missing').toBeDefined()
+    expect(operation.summary).toBe(route.summary)
+    // Parameters: every path parameter, every query parameter with its required flag.
+    const documented = new Map<string, any>(operation.parameters.map((parameter: any) => [`${parameter.in}:${parameter.name}`, parameter]))
+    for (const name of [...route.path.matchAll(/:([A-Za-z_]+)/g)].map((match) => match[1])) {
+      expect(documented.get(`path:${name}`), `path parameter ${name}`).toMatchObject({ required: true, schema: { type: 'string', format: 'uuid' } })
+    }
+    const query = (route.query as any)?.properties ?? {}
+    for (const name of Object.keys(query)) {
+      expect(documented.get(`query:${name}`), `query parameter ${name}`).toMatchObject({ required: ((route.query as any).required ?? []).includes(name) })
+    }
+    expect(operation.parameters).toHaveLength(Object.keys(query).length + [...route.path.matchAll(/:/g)].length)
+    if (route.body) expect(operation.requestBody?.content?.['application/json']?.schema).toBeDefined()
+    else expect(operation.requestBody).toBeUndefined()
+    // Security: exactly the accepted credential kinds; none for open routes.
+    const expected = route.auth.filter((kind) => kind !== 'none').map((kind) => ({ [SCHEMES[kind as keyof typeof SCHEMES]]: [] }))
+    expect(operation.security).toEqual(route.auth.includes('none') ? [] : expected)
+    // Responses: every declared status with its schema, and the error statuses that apply.
+    for (const response of route.responses) {
+      const documentedResponse = operation.responses[String(response.status)]
+      expect(documentedResponse, `response ${response.status}`).toBeDefined()
+      if (response.schema) expect(documentedResponse.content?.['application/json']?.schema, `schema of ${response.status}`).toBeDefined()
+    }
+    if (!route.auth.includes('none')) {
+      for (const status of ['401', '403']) expect(operation.responses[status]?.content?.['application/problem+json']).toBeDefined()
+    }
+    if (route.rateLimited) expect(operation.responses['429']).toBeDefined()
+  })
+
+  it('documents nothing that is not in the route table', () => {
+    const served = new Set(routes.map((route) => `${route.method} ${openApiPath(route)}`))
+    const listed = Object.entries(document.paths).flatMap(([path, operations]) => Object.keys(operations as object).map((method) => `${method} ${path}`))
+    expect(listed.filter((entry) => !served.has(entry))).toEqual([])
+    expect(listed).toHaveLength(served.size)
+  })
+
+  it('uses components for the shared schemas and unique operation ids', () => {
+    expect(document.components.schemas).toHaveProperty('Problem')
+    const operationIds = Object.values(document.paths).flatMap((operations: any) => Object.values(operations).map((operation: any) => operation.operationId))
+    expect(new Set(operationIds).size).toBe(operationIds.length)
+  })
+})
