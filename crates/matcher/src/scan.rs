@@ -6,7 +6,7 @@
 //! costs one pass over the gallery, not one per probe.
 //!
 //! Most rows cannot enter a full top-k list. Before the square root and the division, a row is
-//! dropped when `dot <= 0` or `dot^2 < worst^2 * probe_norm * row_norm * (1 - 1e-9)`. All these
+//! dropped unless `max(dot, 0)^2 >= worst^2 * probe_norm * row_norm * (1 - 1e-9)`. All these
 //! integers are below 2^53, so `dot^2` and the norm product are exact in f64; the margin is far
 //! larger than the few ulps of rounding on the right-hand side, so a dropped row's exact score
 //! is below the worst kept one: the filter never changes the result. It relies on rows being
@@ -219,11 +219,13 @@ pub fn scan_top_k_with(
                     0
                 }
             });
+            let row_norms_f64 = row_norms.map(f64::from);
             let tile = Tile {
                 first_row: tile_start,
                 rows: &rows,
                 live: &live,
                 norms: &row_norms,
+                norms_f64: &row_norms_f64,
             };
             score_tile(
                 kernels,
@@ -255,6 +257,7 @@ struct Tile<'a> {
     rows: &'a [*const i8; TILE_ROWS],
     live: &'a [bool; TILE_ROWS],
     norms: &'a [u32; TILE_ROWS],
+    norms_f64: &'a [f64; TILE_ROWS],
 }
 
 fn score_tile(
@@ -314,6 +317,20 @@ fn offer_block<const R: usize, const P: usize>(
     dots: &[[i32; P]; R],
     states: &mut [ProbeState],
 ) {
+    // Gate the whole block branch-free first (it vectorises): once the lists are full, almost
+    // no block holds a single pair that passes the filter.
+    let gates: [f64; P] = std::array::from_fn(|probe| states[probe].gate);
+    let mut any_passes = false;
+    for (offset, row_dots) in dots.iter().enumerate() {
+        let norm = tile.norms_f64[first + offset];
+        for (&dot, gate) in row_dots.iter().zip(&gates) {
+            let positive = f64::from(dot.max(0));
+            any_passes |= positive * positive >= gate * norm;
+        }
+    }
+    if !any_passes {
+        return;
+    }
     for (offset, row_dots) in dots.iter().enumerate() {
         let index = first + offset;
         if !tile.live[index] {
@@ -329,8 +346,9 @@ fn offer_block<const R: usize, const P: usize>(
 struct ProbeState {
     top: TopK,
     norm_squared: u32,
-    /// `worst^2 * probe_norm * FILTER_MARGIN` once the list is full (see the module comment).
-    drop_below: f64,
+    /// A row passes when `max(dot, 0)^2 >= gate * row_norm`: `-1` while the list is not full (every
+    /// row passes), then `worst^2 * probe_norm * FILTER_MARGIN` (see the module comment).
+    gate: f64,
 }
 
 impl ProbeState {
@@ -338,17 +356,18 @@ impl ProbeState {
         ProbeState {
             top: TopK::new(k),
             norm_squared,
-            drop_below: f64::NAN,
+            gate: -1.0,
         }
     }
 
     #[inline]
     fn offer(&mut self, row: u32, dot: i32, row_norm_squared: u32) {
-        if !self.drop_below.is_nan() {
-            let dot_f64 = f64::from(dot);
-            if dot <= 0 || dot_f64 * dot_f64 < self.drop_below * f64::from(row_norm_squared) {
-                return;
-            }
+        // No branch on the sign of the dot (a coin flip on real data): a dot <= 0 gives
+        // `0 >= gate * norm`, false once the gate is positive; if the worst kept score is 0 it
+        // passes here and is refused by `TopK::offer` (equal score, higher row).
+        let positive = f64::from(dot.max(0));
+        if positive * positive < self.gate * f64::from(row_norm_squared) {
+            return;
         }
         let candidate = Candidate {
             score: score(dot, self.norm_squared, row_norm_squared),
@@ -356,7 +375,7 @@ impl ProbeState {
         };
         if self.top.offer(candidate) && self.top.is_full() {
             if let Some(worst) = self.top.worst() {
-                self.drop_below =
+                self.gate =
                     worst.score * worst.score * f64::from(self.norm_squared) * FILTER_MARGIN;
             }
         }

@@ -250,6 +250,7 @@ fn a_scan_with_no_live_rows_fills_minus_one_and_zero() {
 }
 
 #[test]
+#[allow(clippy::reversed_empty_ranges)] // 5..4 is the invalid range under test
 fn scan_arguments_are_validated_with_precise_errors() {
     let rows = vec![1i8; 100];
     let norms = vec![10u32; 10];
