@@ -43,6 +43,22 @@ export class Reply {
   }
 }
 
+/**
+ * A reply whose body is produced while it is sent (large CSV exports): chunked transfer encoding,
+ * with backpressure. Fetch the first chunk in the handler, so errors before it still answer as
+ * problem+json; an error after the status line went out can only cut the connection.
+ */
+export class StreamReply extends Reply {
+  constructor(
+    status: number,
+    readonly chunks: AsyncIterable<string | Buffer>,
+    contentType: string,
+    headers: Record<string, string> = {},
+  ) {
+    super(status, null, contentType, headers)
+  }
+}
+
 export interface ResponseSpec {
   status: number
   description: string

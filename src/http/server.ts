@@ -2,6 +2,7 @@
 // synchronously (it dies after the callback); onAborted is attached before the first await; every
 // write after an await checks `aborted` and happens inside res.cork().
 import { STATUS_CODES } from 'node:http'
+import type { Logger } from 'pino'
 import type { AppContext } from '../app-context.js'
 import { authenticate } from '../auth/authenticate.js'
 import { NO_PRINCIPAL } from '../auth/principal.js'
@@ -9,7 +10,7 @@ import { ServiceError } from '../errors.js'
 import { newId } from '../ids.js'
 import { readJsonBody } from './body.js'
 import { problemReply } from './problem.js'
-import { Reply, type Route, type RouteContext } from './route.js'
+import { Reply, StreamReply, type Route, type RouteContext } from './route.js'
 import { compile, type Validator } from './schema.js'
 import { App, closeListenSocket, listenSocketPort, type HttpRequest, type HttpResponse, type us_listen_socket } from './uws.js'
 
@@ -81,6 +82,33 @@ export function createHttpServer(app: AppContext, routes: Route[]): HttpServer {
     })
   }
 
+  // Chunked body with backpressure: a write uWS could not flush yet waits for onWritable. A
+  // failure after the status line went out closes the connection, so the client sees a cut body.
+  async function sendStream(res: HttpResponse, state: { aborted: boolean }, aborted: Promise<void>, requestId: string, reply: StreamReply, log: Logger) {
+    if (state.aborted) return
+    res.cork(() => {
+      res.writeStatus(statusLine(reply.status))
+      res.writeHeader('X-Request-Id', requestId)
+      if (reply.contentType) res.writeHeader('Content-Type', reply.contentType)
+      for (const [name, value] of Object.entries(reply.headers)) res.writeHeader(name, value)
+    })
+    try {
+      for await (const chunk of reply.chunks) {
+        if (state.aborted) return
+        let flushed = true
+        res.cork(() => { flushed = res.write(chunk) })
+        if (!flushed) {
+          await Promise.race([aborted, new Promise<void>((resolve) => { res.onWritable(() => { resolve(); return true }) })])
+          if (state.aborted) return
+        }
+      }
+      if (!state.aborted) res.cork(() => { res.end() })
+    } catch (error) {
+      log.error({ err: error }, 'streamed response failed')
+      if (!state.aborted) res.close()
+    }
+  }
+
   async function serve(compiled: CompiledRoute, res: HttpResponse, req: HttpRequest) {
     const started = performance.now()
     const state = { aborted: false }
@@ -136,7 +164,8 @@ export function createHttpServer(app: AppContext, routes: Route[]): HttpServer {
       reply = problemReply(error, requestId, log)
     }
     for (const [name, value] of Object.entries(responseHeaders)) reply.headers[name] ??= value
-    send(res, state, requestId, reply)
+    if (reply instanceof StreamReply) await sendStream(res, state, aborted, requestId, reply, log)
+    else send(res, state, requestId, reply)
     log.info({ method, url, route: route.path, status: reply.status, ms: Math.round((performance.now() - started) * 10) / 10, aborted: state.aborted || undefined }, 'request')
     finish()
   }
