@@ -7,6 +7,7 @@ import type { Keyring } from './domain/keyring.js'
 import type { ApiKeyUsage } from './auth/api-key-usage.js'
 import type { RateLimiter } from './domain/rate-limit.js'
 import type { HealthCheck } from './health.js'
+import type { EnrollmentSignals } from './domain/enrollment-signals.js'
 import type { Galleries } from './domain/galleries.js'
 import type { ScanRecorder } from './domain/scans.js'
 import type { WebhookEngine } from './webhooks/index.js'
@@ -22,6 +23,8 @@ export interface AppContext {
   rateLimiter: RateLimiter
   /** Checks behind /healthz; modules register theirs at boot. */
   health: HealthCheck[]
+  /** Wakes terminals long-polling for an enrollment session (in-process and across processes). */
+  enrollmentSignals: EnrollmentSignals
   /** One in-memory matcher gallery per environment, kept in sync across processes. */
   galleries: Galleries
   /** Batched writer of identify scan results (flushed on shutdown). */

@@ -7,6 +7,7 @@ import { loadIdentityTokens } from './auth/identity-tokens.js'
 import { loadConfig, type Config } from './config.js'
 import { createKeyring, loadMasterKey } from './domain/keyring.js'
 import { createRateLimiter } from './domain/rate-limit.js'
+import { createEnrollmentSignals } from './domain/enrollment-signals.js'
 import { createGalleries } from './domain/galleries.js'
 import { createScanRecorder } from './domain/scans.js'
 import { routeTable } from './http/routes/index.js'
@@ -51,6 +52,8 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     // Unused leased requests go back to the shared counters after the HTTP server has stopped.
     const rateLimiter = createRateLimiter(db.sql)
     stops.push(() => rateLimiter.release())
+    const enrollmentSignals = await createEnrollmentSignals(db, (error) => log.warn({ err: error }, 'enrollment session signal failed'))
+    stops.push(() => enrollmentSignals.stop())
     const keyring = createKeyring(master.key)
     // Galleries close after the HTTP server and the scan writer (stops run in reverse).
     const galleries = createGalleries({ config, db, keyring, log })
@@ -65,7 +68,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     }
     log.info(`Webhooks: worker ${config.webhookWorker ? 'on' : 'off'}${config.webhookAllowLocalhost ? ', localhost allowed' : ''}`)
     const app: AppContext = {
-      config, db, sql: db.sql, log, tokens, galleries, scans, webhooks,
+      config, db, sql: db.sql, log, tokens, enrollmentSignals, galleries, scans, webhooks,
       keyring,
       apiKeyUsage,
       rateLimiter,

@@ -2,12 +2,16 @@
 import type { Route } from '../route.js'
 import { apiKeyRoutes } from './api-keys.js'
 import { biometricRoutes } from './biometrics.js'
+import { deviceComRoutes } from './device-com.js'
+import { deviceRoutes } from './devices.js'
+import { enrollmentSessionRoutes } from './enrollment-sessions.js'
 import { healthRoutes } from './health.js'
 import { memberRoutes } from './members.js'
 import { openApiRoute } from './openapi.js'
 import { organizationRoutes } from './organizations.js'
 import { projectRoutes } from './projects.js'
 import { scanRoutes } from './scans.js'
+import { transactionRoutes } from './transactions.js'
 import { webhookRoutes } from './webhooks.js'
 
 export function routeTable(version: string): Route[] {
@@ -19,7 +23,11 @@ export function routeTable(version: string): Route[] {
     ...memberRoutes,
     ...biometricRoutes,
     ...scanRoutes,
+    ...deviceRoutes,
+    ...enrollmentSessionRoutes,
+    ...transactionRoutes,
     ...webhookRoutes,
+    ...deviceComRoutes,
   ]
   return [...routes, openApiRoute(routes, version)]
 }

@@ -1,0 +1,73 @@
+// What a terminal does through Device-Com besides polling: complete its enrollment session with
+// captures (the same enrollment as the biometrics route, the session completed in the very same
+// transaction) and identify palms against its project's environment, a global one included.
+import { timingSafeEqual } from 'node:crypto'
+import type { AppContext } from '../app-context.js'
+import { ServiceError, notFound } from '../errors.js'
+import { timestamp } from '../ids.js'
+import type { Sql } from '../store/database.js'
+import { touchDeviceActivity } from '../store/devices.js'
+import { ACTIVE_STATES, completeActiveSession, sessionOfDevice, type SessionRow } from '../store/enrollment-sessions.js'
+import type { ProjectRow } from '../store/projects.js'
+import { enqueueEvent, wakeDispatcher } from '../webhooks/outbox.js'
+import { enrollMember, type EnrollHand } from './enrollment.js'
+import { nowSeconds } from './enrollment-sessions.js'
+import { identifyPalm, type IdentifyPalm } from './identification.js'
+
+export interface Terminal {
+  deviceId: string
+  mode: string
+  project: ProjectRow
+}
+
+function sameText(a: string, b: string): boolean {
+  const left = Buffer.from(a)
+  const right = Buffer.from(b)
+  return left.length === right.length && timingSafeEqual(left, right)
+}
+
+export async function completeEnrollmentSession(app: AppContext, terminal: Terminal, sessionId: string, input: {
+  left_hand?: EnrollHand | null; right_hand?: EnrollHand | null; challenge?: string
+}): Promise<{ member_id: string; session: SessionRow }> {
+  const session = await sessionOfDevice(app.sql, terminal.deviceId, sessionId, nowSeconds())
+  if (!session) throw notFound('enrollment session')
+  if (!ACTIVE_STATES.includes(session.state)) {
+    throw new ServiceError('conflict', `enrollment session ${sessionId} is ${session.state}; start a new one`)
+  }
+  if (input.challenge !== undefined && !sameText(input.challenge, session.challenge)) {
+    throw new ServiceError('forbidden', `the challenge does not match enrollment session ${sessionId}`)
+  }
+  let completed = null as SessionRow | null
+  const enrolled = await enrollMember(app, terminal.project, {
+    member_id: session.member_id, left_hand: input.left_hand, right_hand: input.right_hand,
+  }, {
+    callerType: 'device',
+    deviceId: terminal.deviceId,
+    sessionId,
+    // In the enrollment's transaction: a session cancelled or superseded meanwhile rolls it back.
+    inTransaction: async (tx: Sql) => {
+      completed = await completeActiveSession(tx, {
+        deviceId: terminal.deviceId, sessionId, nowSeconds: nowSeconds(), terminalChallengeResponse: input.challenge !== undefined,
+      })
+      if (!completed) throw new ServiceError('conflict', `enrollment session ${sessionId} was cancelled, superseded or expired during the enrollment`)
+    },
+  })
+  await touchDeviceActivity(app.sql, terminal.deviceId)
+  return { member_id: enrolled.member_id, session: completed! }
+}
+
+export async function identifyAtTerminal(app: AppContext, terminal: Terminal, palm: IdentifyPalm, k: number | undefined) {
+  const result = await identifyPalm(app, terminal.project, palm, { k, callerType: 'device', deviceId: terminal.deviceId })
+  if (terminal.mode === 'demo' && result.status === 'Found') {
+    // Nothing else is written by an identify, so the event is the only row of its transaction.
+    await enqueueEvent(app.sql, {
+      projectId: terminal.project.id,
+      eventType: 'demo.scan.success',
+      data: { member_id: result.member_id, device_id: terminal.deviceId, scanned_at: timestamp(new Date()) },
+    })
+    await wakeDispatcher(app.db).catch((error) => app.log.warn({ err: error }, 'demo scan: webhook dispatcher wake-up failed'))
+  }
+  // Off the identify hot path: activity is bookkeeping, never worth a slower answer.
+  void touchDeviceActivity(app.sql, terminal.deviceId).catch((error) => app.log.warn({ err: error }, 'device activity update failed'))
+  return result
+}

@@ -1,0 +1,104 @@
+// Devices (terminals): registration of a proto-terminal, linking it to a sandbox project with its
+// single-use code, listing and updating. A device token `pvd_{device_id}.{secret}` is returned
+// once at registration; only its SHA-256 is stored (like API keys).
+import { randomBytes } from 'node:crypto'
+import type { AppContext } from '../app-context.js'
+import { DEVICE_TOKEN_PREFIX } from '../auth/authenticate.js'
+import { hashSecret, newSecret } from '../auth/secrets.js'
+import { ServiceError } from '../errors.js'
+import { Nullable, Type } from '../http/schema.js'
+import { newId, timestamp } from '../ids.js'
+import {
+  deleteAbandonedDevices, insertUnlinkedDevice, linkDeviceByCode, type DeviceMode, type DeviceRow,
+} from '../store/devices.js'
+import type { ProjectRow } from '../store/projects.js'
+
+export const DEVICE_MODES: readonly DeviceMode[] = ['access', 'payment', 'enrollment', 'demo']
+export const DeviceModeSchema = Type.Union(DEVICE_MODES.map((mode) => Type.Literal(mode)), {
+  description: 'access, payment, enrollment or demo',
+})
+
+export const REGISTRATION_CODE_LENGTH = 8
+export const REGISTRATION_CODE_TTL_MS = 15 * 60_000
+// No 0/O, 1/I: the code is read off a screen and typed by a person. 32 symbols, so a byte & 31 is
+// unbiased; 8 of them are 40 bits, guessed only through authenticated, rate-limited calls.
+const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789'
+// Unlinked devices older than this can never be linked (their code expired): swept away.
+const ABANDONED_AFTER_MS = 60 * 60_000
+
+export const DeviceSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  name: Nullable(Type.String()),
+  address_city: Nullable(Type.String()),
+  address_state: Nullable(Type.String()),
+  address_country: Nullable(Type.String()),
+  last_auth_at: Nullable(Type.String({ format: 'date-time', description: 'last request authenticated with the device token' })),
+  last_activity_at: Nullable(Type.String({ format: 'date-time', description: 'last identify, enrollment or transaction of the terminal' })),
+  mode: DeviceModeSchema,
+  hardware_platform: Type.String(),
+  enabled: Type.Boolean(),
+}, { $id: 'Device' })
+
+export function deviceResource(row: DeviceRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    address_city: row.address_city,
+    address_state: row.address_state,
+    address_country: row.address_country,
+    last_auth_at: timestamp(row.last_auth_at),
+    last_activity_at: timestamp(row.last_activity_at),
+    mode: row.mode,
+    hardware_platform: row.hardware_platform,
+    enabled: row.enabled,
+  }
+}
+
+function newRegistrationCode(): string {
+  const bytes = randomBytes(REGISTRATION_CODE_LENGTH)
+  let code = ''
+  for (const byte of bytes) code += CODE_ALPHABET[byte & 31]
+  return code
+}
+
+/** Codes are shown upper-case; a person may type them in lower case or with spaces around. */
+export const normaliseRegistrationCode = (code: string): string => code.trim().toUpperCase()
+
+export async function registerDevice(app: AppContext, input: { hardware_platform: string; mode: DeviceMode }) {
+  const now = Date.now()
+  await deleteAbandonedDevices(app.sql, new Date(now - ABANDONED_AFTER_MS))
+  const id = newId()
+  const secret = newSecret()
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const code = newRegistrationCode()
+    const inserted = await insertUnlinkedDevice(app.sql, {
+      id, mode: input.mode, hardware_platform: input.hardware_platform, token_hash: hashSecret(secret),
+      code, codeExpiresAt: new Date(now + REGISTRATION_CODE_TTL_MS),
+    })
+    if (inserted) return { device_id: id, registration_code: code, device_token: `${DEVICE_TOKEN_PREFIX}${id}.${secret}` }
+  }
+  // 5 collisions in a 2^40 space means something else is wrong.
+  throw new Error('could not draw a free registration code')
+}
+
+/** complete_registration: only a sandbox project may link a terminal (spec rule 1). */
+export async function completeRegistration(app: AppContext, project: ProjectRow, input: {
+  registration_code: string; device_name: string; device_mode: DeviceMode
+}): Promise<string> {
+  if (project.plan !== 'sandbox') {
+    throw new ServiceError('sandbox_required', `project ${project.id} is on the ${project.plan} plan; only sandbox projects may complete a device registration`)
+  }
+  const deviceId = await linkDeviceByCode(app.sql, {
+    code: normaliseRegistrationCode(input.registration_code),
+    projectId: project.id,
+    name: input.device_name,
+    mode: input.device_mode,
+    now: new Date(),
+  })
+  if (!deviceId) {
+    throw new ServiceError('registration_code_invalid', 'the registration code is unknown, already used or expired', {
+      errors: [{ path: '/registration_code', message: 'unknown, used or expired' }],
+    })
+  }
+  return deviceId
+}

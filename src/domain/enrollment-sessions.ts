@@ -1,0 +1,104 @@
+// Enrollment sessions (DECISIONS.md "Values the spec leaves open"): pending → in_progress when the
+// terminal picks the session up → completed, or cancelled, or expired (exp = iat + 300). One
+// active session per device: a new start supersedes the old one (cancelled, superseded_by set).
+//
+// The challenge: a random string issued with the session. The terminal receives it with the
+// session and echoes it when it completes the enrollment; a match proves the captures were taken
+// for this very session (not a stale or replayed one) and sets terminal_challenge_response. This
+// service has no mobile confirmation step, so mobile_challenge_response stays false; it is kept
+// for the spec's shape and says honestly that no mobile app confirmed the session.
+import type { AppContext } from '../app-context.js'
+import { newSecret } from '../auth/secrets.js'
+import { ServiceError, notFound } from '../errors.js'
+import { Nullable, Type } from '../http/schema.js'
+import { newId } from '../ids.js'
+import {
+  activeSession, cancelActiveSession, insertSession, memberInProject, sessionOfDevice, type SessionRow,
+} from '../store/enrollment-sessions.js'
+
+export const SESSION_TTL_SECONDS = 300
+
+export const EnrollmentSessionSchema = Type.Object({
+  enroll_id: Type.String({ format: 'uuid', description: 'the session id' }),
+  state: Type.Union(['pending', 'in_progress', 'completed', 'cancelled', 'expired'].map((state) => Type.Literal(state)), {
+    description: 'pending → in_progress (a terminal picked it up) → completed, or cancelled, or expired',
+  }),
+  nbf: Type.Integer({ description: 'not before, Unix seconds' }),
+  iat: Type.Integer({ description: 'issued at, Unix seconds' }),
+  exp: Type.Integer({ description: 'expires at, Unix seconds (iat + 300)' }),
+  user_id: Type.String({ format: 'uuid', description: 'the member being enrolled' }),
+  challenge: Type.String({ description: 'random string the terminal echoes when it completes the session' }),
+  mobile_challenge_response: Type.Boolean({ description: 'always false: this service has no mobile confirmation step' }),
+  terminal_challenge_response: Type.Boolean({ description: 'true once the terminal completed the session echoing its challenge' }),
+}, { $id: 'EnrollmentSession' })
+
+export const SessionEnvelopeSchema = Type.Object({ session: Nullable(EnrollmentSessionSchema) })
+
+export const nowSeconds = (): number => Math.floor(Date.now() / 1000)
+
+export function sessionResource(row: SessionRow) {
+  return {
+    enroll_id: row.id,
+    state: row.state,
+    nbf: row.nbf,
+    iat: row.iat,
+    exp: row.exp,
+    user_id: row.member_id,
+    challenge: row.challenge,
+    mobile_challenge_response: row.mobile_challenge_response,
+    terminal_challenge_response: row.terminal_challenge_response,
+  }
+}
+
+export async function startSession(app: AppContext, device: { id: string; project_id: string; enabled: boolean }, memberId: string) {
+  if (!device.enabled) throw new ServiceError('conflict', `device ${device.id} is disabled; enable it before starting an enrollment`)
+  if (!(await memberInProject(app.sql, memberId, device.project_id))) {
+    throw new ServiceError('invalid_reference', `member ${memberId} does not exist in this project`, {
+      errors: [{ path: '/member_id', message: 'unknown member' }],
+    })
+  }
+  const iat = nowSeconds()
+  const row = await insertSession(app.sql, {
+    id: newId(),
+    device_id: device.id,
+    project_id: device.project_id,
+    member_id: memberId,
+    state: 'pending',
+    nbf: iat,
+    iat,
+    exp: iat + SESSION_TTL_SECONDS,
+    challenge: newSecret(),
+  })
+  await app.enrollmentSignals.announce(device.id)
+  return row
+}
+
+/** GET .../enroll/status: the active session, or null (none, or session_id names another). */
+export async function activeSessionOf(app: AppContext, deviceId: string, sessionId?: string): Promise<SessionRow | null> {
+  const row = await activeSession(app.sql, deviceId, nowSeconds())
+  if (!row || (sessionId !== undefined && row.id !== sessionId)) return null
+  return row
+}
+
+/** POST .../enroll/status: that session's current state, or null when superseded or unknown. */
+export async function sessionStatus(app: AppContext, deviceId: string, sessionId: string): Promise<SessionRow | null> {
+  const row = await sessionOfDevice(app.sql, deviceId, sessionId, nowSeconds())
+  if (!row || row.superseded_by) return null
+  return row
+}
+
+/**
+ * Cancel exactly the named session. Unknown (or another device's) → 404, nothing changes;
+ * already cancelled → answered as is (a retried cancel succeeds); completed or expired → 409.
+ */
+export async function cancelSession(app: AppContext, deviceId: string, sessionId: string): Promise<SessionRow> {
+  const cancelled = await cancelActiveSession(app.sql, deviceId, sessionId, nowSeconds())
+  if (cancelled) {
+    await app.enrollmentSignals.announce(deviceId)
+    return cancelled
+  }
+  const row = await sessionOfDevice(app.sql, deviceId, sessionId, nowSeconds())
+  if (!row) throw notFound('enrollment session')
+  if (row.state === 'cancelled') return row
+  throw new ServiceError('conflict', `enrollment session ${sessionId} is already ${row.state} and cannot be cancelled`)
+}

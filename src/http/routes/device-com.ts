@@ -1,0 +1,64 @@
+// Device-Com: the terminal-side API the spec announces (our extension). A terminal registers
+// without credentials and gets a device token; once a sandbox project links it
+// (complete_registration) it long-polls for enrollment sessions, completes them with captures,
+// identifies palms against its project's environment (a global one included) and records
+// transactions. Every call of a linked terminal counts toward its project's rate limit.
+import { loadTerminalProject } from '../../auth/device-access.js'
+import { DeviceModeSchema, registerDevice } from '../../domain/devices.js'
+import { MAX_POLL_WAIT_SECONDS, pollEnrollment } from '../../domain/enrollment-poll.js'
+import { EnrollmentSessionSchema, sessionResource } from '../../domain/enrollment-sessions.js'
+import { recordTransaction, TransactionInputSchema, transactionResource, TransactionSchema } from '../../domain/transactions.js'
+import { defineRoute, Reply, type Route } from '../route.js'
+import { Body, Type } from '../schema.js'
+import { deviceComEnrollmentRoutes } from './device-com-enrollment.js'
+
+const tags = ['Device-Com (extension)']
+
+export const deviceComRoutes: Route[] = [
+  defineRoute({
+    method: 'post', path: '/v1/device-com/registration', auth: ['none'], tags, extension: true,
+    summary: 'Register a terminal. Answers its device token (shown once; send it as "Authorization: Bearer pvd_…" on every Device-Com call) and a registration code (8 characters, single use, valid 15 minutes) that a sandbox project passes to complete_registration',
+    body: Body({
+      hardware_platform: Type.String({ minLength: 1, maxLength: 64, description: 'free text, e.g. android, linux, usb-sensor' }),
+      mode: DeviceModeSchema,
+    }),
+    responses: [{
+      status: 201, description: 'the registered, not yet linked terminal',
+      schema: Type.Object({
+        device_id: Type.String({ format: 'uuid' }),
+        registration_code: Type.String({ minLength: 8, maxLength: 8 }),
+        device_token: Type.String({ description: 'pvd_{device_id}.{secret}; only its hash is stored' }),
+      }),
+    }],
+    async handler({ app, body }) {
+      return registerDevice(app, body)
+    },
+  }),
+  defineRoute({
+    method: 'get', path: '/v1/device-com/enrollment', auth: ['device'], tags, extension: true, rateLimited: true,
+    summary: `Long-poll for this terminal's active enrollment session. Answers 200 with it at once when there is one (picking it up: pending → in_progress), or as soon as one is started within the wait; 204 when the wait (0 to ${MAX_POLL_WAIT_SECONDS} s, default 0) ends with none`,
+    query: Type.Object({
+      wait: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_POLL_WAIT_SECONDS, description: 'seconds to wait for a session' })),
+    }, { additionalProperties: false }),
+    responses: [
+      { status: 200, description: 'the active session', schema: Type.Object({ session: EnrollmentSessionSchema }) },
+      { status: 204, description: 'no active session within the wait' },
+    ],
+    async handler(context) {
+      const { deviceId } = await loadTerminalProject(context)
+      const session = await pollEnrollment(context.app, deviceId, context.query.wait ?? 0, context.aborted)
+      return session ? { session: sessionResource(session) } : new Reply(204, null)
+    },
+  }),
+  ...deviceComEnrollmentRoutes,
+  defineRoute({
+    method: 'post', path: '/v1/device-com/transactions', auth: ['device'], tags, extension: true, rateLimited: true,
+    summary: "Record a transaction taken at this terminal for its project",
+    body: Body(TransactionInputSchema),
+    responses: [{ status: 201, description: 'the recorded transaction', schema: TransactionSchema }],
+    async handler(context) {
+      const { deviceId, project } = await loadTerminalProject(context)
+      return transactionResource(await recordTransaction(context.app, project.id, deviceId, context.body))
+    },
+  }),
+]

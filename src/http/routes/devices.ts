@@ -1,0 +1,64 @@
+// Devices (spec "Devices and enrollment sessions"): list a project's terminals, link a registered
+// terminal with its registration code, rename or enable/disable one.
+import { loadProject } from '../../auth/access.js'
+import { loadDevice } from '../../auth/device-access.js'
+import { completeRegistration, deviceResource, DeviceModeSchema, DeviceSchema } from '../../domain/devices.js'
+import { notFound } from '../../errors.js'
+import { devicesOfProject, updateDevice } from '../../store/devices.js'
+import { defineRoute, type Route } from '../route.js'
+import { Body, Pagination, PathIds, Type } from '../schema.js'
+
+const tags = ['Devices']
+
+export const deviceRoutes: Route[] = [
+  defineRoute({
+    method: 'get', path: '/v1/projects/:project_id/devices', auth: ['token', 'key'], tags, rateLimited: true,
+    summary: "List the project's devices, oldest first",
+    params: PathIds('project_id'),
+    query: Type.Object(Pagination(100), { additionalProperties: false }),
+    responses: [{
+      status: 200, description: 'one page of devices and the total count',
+      schema: Type.Object({ devices: Type.Array(DeviceSchema), total: Type.Integer() }),
+    }],
+    async handler(context) {
+      const project = await loadProject(context, context.params.project_id)
+      const { rows, total } = await devicesOfProject(context.app.sql, project.id, context.query.page, context.query.per_page)
+      return { devices: rows.map(deviceResource), total }
+    },
+  }),
+  defineRoute({
+    method: 'post', path: '/v1/projects/:project_id/device/android/complete_registration', auth: ['token', 'key'], tags, rateLimited: true,
+    summary: 'Link a registered terminal (POST /v1/device-com/registration) to the project with its registration code (8 characters, single use, valid 15 minutes). Only a sandbox-plan project may do it (403 sandbox_required); an unknown, used or expired code is 422 registration_code_invalid',
+    params: PathIds('project_id'),
+    body: Body({
+      registration_code: Type.String({ minLength: 1, maxLength: 64, description: 'the code the terminal shows; case-insensitive' }),
+      device_name: Type.String({ minLength: 1, maxLength: 200 }),
+      device_mode: DeviceModeSchema,
+    }),
+    responses: [
+      { status: 200, description: 'linked: the terminal\'s device token now reaches this project', schema: Type.Object({}) },
+      { status: 422, description: 'registration_code_invalid: unknown, used or expired code' },
+    ],
+    async handler(context) {
+      const project = await loadProject(context, context.params.project_id)
+      await completeRegistration(context.app, project, context.body)
+      return {}
+    },
+  }),
+  defineRoute({
+    method: 'patch', path: '/v1/device/:device_id', auth: ['token', 'key'], tags, rateLimited: true,
+    summary: 'Rename a device, or enable/disable it (a disabled terminal\'s device token is refused at once)',
+    params: PathIds('device_id'),
+    body: Body({
+      name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      enabled: Type.Optional(Type.Boolean()),
+    }),
+    responses: [{ status: 200, description: 'the device', schema: DeviceSchema }],
+    async handler(context) {
+      const { device } = await loadDevice(context, context.params.device_id)
+      const updated = await updateDevice(context.app.sql, device.id, context.body)
+      if (!updated) throw notFound('device')
+      return deviceResource(updated)
+    },
+  }),
+]
