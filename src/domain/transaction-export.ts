@@ -1,12 +1,13 @@
-// CSV export of a project's transactions: the spec's flat columns in order, RFC 4180 (CRLF record
-// ends, fields quoted when they hold a comma, quote or line break) by csv-stringify. Streamed in
-// keyset pages, so a large range never sits in memory. Text cells that a spreadsheet would run
-// as a formula (starting with = + - @ tab or CR) are prefixed with ' (OWASP CSV injection
-// guard); numbers are never altered. The JSON list keeps the raw values.
+// The transactions of a window, streamed in keyset pages so a large range never sits in memory:
+// the JSON list, and the CSV export with the spec's flat columns in order, RFC 4180 (CRLF record
+// ends, fields quoted when they hold a comma, quote or line break) by csv-stringify. CSV text
+// cells that a spreadsheet would run as a formula (starting with = + - @ tab or CR) get a leading
+// ' (OWASP CSV injection guard); numbers are never altered, and the JSON list keeps raw values.
 import { stringify } from 'csv-stringify/sync'
 import type { AppContext } from '../app-context.js'
 import { timestamp } from '../ids.js'
 import { transactionsPage, type TransactionRow, type Window } from '../store/transactions.js'
+import { transactionResource } from './transactions.js'
 
 export const CSV_COLUMNS = [
   'id', 'transaction_type', 'transaction_state', 'timestamp', 'base_amount', 'tip_amount', 'total_amount', 'fee',
@@ -29,20 +30,49 @@ function csv(rows: TransactionRow[], header: boolean): string {
 }
 
 /**
- * The export as chunks. The first page is read before this returns, so a failure there is an
- * ordinary error answer; later pages are read while the previous one is being sent.
+ * The window's rows in pages of the list's order (timestamp DESC, id DESC). The first page is read
+ * before this returns, so a failure there is an ordinary error answer; later pages are read while
+ * the previous one is being sent.
  */
-export async function exportTransactions(app: AppContext, projectId: string, window: Window): Promise<AsyncIterable<string>> {
+async function pages(app: AppContext, projectId: string, window: Window): Promise<AsyncIterable<TransactionRow[]>> {
   const first = await transactionsPage(app.sql, projectId, window, PAGE_ROWS, null)
-  async function* chunks() {
-    // The header alone when the window is empty (csv-stringify writes no header for no records).
-    yield first.length ? csv(first, true) : `${CSV_COLUMNS.join(',')}\r\n`
+  async function* following() {
     let page = first
+    yield page
     while (page.length === PAGE_ROWS) {
       const last = page[page.length - 1]
       page = await transactionsPage(app.sql, projectId, window, PAGE_ROWS, { timestamp: last.timestamp, id: last.id })
-      if (page.length) yield csv(page, false)
+      if (page.length) yield page
     }
+  }
+  return following()
+}
+
+/** The CSV export as chunks: the header, then one chunk per page. */
+export async function exportTransactionsCsv(app: AppContext, projectId: string, window: Window): Promise<AsyncIterable<string>> {
+  const source = await pages(app, projectId, window)
+  async function* chunks() {
+    let first = true
+    for await (const page of source) {
+      // The header alone when the window is empty (no records, nothing for csv-stringify to head).
+      yield first && page.length === 0 ? `${CSV_COLUMNS.join(',')}\r\n` : csv(page, first)
+      first = false
+    }
+  }
+  return chunks()
+}
+
+/** The JSON list as chunks of one array, so a wide window never sits in memory either. */
+export async function exportTransactionsJson(app: AppContext, projectId: string, window: Window): Promise<AsyncIterable<string>> {
+  const source = await pages(app, projectId, window)
+  async function* chunks() {
+    let separator = '['
+    for await (const page of source) {
+      if (page.length === 0) continue
+      yield separator + page.map((row) => JSON.stringify(transactionResource(row))).join(',')
+      separator = ','
+    }
+    yield separator === '[' ? '[]' : ']'
   }
   return chunks()
 }

@@ -5,7 +5,7 @@ import { ServiceError } from '../errors.js'
 import { Nullable, Type, type Static } from '../http/schema.js'
 import { newId, timestamp } from '../ids.js'
 import { touchDeviceActivity } from '../store/devices.js'
-import { insertTransaction, transactionsInWindow, type TransactionRow, type Window } from '../store/transactions.js'
+import { insertTransaction, type TransactionRow, type Window } from '../store/transactions.js'
 
 export const TRANSACTION_TYPES = ['payment', 'refund'] as const
 export const TRANSACTION_STATES = ['pending', 'approved', 'declined', 'refunded'] as const
@@ -122,8 +122,4 @@ export function parseWindow(query: { from: string; to: string }): Window {
     throw new ServiceError('invalid_request', 'query: from must not be after to', { errors: [{ path: '/from', message: 'must not be after to' }] })
   }
   return { from, to }
-}
-
-export async function listTransactions(app: AppContext, projectId: string, window: Window) {
-  return (await transactionsInWindow(app.sql, projectId, window)).map(transactionResource)
 }

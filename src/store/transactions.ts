@@ -53,10 +53,3 @@ export function transactionsPage(sql: Sql, projectId: string, window: Window, li
         WHERE project_id = ${projectId} AND "timestamp" BETWEEN ${window.from} AND ${window.to}
         ORDER BY "timestamp" DESC, id DESC LIMIT ${limit}`
 }
-
-export function transactionsInWindow(sql: Sql, projectId: string, window: Window) {
-  return sql<TransactionRow[]>`
-    SELECT * FROM transactions
-    WHERE project_id = ${projectId} AND "timestamp" BETWEEN ${window.from} AND ${window.to}
-    ORDER BY "timestamp" DESC, id DESC`
-}

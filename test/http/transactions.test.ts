@@ -117,6 +117,8 @@ describe('transactions: recorded by terminals, listed and exported', () => {
     const listed = await svc.request('GET', `/v1/projects/${tenant.projectId}/transactions?${query}`, { auth: tenant.orgKey })
     expectStatus(listed, 200)
     expect(listed.body).toHaveLength(2345)
+    expect(listed.headers.get('transfer-encoding')).toBe('chunked')
+    expect(new Set(listed.body.map((transaction: { id: string }) => transaction.id)).size).toBe(2345)
     const exported = await svc.request('GET', `/v1/projects/${tenant.projectId}/transactions/export?${query}`, { auth: tenant.orgKey })
     expectStatus(exported, 200)
     expect(exported.headers.get('transfer-encoding')).toBe('chunked')
@@ -124,9 +126,20 @@ describe('transactions: recorded by terminals, listed and exported', () => {
     expect(parsed).toHaveLength(2346)
     expect(parsed.slice(1)).toEqual(listed.body.map(flatten))
 
+    // A client that goes away mid-stream: the server stops sending and keeps serving others.
+    const aborting = await fetch(`${svc.url}/v1/projects/${tenant.projectId}/transactions/export?${query}`, { headers: { authorization: `Bearer ${tenant.orgKey}` } })
+    const reader = aborting.body!.getReader()
+    expect((await reader.read()).done).toBe(false)
+    await reader.cancel()
+    expectStatus(await svc.request('GET', `/v1/projects/${tenant.projectId}/transactions/export?${query}`, { auth: tenant.orgKey }), 200)
+
     const empty = await svc.request('GET', `/v1/projects/${tenant.projectId}/transactions/export?${window('2020-01-01T00:00:00Z', '2020-01-02T00:00:00Z')}`, { auth: tenant.orgKey })
     expectStatus(empty, 200)
     expect(empty.text).toBe(`${COLUMNS.join(',')}\r\n`)
+    const emptyList = await svc.request('GET', `/v1/projects/${tenant.projectId}/transactions?${window('2020-01-01T00:00:00Z', '2020-01-02T00:00:00Z')}`, { auth: tenant.orgKey })
+    expectStatus(emptyList, 200)
+    expect(emptyList.headers.get('content-type')).toBe('application/json; charset=utf-8')
+    expect(emptyList.body).toEqual([])
   })
 
   it('refuses bad windows and bad transactions with 400, and another tenant with 404', async () => {

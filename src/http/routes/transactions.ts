@@ -1,8 +1,8 @@
 // Transactions (spec "Scans, transactions, project"): the JSON list and the CSV export of a time
 // window. Terminals record them through Device-Com (device-com.ts).
 import { loadProject } from '../../auth/access.js'
-import { CSV_COLUMNS, CSV_CONTENT_TYPE, exportTransactions } from '../../domain/transaction-export.js'
-import { listTransactions, parseWindow, TransactionSchema } from '../../domain/transactions.js'
+import { CSV_COLUMNS, CSV_CONTENT_TYPE, exportTransactionsCsv, exportTransactionsJson } from '../../domain/transaction-export.js'
+import { parseWindow, TransactionSchema } from '../../domain/transactions.js'
 import { defineRoute, StreamReply, type Route } from '../route.js'
 import { PathIds, TimeWindow, Type } from '../schema.js'
 
@@ -12,14 +12,14 @@ const WindowQuery = Type.Object(TimeWindow, { additionalProperties: false })
 export const transactionRoutes: Route[] = [
   defineRoute({
     method: 'get', path: '/v1/projects/:project_id/transactions', auth: ['token', 'key'], tags, rateLimited: true,
-    summary: 'Transactions whose timestamp is in [from, to], newest first',
+    summary: 'Transactions whose timestamp is in [from, to], newest first (streamed)',
     params: PathIds('project_id'),
     query: WindowQuery,
     responses: [{ status: 200, description: 'transactions', schema: Type.Array(TransactionSchema) }],
     async handler(context) {
       const window = parseWindow(context.query)
       const project = await loadProject(context, context.params.project_id)
-      return listTransactions(context.app, project.id, window)
+      return new StreamReply(200, await exportTransactionsJson(context.app, project.id, window), 'application/json; charset=utf-8')
     },
   }),
   defineRoute({
@@ -31,7 +31,7 @@ export const transactionRoutes: Route[] = [
     async handler(context) {
       const window = parseWindow(context.query)
       const project = await loadProject(context, context.params.project_id)
-      const chunks = await exportTransactions(context.app, project.id, window)
+      const chunks = await exportTransactionsCsv(context.app, project.id, window)
       const name = `transactions-${project.id}-${window.from.toISOString().slice(0, 10)}-${window.to.toISOString().slice(0, 10)}.csv`
       return new StreamReply(200, chunks, CSV_CONTENT_TYPE, { 'Content-Disposition': `attachment; filename="${name}"` })
     },
