@@ -16,7 +16,7 @@ import { enqueueEvent, wakeDispatcher } from '../webhooks/outbox.js'
 import { parseCapture, probeVector, referenceTemplate, type Capture } from './captures.js'
 import { galleryId, HANDS, type EnvironmentGallery } from './galleries.js'
 import { bestPerMember, rowsForMembers } from './identify-decision.js'
-import { sealSilhouette, sealTemplate, unwrapMemberKey } from './template-crypto.js'
+import { newMemberKey, sealSilhouette, sealTemplate, unwrapMemberKey } from './template-crypto.js'
 
 export interface EnrollHand {
   enroll_capture: string
@@ -89,7 +89,7 @@ export async function enrollMember(app: AppContext, project: ProjectRow, input: 
   return app.galleries.exclusive(environmentId, async (environment) => {
     const hands = prepareHands(input, environment.environment)
     const member = await memberWithKey(app.sql, project.id, input.member_id)
-    if (!member?.wrapped_key) {
+    if (!member) {
       throw new ServiceError('invalid_reference', `member ${input.member_id} does not exist in project ${project.id}`, {
         errors: [{ path: '/member_id', message: 'unknown member' }],
       })
@@ -105,7 +105,10 @@ export async function enrollMember(app: AppContext, project: ProjectRow, input: 
       throw new ServiceError('duplicate_palm', `the ${duplicate.hand} hand matches another member of this environment (score ${duplicate.score.toFixed(4)})`)
     }
 
-    const key = unwrapMemberKey(app.keyring, environment.environment, member.id, member.wrapped_key)
+    // A member created by another path (a bulk import, a direct insert) gets its data key now.
+    const freshKey = member.wrapped_key ? null : newMemberKey(app.keyring, environment.environment, member.id)
+    const wrappedKey = freshKey?.wrapped ?? member.wrapped_key!
+    const key = freshKey?.key ?? unwrapMemberKey(app.keyring, environment.environment, member.id, wrappedKey)
     const rows: TemplateInsert[] = hands.flatMap(({ hand, input: handInput, enroll, identify, reference }) => {
       const common = {
         member_id: member.id, environment_id: environmentId, hand,
@@ -125,8 +128,13 @@ export async function enrollMember(app: AppContext, project: ProjectRow, input: 
     try {
       await app.sql.begin(async (tx) => {
         const locked = await memberWithKey(tx, project.id, member.id, { lock: true })
-        if (!locked?.wrapped_key?.equals(member.wrapped_key!)) {
+        if (!locked) {
           throw new ServiceError('invalid_reference', `member ${member.id} was deleted during enrollment`, { errors: [{ path: '/member_id', message: 'unknown member' }] })
+        }
+        if (freshKey) {
+          // Another process gave the member a key meanwhile: our ciphertexts are under the wrong one.
+          if (locked.wrapped_key) throw new ServiceError('conflict', `member ${member.id} was enrolled concurrently; retry`)
+          await tx`UPDATE members SET wrapped_key = ${wrappedKey} WHERE id = ${member.id}`
         }
         const captures = await replaceHandTemplates(tx, member.id, hands.map((hand) => hand.hand), rows)
         await tx`UPDATE members SET palm_templates_enrolled = ${captures}, last_enrolled_at = ${completedAt}, updated_at = ${completedAt} WHERE id = ${member.id}`

@@ -125,6 +125,17 @@ describe(`biometrics: enroll and identify (${usingPostgres ? 'PostgreSQL' : 'PGl
     expect(await identify(svc, tenant, { palm: { identify_capture: standard } })).toMatchObject({ status: 'Found', member_id: members[3] })
   })
 
+  it('gives a data key at enrollment to a member inserted without one (an import)', async () => {
+    const sql = svc.storage.db.sql
+    const memberId = '0190a000-0000-7000-8000-0000000000aa'
+    await sql`INSERT INTO members (id, project_id, environment_id, display_name) VALUES (${memberId}, ${tenant.projectId}, ${tenant.environmentId}, 'imported')`
+    expectStatus(await enroll(svc, tenant, enrollBody(palms, 15, memberId, ['right'])), 200)
+    expect(await identify(svc, tenant, identifyBody(palms, 15, 'right'))).toMatchObject({ status: 'Found', member_id: memberId })
+    const [row] = await sql`SELECT wrapped_key, palm_templates_enrolled FROM members WHERE id = ${memberId}`
+    expect(row.wrapped_key).toBeInstanceOf(Buffer)
+    expect(row.palm_templates_enrolled).toBe(2)
+  })
+
   it('is served under the singular /v1/project/ alias too', async () => {
     const response = await svc.request('POST', `/v1/project/${tenant.projectId}/biometrics/identify`, { auth: tenant.key, body: identifyBody(palms, 0, 'left') })
     expectStatus(response, 200)
