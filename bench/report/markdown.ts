@@ -1,0 +1,187 @@
+// The Markdown report of one run: the machine header, the targets with met / missed, the identify
+// summary with ratios, REST GETs, load and boot times, and the charts. `renderSummary` is the part
+// the README quotes.
+import type { BenchResult, EnvironmentResult, IdentifyLoad, RestLoad } from './result.js'
+import { checkTargets, IDENTIFY_P95_ONE_CLIENT_MS, IDENTIFY_SIXTEEN_CLIENTS, REST_GET, TARGET_MEMBERS, verdictMark } from './targets.js'
+
+export const CHART_FILES = {
+  p95BySize: 'p95-vs-gallery-size.svg',
+  p95ByConcurrency: 'p95-vs-concurrency.svg',
+  throughputByConcurrency: 'throughput-vs-concurrency.svg',
+} as const
+
+const count = (value: number) => value.toLocaleString('en-US')
+const ms = (value: number | null) => (value === null || !Number.isFinite(value) ? 'n/a' : value < 10 ? value.toFixed(2) : value.toFixed(1))
+const rate = (value: number) => (value < 100 ? value.toFixed(1) : value.toFixed(0))
+const ratio = (value: number | null) => (value === null || !Number.isFinite(value) ? '' : `${value.toFixed(2)}×`)
+const seconds = (value: number) => (value < 60 ? `${value.toFixed(1)} s` : `${Math.floor(value / 60)} min ${Math.round(value % 60)} s`)
+
+function table(header: string[], rows: string[][], alignRight: boolean[]): string {
+  const lines = [`| ${header.join(' | ')} |`, `|${alignRight.map((right) => (right ? '---:' : '---')).join('|')}|`]
+  for (const row of rows) lines.push(`| ${row.map((cell) => cell.replace(/\|/g, '\\|')).join(' | ')} |`)
+  return lines.join('\n')
+}
+
+/** The target a single identify run is judged against, if any (only the 1M-member runs are). */
+function identifyVerdict(environment: EnvironmentResult, load: IdentifyLoad): string {
+  if (environment.members !== TARGET_MEMBERS) return ''
+  if (load.concurrency === 1) return load.p95 < IDENTIFY_P95_ONE_CLIENT_MS ? `${verdictMark('met')} (p95 < ${IDENTIFY_P95_ONE_CLIENT_MS} ms)` : `${verdictMark('missed')} (p95 < ${IDENTIFY_P95_ONE_CLIENT_MS} ms)`
+  if (load.concurrency === IDENTIFY_SIXTEEN_CLIENTS.concurrency) {
+    const met = load.throughput >= IDENTIFY_SIXTEEN_CLIENTS.minThroughput && load.p95 < IDENTIFY_SIXTEEN_CLIENTS.maxP95Ms
+    return `${verdictMark(met ? 'met' : 'missed')} (≥ ${IDENTIFY_SIXTEEN_CLIENTS.minThroughput}/s, p95 < ${IDENTIFY_SIXTEEN_CLIENTS.maxP95Ms} ms)`
+  }
+  return ''
+}
+
+function restVerdict(load: RestLoad): string {
+  if (load.targetRate < REST_GET.rate) return ''
+  const met = load.p95 < REST_GET.maxP95Ms && load.errors === 0 && load.throughput >= 0.95 * load.targetRate
+  return `${verdictMark(met ? 'met' : 'missed')} (p95 < ${REST_GET.maxP95Ms} ms)`
+}
+
+/** Identify runs of every environment with two ratios: throughput against the same gallery's
+ *  1-client run (how well concurrency scales) and p95 against the smallest gallery's run at the
+ *  same concurrency (how latency grows with N). */
+export function identifyTable(result: BenchResult): string {
+  const smallest = [...result.environments].sort((a, b) => a.members - b.members)[0]
+  const rows = result.environments.flatMap((environment) => {
+    const single = environment.identify.find((load) => load.concurrency === 1)
+    return environment.identify.map((load) => {
+      const base = smallest?.identify.find((other) => other.concurrency === load.concurrency)
+      return [
+        count(environment.members), String(load.concurrency), rate(load.throughput), ms(load.p50), ms(load.p95), ms(load.p99),
+        String(load.errors),
+        ratio(single && single.throughput > 0 ? load.throughput / single.throughput : null),
+        ratio(base && base !== load && base.p95 > 0 ? load.p95 / base.p95 : null),
+        identifyVerdict(environment, load),
+      ]
+    })
+  })
+  return table(
+    ['members', 'clients', 'identify/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'throughput ÷ 1 client', `p95 ÷ ${smallest ? count(smallest.members) : '-'}`, 'target'],
+    rows, [true, true, true, true, true, true, true, true, true, false])
+}
+
+export function restTable(result: BenchResult): string {
+  const rows = result.environments.flatMap((environment) => environment.rest.map((load) => [
+    count(environment.members), load.route, count(load.targetRate), rate(load.throughput), ms(load.p50), ms(load.p95), ms(load.p99), String(load.errors), restVerdict(load),
+  ]))
+  return table(['members', 'route', 'target req/s', 'achieved req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'target'], rows,
+    [true, false, true, true, true, true, true, true, false])
+}
+
+export function targetsTable(result: BenchResult): string {
+  return table(['target', 'measured', 'verdict'], checkTargets(result).map((check) => [check.target, check.measured, verdictMark(check.verdict)]), [false, false, false])
+}
+
+/** What the README quotes: targets, then the identify summary. */
+export function renderSummary(result: BenchResult): string {
+  return `${targetsTable(result)}\n\n${identifyTable(result)}\n`
+}
+
+function machineSection(result: BenchResult): string {
+  const { machine, options } = result
+  const rows: string[][] = [
+    ['CPU', machine.cpuModel],
+    ['cores', `${machine.physicalCores ?? '?'} physical, ${machine.logicalCpus} logical (shared by the service, the load generator and the seeder)`],
+    ['SIMD', machine.simd.length ? machine.simd.join(', ') : 'unknown'],
+    ['memory', `${machine.memoryGiB} GiB`],
+    ['OS', machine.os],
+    ['Node', machine.node],
+    ['matcher', machine.matcher ? `${machine.matcher.backend} (${machine.matcher.isa})` : 'unknown'],
+    ['database', options.database === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : 'embedded PGlite'],
+    ['run', `${options.quick ? 'quick' : 'full'}; sizes ${options.sizes.map(count).join(', ')}; ${options.durationSeconds} s per load${options.warmupSeconds === undefined ? '' : ` after ${options.warmupSeconds} s warm-up`}; clients ${options.concurrency.join(', ')}; REST at ${count(options.restRate)} req/s; seed ${options.seed}; ${options.storeCaptures ? 'captures and references stored' : 'reference templates stored (no captures)'}`],
+  ]
+  if (machine.loadAverage) {
+    const format = (values: number[]) => values.map((value) => value.toFixed(2)).join(' / ')
+    rows.push(['load average', `${format(machine.loadAverage.before)} before, ${format(machine.loadAverage.after)} after (1 / 5 / 15 min; above ${machine.logicalCpus} means other work competed for the CPUs)`])
+  }
+  return table(['', ''], rows, [false, false])
+}
+
+function environmentsTable(result: BenchResult): string {
+  return table(
+    ['members', 'gallery rows', 'bulk load', 'members/s', 'boot (decrypt + gallery)', 'rows/s', 'service RSS'],
+    result.environments.map((environment) => [
+      count(environment.members), count(environment.galleryRows), seconds(environment.seed.seconds), count(Math.round(environment.seed.membersPerSecond)),
+      seconds(environment.boot.seconds), count(Math.round(environment.boot.rowsPerSecond)),
+      environment.serviceRssMiB === null ? '' : `${count(Math.round(environment.serviceRssMiB))} MiB`,
+    ]),
+    [true, true, true, true, true, true, true])
+}
+
+function accuracyTable(result: BenchResult): string {
+  const rows = result.environments.flatMap((environment) => environment.identify.map((load) => [
+    count(environment.members), String(load.concurrency),
+    load.matedProbes ? `${((100 * load.matedCorrect) / load.matedProbes).toFixed(1)} % of ${count(load.matedProbes)}` : '',
+    load.nonMatedProbes ? `${count(load.nonMatedFound)} of ${count(load.nonMatedProbes)}` : '',
+    Object.entries(load.outcomes).map(([status, number]) => `${status} ${count(number)}`).join(', '),
+  ]))
+  return table(['members', 'clients', 'mated probes found (right member)', 'non-mated probes found (false match)', 'answers'], rows, [true, true, true, true, false])
+}
+
+function matcherSection(result: BenchResult): string {
+  const { matcher } = result
+  if (matcher.status === 'skipped') return 'Skipped (`--skip-matcher`).'
+  const file = matcher.resultFile ? ` Its full result is in [${matcher.resultFile}](${matcher.resultFile}).` : ''
+  const note = matcher.note ? ` ${matcher.note}` : ''
+  const intro = matcher.status === 'ok'
+    ? `\`npm run bench:matcher\` ran first (${seconds(matcher.seconds)}): one 1:N scan per engine, against the memory-bandwidth floor (reading the gallery once) and usearch's exact search over the same rows.${file}${note}`
+    : `\`npm run bench:matcher\` failed after ${seconds(matcher.seconds)}.${note}`
+  if (!matcher.rows?.length) return intro
+  const rows = matcher.rows.map((row) => [
+    count(row.rows), String(row.dimension), row.engine, String(row.threads), String(row.batch), row.medianMs.toFixed(3), row.perProbeMs.toFixed(3),
+    ratio(row.vsFloor ?? null), ratio(row.vsUsearch ?? null), ratio(row.vsJs ?? null),
+  ])
+  return `${intro}\n\n${table(['rows', 'd', 'engine', 'threads', 'batch', 'median ms', 'ms per probe', '÷ floor', '× usearch', '× js'], rows,
+    [true, true, false, true, true, true, true, true, true, true])}`
+}
+
+export function renderMarkdown(result: BenchResult): string {
+  return [
+    `# palmvein benchmark, ${result.startedAt}`,
+    '',
+    machineSection(result),
+    '',
+    '## Targets',
+    '',
+    'Judged on this run; the benchmark reports them and never fails on them.',
+    '',
+    targetsTable(result),
+    '',
+    '## Identify under load',
+    '',
+    '`POST /v1/projects/{project_id}/biometrics/identify` through the real service (a separate process), closed loop: each client sends its next probe when the previous answer arrives. Probes mix mated captures (a new capture of an enrolled palm) and non-mated ones (palms never enrolled). Latency is measured by the client, so it includes HTTP, JSON, authentication, the rate-limit counter and the scan.',
+    '',
+    identifyTable(result),
+    '',
+    '## REST GETs',
+    '',
+    'Open loop at a fixed rate (requests are sent on schedule whether or not earlier ones have answered, so a slow server shows up as latency, not as a lower rate).',
+    '',
+    result.environments.some((environment) => environment.rest.length) ? restTable(result) : 'No REST runs.',
+    '',
+    '## Loading the environments',
+    '',
+    'Bulk load: a separate process generates the synthetic members (two hands each), encrypts each member\'s templates under its own data key (wrapped by the environment key) and inserts them in batches, through the same code as enrollment. Boot: the service starts, decrypts every reference template and builds the galleries, as in production.',
+    '',
+    environmentsTable(result),
+    '',
+    '## Identification outcomes',
+    '',
+    accuracyTable(result),
+    '',
+    '## Matcher',
+    '',
+    matcherSection(result),
+    '',
+    '## Charts',
+    '',
+    `![identify p95 against gallery size](${CHART_FILES.p95BySize})`,
+    '',
+    `![identify p95 against concurrency](${CHART_FILES.p95ByConcurrency})`,
+    '',
+    `![identify throughput against concurrency](${CHART_FILES.throughputByConcurrency})`,
+    '',
+  ].join('\n')
+}

@@ -1,0 +1,116 @@
+// The shape of one `npm run bench` run, as written to bench/results/<timestamp>/results.json and
+// read back by the report writer. Every latency is in milliseconds, every rate per second.
+// Bump RESULT_VERSION when a field changes meaning, so old recorded results are not misread.
+
+export const RESULT_VERSION = 1
+
+export interface MachineInfo {
+  cpuModel: string
+  /** Physical cores when /proc/cpuinfo says, else null. */
+  physicalCores: number | null
+  logicalCpus: number
+  /** SIMD features relevant to the int8 kernels (sse4_2, avx2, avx512_vnni, asimd, ...). */
+  simd: string[]
+  memoryGiB: number
+  os: string
+  node: string
+  /** The matcher backend and ISA the service uses on this machine (e.g. native / avx2). */
+  matcher: { backend: string; isa: string } | null
+  /** 1, 5 and 15 minute load averages before and after the run: other work on the machine skews every figure. */
+  loadAverage?: { before: number[]; after: number[] }
+}
+
+export interface LatencySummary {
+  /** Completed requests with a 2xx answer. */
+  requests: number
+  /** Non-2xx answers, timeouts and connection errors. */
+  errors: number
+  durationSeconds: number
+  /** Successful requests per second over the measured window. */
+  throughput: number
+  p50: number
+  p95: number
+  p99: number
+  max: number
+}
+
+export interface IdentifyLoad extends LatencySummary {
+  concurrency: number
+  /** Answers by status among the successful requests: Found / NotFound / Ambiguous. */
+  outcomes: Record<string, number>
+  /** Mated probes answered Found with the right member, and non-mated probes answered Found (false match). */
+  matedProbes: number
+  matedCorrect: number
+  nonMatedProbes: number
+  nonMatedFound: number
+}
+
+export interface RestLoad extends LatencySummary {
+  /** Route template, e.g. GET /v1/projects/{project_id}/members?per_page=20. */
+  route: string
+  /** Open-loop target rate (requests per second). */
+  targetRate: number
+}
+
+export interface EnvironmentResult {
+  /** Enrolled members (two hands each, so the gallery has 2 × members rows). */
+  members: number
+  galleryRows: number
+  /** Bulk load (generate, encrypt, insert) in its own process before the service starts. */
+  seed: { seconds: number; membersPerSecond: number }
+  /** Service start until it answers /healthz with the gallery loaded (decrypting every template). */
+  boot: { seconds: number; rowsPerSecond: number }
+  /** Resident memory of the service process after boot, MiB (null when unknown). */
+  serviceRssMiB: number | null
+  identify: IdentifyLoad[]
+  rest: RestLoad[]
+}
+
+export interface MatcherPhase {
+  /** 'ok', 'skipped' (flag) or 'failed' (the matcher benchmark exited with an error). */
+  status: 'ok' | 'skipped' | 'failed'
+  seconds: number
+  /** The matcher benchmark's own JSON document, when it wrote one. */
+  resultFile: string | null
+  note: string | null
+  /** The matcher benchmark's rows (its own format: bench/matcher-report.ts ResultRow). */
+  rows?: MatcherRow[]
+}
+
+export interface MatcherRow {
+  rows: number
+  dimension: number
+  engine: string
+  batch: number
+  threads: number
+  medianMs: number
+  perProbeMs: number
+  vsFloor?: number
+  vsUsearch?: number
+  vsJs?: number
+}
+
+export interface BenchOptions {
+  quick: boolean
+  sizes: number[]
+  durationSeconds: number
+  warmupSeconds?: number
+  /** A request unanswered this long counts as an error. */
+  timeoutSeconds?: number
+  concurrency: number[]
+  restRate: number
+  database: 'embedded' | 'postgres'
+  seed: number
+  /** Whether the bulk load also stored each member's encrypted captures (default: references only). */
+  storeCaptures?: boolean
+}
+
+export interface BenchResult {
+  version: number
+  startedAt: string
+  finishedAt: string
+  machine: MachineInfo
+  options: BenchOptions
+  matcher: MatcherPhase
+  environments: EnvironmentResult[]
+}

@@ -1,0 +1,69 @@
+// Writes one run to its directory: results.json (the raw result, to re-render or compare later),
+// report.md, and the three SVG charts. Pure over its input, so a recorded result re-renders the
+// same report (the test does exactly that).
+import fs from 'node:fs'
+import path from 'node:path'
+import { CHART_FILES, renderMarkdown } from './markdown.js'
+import type { BenchResult } from './result.js'
+import { compactNumber, renderLineChart, type ChartSeries } from './svg-chart.js'
+import { IDENTIFY_P95_ONE_CLIENT_MS, IDENTIFY_SIXTEEN_CLIENTS } from './targets.js'
+
+export const RESULT_FILE = 'results.json'
+export const REPORT_FILE = 'report.md'
+
+const clients = (concurrency: number) => `${concurrency} client${concurrency === 1 ? '' : 's'}`
+const members = (count: number) => `${compactNumber(count)} members`
+
+export function renderCharts(result: BenchResult): Record<string, string> {
+  const environments = [...result.environments].sort((a, b) => a.members - b.members)
+  const concurrencies = [...new Set(environments.flatMap((environment) => environment.identify.map((load) => load.concurrency)))].sort((a, b) => a - b)
+
+  const p95BySize: ChartSeries[] = concurrencies.map((concurrency) => ({
+    name: clients(concurrency),
+    points: environments.flatMap((environment) => environment.identify
+      .filter((load) => load.concurrency === concurrency && load.requests > 0)
+      .map((load) => ({ x: environment.members, y: load.p95 }))),
+  }))
+  const byConcurrency = (pick: 'p95' | 'throughput'): ChartSeries[] => environments.map((environment) => ({
+    name: members(environment.members),
+    points: environment.identify.filter((load) => load.requests > 0).map((load) => ({ x: load.concurrency, y: load[pick] })),
+  }))
+
+  return {
+    [CHART_FILES.p95BySize]: renderLineChart({
+      title: 'Identify p95 latency against gallery size',
+      xLabel: 'enrolled members (2 gallery rows each)', yLabel: 'p95 latency (ms)', xScale: 'log',
+      series: p95BySize, target: { y: IDENTIFY_P95_ONE_CLIENT_MS, label: `target at 1M, 1 client: ${IDENTIFY_P95_ONE_CLIENT_MS} ms` },
+    }),
+    [CHART_FILES.p95ByConcurrency]: renderLineChart({
+      title: 'Identify p95 latency against concurrency',
+      xLabel: 'concurrent clients', yLabel: 'p95 latency (ms)', xScale: 'log', formatX: String,
+      series: byConcurrency('p95'), target: { y: IDENTIFY_SIXTEEN_CLIENTS.maxP95Ms, label: `target at 1M, 16 clients: ${IDENTIFY_SIXTEEN_CLIENTS.maxP95Ms} ms` },
+    }),
+    [CHART_FILES.throughputByConcurrency]: renderLineChart({
+      title: 'Identify throughput against concurrency',
+      xLabel: 'concurrent clients', yLabel: 'identify requests per second', xScale: 'log', formatX: String,
+      series: byConcurrency('throughput'), target: { y: IDENTIFY_SIXTEEN_CLIENTS.minThroughput, label: `target at 1M, 16 clients: ${IDENTIFY_SIXTEEN_CLIENTS.minThroughput}/s` },
+    }),
+  }
+}
+
+/** Writes every file of the report into `directory`; returns their paths. */
+export function writeReport(directory: string, result: BenchResult): string[] {
+  fs.mkdirSync(directory, { recursive: true })
+  const files: Record<string, string> = {
+    [RESULT_FILE]: JSON.stringify(result, null, 2) + '\n',
+    [REPORT_FILE]: renderMarkdown(result),
+    ...renderCharts(result),
+  }
+  return Object.entries(files).map(([name, content]) => {
+    const file = path.join(directory, name)
+    fs.writeFileSync(file, content)
+    return file
+  })
+}
+
+/** A directory name that sorts by time and is safe on every file system: 2026-05-01T12-30-05Z. */
+export function resultDirectoryName(date: Date): string {
+  return date.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')
+}

@@ -1,0 +1,141 @@
+// One "service under load" phase: a fresh database, N members bulk-loaded by the seeder process,
+// the service started from dist/ (timing its boot: decrypting every template into the gallery),
+// then identify at each client count and the REST GETs at a fixed rate, each load in its own
+// generator process. Cleans up its database and data directory whatever happens.
+import { randomBytes } from 'node:crypto'
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import readline from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import postgres from 'postgres'
+import { matcherFromHealth, residentMiB, startService } from './service-process.mjs'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+
+/** A temporary database: a PGlite data directory, or a database on DATABASE_URL's server. */
+async function createStorage(databaseUrl, members) {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `palmvein-bench-${members}-`))
+  if (!databaseUrl) return { env: { PALMVEIN_DATA_DIR: dataDir }, dataDir, drop: async () => fs.rmSync(dataDir, { recursive: true, force: true }) }
+  const name = `palmvein_bench_${members}_${randomBytes(4).toString('hex')}`
+  const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} })
+  await admin.unsafe(`CREATE DATABASE ${name}`)
+  const url = new URL(databaseUrl)
+  url.pathname = `/${name}`
+  return {
+    env: { PALMVEIN_DATA_DIR: dataDir, DATABASE_URL: url.toString() },
+    dataDir,
+    drop: async () => {
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {})
+      await admin.end({ timeout: 5 })
+      fs.rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** Runs a node script; resolves with its stdout lines, calling onLine for each as it comes. */
+function runNode(script, args, env, onLine = () => {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const lines = []
+    let stderr = ''
+    child.stderr.on('data', (chunk) => { stderr = (stderr + chunk).slice(-4000) })
+    readline.createInterface({ input: child.stdout }).on('line', (line) => { lines.push(line); onLine(line) })
+    child.once('error', reject)
+    child.once('close', (code) => (code === 0 ? resolve(lines) : reject(new Error(`${path.basename(script)} exited with ${code}:\n${stderr}`))))
+  })
+}
+
+async function runLoad(planFile, mode, options) {
+  const args = ['--plan', planFile, `--${mode.kind}`, String(mode.value), '--duration', String(options.durationSeconds), '--warmup', String(options.warmupSeconds), '--timeout', String(options.timeoutSeconds)]
+  const lines = await runNode(path.join(here, 'http-load.mjs'), args, {})
+  return JSON.parse(lines.at(-1))
+}
+
+const ms = (value) => (Number.isFinite(value) ? `${value.toFixed(2)} ms` : 'n/a')
+const describe = (result) => `p50 ${ms(result.p50)}, p95 ${ms(result.p95)}, p99 ${ms(result.p99)}, ${result.errors} errors${result.errors ? ` ${JSON.stringify(result.errorSamples)}` : ''}`
+
+function writePlan(directory, name, plan) {
+  const file = path.join(directory, `${name}.json`)
+  fs.writeFileSync(file, JSON.stringify(plan), { mode: 0o600 })
+  return file
+}
+
+/**
+ * @param {number} members
+ * @param {{ databaseUrl: string | null, seed: number, durationSeconds: number, warmupSeconds: number,
+ *           timeoutSeconds: number, concurrency: number[], restRate: number, probes: number, storeCaptures: boolean }} options
+ * @param {{ phase(name: string, total: number, unit: string): { update(value: number, total?: number): void, stop(): void }, log(line: string): void }} ui
+ */
+export async function runEnvironment(members, options, ui) {
+  const storage = await createStorage(options.databaseUrl, members)
+  const env = { ...storage.env, PALMVEIN_MASTER_KEY: randomBytes(32).toString('base64'), PALMVEIN_WEBHOOK_WORKER: 'false' }
+  let service = null
+  try {
+    const seedFile = path.join(storage.dataDir, 'seed.json')
+    const seedBar = ui.phase(`bulk load ${members.toLocaleString('en-US')} members`, members, 'members')
+    const seedArgs = ['--members', String(members), '--seed', String(options.seed), '--probes', String(options.probes), '--out', seedFile]
+    if (!options.storeCaptures) seedArgs.push('--references-only')
+    await runNode(path.join(here, 'seed.mjs'), seedArgs, env, (line) => {
+      const message = JSON.parse(line)
+      if (message.type === 'progress') seedBar.update(message.done)
+    })
+    seedBar.stop()
+    const seeded = JSON.parse(fs.readFileSync(seedFile, 'utf8'))
+    ui.log(`  bulk load: ${seeded.members.toLocaleString('en-US')} members in ${seeded.seconds.toFixed(1)} s (${Math.round(seeded.members / seeded.seconds).toLocaleString('en-US')}/s; generate + encrypt ${seeded.prepare_seconds.toFixed(1)} s, insert ${seeded.insert_seconds.toFixed(1)} s)`)
+
+    const rows = 2 * seeded.members
+    const bootBar = ui.phase('boot: decrypt templates into the gallery', rows, 'rows')
+    service = await startService({ env, onProgress: (loaded, total) => bootBar.update(loaded, total) })
+    bootBar.update(rows)
+    bootBar.stop()
+    const rss = residentMiB(service.pid)
+    ui.log(`  boot: ${rows.toLocaleString('en-US')} gallery rows ready in ${service.bootSeconds.toFixed(1)} s (${Math.round(rows / service.bootSeconds).toLocaleString('en-US')} rows/s), service RSS ${rss === null ? '?' : Math.round(rss)} MiB`)
+
+    const base = `/v1/projects/${seeded.project_id}`
+    const identifyPlan = writePlan(storage.dataDir, 'identify-plan', {
+      url: service.url, credential: seeded.api_key,
+      requests: seeded.probes.map((probe) => ({ method: 'POST', path: `${base}/biometrics/identify`, body: { palm: { identify_capture: probe.capture } }, expect: probe.member_id })),
+    })
+    const identify = []
+    for (const concurrency of options.concurrency) {
+      const bar = ui.phase(`identify, ${concurrency} client${concurrency === 1 ? '' : 's'}`, 0, '')
+      const result = await runLoad(identifyPlan, { kind: 'concurrency', value: concurrency }, options)
+      bar.stop()
+      identify.push({ concurrency, ...result })
+      ui.log(`  identify ${String(concurrency).padStart(2)} clients: ${result.throughput.toFixed(1)}/s, ${describe(result)}`)
+    }
+
+    // The REST GETs a dashboard or back office calls; none touches the gallery.
+    const routes = [
+      { route: 'GET /v1/projects/{project_id}', paths: [base] },
+      { route: 'GET /v1/projects/{project_id}/members/{member_id}', paths: seeded.member_sample.filter(Boolean).map((id) => `${base}/members/${id}`) },
+      { route: 'GET /v1/projects/{project_id}/scans/results?per_page=20', paths: [`${base}/scans/results?${new URLSearchParams({ from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date(Date.now() + 86_400_000).toISOString(), page: '1', per_page: '20' })}`] },
+    ]
+    const rest = []
+    for (const { route, paths } of routes) {
+      const plan = writePlan(storage.dataDir, 'rest-plan', { url: service.url, credential: seeded.api_key, requests: paths.map((requestPath) => ({ method: 'GET', path: requestPath })) })
+      const bar = ui.phase(`${route} at ${options.restRate}/s`, 0, '')
+      const result = await runLoad(plan, { kind: 'rate', value: options.restRate }, options)
+      bar.stop()
+      rest.push({ route, targetRate: options.restRate, ...result })
+      ui.log(`  ${route} at ${options.restRate}/s: ${result.throughput.toFixed(0)}/s answered in time, ${describe(result)}`)
+    }
+
+    return {
+      environment: {
+        members: seeded.members, galleryRows: rows,
+        seed: { seconds: seeded.seconds, membersPerSecond: seeded.members / seeded.seconds },
+        boot: { seconds: service.bootSeconds, rowsPerSecond: rows / service.bootSeconds },
+        serviceRssMiB: rss,
+        identify: identify.map(({ errorSamples, ...load }) => load),
+        rest: rest.map(({ errorSamples, outcomes, matedProbes, matedCorrect, nonMatedProbes, nonMatedFound, ...load }) => load),
+      },
+      matcher: matcherFromHealth(service.health),
+    }
+  } finally {
+    await service?.stop()
+    await storage.drop()
+  }
+}
