@@ -48,8 +48,8 @@ let nonMatedProbes = 0
 let nonMatedFound = 0
 let next = 0
 let measuring = false
-// Answers that arrived before the window closed: the throughput actually served. (Open loop: the
-// requests still in flight at the end are awaited for their latency, not counted as served in time.)
+// 2xx answers that arrived inside the measured window: the throughput actually served. (Open loop:
+// requests still in flight at the end are awaited for their latency, not counted as served.)
 let completedInWindow = 0
 
 function noteError(reason) {
@@ -65,14 +65,16 @@ async function send(scheduledAt) {
   try {
     const response = await pool.request({ method: request.method, path: request.path, headers, body: request.body })
     const text = await response.body.text()
-    const elapsed = performance.now() - started
+    const finished = performance.now()
+    const elapsed = finished - started
+    // Served rate: every 2xx answer that arrived inside the measured window, whenever it was sent.
+    if (response.statusCode >= 200 && response.statusCode < 300 && measureStarted > 0 && finished <= end) completedInWindow += 1
     if (!record) return
     if (response.statusCode < 200 || response.statusCode >= 300) {
       noteError(`HTTP ${response.statusCode}: ${text.slice(0, 160)}`)
       return
     }
     latencies.push(elapsed)
-    if (performance.now() <= end) completedInWindow += 1
     if (request.expect !== undefined) {
       const answer = JSON.parse(text)
       outcomes[answer.status] = (outcomes[answer.status] ?? 0) + 1
