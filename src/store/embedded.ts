@@ -1,12 +1,12 @@
 // The embedded database: PGlite (Postgres compiled to WASM) in the data directory, served on
-// loopback so the same `postgres` client talks to it. PGlite is single-process, so the process
+// loopback (pglite-server.ts) so the same `postgres` client talks to it. PGlite is single-process, so the process
 // that opens it writes its port to `pglite.json`; another process on the same data directory
 // (the CLI while `palmvein serve` runs) connects to that port instead of opening the files.
 import fs from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
+import { PgliteServer } from './pglite-server.js'
 
 export interface EmbeddedDatabase {
   host: string
@@ -88,9 +88,8 @@ async function openOnce(dataDir: string): Promise<EmbeddedDatabase> {
 
   const db = await PGlite.create(directory)
   // Connections are multiplexed over PGlite's single session; keep transactions short.
-  const server = new PGLiteSocketServer({ db, host: HOST, port: 0, maxConnections: 64 })
-  await server.start()
-  const port = Number(server.getServerConn().split(':').pop())
+  const server = new PgliteServer(db)
+  const port = await server.listen(HOST)
   await fs.writeFile(portFile, JSON.stringify({ pid: process.pid, port }), { mode: 0o600 })
   return {
     host: HOST,
@@ -98,7 +97,7 @@ async function openOnce(dataDir: string): Promise<EmbeddedDatabase> {
     directory,
     owned: true,
     async close() {
-      await server.stop()
+      await server.close()
       await db.close()
       await fs.rm(portFile, { force: true })
     },

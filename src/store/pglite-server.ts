@@ -1,0 +1,191 @@
+// Serves one PGlite instance to many PostgreSQL wire-protocol connections on loopback.
+//
+// Why not pglite-socket's server: its queue interleaves single protocol messages of different
+// connections, so another connection's Bind or BEGIN can land between a query's Bind and Execute
+// and destroy its portal ("portal does not exist"). PGlite has one session, so the unit of work
+// must be a whole exchange: every message up to and including Sync (extended protocol) or one
+// simple Query. Units run one at a time; while a connection has a transaction open, only that
+// connection's units run (the others wait), and a connection that goes away mid-transaction is
+// rolled back.
+import net from 'node:net'
+import type { PGlite } from '@electric-sql/pglite'
+
+const SSL_REQUEST = 80877103
+const CANCEL_REQUEST = 80877102
+const GSS_REQUEST = 80877104
+const PROTOCOL_3 = 196608
+
+// Messages after which the backend answers and the client waits: a unit ends here.
+const UNIT_END = new Set(['S'.charCodeAt(0), 'Q'.charCodeAt(0), 'X'.charCodeAt(0), 'H'.charCodeAt(0), 'c'.charCodeAt(0), 'f'.charCodeAt(0)])
+const TERMINATE = 'X'.charCodeAt(0)
+const READY_FOR_QUERY = 'Z'.charCodeAt(0)
+
+interface Unit {
+  connection: Connection
+  messages: Buffer[]
+}
+
+class Connection {
+  private buffer = Buffer.alloc(0)
+  private pending: Buffer[] = []
+  private started = false
+  /** Last transaction status this connection saw in ReadyForQuery: I, T or E. */
+  transactionStatus = 'I'
+  /** Whether the current unit's output ended with ReadyForQuery (else the exchange goes on: COPY, Flush). */
+  sawReady = false
+  closed = false
+
+  constructor(readonly socket: net.Socket, private readonly server: PgliteServer) {}
+
+  receive(chunk: Buffer): void {
+    this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk
+    for (;;) {
+      if (!this.started) {
+        if (this.buffer.length < 8) return
+        const length = this.buffer.readInt32BE(0)
+        const code = this.buffer.readInt32BE(4)
+        if (code === SSL_REQUEST || code === GSS_REQUEST) {
+          this.buffer = this.buffer.subarray(8)
+          this.socket.write('N')
+          continue
+        }
+        if (code === CANCEL_REQUEST) {
+          this.buffer = this.buffer.subarray(length)
+          continue
+        }
+        if (this.buffer.length < length) return
+        const startup = this.buffer.subarray(0, length)
+        this.buffer = this.buffer.subarray(length)
+        this.started = code === PROTOCOL_3
+        this.server.enqueue({ connection: this, messages: [Buffer.from(startup)] })
+        continue
+      }
+      if (this.buffer.length < 5) return
+      const length = 1 + this.buffer.readInt32BE(1)
+      if (this.buffer.length < length) return
+      const message = Buffer.from(this.buffer.subarray(0, length))
+      this.buffer = this.buffer.subarray(length)
+      this.pending.push(message)
+      if (UNIT_END.has(message[0])) {
+        this.server.enqueue({ connection: this, messages: this.pending })
+        this.pending = []
+      }
+    }
+  }
+
+  /** Track ReadyForQuery's status byte in the backend's output (messages may span chunks). */
+  private outputTail = Buffer.alloc(0)
+  observeOutput(data: Uint8Array): void {
+    let buffer = this.outputTail.length ? Buffer.concat([this.outputTail, data]) : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+    while (buffer.length >= 5) {
+      const length = 1 + buffer.readInt32BE(1)
+      if (buffer.length < length) break
+      if (buffer[0] === READY_FOR_QUERY) {
+        this.transactionStatus = String.fromCharCode(buffer[5])
+        this.sawReady = true
+      }
+      buffer = buffer.subarray(length)
+    }
+    this.outputTail = Buffer.from(buffer)
+  }
+}
+
+export class PgliteServer {
+  private readonly server: net.Server
+  private readonly connections = new Set<Connection>()
+  private queue: Unit[] = []
+  private running = false
+  /** The connection whose transaction is open: only its units may run. */
+  private owner: Connection | null = null
+
+  constructor(private readonly db: PGlite) {
+    this.server = net.createServer((socket) => this.accept(socket))
+  }
+
+  listen(host: string, port = 0): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject)
+      this.server.listen(port, host, () => resolve((this.server.address() as net.AddressInfo).port))
+    })
+  }
+
+  async close(): Promise<void> {
+    for (const connection of this.connections) connection.socket.destroy()
+    await new Promise<void>((resolve) => this.server.close(() => resolve()))
+    while (this.running) await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+
+  private accept(socket: net.Socket): void {
+    socket.setNoDelay(true)
+    const connection = new Connection(socket, this)
+    this.connections.add(connection)
+    socket.on('data', (chunk: Buffer) => connection.receive(chunk))
+    socket.on('error', () => socket.destroy())
+    socket.on('close', () => {
+      connection.closed = true
+      this.connections.delete(connection)
+      this.queue = this.queue.filter((unit) => unit.connection !== connection)
+      if (this.owner === connection) {
+        this.owner = null
+        this.queue.unshift(this.rollbackUnit())
+        void this.drain()
+      }
+    })
+  }
+
+  enqueue(unit: Unit): void {
+    this.queue.push(unit)
+    void this.drain()
+  }
+
+  /** A simple-protocol ROLLBACK (and the end of a COPY) for a connection that went away mid-exchange. */
+  private rollbackUnit(): Unit {
+    const text = 'ROLLBACK\0'
+    const rollback = Buffer.alloc(5 + text.length)
+    rollback.write('Q', 0)
+    rollback.writeInt32BE(4 + text.length, 1)
+    rollback.write(text, 5)
+    const orphan = new Connection(new net.Socket(), this)
+    orphan.closed = true
+    return { connection: orphan, messages: [rollback] }
+  }
+
+  private next(): Unit | undefined {
+    if (!this.owner) return this.queue.shift()
+    const index = this.queue.findIndex((unit) => unit.connection === this.owner)
+    return index === -1 ? undefined : this.queue.splice(index, 1)[0]
+  }
+
+  private async drain(): Promise<void> {
+    if (this.running) return
+    this.running = true
+    try {
+      for (let unit = this.next(); unit; unit = this.next()) {
+        const { connection } = unit
+        connection.sawReady = false
+        await this.db.runExclusive(async () => {
+          for (const message of unit.messages) {
+            if (message[0] === TERMINATE && message.length === 5) {
+              connection.sawReady = true
+              connection.socket.end()
+              continue
+            }
+            await this.db.execProtocolRawStream(new Uint8Array(message), {
+              onRawData: (data: Uint8Array) => {
+                connection.observeOutput(data)
+                if (!connection.closed && connection.socket.writable) connection.socket.write(Buffer.from(data))
+              },
+            })
+          }
+        })
+        // In a transaction (T or E), or mid-exchange (no ReadyForQuery yet), this connection keeps
+        // the session until it is done; one that left meanwhile is rolled back.
+        const holds = connection.transactionStatus !== 'I' || !connection.sawReady
+        this.owner = holds && !connection.closed ? connection : null
+        if (holds && connection.closed) this.queue.unshift(this.rollbackUnit())
+      }
+    } finally {
+      this.running = false
+    }
+  }
+}
