@@ -1,5 +1,5 @@
 // One `postgres` client for both databases: a real PostgreSQL when DATABASE_URL is set, otherwise
-// the embedded PGlite in the data directory, served on loopback through pglite-socket.
+// the embedded PGlite in the data directory, served on loopback by store/pglite-server.ts.
 import { EventEmitter } from 'node:events'
 import postgres from 'postgres'
 import type { Config } from '../config.js'
@@ -72,7 +72,7 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
   }
   const embedded: EmbeddedDatabase = await openEmbedded(config.dataDir)
   const sql = createClient({ host: embedded.host, port: embedded.port, max: options.max })
-  // pglite-socket does not forward notifications; one process serves PGlite, so an emitter is exact.
+  // The loopback server does not carry notifications; one process serves PGlite, so an emitter is exact.
   // One emitter per data directory: services sharing the in-process PGlite (tests) hear each other.
   const bus = embeddedBus(embedded.directory)
   return {
