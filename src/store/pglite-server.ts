@@ -26,7 +26,7 @@ interface Unit {
 }
 
 class Connection {
-  private buffer = Buffer.alloc(0)
+  private buffer: Buffer = Buffer.alloc(0)
   private pending: Buffer[] = []
   private started = false
   /** Last transaction status this connection saw in ReadyForQuery: I, T or E. */
@@ -74,7 +74,7 @@ class Connection {
   }
 
   /** Track ReadyForQuery's status byte in the backend's output (messages may span chunks). */
-  private outputTail = Buffer.alloc(0)
+  private outputTail: Buffer = Buffer.alloc(0)
   observeOutput(data: Uint8Array): void {
     let buffer = this.outputTail.length ? Buffer.concat([this.outputTail, data]) : Buffer.from(data.buffer, data.byteOffset, data.byteLength)
     while (buffer.length >= 5) {
