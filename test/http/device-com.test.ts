@@ -121,7 +121,7 @@ describe(`Device-Com: the terminal side of enrollment and identification (${usin
     expect(member.body.palm_templates_enrolled).toBe(0)
   })
 
-  it.runIf(usingPostgres)('wakes a terminal polling another service process on the same database (LISTEN/NOTIFY)', async () => {
+  it('wakes a terminal polling another service on the same database (LISTEN/NOTIFY on PostgreSQL, the shared bus on PGlite)', async () => {
     const other = await bootService({ storage: svc.storage })
     try {
       const memberId = await createMember('Edsger')
