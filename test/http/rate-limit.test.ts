@@ -47,7 +47,7 @@ describe('rate limits', () => {
     const [counter] = await svc.storage.db.sql<{ count: number }[]>`
       SELECT count FROM rate_limit_counters WHERE project_id = ${tenant.projectId} AND bucket = 'minute' ORDER BY window_start DESC LIMIT 1`
     expect(counter.count).toBe(5)
-  })
+  }, 60_000)
 
   it('refuses with 429 daily_limit_reached once the daily limit is used, until the next UTC day', async () => {
     await awaitFreshMinute(10)
@@ -67,5 +67,5 @@ describe('rate limits', () => {
     const untilMidnight = Math.ceil((Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1) - Date.now()) / 1000)
     expect(Math.abs(retryAfter - untilMidnight)).toBeLessThanOrEqual(5)
     expect(refused.headers.get('ratelimit-limit')).toBe('3')
-  })
+  }, 60_000)
 })
