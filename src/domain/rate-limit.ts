@@ -116,6 +116,11 @@ export function createRateLimiter(sql: Sql, options: RateLimiterOptions = {}): R
   function cleanup() {
     if (Date.now() - lastCleanup < 3_600_000) return
     lastCleanup = Date.now()
+    // Forget projects whose leases have all run out, so the map holds only recently active ones.
+    const now = performance.now()
+    for (const [projectId, lease] of leases) {
+      if (!lease.pending && lease.minute.endsAt <= now && lease.day.endsAt <= now) leases.delete(projectId)
+    }
     void sql`DELETE FROM rate_limit_counters WHERE window_start < now() - interval '2 days'`.catch(() => {})
   }
 
