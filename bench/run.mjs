@@ -37,6 +37,7 @@ const USAGE = `usage: npm run bench -- [options]
   --store-captures        also store each member's encrypted enroll/identify captures (3.5x the rows)
   --seed <int>            synthetic population seed (default 42)
   --skip-matcher          do not run the matcher benchmarks
+  --matcher-json <file>   do not run them: put this earlier bench:matcher result in the report
   --skip-service          do not run the service phases
   --no-build              use dist/ as it is (default: rebuild it when src/ is newer)
   --out <dir>             results directory (default bench/results/<timestamp>)`
@@ -52,7 +53,7 @@ try {
     options: {
       quick: { type: 'boolean', default: false }, sizes: { type: 'string' }, duration: { type: 'string' }, warmup: { type: 'string' },
       timeout: { type: 'string' }, concurrency: { type: 'string' }, 'rest-rate': { type: 'string' }, 'database-url': { type: 'string' }, embedded: { type: 'boolean', default: false },
-      'store-captures': { type: 'boolean', default: false }, seed: { type: 'string' }, 'skip-matcher': { type: 'boolean', default: false },
+      'store-captures': { type: 'boolean', default: false }, seed: { type: 'string' }, 'skip-matcher': { type: 'boolean', default: false }, 'matcher-json': { type: 'string' },
       'skip-service': { type: 'boolean', default: false }, 'no-build': { type: 'boolean', default: false }, out: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -161,8 +162,21 @@ console.log(`palmvein bench (${quick ? 'quick' : 'full'}): sizes ${options.sizes
 console.log(`load average before: ${loadBefore.map((value) => value.toFixed(2)).join(' ')} on ${os.availableParallelism()} CPUs${loadBefore[0] > os.availableParallelism() ? ' (the machine is busy: expect slower figures)' : ''}`)
 
 // ---- phase 1: the matcher benchmarks (their own script, their own process) -----------------------
+/** The matcher benchmark's rows, reduced to what the report shows. */
+function matcherRows(file) {
+  const document = JSON.parse(fs.readFileSync(file, 'utf8'))
+  return (document.results ?? []).map(({ rows, dimension, engine, batch, threads, medianMs, perProbeMs, vsFloor, vsUsearch, vsJs }) =>
+    ({ rows, dimension, engine, batch, threads, medianMs, perProbeMs, vsFloor, vsUsearch, vsJs }))
+}
+
 async function runMatcherPhase() {
   if (parsed['skip-matcher']) return { status: 'skipped', seconds: 0, resultFile: null, note: null }
+  if (parsed['matcher-json']) {
+    fs.mkdirSync(outDirectory, { recursive: true })
+    const target = path.join(outDirectory, 'matcher.json')
+    if (path.resolve(parsed['matcher-json']) !== target) fs.copyFileSync(parsed['matcher-json'], target)
+    return { status: 'ok', seconds: 0, resultFile: 'matcher.json', note: `Not run again: the result of an earlier run (${path.basename(parsed['matcher-json'])}, written ${JSON.parse(fs.readFileSync(target, 'utf8')).date ?? 'at an unknown time'}).`, rows: matcherRows(target) }
+  }
   console.log('\n== matcher benchmarks (npm run bench:matcher) ==')
   const started = performance.now()
   const args = quick ? ['--sizes=10000,100000', '--budget-ms=200', '--js-max-rows=10000'] : []
@@ -185,12 +199,7 @@ async function runMatcherPhase() {
     fs.renameSync(written, path.join(outDirectory, 'matcher.json'))
     resultFile = 'matcher.json'
   }
-  let rows
-  if (resultFile) {
-    const document = JSON.parse(fs.readFileSync(path.join(outDirectory, resultFile), 'utf8'))
-    rows = (document.results ?? []).map(({ rows, dimension, engine, batch, threads, medianMs, perProbeMs, vsFloor, vsUsearch, vsJs }) =>
-      ({ rows, dimension, engine, batch, threads, medianMs, perProbeMs, vsFloor, vsUsearch, vsJs }))
-  }
+  const rows = resultFile ? matcherRows(path.join(outDirectory, resultFile)) : undefined
   return code === 0
     ? { status: 'ok', seconds, resultFile, note: quick ? 'Quick run: galleries of 10k and 100k rows only.' : null, rows }
     : { status: 'failed', seconds, resultFile, note: `exit code ${code}`, rows }
