@@ -22,6 +22,10 @@ use crate::CoreError;
 pub const MAX_K: usize = 1024;
 
 const TILE_ROWS: usize = 16;
+/// Rows ahead of the current tile that are prefetched into L2 (16 KB at d = 256). Measured on
+/// the development machine: a few percent faster at d = 128 and for probe batches, neutral for
+/// one probe at d = 256; farther (128, 512 rows) or into L1 (T0) was slower.
+const PREFETCH_ROWS: usize = 64;
 const FILTER_MARGIN: f64 = 1.0 - 1e-9;
 
 /// A gallery slice: row `r` is `rows[r * stride_in_bytes ..][..dimension]`; norms and the live
@@ -201,6 +205,8 @@ pub fn scan_top_k_with(
     let mut tile_start = row_range.start;
     while tile_start < row_range.end {
         let tile_rows = TILE_ROWS.min(row_range.end - tile_start);
+        let ahead = (tile_start + PREFETCH_ROWS).min(row_range.end);
+        prefetch_rows(gallery, ahead..(ahead + tile_rows).min(row_range.end));
         let live: [bool; TILE_ROWS] =
             std::array::from_fn(|index| index < tile_rows && gallery.live[tile_start + index] != 0);
         if live.contains(&true) {
@@ -250,6 +256,28 @@ pub fn scan_top_k_with(
         }
     }
     Ok(())
+}
+
+/// Asks for the cache lines of `rows` (into L2) ahead of use.
+#[inline]
+fn prefetch_rows(gallery: &GalleryView, rows: Range<usize>) {
+    #[cfg(target_arch = "x86_64")]
+    for row in rows {
+        let start = row * gallery.stride_in_bytes;
+        let mut line = start & !63;
+        while line < start + gallery.dimension {
+            // SAFETY: a prefetch is a hint that never faults; `wrapping_add` keeps the address
+            // computation itself free of undefined behaviour. SSE is baseline on x86_64.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T2 }>(
+                    gallery.rows.as_ptr().wrapping_add(line),
+                )
+            };
+            line += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (gallery, rows);
 }
 
 struct Tile<'a> {
