@@ -4,40 +4,11 @@
 import { loadTerminalProject } from '../../auth/device-access.js'
 import { completeEnrollmentSession, identifyAtTerminal } from '../../domain/device-com.js'
 import { EnrollmentSessionSchema, sessionResource } from '../../domain/enrollment-sessions.js'
-import { MAX_CANDIDATES } from '../../domain/identification.js'
-import { PalmPositionSchema } from '../../domain/scans.js'
+import { CandidatesQuery, EnrollHand, IdentifyPalmSchema, IdentifyResultSchema } from '../palm-schemas.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, Nullable, PathIds, Type } from '../schema.js'
 
 const tags = ['Device-Com (extension)']
-
-// The same palm objects as the biometrics routes (spec "Palm capture objects").
-const Capture = (description: string) => Type.String({
-  minLength: 1, maxLength: 8192,
-  description: `${description}: a PVT1 template, base64url without padding (standard base64 with padding also accepted)`,
-})
-const Silhouette = Type.String({ maxLength: 262_144, description: 'opaque base64 outline of the hand; stored encrypted, never used for matching' })
-const EnrollHand = Type.Object({
-  enroll_capture: Capture('the enrollment capture'),
-  identify_capture: Capture('a second capture of the same hand'),
-  silhouette: Type.Optional(Nullable(Silhouette)),
-  palm_position: Type.Optional(Nullable(PalmPositionSchema)),
-}, { additionalProperties: false })
-const IdentifyPalm = Type.Object({
-  identify_capture: Capture('the capture to identify'),
-  silhouette: Type.Optional(Nullable(Silhouette)),
-  palm_position: Type.Optional(Nullable(PalmPositionSchema)),
-}, { additionalProperties: false })
-const Hand = Type.Union([Type.Literal('left'), Type.Literal('right')])
-const IdentifyResult = Type.Object({
-  status: Type.Union([Type.Literal('Found'), Type.Literal('Ambiguous'), Type.Literal('NotFound')]),
-  member_id: Nullable(Type.String({ format: 'uuid', description: 'the member found; null unless Found' })),
-  match_score: Type.Number({ minimum: 0, maximum: 1 }),
-  hand: Nullable(Hand),
-  candidates: Type.Optional(Type.Array(Type.Object({
-    member_id: Type.String({ format: 'uuid' }), match_score: Type.Number({ minimum: 0, maximum: 1 }), hand: Hand,
-  }), { description: 'the best k members, best first; only when ?k= is given' })),
-})
 
 export const deviceComEnrollmentRoutes: Route[] = [
   defineRoute({
@@ -63,12 +34,10 @@ export const deviceComEnrollmentRoutes: Route[] = [
   defineRoute({
     method: 'post', path: '/v1/device-com/identify', auth: ['device'], tags, extension: true, rateLimited: true,
     summary: "Identify a palm 1:N against the terminal's project environment, global environments included. A terminal in demo mode that finds a member emits demo.scan.success (member_id, device_id, scanned_at)",
-    query: Type.Object({
-      k: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_CANDIDATES, description: `also return the best k members as candidates (1..${MAX_CANDIDATES})` })),
-    }, { additionalProperties: false }),
-    body: Body({ palm: IdentifyPalm }),
+    query: CandidatesQuery,
+    body: Body({ palm: IdentifyPalmSchema }),
     responses: [
-      { status: 200, description: 'the decision, as POST /biometrics/identify answers it', schema: IdentifyResult },
+      { status: 200, description: 'the decision, as POST /biometrics/identify answers it', schema: IdentifyResultSchema },
       { status: 400, description: 'capture_invalid: the capture is not PVT1 in base64 or does not fit the environment' },
       { status: 503, description: "unavailable: the environment's gallery is still loading after a restart (Retry-After)" },
     ],
