@@ -23,6 +23,8 @@ export interface Config {
   /** Extra PEM CA certificate trusted for webhook deliveries (self-signed receivers in tests). */
   webhookCaFile: string | null
   webhookTimeoutMs: number
+  /** How long a claimed delivery is held before another worker may take it (a crashed process's claims). */
+  webhookLeaseMs: number
   webhookWorker: boolean
   nodeEnv: string
   matcherBackend: MatcherBackendChoice
@@ -90,6 +92,7 @@ export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.e
     webhookAllowLocalhost: flag(env, 'WEBHOOK_ALLOW_LOCALHOST', false),
     webhookCaFile: text(env, 'PALMVEIN_WEBHOOK_CA_FILE'),
     webhookTimeoutMs: integer(env, 'PALMVEIN_WEBHOOK_TIMEOUT_MS', 20_000, 1, 120_000),
+    webhookLeaseMs: 0,
     webhookWorker: flag(env, 'PALMVEIN_WEBHOOK_WORKER', true),
     nodeEnv,
     matcherBackend: oneOf(env, 'PALMVEIN_MATCHER_BACKEND', ['auto', 'native', 'wasm', 'js'] as const, 'auto'),
@@ -97,6 +100,8 @@ export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.e
     logLevel: oneOf(env, 'PALMVEIN_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     ...overrides,
   }
+  // The lease must outlast one attempt (receiver timeout) with room for recording it.
+  if (!overrides.webhookLeaseMs) config.webhookLeaseMs = integer(env, 'PALMVEIN_WEBHOOK_LEASE_MS', config.webhookTimeoutMs + 60_000, 1_000, 86_400_000)
   if (config.jwksUrl && config.jwtPublicKey) {
     throw new ConfigError('set either PALMVEIN_JWKS_URL or PALMVEIN_JWT_PUBLIC_KEY, not both')
   }

@@ -17,7 +17,7 @@ export { createSsrfGuard, systemResolver, type Resolver, type SsrfGuard, type Ur
 export type { Clock } from './clock.js'
 export type { WebhookLogger } from './delivery-worker.js'
 
-export type WebhookConfig = Pick<Config, 'webhookAllowLocalhost' | 'webhookCaFile' | 'webhookTimeoutMs' | 'nodeEnv'>
+export type WebhookConfig = Pick<Config, 'webhookAllowLocalhost' | 'webhookCaFile' | 'webhookTimeoutMs' | 'webhookLeaseMs' | 'nodeEnv'>
 
 export interface WebhookEngineOptions {
   db: Database
@@ -31,7 +31,7 @@ export interface WebhookEngineOptions {
   concurrency?: number
   /** Fallback poll for due retries and other processes' events (default 1000 ms). */
   pollIntervalMs?: number
-  /** How long a claim is held before another worker may take it (default timeout + 60 s). */
+  /** How long a claim is held before another worker may take it (default config.webhookLeaseMs). */
   leaseMs?: number
   workerId?: string
   /** Replaces the HTTP sender (tests of the engine's bookkeeping). */
@@ -67,7 +67,7 @@ export function createWebhookEngine(options: WebhookEngineOptions): WebhookEngin
     sender,
     clock,
     workerId: options.workerId ?? `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
-    leaseMs: options.leaseMs ?? config.webhookTimeoutMs + 60_000,
+    leaseMs: options.leaseMs ?? config.webhookLeaseMs,
     userAgent: USER_AGENT,
     random: options.random,
     logger,
