@@ -9,6 +9,7 @@ import { createKeyring, loadMasterKey } from './domain/keyring.js'
 import { createRateLimiter } from './domain/rate-limit.js'
 import { createEnrollmentSignals } from './domain/enrollment-signals.js'
 import { createGalleries } from './domain/galleries.js'
+import { availableBackends, loadNativeAddon } from './matcher/backend.js'
 import { createScanRecorder } from './domain/scans.js'
 import { routeTable } from './http/routes/index.js'
 import { createHttpServer } from './http/server.js'
@@ -17,6 +18,13 @@ import { openDatabase } from './store/database.js'
 import { migrate } from './store/migrate.js'
 import { VERSION } from './version.js'
 import { createWebhookEngine } from './webhooks/index.js'
+
+/** Boot log line: what the matcher can run on here, before any gallery exists. */
+function describeMatcherBackends(choice: string): string {
+  const native = loadNativeAddon()
+  const isa = native.ok ? ` (native ISA ${native.value.activeIsa()} of ${native.value.availableIsas().join(', ')})` : ''
+  return `backend ${choice}; available ${availableBackends().join(', ')}${isa}`
+}
 
 export interface Service {
   url: string
@@ -57,6 +65,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     const keyring = createKeyring(master.key)
     // Galleries close after the HTTP server and the scan writer (stops run in reverse).
     const galleries = createGalleries({ config, db, keyring, log })
+    log.info(`Matcher: ${describeMatcherBackends(config.matcherBackend)}, ${config.matcherThreads} thread(s)`)
     stops.push(() => galleries.close())
     const scans = createScanRecorder(db.sql, log)
     stops.push(() => scans.close())
