@@ -37,8 +37,10 @@ export function checkProjectAccess(context: Caller, project: (ProjectRow & { cal
  * (the RateLimit-* headers go on the response).
  */
 export async function loadProject(context: Caller, projectId: string, options: { rateLimited?: boolean } = {}): Promise<ProjectRow> {
-  const subject = context.principal.kind === 'token' ? context.principal.subject : null
-  const project = checkProjectAccess(context, await projectById(context.app.sql, projectId, subject))
+  const { principal } = context
+  const subject = principal.kind === 'token' ? principal.subject : null
+  const prefetched = principal.kind === 'key' && principal.prefetched?.projectId === projectId ? principal.prefetched : null
+  const project = checkProjectAccess(context, prefetched ? prefetched.project : await projectById(context.app.sql, projectId, subject))
   if (options.rateLimited !== false) {
     const headers = await context.app.rateLimiter.charge(project)
     if (context.responseHeaders) Object.assign(context.responseHeaders, headers)

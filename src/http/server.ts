@@ -147,7 +147,7 @@ export function createHttpServer(app: AppContext, routes: Route[]): HttpServer {
       if (compiled.validateQuery && !compiled.validateQuery(query)) throw invalid('query', compiled.validateQuery)
       const principal = route.auth.length === 1 && route.auth[0] === 'none'
         ? NO_PRINCIPAL
-        : await authenticate(app, authorization, route.auth)
+        : await authenticate(app, authorization, route.auth, params.project_id ?? null)
       let body: unknown = undefined
       if (bodyPromise) {
         body = await bodyPromise

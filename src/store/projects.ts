@@ -42,6 +42,31 @@ export async function projectById(sql: Sql, id: string, subject: string | null =
   return row ?? null
 }
 
+export interface ApiKeyFacts {
+  org_id: string
+  secret_hash: Buffer
+  project_ids: string[] | null
+  revoked_at: Date | null
+  last_used_at: Date | null
+}
+
+/**
+ * An API key and, in the same round trip, the project the request names (null when it does not
+ * exist): authentication and the project's access check then cost one query together.
+ */
+export async function apiKeyWithProject(sql: Sql, keyId: string, projectId: string | null) {
+  const [row] = await sql<(ProjectRow & { key_org_id: string; key_secret_hash: Buffer; key_project_ids: string[] | null; key_revoked_at: Date | null; key_last_used_at: Date | null })[]>`
+    SELECT k.org_id AS key_org_id, k.secret_hash AS key_secret_hash, k.project_ids AS key_project_ids,
+      k.revoked_at AS key_revoked_at, k.last_used_at AS key_last_used_at, pr.*
+    FROM api_keys k
+    LEFT JOIN LATERAL (SELECT ${projectColumns(sql)} ${projectTables(sql)} WHERE p.id = ${projectId}) pr ON true
+    WHERE k.id = ${keyId}`
+  if (!row) return null
+  const { key_org_id, key_secret_hash, key_project_ids, key_revoked_at, key_last_used_at, ...project } = row
+  const key: ApiKeyFacts = { org_id: key_org_id, secret_hash: key_secret_hash, project_ids: key_project_ids, revoked_at: key_revoked_at, last_used_at: key_last_used_at }
+  return { key, project: project.id ? (project as ProjectRow) : null }
+}
+
 export function projectsAdministeredBy(sql: Sql, subject: string) {
   return sql<ProjectRow[]>`
     SELECT ${projectColumns(sql)} ${projectTables(sql)}
