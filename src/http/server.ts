@@ -139,15 +139,20 @@ export function createHttpServer(app: AppContext, routes: Route[]): HttpServer {
     let reply: Reply
     const responseHeaders: Record<string, string> = {}
     try {
+      // Authenticate first, so a caller without a valid credential learns nothing about the
+      // route's rules; a path id is only used for the key's project read once it is a valid UUID.
       const params = { ...rawParams }
-      if (compiled.validateParams && !compiled.validateParams(params)) {
-        throw new ServiceError('invalid_request', `path: ${compiled.validateParams.errors?.[0]?.path.slice(1)} must be a UUID`, { errors: compiled.validateParams.errors })
+      const paramsValid = !compiled.validateParams || compiled.validateParams(params)
+      // Validators are shared by concurrent requests: keep this one's errors before any await.
+      const paramErrors = paramsValid ? [] : compiled.validateParams!.errors ?? []
+      const principal = route.auth.length === 1 && route.auth[0] === 'none'
+        ? NO_PRINCIPAL
+        : await authenticate(app, authorization, route.auth, paramsValid ? params.project_id ?? null : null)
+      if (!paramsValid) {
+        throw new ServiceError('invalid_request', `path: ${paramErrors[0]?.path.slice(1)} must be a UUID`, { errors: paramErrors })
       }
       const query: Record<string, unknown> = Object.fromEntries(new URLSearchParams(rawQuery))
       if (compiled.validateQuery && !compiled.validateQuery(query)) throw invalid('query', compiled.validateQuery)
-      const principal = route.auth.length === 1 && route.auth[0] === 'none'
-        ? NO_PRINCIPAL
-        : await authenticate(app, authorization, route.auth, params.project_id ?? null)
       let body: unknown = undefined
       if (bodyPromise) {
         body = await bodyPromise

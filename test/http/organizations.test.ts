@@ -64,6 +64,8 @@ describe('admin extensions: organizations, environments, projects', () => {
     expect(unknownField.body).toMatchObject({ code: 'invalid_request', status: 400, errors: [{ path: '/nmae', message: 'unknown field' }] })
     const badId = await svc.request('GET', '/v1/organization/not-a-uuid/projects', { auth: token })
     expectStatus(badId, 400)
+    // Authentication comes first: without a credential the caller learns nothing about the route's rules.
+    expectStatus(await svc.request('GET', '/v1/organization/not-a-uuid/projects'), 401)
     const badEnv = await svc.request('POST', '/v1/organizations', { auth: token, rawBody: '{"name":', headers: { 'content-type': 'application/json' } })
     expectStatus(badEnv, 400)
     const wrongType = await svc.request('POST', '/v1/organizations', { auth: token, rawBody: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
