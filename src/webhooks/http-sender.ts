@@ -104,9 +104,11 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
     try {
       const target = await Promise.race([options.guard.check(attempt.url), deadline])
       agent = new Agent({
-        connect: { lookup: pinnedLookup(target.address, target.family), ca, timeout: timeoutMs },
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
+        // undici's own timers are a backstop only: our total timer (above) always fires first, so a
+        // timeout is always recorded the same way.
+        connect: { lookup: pinnedLookup(target.address, target.family), ca, timeout: timeoutMs + 1_000 },
+        headersTimeout: timeoutMs + 1_000,
+        bodyTimeout: timeoutMs + 1_000,
         keepAliveTimeout: 1,
       })
       const response = await Promise.race([
