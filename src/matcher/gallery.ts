@@ -35,7 +35,8 @@ export interface GalleryOptions {
   dimension: number
   chunkRows: number
   maxBatch: number
-  batchWindowMs: number
+  /** Batches scanning at once per gallery. */
+  maxBatchesInFlight: number
   /** Compact automatically once this share of rows is dead (and at least 1024 rows are). */
   compactDeadRatio: number
 }
@@ -105,7 +106,7 @@ export function createGallery(memory: WebAssembly.Memory, engine: ScanEngine, op
     }
   }
 
-  const batcher = new MicroBatcher<PendingSearch>({ maxBatch: options.maxBatch, windowMs: options.batchWindowMs, run: runBatch })
+  const batcher = new MicroBatcher<PendingSearch>({ maxBatch: options.maxBatch, maxInFlight: options.maxBatchesInFlight, run: runBatch })
 
   function enqueue(input: VectorInput, searchOptions: SearchOptions): Promise<Hit[]> {
     const k = searchOptions.k ?? 1

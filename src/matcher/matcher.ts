@@ -27,9 +27,12 @@ export interface MatcherOptions {
   chunkRows?: number
   /** Galleries with fewer rows are scanned inline rather than on the pool. Default 16384. */
   inlineBelowRows?: number
-  /** Micro-batching: most probes per scan (default 16) and longest wait while busy (default 1 ms). */
+  /**
+   * Micro-batching: most probes per scan (default 16), and batches scanning one gallery at once
+   * (default 1: probes arriving meanwhile wait and leave together in the next pass).
+   */
   maxBatch?: number
-  batchWindowMs?: number
+  maxBatchesInFlight?: number
 }
 
 export interface Matcher {
@@ -91,7 +94,7 @@ export async function createMatcher(options: MatcherOptions): Promise<Matcher> {
   const galleryOptions = {
     dimension, chunkRows,
     maxBatch: options.maxBatch ?? 16,
-    batchWindowMs: options.batchWindowMs ?? 1,
+    maxBatchesInFlight: options.maxBatchesInFlight ?? 1,
     compactDeadRatio: 0.25,
   }
   return {
