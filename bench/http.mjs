@@ -14,12 +14,12 @@
 // embedded PGlite otherwise).
 import { spawn } from 'node:child_process'
 import fs from 'node:fs/promises'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runOpenLoop } from './load/open-loop.mjs'
 import { maxThroughput, wrkAvailable, WRK_INSTALL_HINT } from './load/wrk.mjs'
+import { freePort } from './service/service-process.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const dist = path.join(root, 'dist')
@@ -40,17 +40,6 @@ async function ensureBuilt() {
     console.error('bench:http needs the compiled service: run `npm run build:ts` first')
     process.exit(2)
   }
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 async function waitFor(url, child, what) {
