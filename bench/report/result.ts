@@ -1,6 +1,7 @@
 // The shape of one `npm run bench` run, as written to bench/results/<timestamp>/results.json and
 // read back by the report writer. Every latency is in milliseconds, every rate per second.
 // Bump RESULT_VERSION when a field changes meaning, so old recorded results are not misread.
+import type { ResultRow } from '../matcher-report.js'
 
 export const RESULT_VERSION = 1
 
@@ -77,18 +78,8 @@ export interface MatcherPhase {
   rows?: MatcherRow[]
 }
 
-export interface MatcherRow {
-  rows: number
-  dimension: number
-  engine: string
-  batch: number
-  threads: number
-  medianMs: number
-  perProbeMs: number
-  vsFloor?: number
-  vsUsearch?: number
-  vsJs?: number
-}
+/** The fields of a matcher benchmark row (bench/matcher-report.ts) that the report shows. */
+export type MatcherRow = Pick<ResultRow, 'rows' | 'dimension' | 'engine' | 'batch' | 'threads' | 'medianMs' | 'perProbeMs' | 'vsFloor' | 'vsUsearch' | 'vsJs'>
 
 export interface BenchOptions {
   quick: boolean
