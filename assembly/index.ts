@@ -130,3 +130,80 @@ export function scanTopK(
     }
   }
 }
+
+// @ts-ignore: decorator
+@inline
+function hamming(a: usize, b: usize, bytes: i32): i32 {
+  // i8x16.popcnt counts each byte's bits; pairwise widening into i16 lanes cannot overflow
+  // (at most 16 bits per lane per step, 32 steps at the largest dimension).
+  let counts = i16x8.splat(0)
+  let index = 0
+  for (; index + 16 <= bytes; index += 16) {
+    const difference = v128.xor(v128.load(a + <usize>index), v128.load(b + <usize>index))
+    counts = i16x8.add(counts, i16x8.extadd_pairwise_i8x16_u(i8x16.popcnt(difference)))
+  }
+  const wide = i32x4.extadd_pairwise_i16x8_u(counts)
+  let sum = i32x4.extract_lane(wide, 0) + i32x4.extract_lane(wide, 1) +
+    i32x4.extract_lane(wide, 2) + i32x4.extract_lane(wide, 3)
+  for (; index + 8 <= bytes; index += 8) {
+    sum += <i32>popcnt<u64>(load<u64>(a + <usize>index) ^ load<u64>(b + <usize>index))
+  }
+  return sum
+}
+
+/** Hamming distance of two bit strings of `bytes` bytes (a multiple of 8) at `a` and `b`. */
+export function hammingDistance(a: usize, b: usize, bytes: i32): i32 {
+  return hamming(a, b, bytes)
+}
+
+/**
+ * Stage 1 of a two-stage search (same contract as the addon's `nearestBySignBits`): per probe,
+ * the `c` live rows of [rowStart, rowEnd) nearest in Hamming distance over their sign bits,
+ * nearest first, ties by lower row; unused slots hold row -1 and distance 0xFFFFFFFF.
+ */
+export function nearestBySignBits(
+  bits: usize, bitsStride: i32, signBytes: i32, rowStart: i32, rowEnd: i32, live: usize,
+  probeBits: usize, probeCount: i32, c: i32, outRows: usize, outDistances: usize,
+): void {
+  const slots = probeCount * c
+  for (let slot = 0; slot < slots; slot++) {
+    store<i32>(outRows + (<usize>slot << 2), -1)
+    store<u32>(outDistances + (<usize>slot << 2), 0xFFFFFFFF)
+  }
+  if (c <= 0) return
+  for (let row = rowStart; row < rowEnd; row++) {
+    if (load<u8>(live + <usize>row) == 0) continue
+    const rowAt = bits + <usize>row * <usize>bitsStride
+    for (let probe = 0; probe < probeCount; probe++) {
+      const distance = <u32>hamming(rowAt, probeBits + <usize>probe * <usize>signBytes, signBytes)
+      const first = probe * c
+      // Rows arrive in ascending order, so an equal distance never displaces a kept row.
+      if (distance >= load<u32>(outDistances + (<usize>(first + c - 1) << 2))) continue
+      let position = first + c - 1
+      while (position > first) {
+        const previous = position - 1
+        const previousDistance = load<u32>(outDistances + (<usize>previous << 2))
+        if (previousDistance <= distance) break
+        store<u32>(outDistances + (<usize>position << 2), previousDistance)
+        store<i32>(outRows + (<usize>position << 2), load<i32>(outRows + (<usize>previous << 2)))
+        position = previous
+      }
+      store<u32>(outDistances + (<usize>position << 2), distance)
+      store<i32>(outRows + (<usize>position << 2), row)
+    }
+  }
+}
+
+/** Stage 2 (the addon's `scorePairs`): the exact score of row pairRows[i] for probe pairProbes[i]. */
+export function scorePairs(
+  gallery: usize, strideInBytes: i32, dimension: i32, normsSquared: usize, pairRows: usize,
+  pairProbes: usize, pairCount: i32, probes: usize, probeNormsSquared: usize, outScores: usize,
+): void {
+  for (let pair = 0; pair < pairCount; pair++) {
+    const row = load<i32>(pairRows + (<usize>pair << 2))
+    const probe = load<u32>(pairProbes + (<usize>pair << 2))
+    const dot = dotInt8(gallery + <usize>row * <usize>strideInBytes, probes + <usize>probe * <usize>dimension, dimension)
+    const product = <f64>load<u32>(probeNormsSquared + (<usize>probe << 2)) * <f64>load<u32>(normsSquared + (<usize>row << 2))
+    store<f64>(outScores + (<usize>pair << 3), product == 0.0 ? 0.0 : <f64>max(dot, 0) / Math.sqrt(product))
+  }
+}

@@ -14,6 +14,8 @@ export interface BackendInfo {
   name: BackendName
   /** native: the addon's active kernel (e.g. 'avx512vnni', 'avx2', 'scalar'); wasm: 'simd128'; js: 'scalar'. */
   isa: string
+  /** The popcount kernel of two-stage searches (native: 'avx512vpopcntdq', 'avx2', 'neon', 'scalar'). */
+  popcountIsa?: string
 }
 
 /** The napi addon's exports (crates/matcher-node). */
@@ -28,6 +30,17 @@ export interface NativeAddon {
   availableIsas(): string[]
   setIsa(name: string): string
   streamRead(buffer: Int8Array): number
+  nearestBySignBits(
+    bits: Uint8Array, bitsStride: number, signBytes: number, rowStart: number, rowEnd: number, live: Uint8Array,
+    probeBits: Uint8Array, c: number, outRows: Int32Array, outDistances: Uint32Array,
+  ): void
+  scorePairs(
+    gallery: Int8Array, strideInBytes: number, dimension: number, normsSquared: Uint32Array,
+    pairRows: Int32Array, pairProbes: Uint32Array, probes: Int8Array, probeNormsSquared: Uint32Array, outScores: Float64Array,
+  ): void
+  activePopcountIsa(): string
+  limits(): { maxK: number, maxDimension: number, maxCandidates: number }
+  chooseIsa(requested: string | undefined): { isa: string, warning?: string }
 }
 
 /** The AssemblyScript module's exports (assembly/index.ts): arrays are byte offsets. */
@@ -39,6 +52,14 @@ export interface WasmExports {
   ): void
   dotI8(a: number, b: number, length: number): number
   streamRead(offset: number, length: number): number
+  nearestBySignBits(
+    bits: number, bitsStride: number, signBytes: number, rowStart: number, rowEnd: number, live: number,
+    probeBits: number, probeCount: number, c: number, outRows: number, outDistances: number,
+  ): void
+  scorePairs(
+    gallery: number, strideInBytes: number, dimension: number, normsSquared: number, pairRows: number,
+    pairProbes: number, pairCount: number, probes: number, probeNormsSquared: number, outScores: number,
+  ): void
 }
 
 export type Loaded<T> = { ok: true, value: T } | { ok: false, reason: string }
@@ -51,7 +72,7 @@ export const WASM_MODULE_PATH = fileURLToPath(new URL('build/matcher.wasm', pack
 export function loadNativeAddon(path = NATIVE_ADDON_PATH): Loaded<NativeAddon> {
   try {
     const addon = createRequire(import.meta.url)(path) as NativeAddon
-    for (const name of ['scanTopK', 'dotI8', 'activeIsa', 'availableIsas', 'setIsa', 'streamRead'] as const) {
+    for (const name of ['scanTopK', 'dotI8', 'activeIsa', 'availableIsas', 'setIsa', 'streamRead', 'nearestBySignBits', 'scorePairs', 'activePopcountIsa', 'limits', 'chooseIsa'] as const) {
       if (typeof addon[name] !== 'function') return { ok: false, reason: `${path} does not export ${name}` }
     }
     return { ok: true, value: addon }

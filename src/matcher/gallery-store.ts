@@ -4,6 +4,8 @@
 //   rows   chunkRows * strideInBytes int8 (stride = dimension rounded up to 64 bytes; padding 0)
 //   norms  chunkRows u32, the squared integer norm of each row
 //   live   chunkRows u8, 1 = live, 0 = dead (tombstone)
+//   bits   chunkRows * signBytes, each row's sign bits (stage 1 of a two-stage search reads
+//          only these: d/8 bytes a row instead of d)
 // Growth appends a chunk and never moves existing rows, so scans in flight keep valid offsets.
 //
 // Consistency: a row's bytes are written before its live flag (Atomics.store orders them), and
@@ -13,12 +15,14 @@
 import { allocateRegion, MemoryViews } from './shared-memory.js'
 import { normSquaredInt8 } from './quantize.js'
 import { planSegments, type ChunkLocation } from './scan-plan.js'
+import { signBytesFor, writeSignBits } from './sign-bits.js'
 import type { ScanShape, Segment } from './kernel.js'
 
 interface Chunk extends ChunkLocation {
   rows: Int8Array
   norms: Uint32Array
   live: Uint8Array
+  bits: Uint8Array
 }
 
 export class GalleryStore {
@@ -32,7 +36,7 @@ export class GalleryStore {
   private compaction: { promise: Promise<void>, resolve: () => void } | null = null
 
   constructor(readonly memory: WebAssembly.Memory, dimension: number, readonly chunkRows: number) {
-    this.shape = { dimension, strideInBytes: Math.ceil(dimension / 64) * 64 }
+    this.shape = { dimension, strideInBytes: Math.ceil(dimension / 64) * 64, signBytes: signBytesFor(dimension) }
     this.views = new MemoryViews(memory)
   }
 
@@ -68,6 +72,7 @@ export class GalleryStore {
     const local = row % this.chunkRows
     chunk.rows.set(vector, local * this.shape.strideInBytes)
     chunk.norms[local] = normSquaredInt8(vector)
+    writeSignBits(vector, chunk.bits, local * this.shape.signBytes)
     Atomics.store(chunk.live, local, 1)
     this.idByRow[row] = id
     this.rowById.set(id, row)
@@ -119,7 +124,7 @@ export class GalleryStore {
   }
 
   private compactNow(): void {
-    const { strideInBytes } = this.shape
+    const { strideInBytes, signBytes } = this.shape
     let hole = 0
     let tail = this.rowCount - 1
     // Two pointers: the lowest dead row receives the highest live row, until they meet.
@@ -134,6 +139,7 @@ export class GalleryStore {
       const toLocal = hole % this.chunkRows
       to.rows.set(from.rows.subarray(fromLocal * strideInBytes, (fromLocal + 1) * strideInBytes), toLocal * strideInBytes)
       to.norms[toLocal] = from.norms[fromLocal]
+      to.bits.set(from.bits.subarray(fromLocal * signBytes, (fromLocal + 1) * signBytes), toLocal * signBytes)
       to.live[toLocal] = 1
       from.live[fromLocal] = 0
       this.idByRow[hole] = id
@@ -162,15 +168,18 @@ export class GalleryStore {
   private allocateChunk(): Chunk {
     const rowsBytes = this.chunkRows * this.shape.strideInBytes
     const normsBytes = this.chunkRows * 4
-    const base = allocateRegion(this.memory, rowsBytes + normsBytes + this.chunkRows)
+    const bitsBytes = this.chunkRows * this.shape.signBytes
+    const base = allocateRegion(this.memory, rowsBytes + normsBytes + bitsBytes + this.chunkRows)
     const rowsOffset = base
     const normsOffset = base + rowsBytes
-    const liveOffset = normsOffset + normsBytes
+    const bitsOffset = normsOffset + normsBytes
+    const liveOffset = bitsOffset + bitsBytes
     return {
-      rowsOffset, normsOffset, liveOffset,
+      rowsOffset, normsOffset, liveOffset, bitsOffset,
       rows: this.views.int8(rowsOffset, rowsBytes),
       norms: this.views.uint32(normsOffset, this.chunkRows),
       live: this.views.uint8(liveOffset, this.chunkRows),
+      bits: this.views.uint8(bitsOffset, bitsBytes),
     }
   }
 }

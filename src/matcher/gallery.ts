@@ -1,29 +1,57 @@
-// The public gallery: validated upserts and removes on the shared-memory store, and searches
-// that go through the micro-batcher, then are made exact with respect to ties and concurrent
-// removes (see `resolveProbe`).
+// The public gallery: validated upserts and removes on shared-memory stores (one per partition,
+// so a partition's rows are stored apart and a search of one partition reads only its bytes),
+// and searches that go through the micro-batcher (see gallery-search.ts).
+import { runSearchBatch, type PendingSearch, type SearchLimits, type SearchMode } from './gallery-search.js'
 import { GalleryStore } from './gallery-store.js'
 import { MicroBatcher } from './micro-batcher.js'
 import { normSquaredInt8 } from './quantize.js'
-import { scanStore, type Hit, type ProbeCandidates, type ScanEngine } from './scanner.js'
+import type { Hit, ScanEngine } from './scanner.js'
 import { toInt8Vector, type VectorInput } from './vector-input.js'
 
 export type { Hit } from './scanner.js'
+export type { SearchMode } from './gallery-search.js'
 
 export interface SearchOptions {
-  /** Number of best matches to return: 1 (default) to 1023. */
+  /** Number of best matches to return: 1 (default) to the matcher's `maxK`. */
   k?: number
+  /** Search only this partition's rows (default: every partition). */
+  partition?: string
+  /**
+   * 'exact' (default) scores every row; 'two_stage' scores only the `candidates` rows whose sign
+   * bits are nearest the probe's (every reported score is still exact, but a row outside the
+   * candidates is never reported); 'auto' is two-stage from the matcher's `twoStageFromRows`.
+   */
+  mode?: SearchMode
+  /** Rows stage 1 keeps per probe (per worker's share of the partition). Default: the matcher's `candidates`. */
+  candidates?: number
+}
+
+export interface UpsertOptions {
+  /** A small label (1 to 64 characters) whose rows are stored and searched apart, e.g. 'left'. */
+  partition?: string
+}
+
+export interface ExactAuditCounts {
+  /** Two-stage searches re-run exactly. */
+  audited: number
+  /** Of those, searches whose best id differed from the exact search's. */
+  disagreements: number
 }
 
 export interface Gallery {
-  /** Adds or replaces the vector stored under `id`. */
-  upsert(id: string, vector: VectorInput): void
+  /** Adds or replaces the vector stored under `id` (moving it to `options.partition` if given). */
+  upsert(id: string, vector: VectorInput, options?: UpsertOptions): void
   /** Removes `id`; true if it was there. Searches resolving afterwards never return it. */
   remove(id: string): boolean
   has(id: string): boolean
+  /** The partition `id` is stored in ('' = none), or undefined if it is not stored. */
+  partitionOf(id: string): string | undefined
   /** Live rows. */
   readonly size: number
   /** Tombstoned rows not yet reclaimed by compaction. */
   readonly deadRows: number
+  /** Two-stage searches re-run exactly in the background, and how many disagreed. */
+  readonly exactAudit: ExactAuditCounts
   /** Best `k` matches, best first; equal scores ordered by id. */
   search(probe: VectorInput, options?: SearchOptions): Promise<Hit[]>
   searchBatch(probes: readonly VectorInput[], options?: SearchOptions): Promise<Hit[][]>
@@ -39,114 +67,140 @@ export interface GalleryOptions {
   maxBatchesInFlight: number
   /** Compact automatically once this share of rows is dead (and at least 1024 rows are). */
   compactDeadRatio: number
+  limits: SearchLimits & { maxCandidates: number }
+  defaultCandidates: number
+  /** Share of two-stage searches re-run exactly in the background (0 = none). */
+  exactAuditRate: number
+  onExactAuditDisagreement?: (twoStage: Hit[], exact: Hit[]) => void
 }
 
-interface PendingSearch {
-  probe: Int8Array
-  norm: number
-  k: number
-  resolve(hits: Hit[]): void
-  reject(error: unknown): void
+const NO_PARTITION = ''
+const MODES: readonly SearchMode[] = ['exact', 'two_stage', 'auto']
+
+// For benchmarks in this repository only (not exported from index.ts): the stores behind a gallery.
+const storesOf = new WeakMap<Gallery, ReadonlyMap<string, GalleryStore>>()
+export function galleryStoreOf(gallery: Gallery, partition = NO_PARTITION): GalleryStore | undefined {
+  return storesOf.get(gallery)?.get(partition)
 }
 
-/** The native kernel's limit on k per scan; one row of it is kept for the tie check. */
-export const MAX_SCAN_K = 1024
-export const MAX_K = MAX_SCAN_K - 1
-
-const byScoreThenId = (a: Hit, b: Hit): number => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
-
-// For benchmarks in this repository only (not exported from index.ts): the store behind a gallery.
-const stores = new WeakMap<Gallery, GalleryStore>()
-export function galleryStoreOf(gallery: Gallery): GalleryStore | undefined {
-  return stores.get(gallery)
+function checkPartition(partition: unknown): string {
+  if (partition === undefined) return NO_PARTITION
+  if (typeof partition !== 'string' || partition.length === 0 || partition.length > 64) {
+    throw new TypeError(`partition must be a string of 1 to 64 characters, got ${JSON.stringify(partition)}`)
+  }
+  return partition
 }
 
 export function createGallery(memory: WebAssembly.Memory, engine: ScanEngine, options: GalleryOptions, isClosed: () => boolean): Gallery {
-  const store = new GalleryStore(memory, options.dimension, options.chunkRows)
-  const { dimension } = options
+  const { dimension, limits } = options
+  const maxK = limits.maxScanK - 1
+  const partitions = new Map<string, GalleryStore>()
+  const exactAudit: ExactAuditCounts = { audited: 0, disagreements: 0 }
 
-  // Ask the kernel for one more row than wanted: if the extra row scores strictly lower than the
-  // k-th, no unseen row can tie with the k-th and the id tie-break is exact.
-  async function resolveProbe(entry: PendingSearch, candidates: ProbeCandidates, scannedK: number): Promise<Hit[]> {
-    let current = candidates
-    let asked = scannedK
-    while (true) {
-      if (current.complete) return current.hits.sort(byScoreThenId).slice(0, entry.k)
-      const strong = current.hits.filter((hit) => hit.score > current.floorScore)
-      if (strong.length >= entry.k) return strong.sort(byScoreThenId).slice(0, entry.k)
-      // More than MAX_SCAN_K rows tie at the cut: the id order holds among the rows seen.
-      if (asked >= MAX_SCAN_K) return current.hits.sort(byScoreThenId).slice(0, entry.k)
-      // Ties at the cut, or rows removed during the scan: widen and scan again (rare).
-      asked = Math.min(MAX_SCAN_K, Math.max(asked * 2, entry.k + 1))
-      const probes = new Int8Array(entry.probe)
-      ;[current] = await scanStore(engine, store, probes, Uint32Array.of(entry.norm), asked)
-    }
+  function storeFor(partition: string): GalleryStore {
+    let store = partitions.get(partition)
+    if (!store) partitions.set(partition, store = new GalleryStore(memory, dimension, options.chunkRows))
+    return store
   }
 
-  async function runBatch(entries: PendingSearch[]): Promise<void> {
-    try {
-      if (isClosed()) throw new Error('matcher is closed')
-      const scanK = Math.min(MAX_SCAN_K, Math.max(...entries.map((entry) => entry.k)) + 1)
-      const probes = new Int8Array(entries.length * dimension)
-      const norms = new Uint32Array(entries.length)
-      entries.forEach((entry, index) => {
-        probes.set(entry.probe, index * dimension)
-        norms[index] = entry.norm
-      })
-      const candidates = await scanStore(engine, store, probes, norms, scanK)
-      await Promise.all(entries.map(async (entry, index) => {
-        try {
-          entry.resolve(await resolveProbe(entry, candidates[index], scanK))
-        } catch (error) {
-          entry.reject(error)
-        }
-      }))
-    } catch (error) {
-      for (const entry of entries) entry.reject(error)
-    }
-  }
+  const batcher = new MicroBatcher<PendingSearch>({
+    maxBatch: options.maxBatch,
+    maxInFlight: options.maxBatchesInFlight,
+    run: async (entries) => {
+      if (isClosed()) {
+        for (const entry of entries) entry.reject(new Error('matcher is closed'))
+        return
+      }
+      await runSearchBatch(engine, partitions, limits, entries, dimension)
+    },
+  })
 
-  const batcher = new MicroBatcher<PendingSearch>({ maxBatch: options.maxBatch, maxInFlight: options.maxBatchesInFlight, run: runBatch })
+  function audit(probe: Int8Array, searchOptions: SearchOptions, twoStage: Hit[]): void {
+    if (options.exactAuditRate <= 0 || Math.random() >= options.exactAuditRate) return
+    void enqueue(probe, { ...searchOptions, mode: 'exact' }).then((exact) => {
+      exactAudit.audited++
+      if (exact[0]?.id !== twoStage[0]?.id) {
+        exactAudit.disagreements++
+        options.onExactAuditDisagreement?.(twoStage, exact)
+      }
+    }, () => { /* the gallery closed meanwhile: nothing to count */ })
+  }
 
   function enqueue(input: VectorInput, searchOptions: SearchOptions): Promise<Hit[]> {
     const k = searchOptions.k ?? 1
-    if (!Number.isInteger(k) || k < 1 || k > MAX_K) return Promise.reject(new RangeError(`k must be an integer in 1..${MAX_K}, got ${k}`))
-    if (isClosed()) return Promise.reject(new Error('matcher is closed'))
+    const mode = searchOptions.mode ?? 'exact'
+    const candidates = searchOptions.candidates ?? options.defaultCandidates
     let probe: Int8Array
+    let partition: string | undefined
     try {
+      if (!Number.isInteger(k) || k < 1 || k > maxK) throw new RangeError(`k must be an integer in 1..${maxK}, got ${k}`)
+      if (!MODES.includes(mode)) throw new RangeError(`mode must be one of ${MODES.join(', ')}, got ${JSON.stringify(mode)}`)
+      if (!Number.isInteger(candidates) || candidates < 1 || candidates > limits.maxCandidates) {
+        throw new RangeError(`candidates must be an integer in 1..${limits.maxCandidates}, got ${candidates}`)
+      }
+      partition = searchOptions.partition === undefined ? undefined : checkPartition(searchOptions.partition)
+      if (isClosed()) throw new Error('matcher is closed')
       probe = toInt8Vector(input, dimension)
     } catch (error) {
       return Promise.reject(error)
     }
-    if (store.rows === 0) return Promise.resolve([])
-    return new Promise<Hit[]>((resolve, reject) => {
-      batcher.add({ probe: new Int8Array(probe), norm: normSquaredInt8(probe), k, resolve, reject })
+    const stores = partition === undefined ? [...partitions.values()] : [partitions.get(partition)]
+    if (!stores.some((store) => store && store.rows > 0)) return Promise.resolve([])
+    const copy = new Int8Array(probe)
+    const found = new Promise<Hit[]>((resolve, reject) => {
+      batcher.add({ probe: copy, norm: normSquaredInt8(copy), k, partition, mode, candidates, resolve, reject })
+    })
+    if (mode === 'exact') return found
+    return found.then((hits) => {
+      audit(copy, searchOptions, hits)
+      return hits
     })
   }
 
-  function maybeCompact(): void {
+  function maybeCompact(store: GalleryStore): void {
     const dead = store.deadRows
     if (dead >= 1024 && dead >= store.rows * options.compactDeadRatio) void store.compact()
   }
 
+  function remove(id: string, except?: GalleryStore): boolean {
+    for (const store of partitions.values()) {
+      if (store !== except && store.remove(id)) {
+        maybeCompact(store)
+        return true
+      }
+    }
+    return false
+  }
+
+  const sum = (of: (store: GalleryStore) => number): number => {
+    let total = 0
+    for (const store of partitions.values()) total += of(store)
+    return total
+  }
+
   const gallery: Gallery = {
-    upsert(id, vector) {
+    upsert(id, vector, upsertOptions = {}) {
       if (typeof id !== 'string' || id.length === 0) throw new TypeError('id must be a non-empty string')
-      store.upsert(id, toInt8Vector(vector, dimension))
-      maybeCompact()
+      const partition = checkPartition(upsertOptions.partition)
+      const int8 = toInt8Vector(vector, dimension)
+      const store = storeFor(partition)
+      remove(id, store)
+      store.upsert(id, int8)
+      maybeCompact(store)
     },
-    remove(id) {
-      const removed = store.remove(id)
-      if (removed) maybeCompact()
-      return removed
+    remove: (id) => remove(id),
+    has: (id) => [...partitions.values()].some((store) => store.has(id)),
+    partitionOf(id) {
+      for (const [partition, store] of partitions) if (store.has(id)) return partition
+      return undefined
     },
-    has: (id) => store.has(id),
-    get size() { return store.size },
-    get deadRows() { return store.deadRows },
+    get size() { return sum((store) => store.size) },
+    get deadRows() { return sum((store) => store.deadRows) },
+    get exactAudit() { return { ...exactAudit } },
     search: (probe, searchOptions = {}) => enqueue(probe, searchOptions),
     searchBatch: (probes, searchOptions = {}) => Promise.all(probes.map((probe) => enqueue(probe, searchOptions))),
-    compact: () => store.compact(),
+    compact: async () => { await Promise.all([...partitions.values()].map((store) => store.compact())) },
   }
-  stores.set(gallery, store)
+  storesOf.set(gallery, partitions)
   return gallery
 }

@@ -9,6 +9,8 @@ export interface Segment {
   rowsOffset: number
   normsOffset: number
   liveOffset: number
+  /** The rows' sign bits (`signBytes` per row, packed). */
+  bitsOffset: number
   /** Rows the chunk can hold (the extent of its arrays). */
   capacity: number
   /** Chunk-relative, end exclusive. */
@@ -21,6 +23,8 @@ export interface Segment {
 export interface ScanShape {
   strideInBytes: number
   dimension: number
+  /** Bytes of sign bits per row (and per probe); also the bits' stride. */
+  signBytes: number
 }
 
 export interface ScanKernel {
@@ -31,6 +35,15 @@ export interface ScanKernel {
    */
   scan(segment: Segment, shape: ScanShape, probes: Int8Array, probeNorms: Uint32Array, k: number,
     outRows: Int32Array, outScores: Float64Array): void
+  /**
+   * Two-stage search, stage 1: per probe, the `c` live rows of the segment nearest in Hamming
+   * distance over their sign bits (`probeBits`: signBytes per probe); chunk-relative rows,
+   * nearest first (ties by lower row), -1 / 0xFFFFFFFF unused.
+   */
+  nearest(segment: Segment, shape: ScanShape, probeBits: Uint8Array, c: number, outRows: Int32Array, outDistances: Uint32Array): void
+  /** Stage 2: `outScores[i]` = the exact score of chunk-relative row `pairRows[i]` for probe `pairProbes[i]`. */
+  scorePairs(segment: Segment, shape: ScanShape, pairRows: Int32Array, pairProbes: Uint32Array, probes: Int8Array,
+    probeNorms: Uint32Array, outScores: Float64Array): void
   /** Reads `length` bytes of the shared memory at `offset`: the bandwidth floor. */
   streamRead(offset: number, length: number): number
 }
@@ -44,16 +57,16 @@ export function createKernel(name: BackendName, memory: WebAssembly.Memory, sour
   const views = new MemoryViews(memory)
   if (name === 'native') {
     if (!sources.addon) throw new Error('native kernel needs the addon')
-    return createViewKernel({ name, isa: sources.addon.activeIsa() }, views, sources.addon)
+    return createViewKernel({ name, isa: sources.addon.activeIsa(), popcountIsa: sources.addon.activePopcountIsa() }, views, sources.addon)
   }
   if (name === 'wasm') {
     if (!sources.wasmModule) throw new Error('wasm kernel needs the compiled module')
     return createWasmKernel(memory, views, sources.wasmModule)
   }
-  return createViewKernel({ name: 'js', isa: 'scalar' }, views, reference)
+  return createViewKernel({ name: 'js', isa: 'scalar', popcountIsa: 'scalar' }, views, reference)
 }
 
-type ViewScanner = Pick<NativeAddon, 'scanTopK' | 'streamRead'>
+type ViewScanner = Pick<NativeAddon, 'scanTopK' | 'streamRead' | 'nearestBySignBits' | 'scorePairs'>
 
 // native and js take typed-array views over the shared buffer: zero copies.
 function createViewKernel(info: BackendInfo, views: MemoryViews, scanner: ViewScanner): ScanKernel {
@@ -65,6 +78,18 @@ function createViewKernel(info: BackendInfo, views: MemoryViews, scanner: ViewSc
         segment.rowStart, segment.rowEnd,
         views.uint32(segment.normsOffset, segment.capacity), views.uint8(segment.liveOffset, segment.capacity),
         probes, probeNorms, k, outRows, outScores,
+      )
+    },
+    nearest(segment, shape, probeBits, c, outRows, outDistances) {
+      scanner.nearestBySignBits(
+        views.uint8(segment.bitsOffset, segment.capacity * shape.signBytes), shape.signBytes, shape.signBytes,
+        segment.rowStart, segment.rowEnd, views.uint8(segment.liveOffset, segment.capacity), probeBits, c, outRows, outDistances,
+      )
+    },
+    scorePairs(segment, shape, pairRows, pairProbes, probes, probeNorms, outScores) {
+      scanner.scorePairs(
+        views.int8(segment.rowsOffset, segment.capacity * shape.strideInBytes), shape.strideInBytes, shape.dimension,
+        views.uint32(segment.normsOffset, segment.capacity), pairRows, pairProbes, probes, probeNorms, outScores,
       )
     },
     streamRead(offset, length) {
@@ -87,7 +112,7 @@ function createWasmKernel(memory: WebAssembly.Memory, views: MemoryViews, module
     return scratchOffset
   }
   return {
-    info: { name: 'wasm', isa: 'simd128' },
+    info: { name: 'wasm', isa: 'simd128', popcountIsa: 'simd128' },
     scan(segment, shape, probes, probeNorms, k, outRows, outScores) {
       const probeCount = probeNorms.length
       const slots = probeCount * k
@@ -107,6 +132,41 @@ function createWasmKernel(memory: WebAssembly.Memory, views: MemoryViews, module
       )
       outRows.set(new Int32Array(buffer, base + rowsAt, slots))
       outScores.set(new Float64Array(buffer, base + scoresAt, slots))
+    },
+    nearest(segment, shape, probeBits, c, outRows, outDistances) {
+      const probeCount = probeBits.length / shape.signBytes
+      const slots = probeCount * c
+      // Layout: rows | distances | probe bits.
+      const distancesAt = slots * 4
+      const bitsAt = distancesAt + slots * 4
+      const base = reserve(bitsAt + probeBits.length)
+      const buffer = views.bufferCovering(base + bitsAt + probeBits.length)
+      new Uint8Array(buffer, base + bitsAt, probeBits.length).set(probeBits)
+      exports.nearestBySignBits(
+        segment.bitsOffset, shape.signBytes, shape.signBytes, segment.rowStart, segment.rowEnd, segment.liveOffset,
+        base + bitsAt, probeCount, c, base, base + distancesAt,
+      )
+      outRows.set(new Int32Array(buffer, base, slots))
+      outDistances.set(new Uint32Array(buffer, base + distancesAt, slots))
+    },
+    scorePairs(segment, shape, pairRows, pairProbes, probes, probeNorms, outScores) {
+      const pairs = pairRows.length
+      // Layout: scores (8-aligned) | rows | probe indexes | probe norms | probes.
+      const rowsAt = pairs * 8
+      const probeIndexesAt = rowsAt + pairs * 4
+      const normsAt = probeIndexesAt + pairs * 4
+      const probesAt = normsAt + probeNorms.length * 4
+      const base = reserve(probesAt + probes.length)
+      const buffer = views.bufferCovering(base + probesAt + probes.length)
+      new Int32Array(buffer, base + rowsAt, pairs).set(pairRows)
+      new Uint32Array(buffer, base + probeIndexesAt, pairs).set(pairProbes)
+      new Uint32Array(buffer, base + normsAt, probeNorms.length).set(probeNorms)
+      new Int8Array(buffer, base + probesAt, probes.length).set(probes)
+      exports.scorePairs(
+        segment.rowsOffset, shape.strideInBytes, shape.dimension, segment.normsOffset, base + rowsAt,
+        base + probeIndexesAt, pairs, base + probesAt, base + normsAt, base,
+      )
+      outScores.set(new Float64Array(buffer, base, pairs))
     },
     streamRead(offset, length) {
       return exports.streamRead(offset, length)

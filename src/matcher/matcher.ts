@@ -4,7 +4,7 @@ import {
   loadNativeAddon, loadWasmModule, resolveBackendChoice,
   type BackendChoice, type BackendInfo, type BackendName, type NativeAddon,
 } from './backend.js'
-import { createGallery, type Gallery } from './gallery.js'
+import { createGallery, type Gallery, type Hit } from './gallery.js'
 import { createKernel, type ScanKernel } from './kernel.js'
 import { createScanPool, type ScanPool } from './pool.js'
 import type { ScanEngine } from './scanner.js'
@@ -17,7 +17,11 @@ export interface MatcherOptions {
   threads?: number
   /** 'auto' (default) tries native, then wasm, then js; PALMVEIN_MATCHER_BACKEND overrides 'auto'. */
   backend?: BackendChoice
-  /** Force a native kernel ('avx512vnni', 'avx2', 'scalar', ...); default PALMVEIN_MATCHER_ISA or the best. */
+  /**
+   * Force a native kernel ('avx512vnni', 'avx2', 'scalar', ...): an unknown or unavailable name
+   * throws. Default: PALMVEIN_MATCHER_ISA, where an unknown or unavailable name is ignored with a
+   * warning (to `logger`) and the best kernel is used, the rule the Rust core applies to it too.
+   */
   isa?: string
   /** Receives one line when the backend is chosen (and why a better one was not). Default: silent. */
   logger?: (message: string) => void
@@ -33,12 +37,26 @@ export interface MatcherOptions {
    */
   maxBatch?: number
   maxBatchesInFlight?: number
+  /** Rows stage 1 of a two-stage search keeps per probe, when a search does not say. Default 256. */
+  candidates?: number
+  /** Searches with mode 'auto' are two-stage from this many rows in a partition. Default 262144. */
+  twoStageFromRows?: number
+  /**
+   * Share of two-stage searches re-run exactly in the background (0..1, default 0); counted in
+   * `gallery.exactAudit`, each disagreement (a different best id) reported to `onDisagreement`.
+   */
+  exactAudit?: { rate: number, onDisagreement?: (twoStage: Hit[], exact: Hit[]) => void }
 }
+
+/** The scan's limits in every backend; the native addon states its own. */
+const PORTABLE_LIMITS = { maxK: 1024, maxDimension: 65535, maxCandidates: 65536 }
 
 export interface Matcher {
   readonly backend: BackendInfo
   readonly dimension: number
   readonly threads: number
+  /** Largest k a search accepts. */
+  readonly maxK: number
   createGallery(): Gallery
   /** Bytes the shared memory holds now (it grows, never shrinks). */
   memoryBytes(): number
@@ -52,13 +70,15 @@ interface ChosenBackend {
   notes: string[]
 }
 
-function chooseBackend(choice: BackendChoice): ChosenBackend {
+function chooseBackend(choice: BackendChoice, dimension: number): ChosenBackend {
   const notes: string[] = []
   if (choice === 'native' || choice === 'auto') {
     const addon = loadNativeAddon()
-    if (addon.ok) return { name: 'native', addon: addon.value, notes }
-    if (choice === 'native') throw new Error(`native matcher backend unavailable: ${addon.reason}`)
-    notes.push(`native unavailable (${addon.reason})`)
+    const { maxDimension } = addon.ok ? addon.value.limits() : PORTABLE_LIMITS
+    if (addon.ok && dimension <= maxDimension) return { name: 'native', addon: addon.value, notes }
+    const reason = addon.ok ? `its kernels scan at most ${maxDimension} dimensions, not ${dimension}` : addon.reason
+    if (choice === 'native') throw new RangeError(`native matcher backend unavailable: ${reason}`)
+    notes.push(`native unavailable (${reason})`)
   }
   if (choice === 'wasm' || choice === 'auto') {
     const module = loadWasmModule()
@@ -71,15 +91,30 @@ function chooseBackend(choice: BackendChoice): ChosenBackend {
 
 export async function createMatcher(options: MatcherOptions): Promise<Matcher> {
   const { dimension } = options
-  if (!Number.isInteger(dimension) || dimension < 1 || dimension > 65535) throw new RangeError(`dimension must be an integer in 1..65535, got ${dimension}`)
+  const { maxDimension } = PORTABLE_LIMITS
+  if (!Number.isInteger(dimension) || dimension < 1 || dimension > maxDimension) throw new RangeError(`dimension must be an integer in 1..${maxDimension}, got ${dimension}`)
   const threads = options.threads ?? 2
   if (!Number.isInteger(threads) || threads < 0) throw new RangeError(`threads must be a non-negative integer, got ${threads}`)
   const chunkRows = options.chunkRows ?? 65536
   if (!Number.isInteger(chunkRows) || chunkRows < 1) throw new RangeError(`chunkRows must be a positive integer, got ${chunkRows}`)
 
-  const chosen = chooseBackend(resolveBackendChoice(options.backend))
-  const isa = options.isa ?? process.env.PALMVEIN_MATCHER_ISA?.trim() ?? undefined
-  if (chosen.addon && isa) chosen.addon.setIsa(isa)
+  const candidates = options.candidates ?? 256
+  const twoStageFromRows = options.twoStageFromRows ?? 262144
+  const exactAuditRate = options.exactAudit?.rate ?? 0
+  if (!Number.isInteger(twoStageFromRows) || twoStageFromRows < 0) throw new RangeError(`twoStageFromRows must be a non-negative integer, got ${twoStageFromRows}`)
+  if (!(exactAuditRate >= 0 && exactAuditRate <= 1)) throw new RangeError(`exactAudit.rate must be in 0..1, got ${exactAuditRate}`)
+
+  const chosen = chooseBackend(resolveBackendChoice(options.backend), dimension)
+  const limits = chosen.addon?.limits() ?? PORTABLE_LIMITS
+  if (!Number.isInteger(candidates) || candidates < 1 || candidates > limits.maxCandidates) throw new RangeError(`candidates must be an integer in 1..${limits.maxCandidates}, got ${candidates}`)
+  if (chosen.addon) {
+    if (options.isa !== undefined) chosen.addon.setIsa(options.isa)
+    else {
+      const choice = chosen.addon.chooseIsa(process.env.PALMVEIN_MATCHER_ISA)
+      if (choice.warning) options.logger?.(`palmvein matcher: ${choice.warning}`)
+      chosen.addon.setIsa(choice.isa)
+    }
+  }
   const memory = createSharedMemory(options.maxMemoryBytes ?? MAX_PAGES * PAGE_BYTES)
   const kernel: ScanKernel = createKernel(chosen.name, memory, chosen)
   const pool: ScanPool | null = threads > 0
@@ -96,9 +131,13 @@ export async function createMatcher(options: MatcherOptions): Promise<Matcher> {
     maxBatch: options.maxBatch ?? 16,
     maxBatchesInFlight: options.maxBatchesInFlight ?? 1,
     compactDeadRatio: 0.25,
+    limits: { maxScanK: limits.maxK, twoStageFromRows, maxCandidates: limits.maxCandidates },
+    defaultCandidates: candidates,
+    exactAuditRate,
+    onExactAuditDisagreement: options.exactAudit?.onDisagreement,
   }
   return {
-    backend, dimension, threads,
+    backend, dimension, threads, maxK: limits.maxK - 1,
     createGallery: () => {
       if (closed) throw new Error('matcher is closed')
       return createGallery(memory, engine, galleryOptions, () => closed)

@@ -58,3 +58,58 @@ export function streamRead(buffer: Int8Array): number {
   for (let index = 0; index < words.length; index++) sum = (sum + words[index]) | 0
   return sum
 }
+
+/** Bits set in a 32-bit word (SWAR). */
+function popcount32(word: number): number {
+  word -= (word >>> 1) & 0x55555555
+  word = (word & 0x33333333) + ((word >>> 2) & 0x33333333)
+  return (((word + (word >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24
+}
+
+/** Hamming distance of `bytes` bytes (a multiple of 8) at `aAt` in `a` and `bAt` in `b`. */
+export function hammingDistance(a: Uint8Array, aAt: number, b: Uint8Array, bAt: number, bytes: number): number {
+  let distance = 0
+  for (let index = 0; index < bytes; index++) distance += popcount32(a[aAt + index] ^ b[bAt + index])
+  return distance
+}
+
+/** Stage 1 of a two-stage search: the addon's `nearestBySignBits`, the oracle of the SIMD ones. */
+export function nearestBySignBits(
+  bits: Uint8Array, bitsStride: number, signBytes: number, rowStart: number, rowEnd: number, live: Uint8Array,
+  probeBits: Uint8Array, c: number, outRows: Int32Array, outDistances: Uint32Array,
+): void {
+  const probeCount = probeBits.length / signBytes
+  outRows.fill(-1, 0, probeCount * c)
+  outDistances.fill(0xFFFFFFFF, 0, probeCount * c)
+  for (let row = rowStart; row < rowEnd; row++) {
+    if (live[row] === 0) continue
+    for (let probe = 0; probe < probeCount; probe++) {
+      const distance = hammingDistance(bits, row * bitsStride, probeBits, probe * signBytes, signBytes)
+      const first = probe * c
+      // Rows arrive in ascending order: an equal distance never displaces a kept row.
+      if (distance >= outDistances[first + c - 1]) continue
+      let position = first + c - 1
+      while (position > first && outDistances[position - 1] > distance) {
+        outDistances[position] = outDistances[position - 1]
+        outRows[position] = outRows[position - 1]
+        position--
+      }
+      outDistances[position] = distance
+      outRows[position] = row
+    }
+  }
+}
+
+/** Stage 2: the exact score of row `pairRows[i]` for probe `pairProbes[i]`. */
+export function scorePairs(
+  gallery: Int8Array, strideInBytes: number, dimension: number, normsSquared: Uint32Array,
+  pairRows: Int32Array, pairProbes: Uint32Array, probes: Int8Array, probeNormsSquared: Uint32Array, outScores: Float64Array,
+): void {
+  for (let pair = 0; pair < pairRows.length; pair++) {
+    const rowAt = pairRows[pair] * strideInBytes
+    const probeAt = pairProbes[pair] * dimension
+    let dot = 0
+    for (let index = 0; index < dimension; index++) dot += gallery[rowAt + index] * probes[probeAt + index]
+    outScores[pair] = cosineScore(dot, probeNormsSquared[pairProbes[pair]], normsSquared[pairRows[pair]])
+  }
+}

@@ -6,6 +6,7 @@ export interface ChunkLocation {
   rowsOffset: number
   normsOffset: number
   liveOffset: number
+  bitsOffset: number
 }
 
 export function planSegments(chunks: readonly ChunkLocation[], chunkRows: number, rowEnd: number): Segment[] {
@@ -13,7 +14,7 @@ export function planSegments(chunks: readonly ChunkLocation[], chunkRows: number
   for (let index = 0; index * chunkRows < rowEnd; index++) {
     const chunk = chunks[index]
     segments.push({
-      rowsOffset: chunk.rowsOffset, normsOffset: chunk.normsOffset, liveOffset: chunk.liveOffset,
+      rowsOffset: chunk.rowsOffset, normsOffset: chunk.normsOffset, liveOffset: chunk.liveOffset, bitsOffset: chunk.bitsOffset,
       capacity: chunkRows, rowStart: 0, rowEnd: Math.min(chunkRows, rowEnd - index * chunkRows),
       baseRow: index * chunkRows,
     })

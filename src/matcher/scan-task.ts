@@ -2,6 +2,7 @@
 // worker: scan each segment with the kernel, merge into one top-k list with absolute rows.
 import type { ScanKernel, ScanShape, Segment } from './kernel.js'
 import { emptyTopK, mergeTopKInto, type TopK } from './top-k.js'
+import { runTwoStageTask } from './two-stage-task.js'
 
 export interface ScanTask {
   segments: Segment[]
@@ -10,9 +11,12 @@ export interface ScanTask {
   probes: Int8Array
   probeNorms: Uint32Array
   k: number
+  /** A two-stage scan: the probes' sign bits and the candidates stage 1 keeps. Absent: exact. */
+  twoStage?: { probeBits: Uint8Array, candidates: number }
 }
 
 export function runScanTask(kernel: ScanKernel, task: ScanTask): TopK {
+  if (task.twoStage) return runTwoStageTask(kernel, { ...task, ...task.twoStage })
   const probeCount = task.probeNorms.length
   const result = emptyTopK(probeCount, task.k)
   if (task.segments.length === 1) {

@@ -30,11 +30,16 @@ export interface ProbeCandidates {
   floorScore: number
 }
 
-export async function scanStore(engine: ScanEngine, store: GalleryStore, probes: Int8Array, probeNorms: Uint32Array, k: number): Promise<ProbeCandidates[]> {
+/**
+ * Scans the store for a packed batch of probes. With `twoStage`, only the candidates stage 1
+ * keeps are scored; rows it did not keep are never seen, so the result counts as complete.
+ */
+export async function scanStore(engine: ScanEngine, store: GalleryStore, probes: Int8Array, probeNorms: Uint32Array, k: number,
+  twoStage?: ScanTask['twoStage']): Promise<ProbeCandidates[]> {
   const rowEnd = await store.beginScan()
   try {
     const scanK = Math.max(1, Math.min(k, rowEnd))
-    const task: ScanTask = { segments: store.segments(rowEnd), shape: store.shape, probes, probeNorms, k: scanK }
+    const task: ScanTask = { segments: store.segments(rowEnd), shape: store.shape, probes, probeNorms, k: scanK, twoStage }
     let topK: TopK
     if (!engine.pool || rowEnd < engine.inlineBelowRows || task.segments.length === 0) {
       topK = runScanTask(engine.kernel, task)
@@ -44,7 +49,7 @@ export async function scanStore(engine: ScanEngine, store: GalleryStore, probes:
       topK = parts.length === 1 ? parts[0] : emptyTopK(probeNorms.length, scanK)
       if (parts.length > 1) for (const part of parts) mergeTopKInto(topK, part)
     }
-    return collectCandidates(store, topK, k >= rowEnd)
+    return collectCandidates(store, topK, k >= rowEnd || twoStage !== undefined)
   } finally {
     store.endScan()
   }

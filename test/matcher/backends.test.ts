@@ -73,10 +73,10 @@ describe.each(kernelVariants)('$name kernel', ({ backend, isa }) => {
       const probes = [randomInt8(1, dimension), randomInt8(999, dimension), new Int8Array(dimension).fill(-127)]
       const packed = new Int8Array(probes.length * dimension)
       probes.forEach((probe, index) => packed.set(probe, index * dimension))
-      const segment: Segment = { rowsOffset: base, normsOffset: base + rowCount * stride, liveOffset: base + rowCount * stride + rowCount * 4, capacity: rowCount, rowStart: 0, rowEnd: rowCount, baseRow: 0 }
+      const segment: Segment = { rowsOffset: base, normsOffset: base + rowCount * stride, liveOffset: base + rowCount * stride + rowCount * 4, bitsOffset: 0, capacity: rowCount, rowStart: 0, rowEnd: rowCount, baseRow: 0 }
       const outRows = new Int32Array(probes.length * k)
       const outScores = new Float64Array(probes.length * k)
-      kernel.scan(segment, { dimension, strideInBytes: stride }, packed, Uint32Array.from(probes, normSquared), k, outRows, outScores)
+      kernel.scan(segment, { dimension, strideInBytes: stride, signBytes: 8 }, packed, Uint32Array.from(probes, normSquared), k, outRows, outScores)
       probes.forEach((probe, index) => {
         const expected = rankRows(probe, rows, k)
         const got = Array.from({ length: k }, (_, slot) => ({ row: outRows[index * k + slot], score: outScores[index * k + slot] }))
@@ -85,7 +85,7 @@ describe.each(kernelVariants)('$name kernel', ({ backend, isa }) => {
       })
       // A sub-range only sees its own rows.
       const [from, to] = [Math.min(rowCount, 10), Math.min(rowCount, 20)]
-      kernel.scan({ ...segment, rowStart: from, rowEnd: to }, { dimension, strideInBytes: stride }, packed.subarray(0, dimension), Uint32Array.of(normSquared(probes[0])), k, outRows, outScores)
+      kernel.scan({ ...segment, rowStart: from, rowEnd: to }, { dimension, strideInBytes: stride, signBytes: 8 }, packed.subarray(0, dimension), Uint32Array.of(normSquared(probes[0])), k, outRows, outScores)
       const expectedRange = rankRows(probes[0], rows.map((row, index) => (index >= from && index < to ? row : null)), k)
       expect(Array.from(outRows.subarray(0, k)).filter((row) => row >= 0)).toEqual(expectedRange.map((entry) => entry.row))
     })
@@ -225,7 +225,7 @@ describe('backend choice', () => {
     try {
       const lines: string[] = []
       const matcher = await createMatcher({ dimension: 128, threads: 0, logger: (line) => lines.push(line) })
-      expect(matcher.backend).toEqual({ name: 'js', isa: 'scalar' })
+      expect(matcher.backend).toEqual({ name: 'js', isa: 'scalar', popcountIsa: 'scalar' })
       expect(lines).toEqual(['matcher backend js (scalar), 0 worker thread(s)'])
       await matcher.close()
       process.env.PALMVEIN_MATCHER_BACKEND = 'gpu'

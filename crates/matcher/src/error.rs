@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::kernel::{Isa, MAX_DIMENSION};
 use crate::scan::MAX_K;
+use crate::two_stage::MAX_CANDIDATES;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum CoreError {
@@ -55,6 +56,31 @@ pub enum CoreError {
         argument: &'static str,
         needed: usize,
         length: usize,
+    },
+    SignBytes {
+        bytes: usize,
+        stride: usize,
+    },
+    ProbeBitsLength {
+        length: usize,
+        bytes: usize,
+    },
+    Candidates {
+        c: usize,
+    },
+    PairsLength {
+        rows: usize,
+        probes: usize,
+        scores: usize,
+    },
+    PairRow {
+        index: usize,
+        row: i64,
+    },
+    PairProbe {
+        index: usize,
+        probe: usize,
+        probe_count: usize,
     },
 }
 
@@ -108,6 +134,29 @@ impl fmt::Display for CoreError {
             CoreError::OutputTooShort { argument, needed, length } => write!(
                 formatter,
                 "{argument} is too short: probeCount x k = {needed}, it has {length} entries"
+            ),
+            CoreError::SignBytes { bytes, stride } => write!(
+                formatter,
+                "signBytes ({bytes}) must be a positive multiple of 8, at most {} and at most the bits stride ({stride})",
+                MAX_DIMENSION / 8
+            ),
+            CoreError::ProbeBitsLength { length, bytes } => write!(
+                formatter,
+                "probeBits has {length} bytes, not a multiple of signBytes ({bytes})"
+            ),
+            CoreError::Candidates { c } => {
+                write!(formatter, "candidates must be in 1..={MAX_CANDIDATES}, got {c}")
+            }
+            CoreError::PairsLength { rows, probes, scores } => write!(
+                formatter,
+                "pairRows ({rows}) and pairProbes ({probes}) must have the same length, and outScores ({scores}) at least as many"
+            ),
+            CoreError::PairRow { index, row } => {
+                write!(formatter, "pairRows[{index}] is {row}; rows are non-negative")
+            }
+            CoreError::PairProbe { index, probe, probe_count } => write!(
+                formatter,
+                "pairProbes[{index}] is {probe}; there are {probe_count} probes"
             ),
         }
     }

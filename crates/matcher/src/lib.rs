@@ -5,12 +5,19 @@
 
 pub mod error;
 pub mod kernel;
+pub mod popcount;
 pub mod scan;
 pub mod top_k;
+pub mod two_stage;
 
 pub use error::CoreError;
 pub use kernel::{active_isa, active_kernels, available_isas, set_isa, Isa, Kernels};
+pub use popcount::{available_popcount_isas, HammingKernel, PopcountIsa};
 pub use scan::{scan_top_k, scan_top_k_with, score, GalleryView, ProbeBatch, TopKOutput, MAX_K};
+pub use two_stage::{
+    active_hamming_kernel, nearest_by_sign_bits, nearest_by_sign_bits_with, score_pairs,
+    score_pairs_with, CandidatesOutput, SignBitsView, MAX_CANDIDATES,
+};
 
 /// Exact dot product with the active kernels; the vectors must have the same length.
 pub fn dot_i8(a: &[i8], b: &[i8]) -> Result<i32, CoreError> {

@@ -1,0 +1,159 @@
+//! x86 popcount kernels. Both reduce a row to four u64 partial counts, then pack four rows'
+//! partials into 16-bit fields of one register (a row's distance is at most 4096 bits), so one
+//! horizontal fold yields four distances.
+
+use std::arch::x86_64::*;
+
+/// Four rows' partials (`[u64; 4]` lanes each, every lane below 2^16) folded to their sums.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn fold_four(partials: [__m256i; 4]) -> [u32; 4] {
+    let packed = _mm256_or_si256(
+        _mm256_or_si256(partials[0], _mm256_slli_epi64::<16>(partials[1])),
+        _mm256_or_si256(
+            _mm256_slli_epi64::<32>(partials[2]),
+            _mm256_slli_epi64::<48>(partials[3]),
+        ),
+    );
+    let halves = _mm_add_epi64(
+        _mm256_castsi256_si128(packed),
+        _mm256_extracti128_si256::<1>(packed),
+    );
+    let total = _mm_add_epi64(halves, _mm_unpackhi_epi64(halves, halves));
+    let fields = _mm_cvtsi128_si64(total) as u64;
+    std::array::from_fn(|index| ((fields >> (16 * index)) & 0xFFFF) as u32)
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn fold_one(partial: __m256i) -> u32 {
+    let halves = _mm_add_epi64(
+        _mm256_castsi256_si128(partial),
+        _mm256_extracti128_si256::<1>(partial),
+    );
+    let total = _mm_add_epi64(halves, _mm_unpackhi_epi64(halves, halves));
+    _mm_cvtsi128_si64(total) as u32
+}
+
+/// `row ^ probe` over `bytes` (a multiple of 8) in 32-, 16- and 8-byte steps, each step's
+/// difference handed to `count` zero-extended to 256 bits; returns the summed partials.
+#[inline(always)]
+unsafe fn row_partials(
+    row: *const u8,
+    probe: *const u8,
+    bytes: usize,
+    count: impl Fn(__m256i) -> __m256i,
+) -> __m256i {
+    // SAFETY (whole body): the caller's contract makes `bytes` bytes readable behind both
+    // pointers; every load below stays below `bytes`. The callers enable AVX2.
+    unsafe {
+        let mut sum = _mm256_setzero_si256();
+        let mut offset = 0;
+        while offset + 32 <= bytes {
+            let difference = _mm256_xor_si256(
+                _mm256_loadu_si256(row.add(offset).cast()),
+                _mm256_loadu_si256(probe.add(offset).cast()),
+            );
+            sum = _mm256_add_epi64(sum, count(difference));
+            offset += 32;
+        }
+        if offset + 16 <= bytes {
+            let difference = _mm_xor_si128(
+                _mm_loadu_si128(row.add(offset).cast()),
+                _mm_loadu_si128(probe.add(offset).cast()),
+            );
+            sum = _mm256_add_epi64(sum, count(_mm256_zextsi128_si256(difference)));
+            offset += 16;
+        }
+        if offset + 8 <= bytes {
+            let difference = _mm_xor_si128(
+                _mm_loadl_epi64(row.add(offset).cast()),
+                _mm_loadl_epi64(probe.add(offset).cast()),
+            );
+            sum = _mm256_add_epi64(sum, count(_mm256_zextsi128_si256(difference)));
+        }
+        sum
+    }
+}
+
+/// Four u64 partial popcounts of 32 bytes: `vpshufb` looks up the count of each nibble, and
+/// `vpsadbw` sums the byte counts into the four u64 lanes.
+#[inline(always)]
+unsafe fn nibble_counts(bits: __m256i) -> __m256i {
+    // SAFETY: only called from AVX2 functions.
+    unsafe {
+        let table = _mm256_setr_epi8(
+            0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2,
+            3, 3, 4,
+        );
+        let low_nibble = _mm256_set1_epi8(0x0F);
+        let low = _mm256_shuffle_epi8(table, _mm256_and_si256(bits, low_nibble));
+        let high = _mm256_shuffle_epi8(
+            table,
+            _mm256_and_si256(_mm256_srli_epi16::<4>(bits), low_nibble),
+        );
+        _mm256_sad_epu8(_mm256_add_epi8(low, high), _mm256_setzero_si256())
+    }
+}
+
+/// # Safety
+/// See [`super::HammingFn`]; the CPU supports AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn hamming_avx2(
+    rows: *const u8,
+    stride: usize,
+    count: usize,
+    probe: *const u8,
+    bytes: usize,
+    out: *mut u32,
+) {
+    // SAFETY: forwarded caller contract; AVX2 is enabled here.
+    unsafe {
+        let partials = |row: usize| {
+            row_partials(rows.add(row * stride), probe, bytes, |bits| {
+                nibble_counts(bits)
+            })
+        };
+        let mut row = 0;
+        while row + 4 <= count {
+            let distances = fold_four(std::array::from_fn(|index| partials(row + index)));
+            std::ptr::copy_nonoverlapping(distances.as_ptr(), out.add(row), 4);
+            row += 4;
+        }
+        while row < count {
+            *out.add(row) = fold_one(partials(row));
+            row += 1;
+        }
+    }
+}
+
+/// # Safety
+/// See [`super::HammingFn`]; the CPU supports AVX-512 VPOPCNTDQ and VL (and so AVX2).
+#[target_feature(enable = "avx2,avx512f,avx512vl,avx512vpopcntdq")]
+pub(super) unsafe fn hamming_vpopcntdq(
+    rows: *const u8,
+    stride: usize,
+    count: usize,
+    probe: *const u8,
+    bytes: usize,
+    out: *mut u32,
+) {
+    // SAFETY: forwarded caller contract; the features are enabled here.
+    unsafe {
+        let partials = |row: usize| {
+            row_partials(rows.add(row * stride), probe, bytes, |bits| {
+                _mm256_popcnt_epi64(bits)
+            })
+        };
+        let mut row = 0;
+        while row + 4 <= count {
+            let distances = fold_four(std::array::from_fn(|index| partials(row + index)));
+            std::ptr::copy_nonoverlapping(distances.as_ptr(), out.add(row), 4);
+            row += 4;
+        }
+        while row < count {
+            *out.add(row) = fold_one(partials(row));
+            row += 1;
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! The two stages of a two-stage search. Stage 1 ([`nearest_by_sign_bits`]) reads only the sign
+//! bits of each row (d/8 bytes instead of d) and keeps, per probe, the `c` rows nearest in
+//! Hamming distance; stage 2 ([`score_pairs`]) scores chosen (row, probe) pairs with the exact
+//! int8 cosine, so every score a two-stage search reports is the exact one.
+//!
+//! Stage 1 reads rows in tiles of [`TILE_ROWS`] (8 KB of bits at d = 256, inside L1) and runs
+//! every probe of the batch over a tile before the next: one pass over the bits serves the batch.
+
+use std::collections::BinaryHeap;
+use std::ops::Range;
+
+use crate::kernel::{active_isa, active_kernels, Kernels, MAX_DIMENSION};
+use crate::popcount::{HammingKernel, PopcountIsa};
+use crate::scan::{score, GalleryView, ProbeBatch};
+use crate::CoreError;
+
+/// Largest `c` of one stage-1 scan.
+pub const MAX_CANDIDATES: usize = 65536;
+
+const TILE_ROWS: usize = 256;
+
+/// Sign bits of a gallery slice: row `r`'s bits are `bits[r * stride ..][..bytes]`; `live` (0 =
+/// dead) is indexed by absolute row.
+#[derive(Clone, Copy)]
+pub struct SignBitsView<'a> {
+    pub bits: &'a [u8],
+    pub stride: usize,
+    pub bytes: usize,
+    pub live: &'a [u8],
+}
+
+/// Per probe `p`, slots `[p * c, (p + 1) * c)`: nearest first (ties: lower row first), `-1` and
+/// `u32::MAX` in unused slots.
+pub struct CandidatesOutput<'a> {
+    pub rows: &'a mut [i32],
+    pub distances: &'a mut [u32],
+}
+
+/// The popcount kernel of the active dot-product ISA.
+pub fn active_hamming_kernel() -> HammingKernel {
+    let isa = PopcountIsa::for_isa(active_isa());
+    isa.kernel()
+        .or_else(|| PopcountIsa::Scalar.kernel())
+        .expect("the scalar popcount kernel is always available")
+}
+
+fn validate_bits(
+    view: &SignBitsView,
+    row_range: &Range<usize>,
+    probe_bits: &[u8],
+    c: usize,
+    output_lengths: (usize, usize),
+) -> Result<usize, CoreError> {
+    let SignBitsView { stride, bytes, .. } = *view;
+    if bytes == 0 || !bytes.is_multiple_of(8) || bytes > stride || bytes > MAX_DIMENSION / 8 {
+        return Err(CoreError::SignBytes { bytes, stride });
+    }
+    let Range { start, end } = *row_range;
+    if start > end {
+        return Err(CoreError::RowRange {
+            row_start: start,
+            row_end: end,
+        });
+    }
+    if end > start {
+        let needed = (end - 1)
+            .checked_mul(stride)
+            .and_then(|at| at.checked_add(bytes));
+        if needed.is_none_or(|needed| needed > view.bits.len()) || end > i32::MAX as usize {
+            return Err(CoreError::GalleryTooShort {
+                row_end: end,
+                needed_bytes: needed.unwrap_or(usize::MAX),
+                length: view.bits.len(),
+            });
+        }
+    }
+    if view.live.len() < end {
+        return Err(CoreError::PerRowTooShort {
+            argument: "live",
+            row_end: end,
+            length: view.live.len(),
+        });
+    }
+    if !probe_bits.len().is_multiple_of(bytes) {
+        return Err(CoreError::ProbeBitsLength {
+            length: probe_bits.len(),
+            bytes,
+        });
+    }
+    if c == 0 || c > MAX_CANDIDATES {
+        return Err(CoreError::Candidates { c });
+    }
+    let probe_count = probe_bits.len() / bytes;
+    let needed = probe_count * c;
+    for (argument, length) in [
+        ("outRows", output_lengths.0),
+        ("outDistances", output_lengths.1),
+    ] {
+        if length < needed {
+            return Err(CoreError::OutputTooShort {
+                argument,
+                needed,
+                length,
+            });
+        }
+    }
+    Ok(probe_count)
+}
+
+/// [`nearest_by_sign_bits_with`] on the active popcount kernel.
+pub fn nearest_by_sign_bits(
+    view: &SignBitsView,
+    row_range: Range<usize>,
+    probe_bits: &[u8],
+    c: usize,
+    output: &mut CandidatesOutput,
+) -> Result<(), CoreError> {
+    nearest_by_sign_bits_with(
+        active_hamming_kernel(),
+        view,
+        row_range,
+        probe_bits,
+        c,
+        output,
+    )
+}
+
+/// Stage 1: per probe (`probe_bits` holds `bytes` per probe), the `c` live rows of `row_range`
+/// nearest in Hamming distance.
+pub fn nearest_by_sign_bits_with(
+    kernel: HammingKernel,
+    view: &SignBitsView,
+    row_range: Range<usize>,
+    probe_bits: &[u8],
+    c: usize,
+    output: &mut CandidatesOutput,
+) -> Result<(), CoreError> {
+    let probe_count = validate_bits(
+        view,
+        &row_range,
+        probe_bits,
+        c,
+        (output.rows.len(), output.distances.len()),
+    )?;
+    let bytes = view.bytes;
+    // Keys `distance << 32 | row`: the heap's top is the worst kept (farthest, then highest row).
+    let mut heaps: Vec<BinaryHeap<u64>> = (0..probe_count)
+        .map(|_| BinaryHeap::with_capacity(c + 1))
+        .collect();
+    // A row enters only below this distance: u32::MAX while the list fills, then the worst kept
+    // (rows arrive in ascending order, so an equal distance never displaces).
+    let mut gates = vec![u32::MAX; probe_count];
+    let mut distances = [0u32; TILE_ROWS];
+    let mut tile_start = row_range.start;
+    while tile_start < row_range.end {
+        let tile_rows = TILE_ROWS.min(row_range.end - tile_start);
+        let live = &view.live[tile_start..tile_start + tile_rows];
+        if live.iter().any(|&flag| flag != 0) {
+            for (probe, (heap, gate)) in heaps.iter_mut().zip(&mut gates).enumerate() {
+                // SAFETY: `validate_bits` checked that rows below `row_range.end` hold `bytes` bytes
+                // at `row * stride`, the probe's bytes lie inside `probe_bits`, and `distances`
+                // holds TILE_ROWS >= tile_rows entries.
+                unsafe {
+                    kernel.distances_unchecked(
+                        view.bits.as_ptr().add(tile_start * view.stride),
+                        view.stride,
+                        tile_rows,
+                        probe_bits.as_ptr().add(probe * bytes),
+                        bytes,
+                        distances.as_mut_ptr(),
+                    )
+                };
+                for (offset, (&distance, &flag)) in
+                    distances[..tile_rows].iter().zip(live).enumerate()
+                {
+                    if distance < *gate && flag != 0 {
+                        heap.push(u64::from(distance) << 32 | (tile_start + offset) as u64);
+                        if heap.len() > c {
+                            heap.pop();
+                        }
+                        if heap.len() == c {
+                            *gate = heap.peek().map_or(u32::MAX, |worst| (worst >> 32) as u32);
+                        }
+                    }
+                }
+            }
+        }
+        tile_start += tile_rows;
+    }
+    for (probe, heap) in heaps.into_iter().enumerate() {
+        let slots = probe * c..(probe + 1) * c;
+        let (rows, distances) = (
+            &mut output.rows[slots.clone()],
+            &mut output.distances[slots],
+        );
+        rows.fill(-1);
+        distances.fill(u32::MAX);
+        for (slot, key) in heap.into_sorted_vec().into_iter().enumerate() {
+            rows[slot] = (key & 0xFFFF_FFFF) as i32;
+            distances[slot] = (key >> 32) as u32;
+        }
+    }
+    Ok(())
+}
+
+/// [`score_pairs_with`] on the active kernels.
+pub fn score_pairs(
+    gallery: &GalleryView,
+    rows: &[i32],
+    probe_of: &[u32],
+    probes: &ProbeBatch,
+    scores: &mut [f64],
+) -> Result<(), CoreError> {
+    score_pairs_with(active_kernels(), gallery, rows, probe_of, probes, scores)
+}
+
+/// Stage 2: `scores[i]` = the exact score of gallery row `rows[i]` for probe `probe_of[i]`.
+pub fn score_pairs_with(
+    kernels: &Kernels,
+    gallery: &GalleryView,
+    rows: &[i32],
+    probe_of: &[u32],
+    probes: &ProbeBatch,
+    scores: &mut [f64],
+) -> Result<(), CoreError> {
+    let row_end = rows
+        .iter()
+        .map(|&row| row.max(0) as usize + 1)
+        .max()
+        .unwrap_or(0);
+    crate::scan::validate_scan(
+        gallery,
+        &(0..row_end),
+        probes,
+        1,
+        (probes.count(), probes.count()),
+    )?;
+    let pairs = rows.len();
+    if probe_of.len() != pairs || scores.len() < pairs {
+        return Err(CoreError::PairsLength {
+            rows: pairs,
+            probes: probe_of.len(),
+            scores: scores.len(),
+        });
+    }
+    if let Some(index) = rows.iter().position(|&row| row < 0) {
+        return Err(CoreError::PairRow {
+            index,
+            row: rows[index] as i64,
+        });
+    }
+    if let Some(index) = probe_of
+        .iter()
+        .position(|&probe| probe as usize >= probes.count())
+    {
+        return Err(CoreError::PairProbe {
+            index,
+            probe: probe_of[index] as usize,
+            probe_count: probes.count(),
+        });
+    }
+    let dimension = gallery.dimension;
+    for ((&row, &probe), out) in rows.iter().zip(probe_of).zip(scores.iter_mut()) {
+        let (row, probe) = (row as usize, probe as usize);
+        let start = row * gallery.stride_in_bytes;
+        let dot = kernels.dot_i8(
+            &gallery.rows[start..start + dimension],
+            &probes.vectors[probe * dimension..(probe + 1) * dimension],
+        );
+        *out = score(dot, probes.norms_squared[probe], gallery.norms_squared[row]);
+    }
+    Ok(())
+}
