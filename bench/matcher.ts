@@ -11,6 +11,10 @@
 //   PALMVEIN_BENCH_THREADS pool threads for the API rows, default 2
 //   PALMVEIN_BENCH_BUDGET_MS  time budget per measurement, default 1000
 //   PALMVEIN_BENCH_K       top-k per probe, default 10
+//   PALMVEIN_BENCH_TWO_STAGE_ROWS  galleries (rows = 2 x members) for the two-stage and partition
+//                          part (bench/matcher-two-stage.ts), default 1000000; 0 skips it
+//   PALMVEIN_BENCH_AGREEMENT_PROBES  probes of its agreement measurement, default 100000
+//   PALMVEIN_BENCH_CANDIDATES  c values whose agreement is measured, default 16,32,64,128,256,512,1024
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -22,6 +26,7 @@ import { createKernel, type ScanKernel } from '../src/matcher/kernel.js'
 import { createRandom } from '../src/matcher/random.js'
 import { runScanTask } from '../src/matcher/scan-task.js'
 import { printTable, writeResults, type ResultRow } from './matcher-report.js'
+import { benchTwoStage, type TwoStageReport } from './matcher-two-stage.js'
 import { time, type Timing } from './matcher-timing.js'
 
 const flags = new Map(process.argv.slice(2).map((arg) => arg.replace(/^--/, '').split('=') as [string, string]))
@@ -35,6 +40,9 @@ const threads = Number(setting('threads', 'PALMVEIN_BENCH_THREADS', '2'))
 const budgetMs = Number(setting('budget-ms', 'PALMVEIN_BENCH_BUDGET_MS', '1000'))
 const k = Number(setting('k', 'PALMVEIN_BENCH_K', '10'))
 const timing = { budgetMs, maxIterations: 25 }
+const twoStageRows = setting('two-stage-rows', 'PALMVEIN_BENCH_TWO_STAGE_ROWS', '1000000').split(',').map(Number).filter((rows) => rows > 0)
+const agreementProbes = Number(setting('agreement-probes', 'PALMVEIN_BENCH_AGREEMENT_PROBES', '100000'))
+const candidateList = setting('candidates', 'PALMVEIN_BENCH_CANDIDATES', '16,32,64,128,256,512,1024').split(',').map(Number)
 
 const addonLoad = loadNativeAddon()
 const addon: NativeAddon | undefined = addonLoad.ok ? addonLoad.value : undefined
@@ -71,7 +79,8 @@ const started = performance.now()
 for (const [rowCount, dimension] of cases) {
   const random = createRandom(seed ^ rowCount ^ (dimension << 20))
   const rows = randomRows(random, rowCount, dimension)
-  const matcher = await createMatcher({ dimension, threads, logger: log })
+  // A 4 GiB budget keeps the rows in a wasm memory, which every kernel compared below can scan.
+  const matcher = await createMatcher({ dimension, threads, logger: log, maxMemoryBytes: 2 ** 32 })
   const gallery = matcher.createGallery()
   let loadStarted = performance.now()
   for (let row = 0; row < rowCount; row++) gallery.upsert(`m${row}`, rows.subarray(row * dimension, (row + 1) * dimension))
@@ -148,12 +157,26 @@ for (const [rowCount, dimension] of cases) {
   log(`case done at ${((performance.now() - started) / 1000).toFixed(1)} s`)
 }
 
+const twoStage: TwoStageReport[] = []
+for (const rows of twoStageRows) {
+  const report = await benchTwoStage({ rows, dimension: 256, threads, probes: agreementProbes, candidates: candidateList, timing, seed, log })
+  results.push(...report.timings)
+  twoStage.push(report)
+}
+
 printTable(results)
+for (const report of twoStage) {
+  for (const row of report.agreement) {
+    console.log(`two-stage ${row.rows} rows, c ${row.candidates}: best member ${(100 * row.bestAgreement).toFixed(3)} %, decision ${(100 * row.decisionAgreement).toFixed(3)} % of ${row.probes} probes`)
+  }
+  for (const { rows, candidates } of report.smallestFullAgreement) console.log(`two-stage ${rows} rows: smallest c with 100 % decision agreement: ${candidates ?? 'none measured'}`)
+}
 const file = writeResults(path.join(path.dirname(fileURLToPath(import.meta.url)), 'results'), {
   date: new Date().toISOString(),
   machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, platform: `${process.platform}/${process.arch}` },
-  settings: { cases, seed, k, threads, jsMaxRows, budgetMs },
+  settings: { cases, seed, k, threads, jsMaxRows, budgetMs, twoStageRows, agreementProbes, candidates: candidateList },
   native: addon ? { isas, bestIsa } : null,
   results,
+  twoStage: twoStage.map(({ agreement, smallestFullAgreement }) => ({ agreement, smallestFullAgreement })),
 })
 console.log(`wrote ${file} (${((performance.now() - started) / 1000).toFixed(1)} s)`)

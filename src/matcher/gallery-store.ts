@@ -12,7 +12,7 @@
 // only rows at or beyond the current row count are ever written, except by compaction, which
 // runs only when no scan is in flight (the scan gate below). A scan therefore sees a fixed set
 // of rows; a row removed while it runs is dropped when its results are mapped back to ids.
-import { allocateRegion, MemoryViews } from './shared-memory.js'
+import { MemoryViews, type SharedMemory } from './shared-memory.js'
 import { normSquaredInt8 } from './quantize.js'
 import { planSegments, type ChunkLocation } from './scan-plan.js'
 import { signBytesFor, writeSignBits } from './sign-bits.js'
@@ -35,7 +35,7 @@ export class GalleryStore {
   private scansInFlight = 0
   private compaction: { promise: Promise<void>, resolve: () => void } | null = null
 
-  constructor(readonly memory: WebAssembly.Memory, dimension: number, readonly chunkRows: number) {
+  constructor(readonly memory: SharedMemory, dimension: number, readonly chunkRows: number) {
     this.shape = { dimension, strideInBytes: Math.ceil(dimension / 64) * 64, signBytes: signBytesFor(dimension) }
     this.views = new MemoryViews(memory)
   }
@@ -65,10 +65,11 @@ export class GalleryStore {
 
   /** Stores a validated int8 vector; an existing id is tombstoned and re-appended. */
   upsert(id: string, vector: Int8Array): void {
+    const row = this.rowCount
+    // Reserve first: if memory is full, nothing has changed.
+    const chunk = this.chunkFor(row)
     const previous = this.rowById.get(id)
     if (previous !== undefined) this.kill(previous)
-    const row = this.rowCount
-    const chunk = this.chunkFor(row)
     const local = row % this.chunkRows
     chunk.rows.set(vector, local * this.shape.strideInBytes)
     chunk.norms[local] = normSquaredInt8(vector)
@@ -169,7 +170,7 @@ export class GalleryStore {
     const rowsBytes = this.chunkRows * this.shape.strideInBytes
     const normsBytes = this.chunkRows * 4
     const bitsBytes = this.chunkRows * this.shape.signBytes
-    const base = allocateRegion(this.memory, rowsBytes + normsBytes + bitsBytes + this.chunkRows)
+    const base = this.memory.allocate(rowsBytes + normsBytes + bitsBytes + this.chunkRows)
     const rowsOffset = base
     const normsOffset = base + rowsBytes
     const bitsOffset = normsOffset + normsBytes

@@ -6,6 +6,7 @@ import { GalleryStore } from './gallery-store.js'
 import { MicroBatcher } from './micro-batcher.js'
 import { normSquaredInt8 } from './quantize.js'
 import type { Hit, ScanEngine } from './scanner.js'
+import type { SharedMemory } from './shared-memory.js'
 import { toInt8Vector, type VectorInput } from './vector-input.js'
 
 export type { Hit } from './scanner.js'
@@ -91,7 +92,7 @@ function checkPartition(partition: unknown): string {
   return partition
 }
 
-export function createGallery(memory: WebAssembly.Memory, engine: ScanEngine, options: GalleryOptions, isClosed: () => boolean): Gallery {
+export function createGallery(memory: SharedMemory, engine: ScanEngine, options: GalleryOptions, isClosed: () => boolean): Gallery {
   const { dimension, limits } = options
   const maxK = limits.maxScanK - 1
   const partitions = new Map<string, GalleryStore>()
@@ -184,8 +185,8 @@ export function createGallery(memory: WebAssembly.Memory, engine: ScanEngine, op
       const partition = checkPartition(upsertOptions.partition)
       const int8 = toInt8Vector(vector, dimension)
       const store = storeFor(partition)
-      remove(id, store)
       store.upsert(id, int8)
+      remove(id, store)
       maybeCompact(store)
     },
     remove: (id) => remove(id),

@@ -1,6 +1,6 @@
 // One interface over the three scan backends, all reading the same shared memory: the main
 // thread (inline scans of small galleries) and every pool worker build one of these.
-import { allocateRegion, MemoryViews } from './shared-memory.js'
+import { MemoryViews, type SharedMemory } from './shared-memory.js'
 import type { BackendInfo, BackendName, NativeAddon, WasmExports } from './backend.js'
 import * as reference from './reference.js'
 
@@ -53,7 +53,7 @@ export interface KernelSources {
   wasmModule?: WebAssembly.Module
 }
 
-export function createKernel(name: BackendName, memory: WebAssembly.Memory, sources: KernelSources): ScanKernel {
+export function createKernel(name: BackendName, memory: SharedMemory, sources: KernelSources): ScanKernel {
   const views = new MemoryViews(memory)
   if (name === 'native') {
     if (!sources.addon) throw new Error('native kernel needs the addon')
@@ -100,14 +100,15 @@ function createViewKernel(info: BackendInfo, views: MemoryViews, scanner: ViewSc
 
 // The WASM module can only address its own memory, so probes and results pass through a
 // scratch region this thread reserves for itself (allocation is atomic across threads).
-function createWasmKernel(memory: WebAssembly.Memory, views: MemoryViews, module: WebAssembly.Module): ScanKernel {
-  const exports = new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as WasmExports
+function createWasmKernel(memory: SharedMemory, views: MemoryViews, module: WebAssembly.Module): ScanKernel {
+  if (!memory.wasm) throw new Error('the WASM backend scans a wasm memory only')
+  const exports = new WebAssembly.Instance(module, { env: { memory: memory.wasm } }).exports as unknown as WasmExports
   let scratchOffset = 0
   let scratchBytes = 0
   const reserve = (bytes: number): number => {
     if (bytes > scratchBytes) {
       scratchBytes = Math.max(bytes, 65536)
-      scratchOffset = allocateRegion(memory, scratchBytes)
+      scratchOffset = memory.allocate(scratchBytes)
     }
     return scratchOffset
   }

@@ -8,7 +8,7 @@ import { createGallery, type Gallery, type Hit } from './gallery.js'
 import { createKernel, type ScanKernel } from './kernel.js'
 import { createScanPool, type ScanPool } from './pool.js'
 import type { ScanEngine } from './scanner.js'
-import { createSharedMemory, MAX_PAGES, PAGE_BYTES } from './shared-memory.js'
+import { createSharedMemory, createSlabMemory, defaultSlabBudget, MAX_PAGES, PAGE_BYTES } from './shared-memory.js'
 
 export interface MatcherOptions {
   /** Components per vector (PVT1 allows 128, 256, 512). */
@@ -25,7 +25,12 @@ export interface MatcherOptions {
   isa?: string
   /** Receives one line when the backend is chosen (and why a better one was not). Default: silent. */
   logger?: (message: string) => void
-  /** Upper bound of the shared memory (all galleries together). Default 4 GiB, the wasm32 limit. */
+  /**
+   * The memory budget of all galleries together; past it an upsert fails with "matcher memory is
+   * full". native and js: default the machine's memory, no 4 GiB ceiling (a budget of at most
+   * 4 GiB keeps the galleries in a wasm memory instead, which the WASM kernels can scan too).
+   * wasm: at most and by default 4 GiB, the wasm32 limit.
+   */
   maxMemoryBytes?: number
   /** Rows per memory chunk; a scan slice never crosses a chunk. Default 65536. */
   chunkRows?: number
@@ -58,8 +63,10 @@ export interface Matcher {
   /** Largest k a search accepts. */
   readonly maxK: number
   createGallery(): Gallery
-  /** Bytes the shared memory holds now (it grows, never shrinks). */
+  /** Bytes the galleries have reserved (it grows, never shrinks; compaction reuses a gallery's own). */
   memoryBytes(): number
+  /** The budget `memoryBytes()` may reach. */
+  readonly maxMemoryBytes: number
   close(): Promise<void>
 }
 
@@ -115,7 +122,10 @@ export async function createMatcher(options: MatcherOptions): Promise<Matcher> {
       chosen.addon.setIsa(choice.isa)
     }
   }
-  const memory = createSharedMemory(options.maxMemoryBytes ?? MAX_PAGES * PAGE_BYTES)
+  const wasmLimit = MAX_PAGES * PAGE_BYTES
+  const budget = options.maxMemoryBytes ?? (chosen.name === 'wasm' ? wasmLimit : defaultSlabBudget())
+  if (!(budget > 0)) throw new RangeError(`maxMemoryBytes must be positive, got ${budget}`)
+  const memory = chosen.name === 'wasm' || budget <= wasmLimit ? createSharedMemory(budget) : createSlabMemory(budget)
   const kernel: ScanKernel = createKernel(chosen.name, memory, chosen)
   const pool: ScanPool | null = threads > 0
     ? createScanPool({ threads, memory, backend: chosen.name, wasmModule: chosen.wasmModule, isa: chosen.addon?.activeIsa() })
@@ -142,7 +152,8 @@ export async function createMatcher(options: MatcherOptions): Promise<Matcher> {
       if (closed) throw new Error('matcher is closed')
       return createGallery(memory, engine, galleryOptions, () => closed)
     },
-    memoryBytes: () => memory.buffer.byteLength,
+    memoryBytes: () => memory.usedBytes,
+    maxMemoryBytes: memory.capacityBytes,
     async close() {
       if (closed) return
       closed = true

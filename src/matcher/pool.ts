@@ -3,6 +3,7 @@
 import { Piscina } from 'piscina'
 import type { BackendName } from './backend.js'
 import type { ScanTask } from './scan-task.js'
+import type { SharedMemory } from './shared-memory.js'
 import type { TopK } from './top-k.js'
 import type { WorkerSetup } from './worker.js'
 
@@ -14,7 +15,7 @@ export interface ScanPool {
 
 export interface ScanPoolOptions {
   threads: number
-  memory: WebAssembly.Memory
+  memory: SharedMemory
   backend: BackendName
   wasmModule?: WebAssembly.Module
   isa?: string
@@ -28,7 +29,7 @@ const workerUrl = new URL(runsFromSource ? './worker.ts' : './worker.js', ownUrl
 
 export function createScanPool(options: ScanPoolOptions): ScanPool {
   const workerData: WorkerSetup = {
-    memory: options.memory, backend: options.backend, wasmModule: options.wasmModule, isa: options.isa,
+    memory: options.memory.handle, backend: options.backend, wasmModule: options.wasmModule, isa: options.isa,
   }
   const piscina = new Piscina<ScanTask, TopK>({
     filename: workerUrl.href,

@@ -13,6 +13,8 @@ export interface ScanTask {
   k: number
   /** A two-stage scan: the probes' sign bits and the candidates stage 1 keeps. Absent: exact. */
   twoStage?: { probeBits: Uint8Array, candidates: number }
+  /** A slab memory's slabs, for pool workers (see shared-memory.ts). */
+  slabs?: SharedArrayBuffer[]
 }
 
 export function runScanTask(kernel: ScanKernel, task: ScanTask): TopK {

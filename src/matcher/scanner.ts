@@ -45,7 +45,8 @@ export async function scanStore(engine: ScanEngine, store: GalleryStore, probes:
       topK = runScanTask(engine.kernel, task)
     } else {
       const groups = splitSegments(task.segments, engine.pool.threads)
-      const parts = await Promise.all(groups.map((segments) => engine.pool!.run({ ...task, segments })))
+      const slabs = store.memory.slabs && [...store.memory.slabs]
+      const parts = await Promise.all(groups.map((segments) => engine.pool!.run({ ...task, segments, slabs })))
       topK = parts.length === 1 ? parts[0] : emptyTopK(probeNorms.length, scanK)
       if (parts.length > 1) for (const part of parts) mergeTopKInto(topK, part)
     }

@@ -1,53 +1,169 @@
-// The gallery's home: one shared, growable WebAssembly.Memory. Its buffer is a
-// SharedArrayBuffer, so the WASM module scans it in place, the native addon and the JS reference
-// take typed-array views over it, and every worker sees the same bytes without a copy. A shared
-// memory never moves when it grows, so views made earlier stay valid (over their old length).
+// The galleries' home, shared by every worker without copies. Two kinds:
+//   - a shared, growable WebAssembly.Memory (the WASM backend scans it in place; wasm32 caps it
+//     at 4 GiB). Growing is atomic across threads, so workers may reserve scratch in it too;
+//     views made earlier stay valid because a shared memory never moves.
+//   - slabs: SharedArrayBuffers of 1 GiB (or one region's size if larger), added as galleries
+//     grow, for the native and JS backends: no 4 GiB ceiling. Offsets are virtual: slab i starts
+//     at i * 2^32, and a region never crosses a slab, so every view stays below 4 GiB (V8 on
+//     Node 20 refuses larger typed arrays). The operating system commits a slab's pages only
+//     when rows are written. Only the main thread allocates; workers receive the slab list with
+//     each task (structured clone shares the memory, it does not copy it).
+// Memory is never given back: a gallery's compaction reuses its own chunks instead.
+import os from 'node:os'
 
 export const PAGE_BYTES = 65536
 /** wasm32's limit and the maximum the AssemblyScript module's memory import declares. */
 export const MAX_PAGES = 65536
 
-export function createSharedMemory(maximumBytes: number): WebAssembly.Memory {
+export interface SharedMemory {
+  /** The bytes (a wasm memory's buffer object is replaced when it grows: read it again). */
+  readonly buffer: SharedArrayBuffer
+  /** Bytes reserved so far. */
+  readonly usedBytes: number
+  /** The budget: reserving past it fails with "matcher memory is full". */
+  readonly capacityBytes: number
+  /** The wasm memory, for the WASM backend (undefined for a buffer memory). */
+  readonly wasm?: WebAssembly.Memory
+  /** What a worker needs to see the same bytes (structured-cloned without copying). */
+  readonly handle: WebAssembly.Memory | SharedArrayBuffer[]
+  /** A slab memory's slabs (slab i holds the virtual offsets [i * 2^32, i * 2^32 + its length)). */
+  readonly slabs?: SharedArrayBuffer[]
+  /** Reserves `bytes` (rounded up to 64 KiB) and returns the region's byte offset. */
+  allocate(bytes: number): number
+}
+
+const full = (detail: string) => new RangeError(`matcher memory is full: ${detail}`)
+
+/** A shared wasm memory of at most `maximumBytes` (and 4 GiB). */
+export function createSharedMemory(maximumBytes: number): SharedMemory {
   const maximum = Math.max(2, Math.min(MAX_PAGES, Math.ceil(maximumBytes / PAGE_BYTES)))
   // Page 0 stays reserved for the WASM module's own static data (it has none today).
-  return new WebAssembly.Memory({ initial: 1, maximum, shared: true })
+  return wrapWasmMemory(new WebAssembly.Memory({ initial: 1, maximum, shared: true }), maximum * PAGE_BYTES)
+}
+
+function wrapWasmMemory(memory: WebAssembly.Memory, capacityBytes: number): SharedMemory {
+  return {
+    get buffer() { return memory.buffer as unknown as SharedArrayBuffer },
+    get usedBytes() { return memory.buffer.byteLength },
+    capacityBytes,
+    wasm: memory,
+    handle: memory,
+    allocate(bytes) {
+      const pages = Math.max(1, Math.ceil(bytes / PAGE_BYTES))
+      try {
+        return memory.grow(pages) * PAGE_BYTES
+      } catch (error) {
+        throw full(`cannot grow by ${pages} pages of 64 KiB within ${capacityBytes} bytes (${String(error)})`)
+      }
+    },
+  }
+}
+
+/** The default budget of a slab memory: the machine's memory. */
+export function defaultSlabBudget(): number {
+  return os.totalmem()
+}
+
+const SLAB_STRIDE = 2 ** 32
+const SLAB_BYTES = 2 ** 30
+
+/** Slabs of SharedArrayBuffer up to a budget of `capacityBytes`. */
+export function createSlabMemory(capacityBytes: number): SharedMemory {
+  const slabs: SharedArrayBuffer[] = []
+  let slabUsed = 0
+  let used = 0
+  const memory: SharedMemory = {
+    get buffer(): SharedArrayBuffer { throw new Error('a slab memory has no single buffer; use MemoryViews') },
+    get usedBytes() { return used },
+    capacityBytes,
+    get handle() { return [...slabs] },
+    slabs,
+    allocate(bytes) {
+      const size = Math.max(1, Math.ceil(bytes / PAGE_BYTES)) * PAGE_BYTES
+      if (size >= SLAB_STRIDE) throw new RangeError(`a matcher region of ${size} bytes is larger than 4 GiB; lower chunkRows`)
+      if (used + size > capacityBytes) {
+        throw full(`${size} more bytes do not fit the budget of ${capacityBytes} bytes (${used} in use); raise maxMemoryBytes`)
+      }
+      const last = slabs.length - 1
+      if (last < 0 || slabUsed + size > slabs[last].byteLength) {
+        try {
+          slabs.push(new SharedArrayBuffer(Math.max(SLAB_BYTES, size)))
+        } catch (error) {
+          throw full(`the system refused ${Math.max(SLAB_BYTES, size)} more bytes (${String(error)})`)
+        }
+        slabUsed = 0
+      }
+      const offset = (slabs.length - 1) * SLAB_STRIDE + slabUsed
+      slabUsed += size
+      used += size
+      return offset
+    },
+  }
+  return memory
+}
+
+/** A worker's view of the main thread's memory, from its handle (slabs: refreshed per task by `adopt`). */
+export function openSharedMemory(handle: SharedMemory['handle']): SharedMemory {
+  if (handle instanceof WebAssembly.Memory) return wrapWasmMemory(handle, MAX_PAGES * PAGE_BYTES)
+  const slabs = [...handle]
+  return {
+    get buffer(): SharedArrayBuffer { throw new Error('a slab memory has no single buffer; use MemoryViews') },
+    usedBytes: 0,
+    capacityBytes: 0,
+    handle: slabs,
+    slabs,
+    allocate: () => { throw new Error('only the main thread allocates in a slab memory') },
+  }
+}
+
+/** Gives a worker's slab memory the slabs the main thread has now (each task carries them). */
+export function adoptSlabs(memory: SharedMemory, slabs: readonly SharedArrayBuffer[] | undefined): void {
+  if (!memory.slabs || !slabs) return
+  for (let index = memory.slabs.length; index < slabs.length; index++) memory.slabs.push(slabs[index])
+}
+
+/** Reserves `bytes` of `memory`; see `SharedMemory.allocate`. */
+export function allocateRegion(memory: SharedMemory, bytes: number): number {
+  return memory.allocate(bytes)
 }
 
 /**
- * Reserves `bytes` (rounded up to whole pages) and returns the region's byte offset. Growing is
- * atomic across threads, so any thread may allocate this way: the region between the old and
- * the new size belongs to the caller alone. Memory is never given back (wasm cannot shrink).
+ * Typed-array views of a memory at virtual offsets. A wasm memory's buffer is cached and
+ * refreshed only when a region lies beyond the cached length; a slab memory maps an offset to
+ * its slab.
  */
-export function allocateRegion(memory: WebAssembly.Memory, bytes: number): number {
-  const pages = Math.max(1, Math.ceil(bytes / PAGE_BYTES))
-  try {
-    return memory.grow(pages) * PAGE_BYTES
-  } catch (error) {
-    throw new RangeError(`matcher memory is full: cannot grow by ${pages} pages (${String(error)})`)
-  }
-}
-
-/** Caches the memory's buffer, refreshing it only when a region lies beyond the cached length. */
 export class MemoryViews {
-  private buffer: SharedArrayBuffer
-  constructor(readonly memory: WebAssembly.Memory) {
-    this.buffer = memory.buffer as unknown as SharedArrayBuffer
+  private buffer: SharedArrayBuffer | undefined
+  constructor(readonly memory: SharedMemory) {
+    this.buffer = memory.slabs ? undefined : memory.buffer
   }
 
+  /** The wasm memory's buffer covering `end` (wasm memories only). */
   bufferCovering(end: number): SharedArrayBuffer {
-    if (end > this.buffer.byteLength) this.buffer = this.memory.buffer as unknown as SharedArrayBuffer
+    if (!this.buffer || end > this.buffer.byteLength) this.buffer = this.memory.buffer
     return this.buffer
   }
 
+  private locate(offset: number, bytes: number): [SharedArrayBuffer, number] {
+    const { slabs } = this.memory
+    if (!slabs) return [this.bufferCovering(offset + bytes), offset]
+    const slab = Math.floor(offset / SLAB_STRIDE)
+    if (slab >= slabs.length) throw new RangeError(`offset ${offset} lies in slab ${slab}, which this thread has not received`)
+    return [slabs[slab], offset - slab * SLAB_STRIDE]
+  }
+
   int8(offset: number, length: number): Int8Array {
-    return new Int8Array(this.bufferCovering(offset + length), offset, length)
+    const [buffer, at] = this.locate(offset, length)
+    return new Int8Array(buffer, at, length)
   }
 
   uint8(offset: number, length: number): Uint8Array {
-    return new Uint8Array(this.bufferCovering(offset + length), offset, length)
+    const [buffer, at] = this.locate(offset, length)
+    return new Uint8Array(buffer, at, length)
   }
 
   uint32(offset: number, length: number): Uint32Array {
-    return new Uint32Array(this.bufferCovering(offset + length * 4), offset, length)
+    const [buffer, at] = this.locate(offset, length * 4)
+    return new Uint32Array(buffer, at, length)
   }
 }

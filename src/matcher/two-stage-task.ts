@@ -18,7 +18,7 @@ export interface TwoStageTask {
 }
 
 /** Stage 1 over every segment: per probe the c nearest rows (absolute), as a top-k list of -distance. */
-function nearestRows(kernel: ScanKernel, task: TwoStageTask, c: number): TopK {
+export function nearestRows(kernel: ScanKernel, task: TwoStageTask, c: number): TopK {
   const probeCount = task.probeNorms.length
   const nearest = emptyTopK(probeCount, c)
   const part = emptyTopK(probeCount, c)

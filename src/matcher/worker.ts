@@ -4,10 +4,11 @@ import { workerData } from 'node:worker_threads'
 import { loadNativeAddon, type BackendName } from './backend.js'
 import { createKernel } from './kernel.js'
 import { runScanTask, type ScanTask } from './scan-task.js'
+import { adoptSlabs, openSharedMemory } from './shared-memory.js'
 import type { TopK } from './top-k.js'
 
 export interface WorkerSetup {
-  memory: WebAssembly.Memory
+  memory: WebAssembly.Memory | SharedArrayBuffer[]
   backend: BackendName
   wasmModule?: WebAssembly.Module
   isa?: string
@@ -23,8 +24,10 @@ function loadAddon() {
   return loaded.value
 }
 
-const kernel = createKernel(setup.backend, setup.memory, { addon: loadAddon(), wasmModule: setup.wasmModule })
+const memory = openSharedMemory(setup.memory)
+const kernel = createKernel(setup.backend, memory, { addon: loadAddon(), wasmModule: setup.wasmModule })
 
 export default function scan(task: ScanTask): TopK {
+  adoptSlabs(memory, task.slabs)
   return runScanTask(kernel, task)
 }

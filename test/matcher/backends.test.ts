@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { availableBackends, loadNativeAddon, loadWasmModule, type BackendName } from '../../src/matcher/backend.js'
 import { createKernel, type Segment } from '../../src/matcher/kernel.js'
 import { createMatcher, type Matcher } from '../../src/matcher/index.js'
-import { allocateRegion, createSharedMemory } from '../../src/matcher/shared-memory.js'
+import { allocateRegion, createSharedMemory, type SharedMemory } from '../../src/matcher/shared-memory.js'
 import { createSyntheticPopulation } from '../../src/matcher/synthetic.js'
 import { normSquared, randomInt8, rankIds, rankRows } from './brute-force.js'
 
@@ -17,7 +17,7 @@ describe('backend discovery', () => {
   })
 })
 
-function kernelFor(backend: BackendName, memory: WebAssembly.Memory) {
+function kernelFor(backend: BackendName, memory: SharedMemory) {
   const addon = backend === 'native' ? loadNativeAddon() : undefined
   const wasmModule = backend === 'wasm' ? loadWasmModule() : undefined
   return createKernel(backend, memory, {

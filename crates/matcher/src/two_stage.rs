@@ -170,16 +170,27 @@ pub fn nearest_by_sign_bits_with(
                         distances.as_mut_ptr(),
                     )
                 };
-                for (offset, (&distance, &flag)) in
-                    distances[..tile_rows].iter().zip(live).enumerate()
-                {
-                    if distance < *gate && flag != 0 {
-                        heap.push(u64::from(distance) << 32 | (tile_start + offset) as u64);
-                        if heap.len() > c {
-                            heap.pop();
-                        }
-                        if heap.len() == c {
-                            *gate = heap.peek().map_or(u32::MAX, |worst| (worst >> 32) as u32);
+                // Once the list is full almost no group of 16 holds a row below the gate: test the
+                // group's minimum first (a vectorised min), visit its rows only when it passes.
+                for (group, first) in distances[..tile_rows].chunks(16).zip((0..).step_by(16)) {
+                    if group
+                        .iter()
+                        .fold(u32::MAX, |least, &distance| least.min(distance))
+                        >= *gate
+                    {
+                        continue;
+                    }
+                    for (offset, &distance) in group.iter().enumerate() {
+                        if distance < *gate && live[first + offset] != 0 {
+                            heap.push(
+                                u64::from(distance) << 32 | (tile_start + first + offset) as u64,
+                            );
+                            if heap.len() > c {
+                                heap.pop();
+                            }
+                            if heap.len() == c {
+                                *gate = heap.peek().map_or(u32::MAX, |worst| (worst >> 32) as u32);
+                            }
                         }
                     }
                 }
