@@ -27,7 +27,8 @@ export interface SearchLimits {
   twoStageFromRows: number
 }
 
-export const byScoreThenId = (a: Hit, b: Hit): number => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+export const byScoreThenId = (a: Hit, b: Hit): number => b.score - a.score || byText(a.id, b.id) || byText(a.partition ?? '', b.partition ?? '')
 
 function packProbes(entries: readonly PendingSearch[], dimension: number): { probes: Int8Array, norms: Uint32Array } {
   const probes = new Int8Array(entries.length * dimension)
@@ -83,8 +84,12 @@ export async function runSearchBatch(engine: ScanEngine, partitions: ReadonlyMap
   await Promise.all([...groups.values()].map(async (group) => {
     try {
       const { partition } = group[0]
-      const stores = partition === undefined ? [...partitions.values()] : [partitions.get(partition)].filter((store) => store !== undefined)
-      const perStore = await Promise.all(stores.map((store) => searchStore(engine, store, limits, group, dimension)))
+      const stores = [...partitions].filter(([name]) => partition === undefined || name === partition)
+      const perStore = await Promise.all(stores.map(async ([name, store]) => {
+        const found = await searchStore(engine, store, limits, group, dimension)
+        // Hits of a partitioned row say which partition it is in.
+        return name === '' ? found : found.map((hits) => hits.map((hit) => ({ ...hit, partition: name })))
+      }))
       group.forEach((entry, index) => {
         const hits = perStore.length === 1 ? perStore[0][index] : perStore.flatMap((hitsOfStore) => hitsOfStore[index]).sort(byScoreThenId)
         entry.resolve(hits.slice(0, entry.k))

@@ -1,4 +1,5 @@
-// The rows of one gallery inside the shared memory, and the id <-> row maps (main thread only).
+// The rows of one gallery partition inside the shared memory, and its id <-> row maps (main
+// thread only; see id-index.ts).
 //
 // Layout: fixed-size chunks of `chunkRows` rows, each one region of the shared memory:
 //   rows   chunkRows * strideInBytes int8 (stride = dimension rounded up to 64 bytes; padding 0)
@@ -17,6 +18,7 @@ import { normSquaredInt8 } from './quantize.js'
 import { planSegments, type ChunkLocation } from './scan-plan.js'
 import { signBytesFor, writeSignBits } from './sign-bits.js'
 import type { ScanShape, Segment } from './kernel.js'
+import { createIdIndex, type IdIndex, type IdKind } from './id-index.js'
 
 interface Chunk extends ChunkLocation {
   rows: Int8Array
@@ -29,20 +31,20 @@ export class GalleryStore {
   readonly shape: ScanShape
   private readonly chunks: Chunk[] = []
   private readonly views: MemoryViews
-  private readonly rowById = new Map<string, number>()
-  private idByRow: (string | undefined)[] = []
+  readonly ids: IdIndex
   private rowCount = 0
   private scansInFlight = 0
   private compaction: { promise: Promise<void>, resolve: () => void } | null = null
 
-  constructor(readonly memory: SharedMemory, dimension: number, readonly chunkRows: number) {
+  constructor(readonly memory: SharedMemory, dimension: number, readonly chunkRows: number, idKind: IdKind = 'string') {
+    this.ids = createIdIndex(idKind)
     this.shape = { dimension, strideInBytes: Math.ceil(dimension / 64) * 64, signBytes: signBytesFor(dimension) }
     this.views = new MemoryViews(memory)
   }
 
   /** Live rows. */
   get size(): number {
-    return this.rowById.size
+    return this.ids.size
   }
 
   /** Rows in use, live or dead (the extent a scan covers). */
@@ -51,16 +53,16 @@ export class GalleryStore {
   }
 
   get deadRows(): number {
-    return this.rowCount - this.rowById.size
+    return this.rowCount - this.ids.size
   }
 
   has(id: string): boolean {
-    return this.rowById.has(id)
+    return this.ids.rowOf(id) !== undefined
   }
 
   /** The id at `row` if that row is live now, else undefined. */
   idAt(row: number): string | undefined {
-    return this.idByRow[row]
+    return this.ids.idAt(row)
   }
 
   /** Stores a validated int8 vector; an existing id is tombstoned and re-appended. */
@@ -68,29 +70,27 @@ export class GalleryStore {
     const row = this.rowCount
     // Reserve first: if memory is full, nothing has changed.
     const chunk = this.chunkFor(row)
-    const previous = this.rowById.get(id)
+    const previous = this.ids.rowOf(id)
     if (previous !== undefined) this.kill(previous)
     const local = row % this.chunkRows
     chunk.rows.set(vector, local * this.shape.strideInBytes)
     chunk.norms[local] = normSquaredInt8(vector)
     writeSignBits(vector, chunk.bits, local * this.shape.signBytes)
     Atomics.store(chunk.live, local, 1)
-    this.idByRow[row] = id
-    this.rowById.set(id, row)
+    this.ids.set(id, row)
     this.rowCount = row + 1
   }
 
   remove(id: string): boolean {
-    const row = this.rowById.get(id)
+    const row = this.ids.rowOf(id)
     if (row === undefined) return false
     this.kill(row)
-    this.rowById.delete(id)
     return true
   }
 
   /** A copy of the stored int8 vector of a live id (for tests and re-export). */
   vectorOf(id: string): Int8Array | undefined {
-    const row = this.rowById.get(id)
+    const row = this.ids.rowOf(id)
     if (row === undefined) return undefined
     const chunk = this.chunks[Math.floor(row / this.chunkRows)]
     const at = (row % this.chunkRows) * this.shape.strideInBytes
@@ -130,10 +130,9 @@ export class GalleryStore {
     let tail = this.rowCount - 1
     // Two pointers: the lowest dead row receives the highest live row, until they meet.
     while (true) {
-      while (hole < this.rowCount && this.idByRow[hole] !== undefined) hole++
-      while (tail > hole && this.idByRow[tail] === undefined) tail--
+      while (hole < this.rowCount && this.ids.isPresent(hole)) hole++
+      while (tail > hole && !this.ids.isPresent(tail)) tail--
       if (hole >= tail) break
-      const id = this.idByRow[tail]!
       const from = this.chunks[Math.floor(tail / this.chunkRows)]
       const to = this.chunks[Math.floor(hole / this.chunkRows)]
       const fromLocal = tail % this.chunkRows
@@ -143,12 +142,10 @@ export class GalleryStore {
       to.bits.set(from.bits.subarray(fromLocal * signBytes, (fromLocal + 1) * signBytes), toLocal * signBytes)
       to.live[toLocal] = 1
       from.live[fromLocal] = 0
-      this.idByRow[hole] = id
-      this.idByRow[tail] = undefined
-      this.rowById.set(id, hole)
+      this.ids.move(tail, hole)
     }
-    this.rowCount = this.rowById.size
-    this.idByRow.length = this.rowCount
+    this.rowCount = this.ids.size
+    this.ids.truncate(this.rowCount)
     const compaction = this.compaction
     this.compaction = null
     compaction?.resolve()
@@ -157,7 +154,7 @@ export class GalleryStore {
   private kill(row: number): void {
     const chunk = this.chunks[Math.floor(row / this.chunkRows)]
     Atomics.store(chunk.live, row % this.chunkRows, 0)
-    this.idByRow[row] = undefined
+    this.ids.clear(row)
   }
 
   private chunkFor(row: number): Chunk {

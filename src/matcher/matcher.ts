@@ -4,7 +4,7 @@ import {
   loadNativeAddon, loadWasmModule, resolveBackendChoice,
   type BackendChoice, type BackendInfo, type BackendName, type NativeAddon,
 } from './backend.js'
-import { createGallery, type Gallery, type Hit } from './gallery.js'
+import { createGallery, type Gallery, type GallerySettings, type Hit } from './gallery.js'
 import { createKernel, type ScanKernel } from './kernel.js'
 import { createScanPool, type ScanPool } from './pool.js'
 import type { ScanEngine } from './scanner.js'
@@ -62,7 +62,7 @@ export interface Matcher {
   readonly threads: number
   /** Largest k a search accepts. */
   readonly maxK: number
-  createGallery(): Gallery
+  createGallery(settings?: GallerySettings): Gallery
   /** Bytes the galleries have reserved (it grows, never shrinks; compaction reuses a gallery's own). */
   memoryBytes(): number
   /** The budget `memoryBytes()` may reach. */
@@ -148,9 +148,9 @@ export async function createMatcher(options: MatcherOptions): Promise<Matcher> {
   }
   return {
     backend, dimension, threads, maxK: limits.maxK - 1,
-    createGallery: () => {
+    createGallery: (settings) => {
       if (closed) throw new Error('matcher is closed')
-      return createGallery(memory, engine, galleryOptions, () => closed)
+      return createGallery(memory, engine, galleryOptions, () => closed, settings)
     },
     memoryBytes: () => memory.usedBytes,
     maxMemoryBytes: memory.capacityBytes,

@@ -19,6 +19,8 @@ export interface ScanEngine {
 export interface Hit {
   id: string
   score: number
+  /** The row's partition, when it has one. */
+  partition?: string
 }
 
 export interface ProbeCandidates {

@@ -88,62 +88,75 @@ describe.each(backends)('%s matcher: partitions and two-stage search', (backend)
   })
   afterAll(async () => { await matcher?.close() })
 
+  interface Row { id: string, partition: 'left' | 'right', vector: Int8Array }
+  /** The brute force over rows that carry a partition: score desc, id asc, partition asc. */
+  function ranked(probe: Int8Array, rows: readonly Row[], k: number) {
+    return rows.map(({ id, partition, vector }) => ({ id, score: cosine(probe, vector), partition }))
+      .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) || (a.partition < b.partition ? -1 : 1))
+      .slice(0, k)
+  }
+
+  /** Members m0.. with a left and a right row each: the same id in both partitions. */
   function fill(size: number) {
     const gallery = matcher.createGallery()
-    const byHand = { left: new Map<string, Int8Array>(), right: new Map<string, Int8Array>() }
+    const rows: Row[] = []
     for (let index = 0; index < size; index++) {
       for (const hand of ['left', 'right'] as const) {
         const vector = randomInt8(hand === 'left' ? index + 1 : index + 100_001, 128)
-        gallery.upsert(`${hand}-${index}`, vector, { partition: hand })
-        byHand[hand].set(`${hand}-${index}`, vector)
+        gallery.upsert(`m${index}`, vector, { partition: hand })
+        rows.push({ id: `m${index}`, partition: hand, vector })
       }
     }
-    return { gallery, byHand, all: new Map([...byHand.left, ...byHand.right]) }
+    return { gallery, rows, of: (hand: string) => rows.filter((row) => row.partition === hand) }
   }
 
   it('a partition search returns only that partition, like the brute force over it; no partition searches all', async () => {
-    const { gallery, byHand, all } = fill(150)
+    const { gallery, rows, of } = fill(150)
     expect(gallery.size).toBe(300)
-    expect(gallery.partitionOf('left-7')).toBe('left')
-    expect(gallery.partitionOf('left-150')).toBe(undefined)
-    // The left probe is exactly a right row's vector: a left search must not find it.
+    expect(gallery.partitionsOf('m7')).toEqual(['left', 'right'])
+    expect(gallery.partitionsOf('m150')).toEqual([])
+    // The probe is exactly a right row's vector: a left search must not find it.
     const probe = randomInt8(100_001 + 42, 128)
     const left = await gallery.search(probe, { k: 20, partition: 'left' })
-    expect(left).toEqual(rankIds(probe, byHand.left, 20))
-    expect(left.every((hit) => hit.id.startsWith('left-'))).toBe(true)
-    expect(await gallery.search(probe, { k: 20, partition: 'right' })).toEqual(rankIds(probe, byHand.right, 20))
-    expect(await gallery.search(probe, { k: 20 })).toEqual(rankIds(probe, all, 20))
+    expect(left).toEqual(ranked(probe, of('left'), 20))
+    expect(left.every((hit) => hit.partition === 'left')).toBe(true)
+    expect(await gallery.search(probe, { k: 20, partition: 'right' })).toEqual(ranked(probe, of('right'), 20))
+    expect((await gallery.search(probe, { partition: 'right' }))[0]).toEqual({ id: 'm42', score: 1, partition: 'right' })
+    expect(await gallery.search(probe, { k: 20 })).toEqual(ranked(probe, rows, 20))
     expect(await gallery.search(probe, { partition: 'palm' })).toEqual([])
-    // Moving an id to the other partition takes it out of the first.
-    gallery.upsert('right-42', probe, { partition: 'left' })
-    expect(gallery.partitionOf('right-42')).toBe('left')
-    expect((await gallery.search(probe, { partition: 'left' }))[0]).toEqual({ id: 'right-42', score: 1 })
-    expect((await gallery.search(probe, { partition: 'right' }))[0].id).not.toBe('right-42')
-    expect(gallery.size).toBe(300)
+    // Ids are per partition: replacing or removing m42's left row leaves its right row alone.
+    gallery.upsert('m42', probe, { partition: 'left' })
+    expect(await gallery.search(probe, { k: 2 })).toEqual([{ id: 'm42', score: 1, partition: 'left' }, { id: 'm42', score: 1, partition: 'right' }])
+    expect(gallery.remove('m42', { partition: 'right' })).toBe(true)
+    expect(gallery.has('m42', { partition: 'right' })).toBe(false)
+    expect(gallery.has('m42')).toBe(true)
+    expect(gallery.size).toBe(299)
+    expect(gallery.remove('m43')).toBe(true)
+    expect(gallery.partitionsOf('m43')).toEqual([])
+    expect(gallery.size).toBe(297)
     await expect(gallery.search(probe, { partition: '' })).rejects.toThrow(TypeError)
     expect(() => gallery.upsert('x', probe, { partition: 'x'.repeat(65) })).toThrow(TypeError)
   })
 
   it('two-stage returns exact scores, finds what exact finds when c covers the gallery, and survives compaction', async () => {
-    const { gallery, all } = fill(120)
+    const { gallery, rows } = fill(120)
+    const vectorOf = (id: string, partition?: string) => rows.find((row) => row.id === id && row.partition === partition)!.vector
     const probes = [randomInt8(5, 128), randomInt8(100_050, 128), randomInt8(77_777, 128)]
     for (const probe of probes) {
       const hits = await gallery.search(probe, { k: 5, mode: 'two_stage', candidates: 8 })
       expect(hits).toHaveLength(5)
-      for (const hit of hits) expect(hit.score).toBe(cosine(probe, all.get(hit.id)!))
-      expect(await gallery.search(probe, { k: 5, mode: 'two_stage', candidates: 300 })).toEqual(rankIds(probe, all, 5))
+      for (const hit of hits) expect(hit.score).toBe(cosine(probe, vectorOf(hit.id, hit.partition)))
+      expect(await gallery.search(probe, { k: 5, mode: 'two_stage', candidates: 300 })).toEqual(ranked(probe, rows, 5))
     }
-    for (let index = 0; index < 120; index += 2) {
-      expect(gallery.remove(`left-${index}`)).toBe(true)
-      all.delete(`left-${index}`)
-    }
+    for (let index = 0; index < 120; index += 2) expect(gallery.remove(`m${index}`, { partition: 'left' })).toBe(true)
+    const left = rows.filter((row) => !(row.partition === 'left' && Number(row.id.slice(1)) % 2 === 0))
     const before = await gallery.searchBatch(probes, { k: 7, mode: 'two_stage', candidates: 300 })
     await gallery.compact()
     expect(gallery.deadRows).toBe(0)
     expect(await gallery.searchBatch(probes, { k: 7, mode: 'two_stage', candidates: 300 })).toEqual(before)
-    probes.forEach((probe, index) => expect(before[index]).toEqual(rankIds(probe, all, 7)))
+    probes.forEach((probe, index) => expect(before[index]).toEqual(ranked(probe, left, 7)))
     // A mated probe (a row's own vector) is found by the sign bits even with few candidates.
-    expect((await gallery.search(randomInt8(100_050, 128), { mode: 'two_stage', candidates: 1 }))[0]).toEqual({ id: 'right-49', score: 1 })
+    expect((await gallery.search(randomInt8(100_050, 128), { mode: 'two_stage', candidates: 1 }))[0]).toEqual({ id: 'm49', score: 1, partition: 'right' })
   })
 
   it('the exactness audit counts the disagreement a tiny c induces', async () => {
