@@ -166,11 +166,14 @@ export function nearestBySignBits(
   probeBits: usize, probeCount: i32, c: i32, outRows: usize, outDistances: usize,
 ): void {
   const slots = probeCount * c
+  if (c <= 0) return
+  // On entry the last slot of each list bounds the distances kept (see the addon's contract):
+  // every unused slot holds the bound, so the insertion below carries it down the list.
   for (let slot = 0; slot < slots; slot++) {
     store<i32>(outRows + (<usize>slot << 2), -1)
-    store<u32>(outDistances + (<usize>slot << 2), 0xFFFFFFFF)
+    const bound = load<u32>(outDistances + (<usize>(slot - slot % c + c - 1) << 2))
+    store<u32>(outDistances + (<usize>slot << 2), bound)
   }
-  if (c <= 0) return
   for (let row = rowStart; row < rowEnd; row++) {
     if (load<u8>(live + <usize>row) == 0) continue
     const rowAt = bits + <usize>row * <usize>bitsStride
@@ -191,6 +194,9 @@ export function nearestBySignBits(
       store<u32>(outDistances + (<usize>position << 2), distance)
       store<i32>(outRows + (<usize>position << 2), row)
     }
+  }
+  for (let slot = 0; slot < slots; slot++) {
+    if (load<i32>(outRows + (<usize>slot << 2)) < 0) store<u32>(outDistances + (<usize>slot << 2), 0xFFFFFFFF)
   }
 }
 

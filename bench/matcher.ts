@@ -14,7 +14,7 @@
 //   PALMVEIN_BENCH_TWO_STAGE_ROWS  galleries (rows = 2 x members) for the two-stage and partition
 //                          part (bench/matcher-two-stage.ts), default 1000000; 0 skips it
 //   PALMVEIN_BENCH_AGREEMENT_PROBES  probes of its agreement measurement, default 100000
-//   PALMVEIN_BENCH_CANDIDATES  c values whose agreement is measured, default 16,32,64,128,256,512,1024
+//   PALMVEIN_BENCH_CANDIDATES  c values whose agreement is measured, default 1,2,4,8,16,32,64,128,256,512,1024
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -42,7 +42,7 @@ const k = Number(setting('k', 'PALMVEIN_BENCH_K', '10'))
 const timing = { budgetMs, maxIterations: 25 }
 const twoStageRows = setting('two-stage-rows', 'PALMVEIN_BENCH_TWO_STAGE_ROWS', '1000000').split(',').map(Number).filter((rows) => rows > 0)
 const agreementProbes = Number(setting('agreement-probes', 'PALMVEIN_BENCH_AGREEMENT_PROBES', '100000'))
-const candidateList = setting('candidates', 'PALMVEIN_BENCH_CANDIDATES', '16,32,64,128,256,512,1024').split(',').map(Number)
+const candidateList = setting('candidates', 'PALMVEIN_BENCH_CANDIDATES', '1,2,4,8,16,32,64,128,256,512,1024').split(',').map(Number)
 
 const addonLoad = loadNativeAddon()
 const addon: NativeAddon | undefined = addonLoad.ok ? addonLoad.value : undefined

@@ -38,7 +38,8 @@ export interface ScanKernel {
   /**
    * Two-stage search, stage 1: per probe, the `c` live rows of the segment nearest in Hamming
    * distance over their sign bits (`probeBits`: signBytes per probe); chunk-relative rows,
-   * nearest first (ties by lower row), -1 / 0xFFFFFFFF unused.
+   * nearest first (ties by lower row), -1 / 0xFFFFFFFF unused. On entry the last slot of each
+   * probe's `outDistances` bounds the distances kept (0xFFFFFFFF: none).
    */
   nearest(segment: Segment, shape: ScanShape, probeBits: Uint8Array, c: number, outRows: Int32Array, outDistances: Uint32Array): void
   /** Stage 2: `outScores[i]` = the exact score of chunk-relative row `pairRows[i]` for probe `pairProbes[i]`. */
@@ -143,6 +144,7 @@ function createWasmKernel(memory: SharedMemory, views: MemoryViews, module: WebA
       const base = reserve(bitsAt + probeBits.length)
       const buffer = views.bufferCovering(base + bitsAt + probeBits.length)
       new Uint8Array(buffer, base + bitsAt, probeBits.length).set(probeBits)
+      new Uint32Array(buffer, base + distancesAt, slots).set(outDistances.subarray(0, slots))
       exports.nearestBySignBits(
         segment.bitsOffset, shape.signBytes, shape.signBytes, segment.rowStart, segment.rowEnd, segment.liveOffset,
         base + bitsAt, probeCount, c, base, base + distancesAt,

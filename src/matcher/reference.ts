@@ -80,7 +80,9 @@ export function nearestBySignBits(
 ): void {
   const probeCount = probeBits.length / signBytes
   outRows.fill(-1, 0, probeCount * c)
-  outDistances.fill(0xFFFFFFFF, 0, probeCount * c)
+  // On entry the last slot of each list bounds the distances kept (see the addon's contract):
+  // every unused slot holds the bound, so the insertion below carries it down the list.
+  for (let probe = 0; probe < probeCount; probe++) outDistances.fill(outDistances[probe * c + c - 1], probe * c, probe * c + c - 1)
   for (let row = rowStart; row < rowEnd; row++) {
     if (live[row] === 0) continue
     for (let probe = 0; probe < probeCount; probe++) {
@@ -98,6 +100,7 @@ export function nearestBySignBits(
       outRows[position] = row
     }
   }
+  for (let slot = 0; slot < probeCount * c; slot++) if (outRows[slot] < 0) outDistances[slot] = 0xFFFFFFFF
 }
 
 /** Stage 2: the exact score of row `pairRows[i]` for probe `pairProbes[i]`. */

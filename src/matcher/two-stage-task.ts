@@ -24,6 +24,11 @@ export function nearestRows(kernel: ScanKernel, task: TwoStageTask, c: number): 
   const part = emptyTopK(probeCount, c)
   const distances = new Uint32Array(probeCount * c)
   for (const segment of task.segments) {
+    // Only rows nearer than the merged list's worst can enter it: the kernel skips the rest.
+    for (let probe = 0; probe < probeCount; probe++) {
+      const last = probe * c + c - 1
+      distances[last] = nearest.rows[last] >= 0 ? -nearest.scores[last] : 0xFFFFFFFF
+    }
     kernel.nearest(segment, task.shape, task.probeBits, c, part.rows, distances)
     for (let slot = 0; slot < distances.length; slot++) part.scores[slot] = -distances[slot]
     mergeTopKInto(nearest, part, segment.baseRow)

@@ -56,17 +56,22 @@ describe.each(kernelVariants)('$name two-stage kernels', ({ backend, isa }) => {
       probes.forEach((probe, index) => probeVectors.set(probe, index * dimension))
       const probeBits = packSignBits(probeVectors, dimension, probes.length)
       const outRows = new Int32Array(probes.length * c)
-      const outDistances = new Uint32Array(probes.length * c)
+      const outDistances = new Uint32Array(probes.length * c).fill(0xFFFFFFFF)
+      // A bound on probe 1 only: it keeps just the rows nearer than it.
+      const bound = Math.floor(signBytes * 8 * 0.47)
+      outDistances[2 * c - 1] = bound
       kernel.nearest(segment, shape, probeBits, c, outRows, outDistances)
       probes.forEach((_, probe) => {
         const expected = vectors.map((_, row) => row)
           .filter((row) => row >= 2 && live[row] === 1)
           .map((row) => ({ row, distance: reference.hammingDistance(bits, row * signBytes, probeBits, probe * signBytes, signBytes) }))
           .sort((a, b) => a.distance - b.distance || a.row - b.row)
+          .filter((entry) => probe !== 1 || entry.distance < bound)
           .slice(0, c)
         const got = Array.from({ length: c }, (_, slot) => ({ row: outRows[probe * c + slot], distance: outDistances[probe * c + slot] }))
           .filter((entry) => entry.row >= 0)
         expect(got).toEqual(expected)
+        for (let slot = probe * c + got.length; slot < (probe + 1) * c; slot++) expect(outDistances[slot]).toBe(0xFFFFFFFF)
       })
       const pairRows = outRows.filter((row) => row >= 0)
       const pairProbes = Uint32Array.from(Array.from(outRows).flatMap((row, slot) => (row >= 0 ? [Math.floor(slot / c)] : [])))

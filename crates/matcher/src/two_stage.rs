@@ -18,6 +18,8 @@ use crate::CoreError;
 pub const MAX_CANDIDATES: usize = 65536;
 
 const TILE_ROWS: usize = 256;
+/// Rows whose distances are tested against the gate together.
+const GROUP: usize = 16;
 
 /// Sign bits of a gallery slice: row `r`'s bits are `bits[r * stride ..][..bytes]`; `live` (0 =
 /// dead) is indexed by absolute row.
@@ -30,7 +32,9 @@ pub struct SignBitsView<'a> {
 }
 
 /// Per probe `p`, slots `[p * c, (p + 1) * c)`: nearest first (ties: lower row first), `-1` and
-/// `u32::MAX` in unused slots.
+/// `u32::MAX` in unused slots. On entry, `distances[p * c + c - 1]` bounds what is kept: only rows
+/// nearer than it enter (`u32::MAX`: no bound). A caller scanning a gallery in pieces passes the
+/// worst distance its merged list keeps, so later pieces skip what cannot enter it.
 pub struct CandidatesOutput<'a> {
     pub rows: &'a mut [i32],
     pub distances: &'a mut [u32],
@@ -149,7 +153,9 @@ pub fn nearest_by_sign_bits_with(
         .collect();
     // A row enters only below this distance: u32::MAX while the list fills, then the worst kept
     // (rows arrive in ascending order, so an equal distance never displaces).
-    let mut gates = vec![u32::MAX; probe_count];
+    let mut gates: Vec<u32> = (0..probe_count)
+        .map(|probe| output.distances[probe * c + c - 1])
+        .collect();
     let mut distances = [0u32; TILE_ROWS];
     let mut tile_start = row_range.start;
     while tile_start < row_range.end {
@@ -170,9 +176,13 @@ pub fn nearest_by_sign_bits_with(
                         distances.as_mut_ptr(),
                     )
                 };
+                // Rows past a short tile never pass the gate.
+                distances[tile_rows..].fill(u32::MAX);
                 // Once the list is full almost no group of 16 holds a row below the gate: test the
-                // group's minimum first (a vectorised min), visit its rows only when it passes.
-                for (group, first) in distances[..tile_rows].chunks(16).zip((0..).step_by(16)) {
+                // group's minimum first (fixed-size, so it compiles to a few vector minimums),
+                // visit its rows only when it passes.
+                for (group, first) in distances.chunks_exact(GROUP).zip((0..).step_by(GROUP)) {
+                    let group: &[u32; GROUP] = group.try_into().expect("chunks_exact");
                     if group
                         .iter()
                         .fold(u32::MAX, |least, &distance| least.min(distance))
@@ -181,7 +191,10 @@ pub fn nearest_by_sign_bits_with(
                         continue;
                     }
                     for (offset, &distance) in group.iter().enumerate() {
-                        if distance < *gate && live[first + offset] != 0 {
+                        if distance < *gate
+                            && first + offset < tile_rows
+                            && live[first + offset] != 0
+                        {
                             heap.push(
                                 u64::from(distance) << 32 | (tile_start + first + offset) as u64,
                             );

@@ -180,10 +180,16 @@ unsafe fn eight_rows_of_32_bytes(
     unsafe {
         let probe_half = _mm256_loadu_si256(probe.cast());
         let probe_twice = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(probe_half), probe_half);
+        // Packed bits (the stores' layout): two rows are one 64-byte load.
+        let packed = stride == 32;
         let pair = |row: usize| {
-            let low = _mm256_loadu_si256(rows.add(row * stride).cast());
-            let high = _mm256_loadu_si256(rows.add((row + 1) * stride).cast());
-            let both = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(low), high);
+            let both = if packed {
+                _mm512_loadu_si512(rows.add(row * 32).cast())
+            } else {
+                let low = _mm256_loadu_si256(rows.add(row * stride).cast());
+                let high = _mm256_loadu_si256(rows.add((row + 1) * stride).cast());
+                _mm512_inserti64x4::<1>(_mm512_castsi256_si512(low), high)
+            };
             _mm512_popcnt_epi64(_mm512_xor_si512(both, probe_twice))
         };
         let mut row = 0;
