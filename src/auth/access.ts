@@ -1,21 +1,19 @@
 // Access rules: a token user reaches only organizations it administers; an API key reaches only its
-// organization's projects (all, or its scoped list); a foreign resource answers 404 like a missing one.
-import type { RouteContext } from '../http/route.js'
+// organization's projects (all, or its scoped list); a terminal reaches only its own project; a
+// foreign resource answers 404 like a missing one.
 import { ServiceError, notFound } from '../errors.js'
+import type { Sql } from '../store/database.js'
+import { isOrganizationAdmin } from '../store/organizations.js'
 import { projectById, type ProjectRow } from '../store/projects.js'
+import type { Principal } from './principal.js'
 
-type Caller = Pick<RouteContext, 'principal' | 'app'> & { responseHeaders?: Record<string, string> }
-
-export async function requireOrgAdmin(context: Caller, orgId: string): Promise<void> {
-  const { principal, app } = context
+export async function requireOrgAdmin(sql: Sql, principal: Principal, orgId: string): Promise<void> {
   if (principal.kind !== 'token') throw new ServiceError('forbidden', 'this operation needs an identity token of an organization admin')
-  const [row] = await app.sql`SELECT 1 FROM organization_admins WHERE org_id = ${orgId} AND subject = ${principal.subject}`
-  if (!row) throw notFound('organization')
+  if (!await isOrganizationAdmin(sql, orgId, principal.subject)) throw notFound('organization')
 }
 
 /** May this caller reach the project? Throws 404 (foreign or missing) or 403 (key not scoped to it). */
-export function checkProjectAccess(context: Caller, project: (ProjectRow & { caller_is_admin?: boolean }) | null): ProjectRow {
-  const { principal } = context
+export function checkProjectAccess(principal: Principal, project: (ProjectRow & { caller_is_admin?: boolean }) | null): ProjectRow {
   if (!project) throw notFound('project')
   if (principal.kind === 'token') {
     if (!project.caller_is_admin) throw notFound('project')
@@ -32,20 +30,11 @@ export function checkProjectAccess(context: Caller, project: (ProjectRow & { cal
   return project
 }
 
-/**
- * Load a project the caller may reach and count the request against its rate limits
- * (the RateLimit-* headers go on the response).
- */
-export async function loadProject(context: Caller, projectId: string, options: { rateLimited?: boolean } = {}): Promise<ProjectRow> {
-  const { principal } = context
+/** A project the caller may reach (a key's project comes from the query that read the key). */
+export async function reachableProject(sql: Sql, principal: Principal, projectId: string): Promise<ProjectRow> {
   const subject = principal.kind === 'token' ? principal.subject : null
   const prefetched = principal.kind === 'key' && principal.prefetched?.projectId === projectId ? principal.prefetched : null
-  const project = checkProjectAccess(context, prefetched ? prefetched.project : await projectById(context.app.sql, projectId, subject))
-  if (options.rateLimited !== false) {
-    const headers = await context.app.rateLimiter.charge(project)
-    if (context.responseHeaders) Object.assign(context.responseHeaders, headers)
-  }
-  return project
+  return checkProjectAccess(principal, prefetched ? prefetched.project : await projectById(sql, projectId, subject))
 }
 
 /** Members, member listing and biometrics work only on an organization (tenant-managed) environment. */

@@ -3,7 +3,7 @@
 // key is read together with the project the path names, so that costs no extra round trip.
 import type { AppContext } from '../app-context.js'
 import { ServiceError } from '../errors.js'
-import type { CredentialKind } from '../http/route.js'
+import type { CredentialKind } from './credentials.js'
 import { NO_PRINCIPAL, type Principal } from './principal.js'
 import { apiKeyWithProject } from '../store/projects.js'
 import { BEARER_SECRET_SHAPE, secretMatches } from './secrets.js'

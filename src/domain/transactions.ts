@@ -1,11 +1,10 @@
 // Transactions: recorded by a project's terminals (Device-Com), listed and exported per project.
 // The from/to window filters on `timestamp` (both ends inclusive); lists are newest first.
 import type { AppContext } from '../app-context.js'
-import { ServiceError } from '../errors.js'
 import { Nullable, Type, type Static } from '../http/schema.js'
 import { newId, timestamp } from '../ids.js'
 import { touchDeviceActivity } from '../store/devices.js'
-import { insertTransaction, type TransactionRow, type Window } from '../store/transactions.js'
+import { insertTransaction, type TransactionRow } from '../store/transactions.js'
 
 export const TRANSACTION_TYPES = ['payment', 'refund'] as const
 export const TRANSACTION_STATES = ['pending', 'approved', 'declined', 'refunded'] as const
@@ -112,14 +111,4 @@ export async function recordTransaction(app: AppContext, projectId: string, devi
   })
   await touchDeviceActivity(app.sql, deviceId)
   return row
-}
-
-/** from/to as the query gives them; from after to is a bad request, not an empty answer. */
-export function parseWindow(query: { from: string; to: string }): Window {
-  const from = new Date(query.from)
-  const to = new Date(query.to)
-  if (from.getTime() > to.getTime()) {
-    throw new ServiceError('invalid_request', 'query: from must not be after to', { errors: [{ path: '/from', message: 'must not be after to' }] })
-  }
-  return { from, to }
 }

@@ -44,7 +44,8 @@ export function buildOpenApi(routes: Route[], version: string) {
         ? { description: response.description, content: { [contentType.split(';')[0]]: { schema: response.schema ? plain(response.schema) : { type: 'string' } } } }
         : { description: response.description }
     }
-    const authenticated = !(route.auth.length === 1 && route.auth[0] === 'none')
+    // What the HTTP layer resolves before the handler (route.access) decides the error answers.
+    const authenticated = route.access !== 'none'
     if (route.params || route.query || route.body) responses['400'] ??= errorResponse('invalid request (invalid_request, capture_invalid)')
     if (authenticated) {
       responses['401'] ??= errorResponse('missing, invalid, expired or revoked credential')
@@ -65,6 +66,7 @@ export function buildOpenApi(routes: Route[], version: string) {
       responses,
       security: authenticated ? route.auth.filter((kind) => kind !== 'none').map((kind) => SECURITY[kind as keyof typeof SECURITY]) : [],
     }
+    operation['x-palmvein-access'] = route.access
     if (route.extension) operation['x-palmvein-extension'] = true
     if (route.body) operation.requestBody = { required: true, content: { 'application/json': { schema: plain(route.body) } } }
     paths[path] ??= {}

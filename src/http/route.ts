@@ -1,19 +1,16 @@
-// What a route is: method, path, credential kinds, schemas and the handler. The route table in
-// routes/index.ts lists every one; server.ts serves them and openapi.ts documents them.
+// What a route is: method, path, credential kinds, access, schemas and the handler. The route table
+// in routes/index.ts lists every one; server.ts serves them and openapi.ts documents them.
 import type { TSchema, Static } from '@sinclair/typebox'
 import type { Logger } from 'pino'
+import type { Access, CredentialKind } from '../auth/credentials.js'
 import type { Principal } from '../auth/principal.js'
+import type { Granted } from '../auth/route-access.js'
 import type { AppContext } from '../app-context.js'
 
+export type { Access, CredentialKind }
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete'
 
-/**
- * Credential kinds a route accepts: 'token' (T), 'key' (K), 'device' (a terminal's device token),
- * 'none'. A project route (path with :project_id) is rate-limited per project.
- */
-export type CredentialKind = 'token' | 'key' | 'device' | 'none'
-
-export interface RouteContext<P = Record<string, string>, Q = Record<string, unknown>, B = unknown> {
+export interface RequestContext<P = Record<string, string>, Q = Record<string, unknown>, B = unknown> {
   params: P
   query: Q
   body: B
@@ -28,6 +25,10 @@ export interface RouteContext<P = Record<string, string>, Q = Record<string, unk
   /** Headers added to the response whatever it is (RateLimit-*). */
   responseHeaders: Record<string, string>
 }
+
+/** The request, and what the route's access loaded (its project, device or terminal). */
+export type RouteContext<P = Record<string, string>, Q = Record<string, unknown>, B = unknown, A extends Access = Access> =
+  RequestContext<P, Q, B> & Granted<A>
 
 /** A reply that is not plain JSON with the route's default status (CSV, 204 on a long poll, ...). */
 export class Reply {
@@ -66,25 +67,29 @@ export interface ResponseSpec {
   contentType?: string
 }
 
-export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema, B extends TSchema = TSchema> {
+export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema, B extends TSchema = TSchema, A extends Access = Access> {
   method: Method
   /** uWS pattern with :params, e.g. /v1/projects/:project_id/members */
   path: string
   auth: CredentialKind[]
+  /** What the caller must be allowed to reach; resolved by the HTTP layer before the handler. */
+  access: A
   summary: string
   tags: string[]
   /** Our additions to the spec (admin routes, Device-Com): marked so in OpenAPI. */
   extension?: boolean
-  /** Rate-limited per project (project routes, device routes, Device-Com). */
+  /** Each request is charged to the project its access resolves (project routes, device routes, Device-Com). */
   rateLimited?: boolean
   params?: P
   query?: Q
   body?: B
+  /** Rules across validated fields that a schema cannot say (from <= to); checked before access. */
+  checkInput?(input: { query: Static<Q>; body: Static<B> }): void
   responses: ResponseSpec[]
-  handler(context: RouteContext<Static<P>, Static<Q>, Static<B>>): Promise<unknown>
+  handler(context: RouteContext<Static<P>, Static<Q>, Static<B>, A>): Promise<unknown>
 }
 
-/** Identity function that keeps each route's types tied to its schemas. */
-export function defineRoute<P extends TSchema, Q extends TSchema, B extends TSchema>(route: Route<P, Q, B>): Route {
+/** Identity function that keeps each route's types tied to its schemas and access. */
+export function defineRoute<P extends TSchema, Q extends TSchema, B extends TSchema, A extends Access>(route: Route<P, Q, B, A>): Route {
   return route as unknown as Route
 }

@@ -3,7 +3,7 @@
 import { Type, type TSchema, type Static, type TObject, type TProperties } from '@sinclair/typebox'
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
-import type { FieldError } from '../errors.js'
+import { ServiceError, type FieldError } from '../errors.js'
 
 export { Type, type Static, type TSchema }
 
@@ -75,3 +75,18 @@ export function compile<T extends TSchema>(schema: T, kind: 'body' | 'query'): V
 }
 
 export type ObjectSchema = TObject
+
+/** A validated TimeWindow query as dates; from must not be after to. */
+export function parseWindow(query: { from: string; to: string }): { from: Date; to: Date } {
+  const from = new Date(query.from)
+  const to = new Date(query.to)
+  if (from.getTime() > to.getTime()) {
+    throw new ServiceError('invalid_request', 'query: from must not be after to', { errors: [{ path: '/from', message: 'must not be after to' }] })
+  }
+  return { from, to }
+}
+
+/** checkInput of a route with a TimeWindow query. */
+export function requireOrderedWindow({ query }: { query: { from: string; to: string } }): void {
+  parseWindow(query)
+}

@@ -8,6 +8,7 @@ import { authenticate } from '../auth/authenticate.js'
 import { NO_PRINCIPAL } from '../auth/principal.js'
 import { ServiceError } from '../errors.js'
 import { newId } from '../ids.js'
+import { grantAccess } from './access.js'
 import { readJsonBody } from './body.js'
 import { problemReply } from './problem.js'
 import { Reply, StreamReply, type Route, type RouteContext } from './route.js'
@@ -158,9 +159,11 @@ export function createHttpServer(app: AppContext, routes: Route[]): HttpServer {
         body = await bodyPromise
         if (compiled.validateBody && !compiled.validateBody(body)) throw invalid('body', compiled.validateBody)
       }
-      const context: RouteContext = {
-        params, query, body, principal, requestId, headers, app, log, aborted, responseHeaders,
-      }
+      route.checkInput?.({ query, body })
+      const granted = await grantAccess(app, route, principal, params, responseHeaders)
+      const context = {
+        params, query, body, principal, requestId, headers, app, log, aborted, responseHeaders, ...granted,
+      } as RouteContext
       const result = await route.handler(context)
       if (result instanceof Reply) reply = result
       else if (result === undefined || compiled.defaultStatus === 204) reply = new Reply(compiled.defaultStatus, null)

@@ -34,6 +34,11 @@ export function organizationsAdministeredBy(sql: Sql, subject: string) {
     WHERE a.subject = ${subject} ORDER BY o.created_at, o.id`
 }
 
+export async function isOrganizationAdmin(sql: Sql, orgId: string, subject: string): Promise<boolean> {
+  const [row] = await sql`SELECT 1 FROM organization_admins WHERE org_id = ${orgId} AND subject = ${subject}`
+  return Boolean(row)
+}
+
 const environmentColumns = (sql: Sql) => sql`e.*, o.kind AS owner_kind FROM environments e JOIN organizations o ON o.id = e.owner_org_id`
 
 export async function insertEnvironment(sql: Sql, environment: Omit<EnvironmentRow, 'created_at' | 'owner_kind'>) {

@@ -1,11 +1,12 @@
-// Every route of the route table, checked by the shared security suite according to its auth list.
+// Every route of the route table, checked by the shared security suite according to its auth list
+// and declared access.
 // New routes are picked up automatically: the list is the route table itself.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { routeTable } from '../../src/http/routes/index.js'
 import type { Route } from '../../src/http/route.js'
 import { VERSION } from '../../src/version.js'
 import {
-  accepts, addressesOrganization, addressesProject, checkKeyOfAnotherProject, checkNoCredential,
+  accepts, addressesOrganization, addressesProject, addressesProjectByPath, checkKeyOfAnotherProject, checkNoCredential,
   checkOtherProjectsSubResource, checkRevokedKey, checkStranger, checkWrongKinds, createSubResources, createTenant,
   hasSubResource, idValues, requestFor, send, type SecurityFixtures,
 } from '../support/security.js'
@@ -13,8 +14,8 @@ import { bootService } from '../support/service.js'
 
 const routes = routeTable(VERSION)
 const name = (route: Route) => `${route.method.toUpperCase()} ${route.path}`
-const open = routes.filter((route) => route.auth.includes('none'))
-const guarded = routes.filter((route) => !route.auth.includes('none'))
+const open = routes.filter((route) => route.access === 'none')
+const guarded = routes.filter((route) => route.access !== 'none')
 
 describe('security suite over the whole route table', () => {
   let fixtures: SecurityFixtures
@@ -61,7 +62,7 @@ describe('security suite over the whole route table', () => {
         await checkKeyOfAnotherProject(fixtures, route, requestFor(route, ids))
       })
     }
-    if (route.path.includes(':project_id') && hasSubResource(route)) {
+    if (addressesProjectByPath(route) && hasSubResource(route)) {
       it("another project's sub-resource, addressed through this organization's other project: 404", async () => {
         await checkOtherProjectsSubResource(fixtures, route, requestFor(route, ids))
       })

@@ -1,5 +1,5 @@
 // The shared security suite: fixtures of two tenants, and the checks every route of the route table
-// must pass according to its `auth` list (401 without a credential, 403 for the wrong kind, 403/404
+// must pass according to its `auth` list and declared `access` (401 without a credential, 403 for the wrong kind, 403/404
 // for a key of another project, 404 across tenants, 401 right after a revocation). Request
 // parameters and bodies are generated from the route's own schemas, so new routes are covered
 // without touching this file.
@@ -174,9 +174,11 @@ export function expectProblem(response: Response, status: number, code: string, 
 }
 
 const SUB_RESOURCE_PARAMS = ['device_id', 'member_id', 'webhook_id', 'delivery_id', 'session_id', 'enroll_id']
-/** Does the route address something owned by a project (so tenancy and key scope apply)? */
-export const addressesProject = (route: Route) => /:(project_id|device_id)\b/.test(route.path)
-export const addressesOrganization = (route: Route) => /:org_id\b/.test(route.path)
+/** Does the route's declared access address a project, or a device of one (so tenancy and key scope apply)? */
+export const addressesProject = (route: Route) => ['project', 'tenant-project', 'device', 'tenant-device'].includes(route.access)
+/** Does the route's declared access address a project named in its path (not through a device)? */
+export const addressesProjectByPath = (route: Route) => route.access === 'project' || route.access === 'tenant-project'
+export const addressesOrganization = (route: Route) => route.access === 'org-admin'
 export const hasSubResource = (route: Route) => SUB_RESOURCE_PARAMS.some((name) => route.path.includes(`:${name}`))
 
 export const accepts = (route: Route, kind: 'token' | 'key' | 'device' | 'none') => route.auth.includes(kind)

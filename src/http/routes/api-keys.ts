@@ -1,6 +1,5 @@
 // API key management (spec "API keys"): identity token of an organization admin only. Lists
 // include revoked keys (their record carries revoked_at); DELETE is a soft delete and idempotent.
-import { loadProject, requireOrgAdmin } from '../../auth/access.js'
 import { apiKeyRecord, ApiKeyCreatedSchema, ApiKeyRecordSchema, createApiKey, KeyName } from '../../domain/api-keys.js'
 import { notFound } from '../../errors.js'
 import { apiKeysOfOrganization, apiKeysReachingProject, revokeApiKey } from '../../store/api-keys.js'
@@ -16,17 +15,16 @@ function subjectOf(principal: { kind: string; subject?: string }): string {
 
 export const apiKeyRoutes: Route[] = [
   defineRoute({
-    method: 'get', path: '/v1/organization/:org_id/api-keys', auth: ['token'], tags,
+    method: 'get', path: '/v1/organization/:org_id/api-keys', auth: ['token'], access: 'org-admin', tags,
     summary: "List the organization's API keys, organization-wide and project-scoped, oldest first; revoked keys are included with revoked_at set",
     params: PathIds('org_id'),
     responses: [{ status: 200, description: 'API key records (never the plaintext key)', schema: Type.Array(ApiKeyRecordSchema) }],
     async handler(context) {
-      await requireOrgAdmin(context, context.params.org_id)
       return (await apiKeysOfOrganization(context.app.sql, context.params.org_id)).map(apiKeyRecord)
     },
   }),
   defineRoute({
-    method: 'post', path: '/v1/organization/:org_id/api-keys', auth: ['token'], tags,
+    method: 'post', path: '/v1/organization/:org_id/api-keys', auth: ['token'], access: 'org-admin', tags,
     summary: 'Create an API key: organization-wide (project_ids null) or scoped to projects of the organization; the plaintext key is returned only here',
     params: PathIds('org_id'),
     body: Body({
@@ -39,40 +37,38 @@ export const apiKeyRoutes: Route[] = [
     responses: [{ status: 201, description: 'the new key, with its plaintext `key` (shown once)', schema: ApiKeyCreatedSchema }],
     async handler(context) {
       const { app, params, body, principal } = context
-      await requireOrgAdmin(context, params.org_id)
       return createApiKey(app, { orgId: params.org_id, name: body.name, projectIds: body.project_ids, createdBy: subjectOf(principal) })
     },
   }),
   defineRoute({
-    method: 'delete', path: '/v1/organization/:org_id/api-keys/:key_id', auth: ['token'], tags,
+    method: 'delete', path: '/v1/organization/:org_id/api-keys/:key_id', auth: ['token'], access: 'org-admin', tags,
     summary: 'Revoke an API key: it stops working on the very next request, on every process. Soft delete (the record stays, with revoked_at); revoking again answers 204 and keeps the first revocation time',
     params: PathIds('org_id', 'key_id'),
     responses: [{ status: 204, description: 'revoked' }],
     async handler(context) {
-      await requireOrgAdmin(context, context.params.org_id)
       const revoked = await revokeApiKey(context.app.sql, context.params.org_id, context.params.key_id)
       if (!revoked) throw notFound('API key')
       return undefined
     },
   }),
   defineRoute({
-    method: 'get', path: '/v1/projects/:project_id/api-keys', auth: ['token'], tags, rateLimited: true,
+    method: 'get', path: '/v1/projects/:project_id/api-keys', auth: ['token'], access: 'project', tags, rateLimited: true,
     summary: 'List the API keys that can reach the project (organization-wide and scoped to it), oldest first; revoked keys are included with revoked_at set',
     params: PathIds('project_id'),
     responses: [{ status: 200, description: 'API key records (never the plaintext key)', schema: Type.Array(ApiKeyRecordSchema) }],
     async handler(context) {
-      const project = await loadProject(context, context.params.project_id)
+      const { project } = context
       return (await apiKeysReachingProject(context.app.sql, project.org_id, project.id)).map(apiKeyRecord)
     },
   }),
   defineRoute({
-    method: 'post', path: '/v1/projects/:project_id/api-keys', auth: ['token'], tags, rateLimited: true,
+    method: 'post', path: '/v1/projects/:project_id/api-keys', auth: ['token'], access: 'project', tags, rateLimited: true,
     summary: 'Create an API key scoped to this project only; the plaintext key is returned only here',
     params: PathIds('project_id'),
     body: Body({ name: KeyName }),
     responses: [{ status: 201, description: 'the new key, with its plaintext `key` (shown once)', schema: ApiKeyCreatedSchema }],
     async handler(context) {
-      const project = await loadProject(context, context.params.project_id)
+      const { project } = context
       return createApiKey(context.app, { orgId: project.org_id, name: context.body.name, projectIds: [project.id], createdBy: subjectOf(context.principal) })
     },
   }),

@@ -1,6 +1,5 @@
 // Biometrics (spec "Biometrics"): enroll and identify, API key only, only on a tenant-managed
 // environment (checked first: 403 environment_not_tenant_managed).
-import { loadProject, requireTenantManaged } from '../../auth/access.js'
 import { callerType } from '../../auth/principal.js'
 import { enrollMember } from '../../domain/enrollment.js'
 import { identifyPalm } from '../../domain/identification.js'
@@ -15,7 +14,7 @@ const notTenantManaged = { status: 403, description: 'environment_not_tenant_man
 
 export const biometricRoutes: Route[] = [
   defineRoute({
-    method: 'post', path: '/v1/projects/:project_id/biometrics/enroll', auth: ['key'], tags, rateLimited: true,
+    method: 'post', path: '/v1/projects/:project_id/biometrics/enroll', auth: ['key'], access: 'tenant-project', tags, rateLimited: true,
     summary: "Enroll a member's palms: per hand an enroll and an identify capture (at least one hand). Re-enrolling a hand replaces it. All or nothing; emits enrollment.completed",
     params: PathIds('project_id'),
     body: Body({
@@ -32,13 +31,11 @@ export const biometricRoutes: Route[] = [
       responses503,
     ],
     async handler(context) {
-      const project = await loadProject(context, context.params.project_id)
-      requireTenantManaged(project)
-      return enrollMember(context.app, project, context.body, { callerType: callerType(context.principal) })
+      return enrollMember(context.app, context.project, context.body, { callerType: callerType(context.principal) })
     },
   }),
   defineRoute({
-    method: 'post', path: '/v1/projects/:project_id/biometrics/identify', auth: ['key'], tags, rateLimited: true,
+    method: 'post', path: '/v1/projects/:project_id/biometrics/identify', auth: ['key'], access: 'tenant-project', tags, rateLimited: true,
     summary: 'Identify a palm 1:N against every member of the environment',
     params: PathIds('project_id'),
     query: CandidatesQuery,
@@ -50,9 +47,7 @@ export const biometricRoutes: Route[] = [
       responses503,
     ],
     async handler(context) {
-      const project = await loadProject(context, context.params.project_id)
-      requireTenantManaged(project)
-      return identifyPalm(context.app, project, context.body.palm, { k: context.query.k, callerType: callerType(context.principal) })
+      return identifyPalm(context.app, context.project, context.body.palm, { k: context.query.k, callerType: callerType(context.principal) })
     },
   }),
 ]

@@ -1,7 +1,6 @@
 // Device-Com, the terminal's palm work: complete its enrollment session with the member's captures,
 // and identify a palm against its project's environment (a global environment included; demo
 // terminals emit demo.scan.success when they find a member).
-import { loadTerminalProject } from '../../auth/device-access.js'
 import { completeEnrollmentSession, identifyAtTerminal } from '../../domain/device-com.js'
 import { EnrollmentSessionSchema, sessionResource } from '../../domain/enrollment-sessions.js'
 import { CandidatesQuery, EnrollHand, IdentifyPalmSchema, IdentifyResultSchema } from '../palm-schemas.js'
@@ -12,7 +11,7 @@ const tags = ['Device-Com (extension)']
 
 export const deviceComEnrollmentRoutes: Route[] = [
   defineRoute({
-    method: 'post', path: '/v1/device-com/enrollment/:session_id/complete', auth: ['device'], tags, extension: true, rateLimited: true,
+    method: 'post', path: '/v1/device-com/enrollment/:session_id/complete', auth: ['device'], access: 'terminal', tags, extension: true, rateLimited: true,
     summary: "Complete this terminal's active enrollment session with the member's captures: enrolls exactly like POST /biometrics/enroll (duplicate check, all or nothing) and completes the session in the same transaction; emits enrollment.completed with session_id, member_id, device_id, completed_at. Send the session's challenge back as `challenge` to prove the captures belong to this session (sets terminal_challenge_response)",
     params: PathIds('session_id'),
     body: Body({
@@ -26,13 +25,12 @@ export const deviceComEnrollmentRoutes: Route[] = [
       { status: 409, description: 'conflict: the session is no longer active (completed, cancelled, superseded or expired); duplicate_palm: a palm belongs to another member' },
     ],
     async handler(context) {
-      const terminal = await loadTerminalProject(context)
-      const { member_id, session } = await completeEnrollmentSession(context.app, terminal, context.params.session_id, context.body)
+      const { member_id, session } = await completeEnrollmentSession(context.app, context.terminal, context.params.session_id, context.body)
       return { member_id, session: sessionResource(session) }
     },
   }),
   defineRoute({
-    method: 'post', path: '/v1/device-com/identify', auth: ['device'], tags, extension: true, rateLimited: true,
+    method: 'post', path: '/v1/device-com/identify', auth: ['device'], access: 'terminal', tags, extension: true, rateLimited: true,
     summary: "Identify a palm 1:N against the terminal's project environment, global environments included. A terminal in demo mode that finds a member emits demo.scan.success (member_id, device_id, scanned_at)",
     query: CandidatesQuery,
     body: Body({ palm: IdentifyPalmSchema }),
@@ -42,8 +40,7 @@ export const deviceComEnrollmentRoutes: Route[] = [
       { status: 503, description: "unavailable: the environment's gallery is still loading after a restart (Retry-After)" },
     ],
     async handler(context) {
-      const terminal = await loadTerminalProject(context)
-      return identifyAtTerminal(context.app, terminal, context.body.palm, context.query.k)
+      return identifyAtTerminal(context.app, context.terminal, context.body.palm, context.query.k)
     },
   }),
 ]

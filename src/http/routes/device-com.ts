@@ -3,7 +3,6 @@
 // (complete_registration) it long-polls for enrollment sessions, completes them with captures,
 // identifies palms against its project's environment (a global one included) and records
 // transactions. Every call of a linked terminal counts toward its project's rate limit.
-import { loadTerminalProject } from '../../auth/device-access.js'
 import { DeviceModeSchema, registerDevice } from '../../domain/devices.js'
 import { MAX_POLL_WAIT_SECONDS, pollEnrollment } from '../../domain/enrollment-poll.js'
 import { EnrollmentSessionSchema, sessionResource } from '../../domain/enrollment-sessions.js'
@@ -16,7 +15,7 @@ const tags = ['Device-Com (extension)']
 
 export const deviceComRoutes: Route[] = [
   defineRoute({
-    method: 'post', path: '/v1/device-com/registration', auth: ['none'], tags, extension: true,
+    method: 'post', path: '/v1/device-com/registration', auth: ['none'], access: 'none', tags, extension: true,
     summary: 'Register a terminal. Answers its device token (shown once; send it as "Authorization: Bearer pvd_…" on every Device-Com call) and a registration code (8 characters, single use, valid 15 minutes) that a sandbox project passes to complete_registration',
     body: Body({
       hardware_platform: Type.String({ minLength: 1, maxLength: 64, description: 'free text, e.g. android, linux, usb-sensor' }),
@@ -35,7 +34,7 @@ export const deviceComRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/v1/device-com/enrollment', auth: ['device'], tags, extension: true, rateLimited: true,
+    method: 'get', path: '/v1/device-com/enrollment', auth: ['device'], access: 'terminal', tags, extension: true, rateLimited: true,
     summary: `Long-poll for this terminal's active enrollment session. Answers 200 with it at once when there is one (picking it up: pending → in_progress), or as soon as one is started within the wait; 204 when the wait (0 to ${MAX_POLL_WAIT_SECONDS} s, default 0) ends with none`,
     query: Type.Object({
       wait: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_POLL_WAIT_SECONDS, description: 'seconds to wait for a session' })),
@@ -45,19 +44,18 @@ export const deviceComRoutes: Route[] = [
       { status: 204, description: 'no active session within the wait' },
     ],
     async handler(context) {
-      const { deviceId } = await loadTerminalProject(context)
-      const session = await pollEnrollment(context.app, deviceId, context.query.wait ?? 0, context.aborted)
+      const session = await pollEnrollment(context.app, context.terminal.deviceId, context.query.wait ?? 0, context.aborted)
       return session ? { session: sessionResource(session) } : new Reply(204, null)
     },
   }),
   ...deviceComEnrollmentRoutes,
   defineRoute({
-    method: 'post', path: '/v1/device-com/transactions', auth: ['device'], tags, extension: true, rateLimited: true,
+    method: 'post', path: '/v1/device-com/transactions', auth: ['device'], access: 'terminal', tags, extension: true, rateLimited: true,
     summary: "Record a transaction taken at this terminal for its project",
     body: Body(TransactionInputSchema),
     responses: [{ status: 201, description: 'the recorded transaction', schema: TransactionSchema }],
     async handler(context) {
-      const { deviceId, project } = await loadTerminalProject(context)
+      const { deviceId, project } = context.terminal
       return transactionResource(await recordTransaction(context.app, project.id, deviceId, context.body))
     },
   }),

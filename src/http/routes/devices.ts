@@ -1,7 +1,5 @@
 // Devices (spec "Devices and enrollment sessions"): list a project's terminals, link a registered
 // terminal with its registration code, rename or enable/disable one.
-import { loadProject } from '../../auth/access.js'
-import { loadDevice } from '../../auth/device-access.js'
 import { completeRegistration, deviceResource, DeviceModeSchema, DeviceSchema } from '../../domain/devices.js'
 import { notFound } from '../../errors.js'
 import { devicesOfProject, updateDevice } from '../../store/devices.js'
@@ -12,7 +10,7 @@ const tags = ['Devices']
 
 export const deviceRoutes: Route[] = [
   defineRoute({
-    method: 'get', path: '/v1/projects/:project_id/devices', auth: ['token', 'key'], tags, rateLimited: true,
+    method: 'get', path: '/v1/projects/:project_id/devices', auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
     summary: "List the project's devices, oldest first",
     params: PathIds('project_id'),
     query: Type.Object(Pagination(100), { additionalProperties: false }),
@@ -21,13 +19,13 @@ export const deviceRoutes: Route[] = [
       schema: Type.Object({ devices: Type.Array(DeviceSchema), total: Type.Integer() }),
     }],
     async handler(context) {
-      const project = await loadProject(context, context.params.project_id)
+      const { project } = context
       const { rows, total } = await devicesOfProject(context.app.sql, project.id, context.query.page, context.query.per_page)
       return { devices: rows.map(deviceResource), total }
     },
   }),
   defineRoute({
-    method: 'post', path: '/v1/projects/:project_id/device/android/complete_registration', auth: ['token', 'key'], tags, rateLimited: true,
+    method: 'post', path: '/v1/projects/:project_id/device/android/complete_registration', auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
     summary: 'Link a registered terminal (POST /v1/device-com/registration) to the project with its registration code (8 characters, single use, valid 15 minutes). Only a sandbox-plan project may do it (403 sandbox_required); an unknown, used or expired code is 422 registration_code_invalid',
     params: PathIds('project_id'),
     body: Body({
@@ -40,13 +38,12 @@ export const deviceRoutes: Route[] = [
       { status: 422, description: 'registration_code_invalid: unknown, used or expired code' },
     ],
     async handler(context) {
-      const project = await loadProject(context, context.params.project_id)
-      await completeRegistration(context.app, project, context.body)
+      await completeRegistration(context.app, context.project, context.body)
       return {}
     },
   }),
   defineRoute({
-    method: 'patch', path: '/v1/device/:device_id', auth: ['token', 'key'], tags, rateLimited: true,
+    method: 'patch', path: '/v1/device/:device_id', auth: ['token', 'key'], access: 'device', tags, rateLimited: true,
     summary: 'Rename a device, or enable/disable it (a disabled terminal\'s device token is refused at once)',
     params: PathIds('device_id'),
     body: Body({
@@ -55,7 +52,7 @@ export const deviceRoutes: Route[] = [
     }),
     responses: [{ status: 200, description: 'the device', schema: DeviceSchema }],
     async handler(context) {
-      const { device } = await loadDevice(context, context.params.device_id)
+      const { device } = context
       const updated = await updateDevice(context.app.sql, device.id, context.body)
       if (!updated) throw notFound('device')
       return deviceResource(updated)

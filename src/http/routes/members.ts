@@ -1,12 +1,10 @@
 // Members (spec "Members"): token or key; only on a tenant-managed environment (checked first,
 // 403 environment_not_tenant_managed), then the usual project access rules.
-import { loadProject, requireTenantManaged } from '../../auth/access.js'
 import {
   changeMember, createMember, DisplayName, loadMember, memberResource, MemberSchema, Metadata, removeMember,
 } from '../../domain/members.js'
 import { membersOfProject } from '../../store/members.js'
-import type { ProjectRow } from '../../store/projects.js'
-import { defineRoute, type Route, type RouteContext } from '../route.js'
+import { defineRoute, type Route } from '../route.js'
 import { Body, PathIds, Type } from '../schema.js'
 
 const tags = ['Members']
@@ -14,25 +12,19 @@ const ProjectParams = PathIds('project_id')
 const MemberParams = PathIds('project_id', 'member_id')
 const notTenantManaged = { status: 403, description: 'environment_not_tenant_managed: the project is on a global environment (or has none)' }
 
-async function tenantProject(context: Pick<RouteContext<{ project_id: string }>, 'params' | 'principal' | 'app' | 'responseHeaders'>): Promise<ProjectRow> {
-  const project = await loadProject(context, context.params.project_id)
-  requireTenantManaged(project)
-  return project
-}
-
 export const memberRoutes: Route[] = [
   defineRoute({
-    method: 'get', path: '/v1/projects/:project_id/members', auth: ['token', 'key'], tags, rateLimited: true,
+    method: 'get', path: '/v1/projects/:project_id/members', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
     summary: "List the project's members, oldest first",
     params: ProjectParams,
     responses: [{ status: 200, description: 'members', schema: Type.Array(MemberSchema) }, notTenantManaged],
     async handler(context) {
-      const project = await tenantProject(context)
+      const { project } = context
       return (await membersOfProject(context.app.sql, project.id)).map(memberResource)
     },
   }),
   defineRoute({
-    method: 'post', path: '/v1/projects/:project_id/members', auth: ['token', 'key'], tags, rateLimited: true,
+    method: 'post', path: '/v1/projects/:project_id/members', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
     summary: "Create a member (no palms yet: enroll them with POST .../biometrics/enroll). Refused with 422 headcount_reached once the plan's headcount is reached",
     params: ProjectParams,
     body: Body({ display_name: DisplayName, metadata: Type.Optional(Metadata) }),
@@ -42,38 +34,38 @@ export const memberRoutes: Route[] = [
       { status: 422, description: "headcount_reached: the project's plan allows no more members" },
     ],
     async handler(context) {
-      const project = await tenantProject(context)
+      const { project } = context
       return memberResource(await createMember(context.app, project, context.body))
     },
   }),
   defineRoute({
-    method: 'get', path: '/v1/projects/:project_id/members/:member_id', auth: ['token', 'key'], tags, rateLimited: true,
+    method: 'get', path: '/v1/projects/:project_id/members/:member_id', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
     summary: 'Read a member',
     params: MemberParams,
     responses: [{ status: 200, description: 'the member', schema: MemberSchema }, notTenantManaged],
     async handler(context) {
-      const project = await tenantProject(context)
+      const { project } = context
       return memberResource(await loadMember(context.app, project, context.params.member_id))
     },
   }),
   defineRoute({
-    method: 'put', path: '/v1/projects/:project_id/members/:member_id', auth: ['token', 'key'], tags, rateLimited: true,
+    method: 'put', path: '/v1/projects/:project_id/members/:member_id', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
     summary: 'Change a member: the fields sent (display_name, metadata, at least one) replace the stored ones; a field left out keeps its value; metadata null clears it',
     params: MemberParams,
     body: Body({ display_name: Type.Optional(DisplayName), metadata: Type.Optional(Metadata) }),
     responses: [{ status: 200, description: 'the member', schema: MemberSchema }, notTenantManaged],
     async handler(context) {
-      const project = await tenantProject(context)
+      const { project } = context
       return memberResource(await changeMember(context.app, project, context.params.member_id, context.body))
     },
   }),
   defineRoute({
-    method: 'delete', path: '/v1/projects/:project_id/members/:member_id', auth: ['token', 'key'], tags, rateLimited: true,
+    method: 'delete', path: '/v1/projects/:project_id/members/:member_id', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
     summary: "Delete a member: its data key is destroyed (its encrypted templates become unreadable everywhere, backups included) and its palms leave the gallery at once. Scan results and transactions keep the member id",
     params: MemberParams,
     responses: [{ status: 204, description: 'deleted' }, notTenantManaged],
     async handler(context) {
-      const project = await tenantProject(context)
+      const { project } = context
       await removeMember(context.app, project, context.params.member_id)
       return undefined
     },

@@ -1,6 +1,5 @@
 // Admin extensions (token only, organization admins only): organizations, their environments and
 // their projects. Not in the spec; marked as extensions in the OpenAPI document.
-import { requireOrgAdmin } from '../../auth/access.js'
 import {
   createEnvironment, createOrganization, createProject, environmentResource, EnvironmentSchema,
   organizationResource, OrganizationSchema, ProjectInputSchema, type ProjectInput,
@@ -16,7 +15,7 @@ const OrgParams = PathIds('org_id')
 
 export const organizationRoutes: Route[] = [
   defineRoute({
-    method: 'post', path: '/v1/organizations', auth: ['token'], tags, extension: true,
+    method: 'post', path: '/v1/organizations', auth: ['token'], access: 'caller', tags, extension: true,
     summary: 'Create a customer organization; the caller becomes its admin',
     body: Body({ name: Type.String({ minLength: 1, maxLength: 200 }) }),
     responses: [{ status: 201, description: 'the organization', schema: OrganizationSchema }],
@@ -26,7 +25,7 @@ export const organizationRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/v1/organizations', auth: ['token'], tags, extension: true,
+    method: 'get', path: '/v1/organizations', auth: ['token'], access: 'caller', tags, extension: true,
     summary: 'List the organizations the caller administers',
     responses: [{ status: 200, description: 'organizations', schema: Type.Array(OrganizationSchema) }],
     async handler({ app, principal }) {
@@ -35,7 +34,7 @@ export const organizationRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/v1/organization/:org_id/environments', auth: ['token'], tags, extension: true,
+    method: 'post', path: '/v1/organization/:org_id/environments', auth: ['token'], access: 'org-admin', tags, extension: true,
     summary: "Create an environment owned by the organization (global when the organization is a platform one)",
     params: OrgParams,
     body: Body({
@@ -50,38 +49,34 @@ export const organizationRoutes: Route[] = [
     }),
     responses: [{ status: 201, description: 'the environment', schema: EnvironmentSchema }],
     async handler(context) {
-      await requireOrgAdmin(context, context.params.org_id)
       return environmentResource(await createEnvironment(context.app, context.params.org_id, context.body))
     },
   }),
   defineRoute({
-    method: 'get', path: '/v1/organization/:org_id/environments', auth: ['token'], tags, extension: true,
+    method: 'get', path: '/v1/organization/:org_id/environments', auth: ['token'], access: 'org-admin', tags, extension: true,
     summary: "List the organization's environments",
     params: OrgParams,
     responses: [{ status: 200, description: 'environments', schema: Type.Array(EnvironmentSchema) }],
     async handler(context) {
-      await requireOrgAdmin(context, context.params.org_id)
       return (await environmentsOwnedBy(context.app.sql, context.params.org_id)).map(environmentResource)
     },
   }),
   defineRoute({
-    method: 'post', path: '/v1/organization/:org_id/projects', auth: ['token'], tags, extension: true,
+    method: 'post', path: '/v1/organization/:org_id/projects', auth: ['token'], access: 'org-admin', tags, extension: true,
     summary: "Create a project on one of the organization's environments or on a global one",
     params: OrgParams,
     body: Body(ProjectInputSchema),
     responses: [{ status: 201, description: 'the project', schema: ProjectSchema }],
     async handler(context) {
-      await requireOrgAdmin(context, context.params.org_id)
       return projectResource(await createProject(context.app, context.params.org_id, context.body as ProjectInput))
     },
   }),
   defineRoute({
-    method: 'get', path: '/v1/organization/:org_id/projects', auth: ['token'], tags, extension: true,
+    method: 'get', path: '/v1/organization/:org_id/projects', auth: ['token'], access: 'org-admin', tags, extension: true,
     summary: "List the organization's projects",
     params: OrgParams,
     responses: [{ status: 200, description: 'projects', schema: Type.Array(ProjectSchema) }],
     async handler(context) {
-      await requireOrgAdmin(context, context.params.org_id)
       return (await projectsOfOrganization(context.app.sql, context.params.org_id)).map(projectResource)
     },
   }),

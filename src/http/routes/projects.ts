@@ -1,5 +1,4 @@
 // Projects (spec "Scans, transactions, project"): list, read, and the server-lookup switch.
-import { loadProject } from '../../auth/access.js'
 import { projectResource, ProjectSchema } from '../../domain/projects.js'
 import { ServiceError } from '../../errors.js'
 import { projectsAdministeredBy, projectsReachableByKey, setServerLookup } from '../../store/projects.js'
@@ -11,7 +10,7 @@ const ProjectParams = PathIds('project_id')
 
 export const projectRoutes: Route[] = [
   defineRoute({
-    method: 'get', path: '/v1/projects', auth: ['token', 'key'], tags,
+    method: 'get', path: '/v1/projects', auth: ['token', 'key'], access: 'caller', tags,
     summary: 'List projects: with a token, every project of the organizations the user administers; with an API key, every project the key can reach. Not rate-limited',
     responses: [{ status: 200, description: 'projects, oldest first', schema: Type.Array(ProjectSchema) }],
     async handler({ app, principal }) {
@@ -21,16 +20,16 @@ export const projectRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/v1/projects/:project_id', auth: ['token', 'key'], tags, rateLimited: true,
+    method: 'get', path: '/v1/projects/:project_id', auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
     summary: 'Read a project',
     params: ProjectParams,
     responses: [{ status: 200, description: 'the project', schema: ProjectSchema }],
     async handler(context) {
-      return projectResource(await loadProject(context, context.params.project_id))
+      return projectResource(context.project)
     },
   }),
   defineRoute({
-    method: 'put', path: '/v1/projects/:project_id/server-lookup', auth: ['token'], tags, rateLimited: true,
+    method: 'put', path: '/v1/projects/:project_id/server-lookup', auth: ['token'], access: 'project', tags, rateLimited: true,
     summary: "Enable or disable server lookup. Enabling needs the project's environment to allow it (environment_enables_server_lookup), else 422 server_lookup_not_allowed; disabling is always allowed",
     params: ProjectParams,
     body: Body({ enable_server_lookup: Type.Boolean() }),
@@ -39,7 +38,7 @@ export const projectRoutes: Route[] = [
       { status: 422, description: 'server_lookup_not_allowed: the project has no environment, or its environment does not allow server lookup' },
     ],
     async handler(context) {
-      const project = await loadProject(context, context.params.project_id)
+      const { project } = context
       const enable = context.body.enable_server_lookup
       if (enable && !project.environment_id) {
         throw new ServiceError('server_lookup_not_allowed', `project ${project.id} has no environment`)

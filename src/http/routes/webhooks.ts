@@ -1,15 +1,13 @@
 // Webhooks (spec "Webhooks"): subscriptions, the test event, delivery history and attempts.
-// Every route loads the project first (access and rate limit), so a foreign project answers 404
+// Every route has project access (resolved before the handler), so a foreign project answers 404
 // before any URL is resolved.
-import { loadProject } from '../../auth/access.js'
 import {
   createSubscription, deleteSubscription, getSubscription, listAttempts, listDeliveries, listSubscriptions,
   sendTestEvent, updateSubscription, type WebhookDeps,
 } from '../../domain/webhooks.js'
-import { ServiceError } from '../../errors.js'
 import type { AppContext } from '../../app-context.js'
 import { defineRoute, type Route } from '../route.js'
-import { Body, Nullable, Pagination, PathIds, TimeWindow, Type } from '../schema.js'
+import { Body, Nullable, Pagination, PathIds, requireOrderedWindow, TimeWindow, Type } from '../schema.js'
 
 const tags = ['Webhooks']
 const deps = (app: AppContext): WebhookDeps => ({ db: app.db, guard: app.webhooks.guard })
@@ -80,60 +78,60 @@ const refusals = [
 
 export const webhookRoutes: Route[] = [
   defineRoute({
-    method: 'get', path: base, auth: ['token', 'key'], tags, rateLimited: true,
+    method: 'get', path: base, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
     summary: 'List the webhook subscriptions of the project (without secrets)',
     params: ProjectParams,
     responses: [{ status: 200, description: 'subscriptions, oldest first', schema: Type.Array(SubscriptionSchema) }],
     async handler(context) {
-      const project = await loadProject(context, context.params.project_id)
+      const { project } = context
       return listSubscriptions(deps(context.app), project.id)
     },
   }),
   defineRoute({
-    method: 'post', path: base, auth: ['token', 'key'], tags, rateLimited: true,
+    method: 'post', path: base, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
     summary: 'Create a webhook subscription; the secret is in this response only',
     params: ProjectParams,
     body: Body({ url: Url, event_types: EventTypes, enabled: Type.Optional(Type.Boolean({ default: true })) }),
     responses: [{ status: 201, description: 'the subscription with its secret', schema: CreatedSubscriptionSchema }, ...refusals],
     async handler(context) {
-      const project = await loadProject(context, context.params.project_id)
+      const { project } = context
       return createSubscription(deps(context.app), project.id, context.body)
     },
   }),
   defineRoute({
-    method: 'get', path: `${base}/:webhook_id`, auth: ['token', 'key'], tags, rateLimited: true,
+    method: 'get', path: `${base}/:webhook_id`, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
     summary: 'Read a webhook subscription (without secret)',
     params: WebhookParams,
     responses: [{ status: 200, description: 'the subscription', schema: SubscriptionSchema }],
     async handler(context) {
-      const project = await loadProject(context, context.params.project_id)
+      const { project } = context
       return getSubscription(deps(context.app), project.id, context.params.webhook_id)
     },
   }),
   defineRoute({
-    method: 'patch', path: `${base}/:webhook_id`, auth: ['token', 'key'], tags, rateLimited: true,
+    method: 'patch', path: `${base}/:webhook_id`, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
     summary: 'Change the url, event_types or enabled of a subscription (same rules as creation)',
     params: WebhookParams,
     body: Body({ url: Type.Optional(Url), event_types: Type.Optional(EventTypes), enabled: Type.Optional(Type.Boolean()) }),
     responses: [{ status: 200, description: 'the subscription', schema: SubscriptionSchema }, ...refusals],
     async handler(context) {
-      const project = await loadProject(context, context.params.project_id)
+      const { project } = context
       return updateSubscription(deps(context.app), project.id, context.params.webhook_id, context.body)
     },
   }),
   defineRoute({
-    method: 'delete', path: `${base}/:webhook_id`, auth: ['token', 'key'], tags, rateLimited: true,
+    method: 'delete', path: `${base}/:webhook_id`, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
     summary: 'Delete a subscription and its delivery history, permanently',
     params: WebhookParams,
     responses: [{ status: 204, description: 'deleted' }],
     async handler(context) {
-      const project = await loadProject(context, context.params.project_id)
+      const { project } = context
       await deleteSubscription(deps(context.app), project.id, context.params.webhook_id)
       return undefined
     },
   }),
   defineRoute({
-    method: 'post', path: `${base}/:webhook_id/test`, auth: ['token', 'key'], tags, rateLimited: true,
+    method: 'post', path: `${base}/:webhook_id/test`, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
     summary: 'Send a webhook.test event to this subscription, signed and retried like real events',
     params: WebhookParams,
     responses: [{
@@ -141,12 +139,12 @@ export const webhookRoutes: Route[] = [
       schema: Type.Object({ test_id: Type.String({ format: 'uuid' }), message: Type.String() }, { $id: 'WebhookTest' }),
     }],
     async handler(context) {
-      const project = await loadProject(context, context.params.project_id)
+      const { project } = context
       return sendTestEvent(deps(context.app), project.id, context.params.webhook_id)
     },
   }),
   defineRoute({
-    method: 'get', path: `${base}/:webhook_id/deliveries`, auth: ['token', 'key'], tags, rateLimited: true,
+    method: 'get', path: `${base}/:webhook_id/deliveries`, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
     summary: 'Deliveries of the subscription created in [from, to], newest first, one page',
     params: WebhookParams,
     query: Type.Object({ ...TimeWindow, ...Pagination(1000) }, { additionalProperties: false }),
@@ -154,22 +152,18 @@ export const webhookRoutes: Route[] = [
       status: 200, description: 'one page of deliveries and the total in the window',
       schema: Type.Object({ items: Type.Array(DeliverySchema), total_count: Type.Integer({ minimum: 0 }) }, { $id: 'WebhookDeliveryPage' }),
     }],
+    checkInput: requireOrderedWindow,
     async handler(context) {
-      const { query } = context
-      if (Date.parse(query.from) > Date.parse(query.to)) {
-        throw new ServiceError('invalid_request', 'query: from must not be after to', { errors: [{ path: '/from', message: 'must not be after to' }] })
-      }
-      const project = await loadProject(context, context.params.project_id)
-      return listDeliveries(deps(context.app), project.id, context.params.webhook_id, query)
+      return listDeliveries(deps(context.app), context.project.id, context.params.webhook_id, context.query)
     },
   }),
   defineRoute({
-    method: 'get', path: `${base}/:webhook_id/deliveries/:delivery_id/attempts`, auth: ['token', 'key'], tags, rateLimited: true,
+    method: 'get', path: `${base}/:webhook_id/deliveries/:delivery_id/attempts`, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
     summary: 'Attempts of one delivery, first to last',
     params: PathIds('project_id', 'webhook_id', 'delivery_id'),
     responses: [{ status: 200, description: 'attempts', schema: Type.Array(AttemptSchema) }],
     async handler(context) {
-      const project = await loadProject(context, context.params.project_id)
+      const { project } = context
       return listAttempts(deps(context.app), project.id, context.params.webhook_id, context.params.delivery_id)
     },
   }),
