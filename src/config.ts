@@ -29,6 +29,8 @@ export interface Config {
   nodeEnv: string
   matcherBackend: MatcherBackendChoice
   matcherThreads: number
+  /** Share of two-stage identify searches re-run exactly in the background (PALMVEIN_EXACT_AUDIT_RATE). */
+  exactAuditRate: number
   logLevel: LogLevel
 }
 
@@ -45,6 +47,14 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`)
   }
+  return value
+}
+
+function share(env: Env, name: string, fallback: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (raw.trim() === '' || !(value >= 0 && value <= 1)) throw new ConfigError(`${name} must be a number from 0 to 1, got "${raw}"`)
   return value
 }
 
@@ -97,6 +107,7 @@ export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.e
     nodeEnv,
     matcherBackend: oneOf(env, 'PALMVEIN_MATCHER_BACKEND', ['auto', 'native', 'wasm', 'js'] as const, 'auto'),
     matcherThreads: integer(env, 'PALMVEIN_MATCHER_THREADS', Math.max(1, os.availableParallelism()), 1, 256),
+    exactAuditRate: share(env, 'PALMVEIN_EXACT_AUDIT_RATE', 0.01),
     logLevel: oneOf(env, 'PALMVEIN_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     ...overrides,
   }

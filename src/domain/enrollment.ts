@@ -14,7 +14,7 @@ import { insertScans, type PalmPosition, type ScanInsert } from '../store/scans.
 import { replaceHandTemplates, type Hand, type TemplateInsert } from '../store/templates.js'
 import { enqueueEvent, wakeDispatcher } from '../webhooks/outbox.js'
 import { parseCapture, probeVector, referenceTemplate, type Capture } from './captures.js'
-import { galleryId, HANDS, type EnvironmentGallery } from './galleries.js'
+import { HANDS, type EnvironmentGallery } from './galleries.js'
 import { bestPerMember, rowsForMembers } from './identify-decision.js'
 import { newMemberKey, sealSilhouette, sealTemplate, unwrapMemberKey } from './template-crypto.js'
 
@@ -148,7 +148,7 @@ export async function enrollMember(app: AppContext, project: ProjectRow, input: 
         if (options.inTransaction) await options.inTransaction(tx as unknown as Sql)
         // Last: nothing after this can fail but the COMMIT itself, which the catch below undoes.
         published = true
-        for (const hand of hands) environment.gallery.upsert(galleryId(member.id, hand.hand), hand.reference)
+        for (const hand of hands) environment.gallery.upsert(member.id, hand.reference, { partition: hand.hand })
       })
     } catch (error) {
       if (published) {

@@ -1,5 +1,6 @@
 // One in-memory gallery per environment: every member's reference template per hand, decrypted
-// and quantised, under the id `${memberId}:${hand}`. Loaded from the database at boot (requests
+// and quantised, under the member id (16 bytes) in the hand's partition, so a capture of known
+// hand is compared with that hand's rows only (DECISIONS "Palm captures and matching"). Loaded from the database at boot (requests
 // for an environment still loading get 503 unavailable); environments created later are loaded
 // on first use. Changes made by other service processes arrive by NOTIFY and are re-read from the
 // database, one environment at a time in order, so a late notification never undoes a newer change.
@@ -16,7 +17,6 @@ import { openTemplate, unwrapMemberKey } from './template-crypto.js'
 
 export const GALLERY_CHANNEL = 'palmvein_gallery'
 export const HANDS: readonly Hand[] = ['left', 'right']
-export const galleryId = (memberId: string, hand: Hand): string => `${memberId}:${hand}`
 
 export interface EnvironmentGallery {
   environment: EnvironmentRow
@@ -71,6 +71,13 @@ export function createGalleries(options: { config: Config; db: Database; keyring
       matcher = createMatcher({
         dimension, threads: config.matcherThreads, backend: config.matcherBackend,
         logger: (message) => log.info(`Matcher: d=${dimension}: ${message}`),
+        exactAudit: {
+          rate: config.exactAuditRate,
+          onDisagreement: (twoStage, exact) => log.warn({
+            two_stage: twoStage[0] ? { member_id: twoStage[0].id, hand: twoStage[0].partition, match_score: twoStage[0].score } : null,
+            exact: exact[0] ? { member_id: exact[0].id, hand: exact[0].partition, match_score: exact[0].score } : null,
+          }, 'Galleries: a two-stage search disagreed with the exact scan'),
+        },
       })
       matchers.set(dimension, matcher)
       matcher.catch(() => matchers.delete(dimension))
@@ -102,7 +109,7 @@ export function createGalleries(options: { config: Config; db: Database; keyring
     const environment = entry.environment ?? (await environmentById(sql, environmentId))
     if (!environment) throw new ServiceError('not_found', `environment ${environmentId} not found`)
     entry.environment = environment
-    const gallery = (await matcherFor(environment.dimension)).createGallery()
+    const gallery = (await matcherFor(environment.dimension)).createGallery({ ids: 'uuid' })
     let after: string | null = null
     let lastLog = performance.now()
     const keys = new Map<string, Buffer>()
@@ -111,7 +118,7 @@ export function createGalleries(options: { config: Config; db: Database; keyring
       const page: ReferenceRow[] = await environmentReferencePage(sql, environmentId, after, PAGE_ROWS)
       for (const row of page) {
         const vector = decrypt(environment, row, keys)
-        if (vector) gallery.upsert(galleryId(row.member_id, row.hand), vector)
+        if (vector) gallery.upsert(row.member_id, vector, { partition: row.hand })
         entry.loaded += 1
       }
       if (page.length < PAGE_ROWS) break
@@ -178,10 +185,10 @@ export function createGalleries(options: { config: Config; db: Database; keyring
     for (const row of rows) {
       const vector = decrypt(environment.environment, row, keys)
       if (!vector) continue
-      environment.gallery.upsert(galleryId(memberId, row.hand), vector)
+      environment.gallery.upsert(memberId, vector, { partition: row.hand })
       present.add(row.hand)
     }
-    for (const hand of HANDS) if (!present.has(hand)) environment.gallery.remove(galleryId(memberId, hand))
+    for (const hand of HANDS) if (!present.has(hand)) environment.gallery.remove(memberId, { partition: hand })
   }
 
   function exclusive<T>(environmentId: string, task: (environment: EnvironmentGallery) => Promise<T>): Promise<T> {
@@ -217,8 +224,7 @@ export function createGalleries(options: { config: Config; db: Database; keyring
     exclusive,
     syncMember,
     removeMember(environmentId, memberId) {
-      const gallery = entries.get(environmentId)?.gallery
-      for (const hand of HANDS) gallery?.remove(galleryId(memberId, hand))
+      entries.get(environmentId)?.gallery?.remove(memberId)
     },
     async announce(environmentId, memberId) {
       await db.notify(GALLERY_CHANNEL, JSON.stringify({ origin, environment_id: environmentId, member_id: memberId }))
@@ -256,7 +262,10 @@ export function createGalleries(options: { config: Config; db: Database; keyring
         let total = 0
         let rows = 0
         let loading = 0
+        const audit = { audited: 0, disagreements: 0 }
         for (const entry of entries.values()) {
+          audit.audited += entry.gallery?.exactAudit.audited ?? 0
+          audit.disagreements += entry.gallery?.exactAudit.disagreements ?? 0
           if (entry.loading && entry.blocking) {
             loading += 1
             loaded += entry.loaded
@@ -267,7 +276,8 @@ export function createGalleries(options: { config: Config; db: Database; keyring
         if (loading > 0) throw new Error(`loading ${loaded}/${total} rows`)
         const backends = (await Promise.all([...matchers.values()].map((matcher) => matcher.catch(() => null))))
           .flatMap((matcher) => (matcher ? [`d=${matcher.dimension} ${matcher.backend.name} (${matcher.backend.isa})`] : []))
-        return `ready, ${entries.size} environment(s), ${rows} rows${backends.length ? `; matcher ${backends.join(', ')}` : ''}`
+        const exactness = `exactness audit ${audit.disagreements} disagreement(s) in ${audit.audited} two-stage search(es)`
+        return `ready, ${entries.size} environment(s), ${rows} rows${backends.length ? `; matcher ${backends.join(', ')}` : ''}; ${exactness}`
       },
     },
     async close() {

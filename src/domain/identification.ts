@@ -46,8 +46,14 @@ export async function identifyPalm(app: AppContext, project: ProjectRow, palm: I
   if (!Number.isInteger(k) || k < 1 || k > MAX_CANDIDATES) throw new ServiceError('invalid_request', `k must be an integer from 1 to ${MAX_CANDIDATES}`)
   const { environment, gallery } = await app.galleries.acquire(project.environment_id)
   const capture = parseCapture(palm.identify_capture, options.field ?? '/palm/identify_capture', environment, null)
-  // At least two members are needed to tell Found from Ambiguous.
-  const hits = await gallery.search(probeVector(capture), { k: rowsForMembers(Math.max(k, 2)) })
+  // At least two members are needed to tell Found from Ambiguous. A capture flagged with its hand
+  // is compared with that hand's references only; an unknown hand with both.
+  const hand = capture.template.hand
+  const hits = await gallery.search(probeVector(capture), {
+    k: hand ? Math.max(k, 2) : rowsForMembers(Math.max(k, 2)),
+    partition: hand ?? undefined,
+    mode: 'auto',
+  })
   const decision = decide(hits, environment)
   const candidates = decision.members.slice(0, k)
   app.scans.record({

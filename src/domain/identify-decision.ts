@@ -26,26 +26,26 @@ export interface Decision {
 /** Gallery rows needed to see `members` distinct members: each member has at most two rows. */
 export const rowsForMembers = (members: number): number => members * 2
 
-/** Splits a gallery id `${memberId}:${hand}`. */
-function parseRowId(id: string): { memberId: string; hand: Hand } {
-  const at = id.lastIndexOf(':')
-  return { memberId: id.slice(0, at), hand: id.slice(at + 1) as Hand }
+/** A gallery hit: the member id, in the partition of its hand. */
+export interface GalleryHit {
+  id: string
+  score: number
+  partition?: string
 }
 
 /** Best row per member, best first; `hits` are best first (as the matcher returns them). */
-export function bestPerMember(hits: ReadonlyArray<{ id: string; score: number }>): Candidate[] {
+export function bestPerMember(hits: ReadonlyArray<GalleryHit>): Candidate[] {
   const seen = new Set<string>()
   const members: Candidate[] = []
   for (const hit of hits) {
-    const { memberId, hand } = parseRowId(hit.id)
-    if (seen.has(memberId)) continue
-    seen.add(memberId)
-    members.push({ member_id: memberId, match_score: hit.score, hand })
+    if (seen.has(hit.id)) continue
+    seen.add(hit.id)
+    members.push({ member_id: hit.id, match_score: hit.score, hand: hit.partition as Hand })
   }
   return members
 }
 
-export function decide(hits: ReadonlyArray<{ id: string; score: number }>, settings: { match_threshold: number; margin: number }): Decision {
+export function decide(hits: ReadonlyArray<GalleryHit>, settings: { match_threshold: number; margin: number }): Decision {
   const members = bestPerMember(hits)
   const [best, runnerUp] = members
   if (!best) return { status: 'NotFound', member_id: null, match_score: 0, hand: null, members }

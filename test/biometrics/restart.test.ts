@@ -33,6 +33,7 @@ describe(`galleries survive a restart (${usingPostgres ? 'PostgreSQL' : 'PGlite'
     await waitUntilReady(svc.url)
     const health = await svc.request('GET', '/healthz')
     expect(health.text).toMatch(/galleries: ready, 2 environment\(s\), 11 rows/)
+    expect(health.text).toMatch(/exactness audit 0 disagreement\(s\) in 0 two-stage search\(es\)/)
 
     for (let identity = 0; identity < 5; identity++) {
       for (const hand of ['left', 'right'] as const) {

@@ -7,7 +7,7 @@ describe('configuration', () => {
     expect(config).toMatchObject({
       port: 8080, host: '0.0.0.0', databaseUrl: null, masterKey: null, jwksUrl: null, jwtPublicKey: null,
       jwtIssuer: 'palmvein-local', jwtAudience: 'palmvein', webhookAllowLocalhost: false, webhookTimeoutMs: 20_000,
-      webhookWorker: true, nodeEnv: 'development', matcherBackend: 'auto', logLevel: 'info',
+      webhookWorker: true, nodeEnv: 'development', matcherBackend: 'auto', exactAuditRate: 0.01, logLevel: 'info',
     })
     expect(config.dataDir).toMatch(/\/data$/)
     expect(config.matcherThreads).toBeGreaterThanOrEqual(1)
@@ -15,7 +15,8 @@ describe('configuration', () => {
 
   it('reads the environment and lets explicit overrides win', () => {
     const key = Buffer.alloc(32, 7).toString('base64')
-    const config = loadConfig({ port: 0 }, { PORT: '9000', PALMVEIN_MASTER_KEY: key, PALMVEIN_MATCHER_BACKEND: 'wasm', WEBHOOK_ALLOW_LOCALHOST: 'true' })
+    const config = loadConfig({ port: 0 }, { PORT: '9000', PALMVEIN_MASTER_KEY: key, PALMVEIN_MATCHER_BACKEND: 'wasm', WEBHOOK_ALLOW_LOCALHOST: 'true', PALMVEIN_EXACT_AUDIT_RATE: '0.5' })
+    expect(config.exactAuditRate).toBe(0.5)
     expect(config.port).toBe(0)
     expect(config.masterKey?.equals(Buffer.alloc(32, 7))).toBe(true)
     expect(config.matcherBackend).toBe('wasm')
@@ -27,6 +28,8 @@ describe('configuration', () => {
     [{ PALMVEIN_MASTER_KEY: 'c2hvcnQ=' }, /PALMVEIN_MASTER_KEY must be 32 bytes/],
     [{ PALMVEIN_MATCHER_BACKEND: 'gpu' }, /PALMVEIN_MATCHER_BACKEND must be one of auto, native, wasm, js/],
     [{ WEBHOOK_ALLOW_LOCALHOST: 'maybe' }, /WEBHOOK_ALLOW_LOCALHOST must be true or false/],
+    [{ PALMVEIN_EXACT_AUDIT_RATE: '1.5' }, /PALMVEIN_EXACT_AUDIT_RATE must be a number from 0 to 1/],
+    [{ PALMVEIN_EXACT_AUDIT_RATE: 'often' }, /PALMVEIN_EXACT_AUDIT_RATE must be a number from 0 to 1/],
     [{ WEBHOOK_ALLOW_LOCALHOST: '1', NODE_ENV: 'production' }, /refused when NODE_ENV=production/],
     [{ PALMVEIN_JWKS_URL: 'https://idp.example/jwks', PALMVEIN_JWT_PUBLIC_KEY: 'x' }, /either PALMVEIN_JWKS_URL or PALMVEIN_JWT_PUBLIC_KEY/],
   ])('refuses %o at boot', (env, message) => {

@@ -85,6 +85,21 @@ describe(`biometrics: enroll and identify (${usingPostgres ? 'PostgreSQL' : 'PGl
     expect(member.body.palm_templates_enrolled).toBe(4)
   })
 
+  it('compares a capture flagged with its hand with that hand only, and one of unknown hand with both', async () => {
+    const memberId = await createMember(svc, tenant, 'left hand only')
+    expectStatus(await enroll(svc, tenant, enrollBody(palms, 12, memberId, ['left'])), 200)
+    const leftPalm = palms.capture(12, 'left', 1, 0)
+    // The left palm presented with the right-hand flag: the right references do not hold it.
+    const asRight = await identify(svc, tenant, vectorBody(leftPalm, 1, 'right'))
+    expect(asRight.status).toBe('NotFound')
+    expect(asRight.match_score).toBeLessThan(0.8)
+    expect(await identify(svc, tenant, vectorBody(leftPalm, 1, 'left'))).toEqual({ status: 'Found', member_id: memberId, match_score: expect.any(Number), hand: 'left' })
+    // Unknown hand: both hands' references, so the left one is found.
+    const unknown = await identify(svc, tenant, vectorBody(leftPalm), '?k=2')
+    expect(unknown).toMatchObject({ status: 'Found', member_id: memberId, hand: 'left' })
+    expect(unknown.candidates![0]).toEqual({ member_id: memberId, match_score: unknown.match_score, hand: 'left' })
+  })
+
   it('answers Ambiguous when two members pass the threshold within the margin', async () => {
     // A and B have cosine 0.7 (so neither is a duplicate of the other); their bisector scores ≈ 0.92 with both.
     const a = unit(1)

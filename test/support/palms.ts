@@ -78,9 +78,9 @@ export function identifyBody(palms: SyntheticPopulation, identity: number, hand:
   return { palm: { identify_capture: base64url(palms.template(identity, hand, session, attempt, { quality: 90 })) } }
 }
 
-/** An identify body from a raw float vector (tests that build geometry by hand). */
-export function vectorBody(vector: Float32Array, extractorId = 1) {
-  return { palm: { identify_capture: base64url(encodeTemplate({ vector, extractorId, extractorVersion: 1, quality: 90 })) } }
+/** An identify body from a raw float vector (tests that build geometry by hand); hand flagged when given. */
+export function vectorBody(vector: Float32Array, extractorId = 1, hand: Hand | null = null) {
+  return { palm: { identify_capture: base64url(encodeTemplate({ vector, extractorId, extractorVersion: 1, quality: 90, hand })) } }
 }
 
 export async function enroll(svc: TestService, tenant: PalmTenant, body: unknown, projectId = tenant.projectId) {
