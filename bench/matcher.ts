@@ -157,6 +157,21 @@ for (const [rowCount, dimension] of cases) {
   log(`case done at ${((performance.now() - started) / 1000).toFixed(1)} s`)
 }
 
+// The fixed cost of one search through the public API and the pool: a gallery too small for the
+// scan to matter (1000 rows), forced onto the workers.
+{
+  const matcher = await createMatcher({ dimension: 256, threads, inlineBelowRows: 0 })
+  const gallery = matcher.createGallery()
+  const random = createRandom(seed)
+  const rows = randomRows(random, 1000, 256)
+  for (let row = 0; row < 1000; row++) gallery.upsert(`f${row}`, rows.subarray(row * 256, (row + 1) * 256))
+  const probe = rows.slice(0, 256)
+  const measured = await time('fixed', () => gallery.search(probe, { k }), 1000, timing)
+  results.push({ rows: 1000, dimension: 256, engine: `api:${matcher.backend.name}:pool-fixed-cost`, batch: 1, threads, ...measured, perProbeMs: measured.medianMs })
+  log(`fixed cost of a pooled search: median ${measured.medianMs.toFixed(3)} ms, p95 ${measured.p95Ms.toFixed(3)} ms`)
+  await matcher.close()
+}
+
 const twoStage: TwoStageReport[] = []
 for (const rows of twoStageRows) {
   const report = await benchTwoStage({ rows, dimension: 256, threads, probes: agreementProbes, candidates: candidateList, timing, seed, log })

@@ -52,7 +52,8 @@ export async function identifyPalm(app: AppContext, project: ProjectRow, palm: I
   const hits = await gallery.search(probeVector(capture), {
     k: hand ? Math.max(k, 2) : rowsForMembers(Math.max(k, 2)),
     partition: hand ?? undefined,
-    mode: 'auto',
+    mode: environment.search_mode,
+    candidates: environment.candidates,
   })
   const decision = decide(hits, environment)
   const candidates = decision.members.slice(0, k)

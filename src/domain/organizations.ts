@@ -26,6 +26,8 @@ export const EnvironmentSchema = Type.Object({
   margin: Type.Number(),
   min_quality: Type.Integer(),
   enables_server_lookup: Type.Boolean(),
+  search_mode: Type.Union([Type.Literal('exact'), Type.Literal('two_stage'), Type.Literal('auto')]),
+  candidates: Type.Integer(),
   created_at: Type.String({ format: 'date-time' }),
 }, { $id: 'Environment' })
 
@@ -45,6 +47,8 @@ export const environmentResource = (row: EnvironmentRow) => ({
   margin: row.margin,
   min_quality: row.min_quality,
   enables_server_lookup: row.enables_server_lookup,
+  search_mode: row.search_mode,
+  candidates: row.candidates,
   created_at: timestamp(row.created_at),
 })
 
@@ -61,6 +65,8 @@ export interface EnvironmentInput {
   margin?: number
   min_quality?: number
   enables_server_lookup?: boolean
+  search_mode?: 'exact' | 'two_stage' | 'auto'
+  candidates?: number
 }
 
 export function createEnvironment(app: AppContext, ownerOrgId: string, input: EnvironmentInput) {
@@ -77,6 +83,8 @@ export function createEnvironment(app: AppContext, ownerOrgId: string, input: En
     margin: input.margin ?? 0.03,
     min_quality: input.min_quality ?? 0,
     enables_server_lookup: input.enables_server_lookup ?? false,
+    search_mode: input.search_mode ?? 'auto',
+    candidates: input.candidates ?? 256,
     wrapped_key: wrapped,
   })
 }

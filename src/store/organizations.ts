@@ -14,6 +14,9 @@ export interface EnvironmentRow {
   margin: number
   min_quality: number
   enables_server_lookup: boolean
+  /** How identify searches the gallery: every row, or a sign-bit scan keeping `candidates` rows per probe. */
+  search_mode: 'exact' | 'two_stage' | 'auto'
+  candidates: number
   wrapped_key: Buffer
   created_at: Date
   /** Joined: the owner's kind decides the environment's kind. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { usingPostgres } from '../support/database.js'
 import {
-  createMember, createPalmTenant, enroll, enrollBody, identify, identifyBody, population, vectorBody, waitUntilReady, type PalmTenant,
+  addProject, createMember, createPalmTenant, enroll, enrollBody, identify, identifyBody, population, vectorBody, waitUntilReady, type PalmTenant,
 } from '../support/palms.js'
 import { bootService, expectStatus, type TestService } from '../support/service.js'
 
@@ -98,6 +98,23 @@ describe(`biometrics: enroll and identify (${usingPostgres ? 'PostgreSQL' : 'PGl
     const unknown = await identify(svc, tenant, vectorBody(leftPalm), '?k=2')
     expect(unknown).toMatchObject({ status: 'Found', member_id: memberId, hand: 'left' })
     expect(unknown.candidates![0]).toEqual({ member_id: memberId, match_score: unknown.match_score, hand: 'left' })
+  })
+
+  it('identifies through a two-stage environment with the exact scores', async () => {
+    const { projectId } = await addProject(svc, tenant, { search_mode: 'two_stage', candidates: 2 })
+    const enrolled: string[] = []
+    for (let identity = 20; identity < 23; identity++) {
+      const memberId = await createMember(svc, tenant, `two-stage ${identity}`, projectId)
+      expectStatus(await enroll(svc, tenant, enrollBody(palms, identity, memberId), projectId), 200)
+      enrolled.push(memberId)
+    }
+    for (let index = 0; index < 3; index++) {
+      const result = await identify(svc, tenant, identifyBody(palms, 20 + index, 'right'), '?k=3', projectId)
+      expect(result).toMatchObject({ status: 'Found', member_id: enrolled[index], hand: 'right' })
+      // Two candidates per worker reach stage 2: at most those, each with its exact score.
+      expect(result.candidates!.length).toBeGreaterThanOrEqual(1)
+      expect(result.candidates![0].match_score).toBe(result.match_score)
+    }
   })
 
   it('answers Ambiguous when two members pass the threshold within the margin', async () => {

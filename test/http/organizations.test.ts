@@ -28,8 +28,14 @@ describe('admin extensions: organizations, environments, projects', () => {
     expectStatus(env, 201)
     expect(env.body).toMatchObject({
       owner_org_id: org.id, name: 'HQ', kind: 'organization', dimension: 256, extractor_id: 1, extractor_version: 1,
-      match_threshold: 0.8, margin: 0.03, min_quality: 0, enables_server_lookup: false,
+      match_threshold: 0.8, margin: 0.03, min_quality: 0, enables_server_lookup: false, search_mode: 'auto', candidates: 256,
     })
+    const twoStage = await svc.request('POST', `/v1/organization/${org.id}/environments`, { auth: token, body: { name: 'Nation', search_mode: 'two_stage', candidates: 64 } })
+    expectStatus(twoStage, 201)
+    expect(twoStage.body).toMatchObject({ search_mode: 'two_stage', candidates: 64 })
+    for (const body of [{ name: 'x', search_mode: 'fast' }, { name: 'x', candidates: 0 }, { name: 'x', candidates: 65537 }]) {
+      expectStatus(await svc.request('POST', `/v1/organization/${org.id}/environments`, { auth: token, body }), 400)
+    }
     const project = await svc.request('POST', `/v1/organization/${org.id}/projects`, {
       auth: token, body: { name: 'Shop', environment_id: env.body.id, plan: 'sandbox', mcc: 5411 },
     })

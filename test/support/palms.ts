@@ -18,6 +18,8 @@ export interface EnvironmentOptions {
   extractor_id?: number
   extractor_version?: number
   match_threshold?: number
+  search_mode?: 'exact' | 'two_stage' | 'auto'
+  candidates?: number
   margin?: number
   min_quality?: number
 }

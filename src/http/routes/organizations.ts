@@ -46,6 +46,8 @@ export const organizationRoutes: Route[] = [
       margin: Type.Optional(Type.Number({ minimum: 0, exclusiveMaximum: 1 })),
       min_quality: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
       enables_server_lookup: Type.Optional(Type.Boolean()),
+      search_mode: Type.Optional(Type.Union([Type.Literal('exact'), Type.Literal('two_stage'), Type.Literal('auto')])),
+      candidates: Type.Optional(Type.Integer({ minimum: 1, maximum: 65536 })),
     }),
     responses: [{ status: 201, description: 'the environment', schema: EnvironmentSchema }],
     async handler(context) {
