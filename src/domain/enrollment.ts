@@ -148,7 +148,7 @@ export async function enrollMember(app: AppContext, project: ProjectRow, input: 
         if (options.inTransaction) await options.inTransaction(tx as unknown as Sql)
         // Last: nothing after this can fail but the COMMIT itself, which the catch below undoes.
         published = true
-        for (const hand of hands) environment.gallery.upsert(member.id, hand.reference, { partition: hand.hand })
+        for (const hand of hands) app.galleries.upsert(environment, member.id, hand.hand, hand.reference)
       })
     } catch (error) {
       if (published) {

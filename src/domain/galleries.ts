@@ -28,6 +28,8 @@ export interface Galleries {
   acquire(environmentId: string): Promise<EnvironmentGallery>
   /** Runs `task` after every earlier change of the environment (enroll, remote syncs) has finished. */
   exclusive<T>(environmentId: string, task: (environment: EnvironmentGallery) => Promise<T>): Promise<T>
+  /** Stores one hand's reference; 503 unavailable when the matcher's memory is full (nothing changes). */
+  upsert(environment: EnvironmentGallery, memberId: string, hand: Hand, vector: Int8Array): void
   /** Makes the gallery match the database for one member (after a change, or to undo a failed one). */
   syncMember(environment: EnvironmentGallery, memberId: string): Promise<void>
   /** Takes a deleted member out at once (no database read: the rows are gone). */
@@ -51,7 +53,11 @@ interface Entry {
   ready: Promise<void>
   /** Serialises the environment's changes. */
   chain: Promise<unknown>
+  /** Reference rows left out because the matcher's memory is full. */
+  notStored: number
 }
+
+const isMemoryFull = (error: unknown): boolean => error instanceof RangeError && error.message.startsWith('matcher memory is full')
 
 const PAGE_ROWS = 2_000
 const PROGRESS_EVERY_MS = 2_000
@@ -70,6 +76,7 @@ export function createGalleries(options: { config: Config; db: Database; keyring
     if (!matcher) {
       matcher = createMatcher({
         dimension, threads: config.matcherThreads, backend: config.matcherBackend,
+        ...(config.matcherMaxMemoryBytes ? { maxMemoryBytes: config.matcherMaxMemoryBytes } : {}),
         logger: (message) => log.info(`Matcher: d=${dimension}: ${message}`),
         exactAudit: {
           rate: config.exactAuditRate,
@@ -118,7 +125,7 @@ export function createGalleries(options: { config: Config; db: Database; keyring
       const page: ReferenceRow[] = await environmentReferencePage(sql, environmentId, after, PAGE_ROWS)
       for (const row of page) {
         const vector = decrypt(environment, row, keys)
-        if (vector) gallery.upsert(row.member_id, vector, { partition: row.hand })
+        if (vector) storeRow(entry, gallery, row.member_id, row.hand, vector, false)
         entry.loaded += 1
       }
       if (page.length < PAGE_ROWS) break
@@ -148,7 +155,24 @@ export function createGalleries(options: { config: Config; db: Database; keyring
   }
 
   function newEntry(blocking: boolean, environment: EnvironmentRow | null, total: number): Entry {
-    return { environment, gallery: null, loading: true, blocking, loaded: 0, total, ready: Promise.resolve(), chain: Promise.resolve() }
+    return { environment, gallery: null, loading: true, blocking, loaded: 0, total, ready: Promise.resolve(), chain: Promise.resolve(), notStored: 0 }
+  }
+
+  /**
+   * Stores a reference row. When the matcher's memory is full the row is left out (counted, and
+   * shown in /healthz); a request that needs it stored gets 503, a load goes on without it.
+   */
+  function storeRow(entry: Entry | undefined, gallery: Gallery, memberId: string, hand: Hand, vector: Int8Array, strict: boolean): void {
+    try {
+      gallery.upsert(memberId, vector, { partition: hand })
+    } catch (error) {
+      if (!isMemoryFull(error)) throw error
+      if (entry) {
+        if (entry.notStored === 0) log.error({ environment_id: entry.environment?.id, reason: (error as Error).message }, 'Galleries: matcher memory is full; references are left out')
+        entry.notStored += 1
+      }
+      if (strict) throw new ServiceError('unavailable', `${(error as Error).message.split(' (')[0]}; the reference cannot be stored`, { retryAfter: 60 })
+    }
   }
 
   async function acquire(environmentId: string): Promise<EnvironmentGallery> {
@@ -185,7 +209,7 @@ export function createGalleries(options: { config: Config; db: Database; keyring
     for (const row of rows) {
       const vector = decrypt(environment.environment, row, keys)
       if (!vector) continue
-      environment.gallery.upsert(memberId, vector, { partition: row.hand })
+      storeRow(entries.get(environment.environment.id), environment.gallery, memberId, row.hand, vector, true)
       present.add(row.hand)
     }
     for (const hand of HANDS) if (!present.has(hand)) environment.gallery.remove(memberId, { partition: hand })
@@ -223,6 +247,7 @@ export function createGalleries(options: { config: Config; db: Database; keyring
     acquire,
     exclusive,
     syncMember,
+    upsert: (environment, memberId, hand, vector) => storeRow(entries.get(environment.environment.id), environment.gallery, memberId, hand, vector, true),
     removeMember(environmentId, memberId) {
       entries.get(environmentId)?.gallery?.remove(memberId)
     },
@@ -263,7 +288,9 @@ export function createGalleries(options: { config: Config; db: Database; keyring
         let rows = 0
         let loading = 0
         const audit = { audited: 0, disagreements: 0 }
+        let notStored = 0
         for (const entry of entries.values()) {
+          notStored += entry.notStored
           audit.audited += entry.gallery?.exactAudit.audited ?? 0
           audit.disagreements += entry.gallery?.exactAudit.disagreements ?? 0
           if (entry.loading && entry.blocking) {
@@ -277,7 +304,8 @@ export function createGalleries(options: { config: Config; db: Database; keyring
         const backends = (await Promise.all([...matchers.values()].map((matcher) => matcher.catch(() => null))))
           .flatMap((matcher) => (matcher ? [`d=${matcher.dimension} ${matcher.backend.name} (${matcher.backend.isa})`] : []))
         const exactness = `exactness audit ${audit.disagreements} disagreement(s) in ${audit.audited} two-stage search(es)`
-        return `ready, ${entries.size} environment(s), ${rows} rows${backends.length ? `; matcher ${backends.join(', ')}` : ''}; ${exactness}`
+        const full = notStored > 0 ? `; warning: matcher memory is full, ${notStored} reference row(s) not stored (raise PALMVEIN_MATCHER_MAX_MEMORY or use the native backend)` : ''
+        return `ready, ${entries.size} environment(s), ${rows} rows${backends.length ? `; matcher ${backends.join(', ')}` : ''}; ${exactness}${full}`
       },
     },
     async close() {

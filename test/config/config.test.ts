@@ -7,7 +7,7 @@ describe('configuration', () => {
     expect(config).toMatchObject({
       port: 8080, host: '0.0.0.0', databaseUrl: null, masterKey: null, jwksUrl: null, jwtPublicKey: null,
       jwtIssuer: 'palmvein-local', jwtAudience: 'palmvein', webhookAllowLocalhost: false, webhookTimeoutMs: 20_000,
-      webhookWorker: true, nodeEnv: 'development', matcherBackend: 'auto', exactAuditRate: 0.01, logLevel: 'info',
+      webhookWorker: true, nodeEnv: 'development', matcherBackend: 'auto', exactAuditRate: 0.01, matcherMaxMemoryBytes: null, logLevel: 'info',
     })
     expect(config.dataDir).toMatch(/\/data$/)
     expect(config.matcherThreads).toBeGreaterThanOrEqual(1)
@@ -28,6 +28,7 @@ describe('configuration', () => {
     [{ PALMVEIN_MASTER_KEY: 'c2hvcnQ=' }, /PALMVEIN_MASTER_KEY must be 32 bytes/],
     [{ PALMVEIN_MATCHER_BACKEND: 'gpu' }, /PALMVEIN_MATCHER_BACKEND must be one of auto, native, wasm, js/],
     [{ WEBHOOK_ALLOW_LOCALHOST: 'maybe' }, /WEBHOOK_ALLOW_LOCALHOST must be true or false/],
+    [{ PALMVEIN_MATCHER_MAX_MEMORY: '1000' }, /PALMVEIN_MATCHER_MAX_MEMORY must be an integer between 1048576 and/],
     [{ PALMVEIN_EXACT_AUDIT_RATE: '1.5' }, /PALMVEIN_EXACT_AUDIT_RATE must be a number from 0 to 1/],
     [{ PALMVEIN_EXACT_AUDIT_RATE: 'often' }, /PALMVEIN_EXACT_AUDIT_RATE must be a number from 0 to 1/],
     [{ WEBHOOK_ALLOW_LOCALHOST: '1', NODE_ENV: 'production' }, /refused when NODE_ENV=production/],
