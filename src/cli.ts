@@ -8,7 +8,7 @@
 import { parseArgs } from 'node:util'
 import { loadLocalIssuer } from './auth/identity-tokens.js'
 import { ConfigError, loadConfig } from './config.js'
-import { organizationResource } from './domain/organizations.js'
+import { organizationResource } from './http/resources/organizations.js'
 import { newId } from './ids.js'
 import { start } from './server.js'
 import { openDatabase } from './store/database.js'

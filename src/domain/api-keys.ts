@@ -4,48 +4,9 @@ import type { AppContext } from '../app-context.js'
 import { hashSecret, newSecret } from '../auth/secrets.js'
 import { ServiceError } from '../errors.js'
 import { newId, timestamp } from '../ids.js'
-import { Nullable, Type } from '../http/schema.js'
-import { insertApiKey, projectIdsInOrganization, type ApiKeyRow } from '../store/api-keys.js'
+import { insertApiKey, projectIdsInOrganization } from '../store/api-keys.js'
 
 export const PREFIX_LENGTH = 8
-
-const uuid = (description?: string) => Type.String({ format: 'uuid', description })
-const time = (description: string) => Nullable(Type.String({ format: 'date-time', description }))
-
-export const ApiKeyRecordSchema = Type.Object({
-  id: uuid('the key id (the part before the dot of the plaintext key)'),
-  prefix: Type.String({ description: 'the first 8 characters of the secret, to recognise a key' }),
-  organization_id: uuid(),
-  name: Type.String(),
-  created_by_user_id: Type.String({ description: 'identity-token subject of the admin who created the key' }),
-  project_ids: Nullable(Type.Array(uuid(), { description: 'projects the key may reach; null = organization-wide' })),
-  created_at: Type.String({ format: 'date-time' }),
-  last_used_at: time('last successful authentication, updated at most once a minute; null if never used'),
-  revoked_at: time('when the key was revoked; null while it is active'),
-}, { $id: 'ApiKeyRecord' })
-
-export const ApiKeyCreatedSchema = Type.Object({
-  id: uuid(),
-  prefix: Type.String(),
-  name: Type.String(),
-  key: Type.String({ description: 'the plaintext key `{key_id}.{api_key}`; shown only in this response' }),
-  project_ids: Nullable(Type.Array(uuid())),
-  created_at: Type.String({ format: 'date-time' }),
-}, { $id: 'ApiKeyCreated' })
-
-export const KeyName = Type.String({ minLength: 1, maxLength: 200 })
-
-export const apiKeyRecord = (row: ApiKeyRow) => ({
-  id: row.id,
-  prefix: row.prefix,
-  organization_id: row.org_id,
-  name: row.name,
-  created_by_user_id: row.created_by_user_id,
-  project_ids: row.project_ids,
-  created_at: timestamp(row.created_at),
-  last_used_at: timestamp(row.last_used_at),
-  revoked_at: timestamp(row.revoked_at),
-})
 
 export interface NewApiKey {
   orgId: string

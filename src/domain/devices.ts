@@ -6,17 +6,11 @@ import type { AppContext } from '../app-context.js'
 import { DEVICE_TOKEN_PREFIX } from '../auth/authenticate.js'
 import { hashSecret, newSecret } from '../auth/secrets.js'
 import { ServiceError } from '../errors.js'
-import { Nullable, Type } from '../http/schema.js'
-import { newId, timestamp } from '../ids.js'
-import {
-  deleteAbandonedDevices, insertUnlinkedDevice, linkDeviceByCode, type DeviceMode, type DeviceRow,
-} from '../store/devices.js'
+import { newId } from '../ids.js'
+import { deleteAbandonedDevices, insertUnlinkedDevice, linkDeviceByCode, type DeviceMode } from '../store/devices.js'
 import type { ProjectRow } from '../store/projects.js'
 
 export const DEVICE_MODES: readonly DeviceMode[] = ['access', 'payment', 'enrollment', 'demo']
-export const DeviceModeSchema = Type.Union(DEVICE_MODES.map((mode) => Type.Literal(mode)), {
-  description: 'access, payment, enrollment or demo',
-})
 
 export const REGISTRATION_CODE_LENGTH = 8
 export const REGISTRATION_CODE_TTL_MS = 15 * 60_000
@@ -25,34 +19,6 @@ export const REGISTRATION_CODE_TTL_MS = 15 * 60_000
 const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789'
 // Unlinked devices older than this can never be linked (their code expired): swept away.
 const ABANDONED_AFTER_MS = 60 * 60_000
-
-export const DeviceSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  name: Nullable(Type.String()),
-  address_city: Nullable(Type.String()),
-  address_state: Nullable(Type.String()),
-  address_country: Nullable(Type.String()),
-  last_auth_at: Nullable(Type.String({ format: 'date-time', description: 'last request authenticated with the device token' })),
-  last_activity_at: Nullable(Type.String({ format: 'date-time', description: 'last identify, enrollment or transaction of the terminal' })),
-  mode: DeviceModeSchema,
-  hardware_platform: Type.String(),
-  enabled: Type.Boolean(),
-}, { $id: 'Device' })
-
-export function deviceResource(row: DeviceRow) {
-  return {
-    id: row.id,
-    name: row.name,
-    address_city: row.address_city,
-    address_state: row.address_state,
-    address_country: row.address_country,
-    last_auth_at: timestamp(row.last_auth_at),
-    last_activity_at: timestamp(row.last_activity_at),
-    mode: row.mode,
-    hardware_platform: row.hardware_platform,
-    enabled: row.enabled,
-  }
-}
 
 function newRegistrationCode(): string {
   const bytes = randomBytes(REGISTRATION_CODE_LENGTH)

@@ -10,7 +10,6 @@
 import type { AppContext } from '../app-context.js'
 import { newSecret } from '../auth/secrets.js'
 import { ServiceError, notFound } from '../errors.js'
-import { Nullable, Type } from '../http/schema.js'
 import { newId } from '../ids.js'
 import {
   activeSession, cancelActiveSession, insertSession, memberInProject, sessionOfDevice, type SessionRow,
@@ -18,37 +17,7 @@ import {
 
 export const SESSION_TTL_SECONDS = 300
 
-export const EnrollmentSessionSchema = Type.Object({
-  enroll_id: Type.String({ format: 'uuid', description: 'the session id' }),
-  state: Type.Union(['pending', 'in_progress', 'completed', 'cancelled', 'expired'].map((state) => Type.Literal(state)), {
-    description: 'pending → in_progress (a terminal picked it up) → completed, or cancelled, or expired',
-  }),
-  nbf: Type.Integer({ description: 'not before, Unix seconds' }),
-  iat: Type.Integer({ description: 'issued at, Unix seconds' }),
-  exp: Type.Integer({ description: 'expires at, Unix seconds (iat + 300)' }),
-  user_id: Type.String({ format: 'uuid', description: 'the member being enrolled' }),
-  challenge: Type.String({ description: 'random string the terminal echoes when it completes the session' }),
-  mobile_challenge_response: Type.Boolean({ description: 'always false: this service has no mobile confirmation step' }),
-  terminal_challenge_response: Type.Boolean({ description: 'true once the terminal completed the session echoing its challenge' }),
-}, { $id: 'EnrollmentSession' })
-
-export const SessionEnvelopeSchema = Type.Object({ session: Nullable(EnrollmentSessionSchema) })
-
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000)
-
-export function sessionResource(row: SessionRow) {
-  return {
-    enroll_id: row.id,
-    state: row.state,
-    nbf: row.nbf,
-    iat: row.iat,
-    exp: row.exp,
-    user_id: row.member_id,
-    challenge: row.challenge,
-    mobile_challenge_response: row.mobile_challenge_response,
-    terminal_challenge_response: row.terminal_challenge_response,
-  }
-}
 
 export async function startSession(app: AppContext, device: { id: string; project_id: string; enabled: boolean }, memberId: string) {
   if (!device.enabled) throw new ServiceError('conflict', `device ${device.id} is disabled; enable it before starting an enrollment`)

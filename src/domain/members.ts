@@ -5,8 +5,7 @@
 import type postgres from 'postgres'
 import type { AppContext } from '../app-context.js'
 import { ServiceError, notFound } from '../errors.js'
-import { Nullable, Type } from '../http/schema.js'
-import { newId, timestamp } from '../ids.js'
+import { newId } from '../ids.js'
 import { deleteMember, insertMemberWithinHeadcount, memberById, updateMember, type MemberRow } from '../store/members.js'
 import { environmentById } from '../store/organizations.js'
 import type { ProjectRow } from '../store/projects.js'
@@ -14,33 +13,6 @@ import { newMemberKey } from './template-crypto.js'
 
 /** Metadata is any JSON value; its JSON text is capped so one member cannot bloat the table. */
 export const MAX_METADATA_BYTES = 16 * 1024
-
-export const MemberSchema = Type.Object({
-  member_id: Type.String({ format: 'uuid' }),
-  display_name: Type.String(),
-  metadata: Nullable(Type.String({ description: 'the metadata sent: a string as itself, any other JSON value as its JSON text' })),
-  created_at: Type.String({ format: 'date-time' }),
-  updated_at: Type.String({ format: 'date-time' }),
-  palm_templates_enrolled: Type.Integer({ minimum: 0, description: 'captures stored (2 per enrolled hand)' }),
-  last_enrolled_at: Nullable(Type.String({ format: 'date-time' })),
-  last_used_at: Nullable(Type.String({ format: 'date-time', description: 'last successful identification' })),
-}, { $id: 'Member' })
-
-export const DisplayName = Type.String({ minLength: 1, maxLength: 200 })
-export const Metadata = Type.Unknown({ description: `any JSON value, or null; at most ${MAX_METADATA_BYTES} bytes of JSON` })
-
-export function memberResource(row: MemberRow) {
-  return {
-    member_id: row.id,
-    display_name: row.display_name,
-    metadata: row.metadata === null ? null : typeof row.metadata === 'string' ? row.metadata : JSON.stringify(row.metadata),
-    created_at: timestamp(row.created_at),
-    updated_at: timestamp(row.updated_at),
-    palm_templates_enrolled: row.palm_templates_enrolled,
-    last_enrolled_at: timestamp(row.last_enrolled_at),
-    last_used_at: timestamp(row.last_used_at),
-  }
-}
 
 function checkMetadata(metadata: unknown): postgres.JSONValue | null {
   if (metadata === undefined || metadata === null) return null

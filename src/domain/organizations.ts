@@ -1,56 +1,10 @@
 // Admin extensions: organizations, their environments and projects (token only, org admins only).
 import type { AppContext } from '../app-context.js'
 import { ServiceError } from '../errors.js'
-import { newId, timestamp } from '../ids.js'
-import { Nullable, Type } from '../http/schema.js'
-import { environmentById, insertEnvironment, insertOrganization, type EnvironmentRow, type OrganizationRow } from '../store/organizations.js'
+import { newId } from '../ids.js'
+import { environmentById, insertEnvironment, insertOrganization } from '../store/organizations.js'
 import { insertProject } from '../store/projects.js'
-import { PLANS, type PlanId } from './plans.js'
-
-export const OrganizationSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  name: Type.String(),
-  kind: Type.Union([Type.Literal('platform'), Type.Literal('customer')]),
-  created_at: Type.String({ format: 'date-time' }),
-}, { $id: 'Organization' })
-
-export const EnvironmentSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  owner_org_id: Type.String({ format: 'uuid' }),
-  name: Type.String(),
-  kind: Type.Union([Type.Literal('global'), Type.Literal('organization')]),
-  dimension: Type.Integer(),
-  extractor_id: Type.Integer(),
-  extractor_version: Type.Integer(),
-  match_threshold: Type.Number(),
-  margin: Type.Number(),
-  min_quality: Type.Integer(),
-  enables_server_lookup: Type.Boolean(),
-  search_mode: Type.Union([Type.Literal('exact'), Type.Literal('two_stage'), Type.Literal('auto')]),
-  candidates: Type.Integer(),
-  created_at: Type.String({ format: 'date-time' }),
-}, { $id: 'Environment' })
-
-export const organizationResource = (row: OrganizationRow) => ({
-  id: row.id, name: row.name, kind: row.kind, created_at: timestamp(row.created_at),
-})
-
-export const environmentResource = (row: EnvironmentRow) => ({
-  id: row.id,
-  owner_org_id: row.owner_org_id,
-  name: row.name,
-  kind: row.owner_kind === 'platform' ? 'global' : 'organization',
-  dimension: row.dimension,
-  extractor_id: row.extractor_id,
-  extractor_version: row.extractor_version,
-  match_threshold: row.match_threshold,
-  margin: row.margin,
-  min_quality: row.min_quality,
-  enables_server_lookup: row.enables_server_lookup,
-  search_mode: row.search_mode,
-  candidates: row.candidates,
-  created_at: timestamp(row.created_at),
-})
+import { PLANS, type PlanId } from '../plans.js'
 
 export function createOrganization(app: AppContext, input: { name: string; kind: 'platform' | 'customer' }, adminSubject: string) {
   return insertOrganization(app.sql, { id: newId(), name: input.name, kind: input.kind }, adminSubject)
@@ -98,17 +52,6 @@ export interface ProjectInput {
   website?: string | null
   icon_path?: string | null
   payment_account_id?: string | null
-}
-
-export const ProjectInputSchema = {
-  name: Type.String({ minLength: 1, maxLength: 200 }),
-  environment_id: Type.Optional(Nullable(Type.String({ format: 'uuid' }))),
-  plan: Type.Union(Object.keys(PLANS).map((id) => Type.Literal(id))),
-  mcc: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 9999 }))),
-  phone_number: Type.Optional(Nullable(Type.String({ maxLength: 32 }))),
-  website: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
-  icon_path: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
-  payment_account_id: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
 }
 
 /** A project may use its own organization's environments or a global (platform) one. */

@@ -1,6 +1,6 @@
 // Queries of the project aggregate (with the environment facts every access check needs).
 import type { Sql } from './database.js'
-import type { PlanId } from '../domain/plans.js'
+import type { PlanId } from '../plans.js'
 
 export interface ProjectRow {
   id: string

@@ -1,8 +1,9 @@
 // API key management (spec "API keys"): identity token of an organization admin only. Lists
 // include revoked keys (their record carries revoked_at); DELETE is a soft delete and idempotent.
-import { apiKeyRecord, ApiKeyCreatedSchema, ApiKeyRecordSchema, createApiKey, KeyName } from '../../domain/api-keys.js'
+import { createApiKey } from '../../domain/api-keys.js'
 import { notFound } from '../../errors.js'
 import { apiKeysOfOrganization, apiKeysReachingProject, revokeApiKey } from '../../store/api-keys.js'
+import { ApiKeyCreatedSchema, apiKeyRecord, ApiKeyRecordSchema, KeyName } from '../resources/api-keys.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, Nullable, PathIds, Type, Uuid } from '../schema.js'
 

@@ -3,7 +3,7 @@
 import { callerType } from '../../auth/principal.js'
 import { enrollMember } from '../../domain/enrollment.js'
 import { identifyPalm } from '../../domain/identification.js'
-import { CandidatesQuery, EnrollHand, IdentifyPalmSchema, IdentifyResultSchema } from '../palm-schemas.js'
+import { CandidatesQuery, EnrollHand, IdentifyPalmSchema, IdentifyResultSchema } from '../resources/palms.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, Nullable, PathIds, Type, Uuid } from '../schema.js'
 

@@ -2,8 +2,8 @@
 // and identify a palm against its project's environment (a global environment included; demo
 // terminals emit demo.scan.success when they find a member).
 import { completeEnrollmentSession, identifyAtTerminal } from '../../domain/device-com.js'
-import { EnrollmentSessionSchema, sessionResource } from '../../domain/enrollment-sessions.js'
-import { CandidatesQuery, EnrollHand, IdentifyPalmSchema, IdentifyResultSchema } from '../palm-schemas.js'
+import { EnrollmentSessionSchema, sessionResource } from '../resources/enrollment-sessions.js'
+import { CandidatesQuery, EnrollHand, IdentifyPalmSchema, IdentifyResultSchema } from '../resources/palms.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, Nullable, PathIds, Type } from '../schema.js'
 

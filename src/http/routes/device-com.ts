@@ -3,10 +3,12 @@
 // (complete_registration) it long-polls for enrollment sessions, completes them with captures,
 // identifies palms against its project's environment (a global one included) and records
 // transactions. Every call of a linked terminal counts toward its project's rate limit.
-import { DeviceModeSchema, registerDevice } from '../../domain/devices.js'
+import { registerDevice } from '../../domain/devices.js'
 import { MAX_POLL_WAIT_SECONDS, pollEnrollment } from '../../domain/enrollment-poll.js'
-import { EnrollmentSessionSchema, sessionResource } from '../../domain/enrollment-sessions.js'
-import { recordTransaction, TransactionInputSchema, transactionResource, TransactionSchema } from '../../domain/transactions.js'
+import { recordTransaction } from '../../domain/transactions.js'
+import { DeviceModeSchema } from '../resources/devices.js'
+import { EnrollmentSessionSchema, sessionResource } from '../resources/enrollment-sessions.js'
+import { TransactionInputSchema, transactionResource, TransactionSchema } from '../resources/transactions.js'
 import { defineRoute, Reply, type Route } from '../route.js'
 import { Body, Type } from '../schema.js'
 import { deviceComEnrollmentRoutes } from './device-com-enrollment.js'

@@ -1,8 +1,9 @@
 // Devices (spec "Devices and enrollment sessions"): list a project's terminals, link a registered
 // terminal with its registration code, rename or enable/disable one.
-import { completeRegistration, deviceResource, DeviceModeSchema, DeviceSchema } from '../../domain/devices.js'
+import { completeRegistration } from '../../domain/devices.js'
 import { notFound } from '../../errors.js'
 import { devicesOfProject, updateDevice } from '../../store/devices.js'
+import { DeviceModeSchema, deviceResource, DeviceSchema } from '../resources/devices.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, Pagination, PathIds, Type } from '../schema.js'
 

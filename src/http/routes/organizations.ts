@@ -1,12 +1,10 @@
 // Admin extensions (token only, organization admins only): organizations, their environments and
 // their projects. Not in the spec; marked as extensions in the OpenAPI document.
-import {
-  createEnvironment, createOrganization, createProject, environmentResource, EnvironmentSchema,
-  organizationResource, OrganizationSchema, ProjectInputSchema, type ProjectInput,
-} from '../../domain/organizations.js'
-import { projectResource, ProjectSchema } from '../../domain/projects.js'
+import { createEnvironment, createOrganization, createProject, type ProjectInput } from '../../domain/organizations.js'
 import { environmentsOwnedBy, organizationsAdministeredBy } from '../../store/organizations.js'
 import { projectsOfOrganization } from '../../store/projects.js'
+import { environmentResource, EnvironmentSchema, organizationResource, OrganizationSchema, ProjectInputSchema } from '../resources/organizations.js'
+import { projectResource, ProjectSchema } from '../resources/projects.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, PathIds, Type } from '../schema.js'
 

@@ -1,7 +1,7 @@
 // Projects (spec "Scans, transactions, project"): list, read, and the server-lookup switch.
-import { projectResource, ProjectSchema } from '../../domain/projects.js'
 import { ServiceError } from '../../errors.js'
 import { projectsAdministeredBy, projectsReachableByKey, setServerLookup } from '../../store/projects.js'
+import { projectResource, ProjectSchema } from '../resources/projects.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, PathIds, Type } from '../schema.js'
 

@@ -1,6 +1,6 @@
 // Scan results (spec "Scans, transactions, project"): every identify and enroll, newest first.
-import { ScanResultSchema, scanResource } from '../../domain/scans.js'
 import { scansOfProject } from '../../store/scans.js'
+import { scanResource, ScanResultSchema } from '../resources/scans.js'
 import { defineRoute, type Route } from '../route.js'
 import { Pagination, PathIds, requireOrderedWindow, TimeWindow, Type } from '../schema.js'
 

@@ -1,7 +1,8 @@
 // Transactions (spec "Scans, transactions, project"): the JSON list and the CSV export of a time
 // window. Terminals record them through Device-Com (device-com.ts).
-import { CSV_COLUMNS, CSV_CONTENT_TYPE, exportTransactionsCsv, exportTransactionsJson } from '../../domain/transaction-export.js'
-import { TransactionSchema } from '../../domain/transactions.js'
+import { transactionPages } from '../../domain/transactions.js'
+import { CSV_COLUMNS, CSV_CONTENT_TYPE, transactionsCsv, transactionsJson } from '../resources/transaction-export.js'
+import { TransactionSchema } from '../resources/transactions.js'
 import { defineRoute, StreamReply, type Route } from '../route.js'
 import { parseWindow, PathIds, requireOrderedWindow, TimeWindow, Type } from '../schema.js'
 
@@ -19,7 +20,7 @@ export const transactionRoutes: Route[] = [
     async handler(context) {
       const { project } = context
       const window = parseWindow(context.query)
-      return new StreamReply(200, await exportTransactionsJson(context.app, project.id, window), 'application/json; charset=utf-8')
+      return new StreamReply(200, transactionsJson(await transactionPages(context.app.sql, project.id, window)), 'application/json; charset=utf-8')
     },
   }),
   defineRoute({
@@ -32,7 +33,7 @@ export const transactionRoutes: Route[] = [
     async handler(context) {
       const { project } = context
       const window = parseWindow(context.query)
-      const chunks = await exportTransactionsCsv(context.app, project.id, window)
+      const chunks = transactionsCsv(await transactionPages(context.app.sql, project.id, window))
       const name = `transactions-${project.id}-${window.from.toISOString().slice(0, 10)}-${window.to.toISOString().slice(0, 10)}.csv`
       return new StreamReply(200, chunks, CSV_CONTENT_TYPE, { 'Content-Disposition': `attachment; filename="${name}"` })
     },

@@ -1,11 +1,10 @@
 // Webhooks (spec "Webhooks"): subscriptions, the test event, delivery history and attempts.
 // Every route has project access (resolved before the handler), so a foreign project answers 404
 // before any URL is resolved.
-import {
-  createSubscription, deleteSubscription, getSubscription, listAttempts, listDeliveries, listSubscriptions,
-  sendTestEvent, updateSubscription, type WebhookDeps,
-} from '../../domain/webhooks.js'
 import type { AppContext } from '../../app-context.js'
+import {
+  createSubscription, deleteSubscription, getSubscription, listAttempts, listDeliveries, listSubscriptions, sendTestEvent, updateSubscription, type WebhookDeps,
+} from '../../domain/webhooks.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, Nullable, Pagination, PathIds, requireOrderedWindow, TimeWindow, Type } from '../schema.js'
 

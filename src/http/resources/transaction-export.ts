@@ -1,12 +1,11 @@
-// The transactions of a window, streamed in keyset pages so a large range never sits in memory:
-// the JSON list, and the CSV export with the spec's flat columns in order, RFC 4180 (CRLF record
-// ends, fields quoted when they hold a comma, quote or line break) by csv-stringify. CSV text
+// The transactions of a window on the wire, streamed page by page so a large range never sits in
+// memory: the JSON list, and the CSV export with the spec's flat columns in order, RFC 4180 (CRLF
+// record ends, fields quoted when they hold a comma, quote or line break) by csv-stringify. CSV text
 // cells that a spreadsheet would run as a formula (starting with = + - @ tab or CR) get a leading
 // ' (OWASP CSV injection guard); numbers are never altered, and the JSON list keeps raw values.
 import { stringify } from 'csv-stringify/sync'
-import type { AppContext } from '../app-context.js'
-import { timestamp } from '../ids.js'
-import { transactionsPage, type TransactionRow, type Window } from '../store/transactions.js'
+import { timestamp } from '../../ids.js'
+import type { TransactionRow } from '../../store/transactions.js'
 import { transactionResource } from './transactions.js'
 
 export const CSV_COLUMNS = [
@@ -17,8 +16,6 @@ export const CSV_COLUMNS = [
 ] as const
 
 export const CSV_CONTENT_TYPE = 'text/csv; charset=utf-8'
-const PAGE_ROWS = 1000
-
 function csv(rows: TransactionRow[], header: boolean): string {
   const records = rows.map((row) => CSV_COLUMNS.map((column) => (column === 'timestamp' ? timestamp(row.timestamp) : row[column])))
   return stringify(records, {
@@ -29,43 +26,21 @@ function csv(rows: TransactionRow[], header: boolean): string {
   })
 }
 
-/**
- * The window's rows in pages of the list's order (timestamp DESC, id DESC). The first page is read
- * before this returns, so a failure there is an ordinary error answer; later pages are read while
- * the previous one is being sent.
- */
-async function pages(app: AppContext, projectId: string, window: Window): Promise<AsyncIterable<TransactionRow[]>> {
-  const first = await transactionsPage(app.sql, projectId, window, PAGE_ROWS, null)
-  async function* following() {
-    let page = first
-    yield page
-    while (page.length === PAGE_ROWS) {
-      const last = page[page.length - 1]
-      page = await transactionsPage(app.sql, projectId, window, PAGE_ROWS, { timestamp: last.timestamp, id: last.id })
-      if (page.length) yield page
-    }
-  }
-  return following()
-}
-
 /** The CSV export as chunks: the header, then one chunk per page. */
-export async function exportTransactionsCsv(app: AppContext, projectId: string, window: Window): Promise<AsyncIterable<string>> {
-  const source = await pages(app, projectId, window)
-  async function* chunks() {
+export function transactionsCsv(source: AsyncIterable<TransactionRow[]>): AsyncIterable<string> {
+  return (async function* chunks() {
     let first = true
     for await (const page of source) {
       // The header alone when the window is empty (no records, nothing for csv-stringify to head).
       yield first && page.length === 0 ? `${CSV_COLUMNS.join(',')}\r\n` : csv(page, first)
       first = false
     }
-  }
-  return chunks()
+  })()
 }
 
 /** The JSON list as chunks of one array, so a wide window never sits in memory either. */
-export async function exportTransactionsJson(app: AppContext, projectId: string, window: Window): Promise<AsyncIterable<string>> {
-  const source = await pages(app, projectId, window)
-  async function* chunks() {
+export function transactionsJson(source: AsyncIterable<TransactionRow[]>): AsyncIterable<string> {
+  return (async function* chunks() {
     let separator = '['
     for await (const page of source) {
       if (page.length === 0) continue
@@ -73,6 +48,5 @@ export async function exportTransactionsJson(app: AppContext, projectId: string,
       separator = ','
     }
     yield separator === '[' ? '[]' : ']'
-  }
-  return chunks()
+  })()
 }

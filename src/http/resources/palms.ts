@@ -1,8 +1,8 @@
 // The palm objects of the spec ("Palm capture objects") and the identify answer, shared by the
 // biometrics routes and the Device-Com terminal routes so both validate and document them alike.
-import { MAX_CANDIDATES } from '../domain/identification.js'
-import { PalmPositionSchema } from '../domain/scans.js'
-import { Nullable, Type } from './schema.js'
+import { MAX_CANDIDATES } from '../../domain/identification.js'
+import { Nullable, Type } from '../schema.js'
+import { PalmPositionSchema } from './scans.js'
 
 const Capture = (description: string) => Type.String({
   minLength: 1, maxLength: 8192,

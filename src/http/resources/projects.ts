@@ -1,7 +1,7 @@
 // The Project resource as the spec shows it.
-import type { ProjectRow } from '../store/projects.js'
-import { PLANS } from './plans.js'
-import { Nullable, Type } from '../http/schema.js'
+import { PLANS } from '../../plans.js'
+import type { ProjectRow } from '../../store/projects.js'
+import { Nullable, Type } from '../schema.js'
 
 export const ProjectSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),

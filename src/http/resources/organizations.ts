@@ -1,0 +1,61 @@
+// Organizations, environments and the project input of the admin extension routes, on the wire.
+import { timestamp } from '../../ids.js'
+import { PLANS } from '../../plans.js'
+import type { EnvironmentRow, OrganizationRow } from '../../store/organizations.js'
+import { Nullable, Type } from '../schema.js'
+
+export const OrganizationSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  kind: Type.Union([Type.Literal('platform'), Type.Literal('customer')]),
+  created_at: Type.String({ format: 'date-time' }),
+}, { $id: 'Organization' })
+
+export const EnvironmentSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  owner_org_id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  kind: Type.Union([Type.Literal('global'), Type.Literal('organization')]),
+  dimension: Type.Integer(),
+  extractor_id: Type.Integer(),
+  extractor_version: Type.Integer(),
+  match_threshold: Type.Number(),
+  margin: Type.Number(),
+  min_quality: Type.Integer(),
+  enables_server_lookup: Type.Boolean(),
+  search_mode: Type.Union([Type.Literal('exact'), Type.Literal('two_stage'), Type.Literal('auto')]),
+  candidates: Type.Integer(),
+  created_at: Type.String({ format: 'date-time' }),
+}, { $id: 'Environment' })
+
+export const organizationResource = (row: OrganizationRow) => ({
+  id: row.id, name: row.name, kind: row.kind, created_at: timestamp(row.created_at),
+})
+
+export const environmentResource = (row: EnvironmentRow) => ({
+  id: row.id,
+  owner_org_id: row.owner_org_id,
+  name: row.name,
+  kind: row.owner_kind === 'platform' ? 'global' : 'organization',
+  dimension: row.dimension,
+  extractor_id: row.extractor_id,
+  extractor_version: row.extractor_version,
+  match_threshold: row.match_threshold,
+  margin: row.margin,
+  min_quality: row.min_quality,
+  enables_server_lookup: row.enables_server_lookup,
+  search_mode: row.search_mode,
+  candidates: row.candidates,
+  created_at: timestamp(row.created_at),
+})
+
+export const ProjectInputSchema = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  environment_id: Type.Optional(Nullable(Type.String({ format: 'uuid' }))),
+  plan: Type.Union(Object.keys(PLANS).map((id) => Type.Literal(id))),
+  mcc: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 9999 }))),
+  phone_number: Type.Optional(Nullable(Type.String({ maxLength: 32 }))),
+  website: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
+  icon_path: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
+  payment_account_id: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+}
