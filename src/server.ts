@@ -14,7 +14,7 @@ import { createScanRecorder } from './domain/scans.js'
 import { routeTable } from './http/routes/index.js'
 import { createHttpServer } from './http/server.js'
 import { createLogger } from './log.js'
-import { openDatabase } from './store/database.js'
+import { openDatabase, ping } from './store/database.js'
 import { migrate } from './store/migrate.js'
 import { VERSION } from './version.js'
 import { createWebhookEngine } from './webhooks/index.js'
@@ -81,7 +81,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
       keyring,
       apiKeyUsage,
       rateLimiter,
-      health: [{ name: 'database', critical: true, check: async () => { await db.sql`SELECT 1`; return `ok (${db.kind})` } }],
+      health: [{ name: 'database', critical: true, check: async () => { await ping(db.sql); return `ok (${db.kind})` } }],
       shuttingDown: false,
     }
 

@@ -1,4 +1,5 @@
 // last_used_at of an API key is written at most once a minute per key: no write per request.
+import { touchApiKeyUsed } from '../store/api-keys.js'
 import type { Sql } from '../store/database.js'
 
 const INTERVAL_MS = 60_000
@@ -18,10 +19,8 @@ export function createApiKeyUsage(sql: Sql, onError: (error: unknown) => void): 
       const previous = Math.max(lastWritten.get(keyId) ?? 0, lastUsedAt?.getTime() ?? 0)
       if (now - previous < INTERVAL_MS) return
       lastWritten.set(keyId, now)
-      // The WHERE clause keeps several processes from writing within the same minute.
-      const write = sql`UPDATE api_keys SET last_used_at = now()
-        WHERE id = ${keyId} AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`
-        .then(() => undefined, onError)
+      // The store's condition keeps several processes from writing within the same minute.
+      const write = touchApiKeyUsed(sql, keyId).then(() => undefined, onError)
       inFlight.add(write)
       void write.finally(() => inFlight.delete(write))
     },

@@ -5,6 +5,7 @@ import type { AppContext } from '../app-context.js'
 import { ServiceError } from '../errors.js'
 import type { CredentialKind } from './credentials.js'
 import { NO_PRINCIPAL, type Principal } from './principal.js'
+import { authenticateDevice } from '../store/devices.js'
 import { apiKeyWithProject } from '../store/projects.js'
 import { BEARER_SECRET_SHAPE, secretMatches } from './secrets.js'
 
@@ -28,9 +29,7 @@ async function apiKey(app: AppContext, keyId: string, secret: string, projectId:
 }
 
 async function deviceToken(app: AppContext, deviceId: string, secret: string): Promise<Principal> {
-  const [row] = await app.sql<{ token_hash: Buffer; project_id: string | null; enabled: boolean; mode: string }[]>`
-    UPDATE devices SET last_auth_at = now() WHERE id = ${deviceId}
-    RETURNING token_hash, project_id, enabled, mode`
+  const row = await authenticateDevice(app.sql, deviceId)
   if (!row || !secretMatches(secret, row.token_hash)) throw unauthenticated('the device token is invalid')
   if (!row.enabled) throw new ServiceError('forbidden', 'this device is disabled')
   return { kind: 'device', deviceId, projectId: row.project_id, mode: row.mode }

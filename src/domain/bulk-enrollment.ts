@@ -17,6 +17,7 @@ import type postgres from 'postgres'
 import { ServiceError } from '../errors.js'
 import { newId } from '../ids.js'
 import type { Sql } from '../store/database.js'
+import { countMembersOfProject, insertMembersWithTemplates } from '../store/members.js'
 import type { EnvironmentRow } from '../store/organizations.js'
 import type { ProjectRow } from '../store/projects.js'
 import type { Hand } from '../store/templates.js'
@@ -94,9 +95,6 @@ export function prepareBulkMembers(target: BulkEnrollment, members: readonly Bul
   return { memberRows, templateRows }
 }
 
-// A multi-row INSERT carries at most 65 535 parameters; template rows have 8 columns.
-const TEMPLATE_ROWS_PER_STATEMENT = 6_000
-
 export interface BulkLoader {
   /** Encrypts a batch (no database work). */
   prepare(members: readonly BulkMember[]): PreparedBatch
@@ -120,18 +118,12 @@ export function createBulkLoader(target: BulkEnrollment): BulkLoader {
     prepare: (batch) => prepareBulkMembers(target, batch),
     async insert({ memberRows, templateRows }) {
       if (members === null) {
-        const [{ count }] = await sql<{ count: number }[]>`SELECT count(*)::int AS count FROM members WHERE project_id = ${project.id}`
-        members = count
+        members = await countMembersOfProject(sql, project.id)
       }
       if (members + memberRows.length > project.headcount) {
         throw new ServiceError('conflict', `project ${project.id} has ${members} members; ${memberRows.length} more would exceed its headcount of ${project.headcount}`)
       }
-      await sql.begin(async (tx) => {
-        await tx`INSERT INTO members ${tx(memberRows.map((row) => ({ ...row, metadata: row.metadata === null ? null : tx.json(row.metadata as postgres.JSONValue) })) as never)}`
-        for (let start = 0; start < templateRows.length; start += TEMPLATE_ROWS_PER_STATEMENT) {
-          await tx`INSERT INTO palm_templates ${tx(templateRows.slice(start, start + TEMPLATE_ROWS_PER_STATEMENT) as never)}`
-        }
-      })
+      await insertMembersWithTemplates(sql, memberRows, templateRows)
       members += memberRows.length
       return memberRows.map((row) => row.id as string)
     },

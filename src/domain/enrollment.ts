@@ -8,7 +8,7 @@ import type { AppContext } from '../app-context.js'
 import { ServiceError } from '../errors.js'
 import { newId, timestamp } from '../ids.js'
 import type { Sql } from '../store/database.js'
-import { memberWithKey } from '../store/members.js'
+import { markMemberEnrolled, memberWithKey, setMemberKey } from '../store/members.js'
 import type { ProjectRow } from '../store/projects.js'
 import { insertScans, type PalmPosition, type ScanInsert } from '../store/scans.js'
 import { replaceHandTemplates, type Hand, type TemplateInsert } from '../store/templates.js'
@@ -134,10 +134,10 @@ export async function enrollMember(app: AppContext, project: ProjectRow, input: 
         if (freshKey) {
           // Another process gave the member a key meanwhile: our ciphertexts are under the wrong one.
           if (locked.wrapped_key) throw new ServiceError('conflict', `member ${member.id} was enrolled concurrently; retry`)
-          await tx`UPDATE members SET wrapped_key = ${wrappedKey} WHERE id = ${member.id}`
+          await setMemberKey(tx, member.id, wrappedKey)
         }
         const captures = await replaceHandTemplates(tx, member.id, hands.map((hand) => hand.hand), rows)
-        await tx`UPDATE members SET palm_templates_enrolled = ${captures}, last_enrolled_at = ${completedAt}, updated_at = ${completedAt} WHERE id = ${member.id}`
+        await markMemberEnrolled(tx, member.id, captures, completedAt)
         await insertScans(tx, [{ ...scan, response_time_ms: Math.round(performance.now() - started), created_at: completedAt }])
         await enqueueEvent(tx, {
           projectId: project.id,

@@ -11,7 +11,7 @@ import type { HealthCheck } from '../health.js'
 import { createMatcher, type Gallery, type Matcher } from '../matcher/index.js'
 import type { Database } from '../store/database.js'
 import { allEnvironments, environmentById, type EnvironmentRow } from '../store/organizations.js'
-import { environmentReferencePage, referenceRowsOfMember, type Hand, type ReferenceRow } from '../store/templates.js'
+import { environmentReferencePage, referenceCountsByEnvironment, referenceRowsOfMember, type Hand, type ReferenceRow } from '../store/templates.js'
 import type { Keyring } from './keyring.js'
 import { openTemplate, unwrapMemberKey } from './template-crypto.js'
 
@@ -257,9 +257,7 @@ export function createGalleries(options: { config: Config; db: Database; keyring
     async startLoading() {
       listener = await db.listen(GALLERY_CHANNEL, (payload) => { void onNotification(payload) })
       const environments = await allEnvironments(sql)
-      const counts = new Map((await sql<{ environment_id: string; count: number }[]>`
-        SELECT environment_id, count(*)::int AS count FROM palm_templates WHERE kind = 'reference' GROUP BY environment_id`)
-        .map((row) => [row.environment_id, row.count]))
+      const counts = await referenceCountsByEnvironment(sql)
       const queued: Array<[Entry, string]> = []
       for (const environment of environments) {
         if (entries.has(environment.id)) continue

@@ -11,6 +11,7 @@
 // enterprise plan's 5 000 per minute), so the loss stays under 1 % of the limit per process.
 import { ServiceError } from '../errors.js'
 import type { Sql } from '../store/database.js'
+import { addToCounters, deleteOldCounters, returnToCounters, type Bucket } from '../store/rate-limits.js'
 
 export interface LimitedProject {
   id: string
@@ -49,7 +50,6 @@ interface Window {
   start: Date | null
 }
 
-type Bucket = 'minute' | 'day'
 const BUCKETS: Bucket[] = ['minute', 'day']
 
 interface Lease {
@@ -78,10 +78,7 @@ export function createRateLimiter(sql: Sql, options: RateLimiterOptions = {}): R
 
   async function giveBack(projectId: string, returns: Array<{ bucket: Bucket; size: number; start: Date }>) {
     if (!returns.length) return
-    await sql`
-      UPDATE rate_limit_counters c SET count = greatest(0, c.count - r.size)
-      FROM unnest(${returns.map((r) => r.bucket)}::text[], ${returns.map((r) => r.size)}::int[], ${returns.map((r) => r.start.toISOString())}::timestamptz[]) AS r(bucket, size, start)
-      WHERE c.project_id = ${projectId} AND c.bucket = r.bucket AND c.window_start = r.start`
+    await returnToCounters(sql, projectId, returns)
   }
 
   /**
@@ -92,14 +89,7 @@ export function createRateLimiter(sql: Sql, options: RateLimiterOptions = {}): R
   async function reserve(project: LimitedProject, lease: Lease): Promise<{ refusedBy: Bucket; resetMs: number } | null> {
     const size = Math.min(leaseSize(project.requests_per_minute, maxLease), leaseSize(project.daily_request_limit, maxLease))
     const asked = BUCKETS.filter((bucket) => lease[bucket].remaining < 1)
-    const rows = await sql<{ bucket: Bucket; count: number; window_start: Date; reset_ms: number }[]>`
-      INSERT INTO rate_limit_counters (project_id, bucket, window_start, count)
-      SELECT ${project.id}, b.bucket,
-        CASE b.bucket WHEN 'minute' THEN date_trunc('minute', now()) ELSE date_trunc('day', now(), 'UTC') END, ${size}
-      FROM unnest(${asked}::text[]) AS b(bucket)
-      ON CONFLICT (project_id, bucket, window_start) DO UPDATE SET count = rate_limit_counters.count + EXCLUDED.count
-      RETURNING bucket, count, window_start,
-        (extract(epoch FROM window_start + CASE bucket WHEN 'minute' THEN interval '1 minute' ELSE interval '1 day' END - now()) * 1000)::float8 AS reset_ms`
+    const rows = await addToCounters(sql, project.id, asked, size)
     const now = performance.now()
     const results = rows.map((row) => ({ row, granted: Math.max(0, Math.min(size, size - (row.count - limitOf(project, row.bucket)))) }))
     const refused = results.find(({ row, granted }) => granted === 0 && row.bucket === 'day') ?? results.find(({ granted }) => granted === 0)
@@ -121,7 +111,7 @@ export function createRateLimiter(sql: Sql, options: RateLimiterOptions = {}): R
     for (const [projectId, lease] of leases) {
       if (!lease.pending && lease.minute.endsAt <= now && lease.day.endsAt <= now) leases.delete(projectId)
     }
-    void sql`DELETE FROM rate_limit_counters WHERE window_start < now() - interval '2 days'`.catch(() => {})
+    void deleteOldCounters(sql).catch(() => {})
   }
 
   /** Serve the request from the lease if both windows still hold a reserved request. */

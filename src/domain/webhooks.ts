@@ -3,10 +3,11 @@
 // host) before any transaction opens; the test operation writes a webhook.test event to the
 // outbox and wakes the dispatcher after commit.
 import type { Database } from '../store/database.js'
+import * as store from '../store/webhook-subscriptions.js'
 import { ServiceError, notFound } from '../errors.js'
 import { isUuid, newId, timestamp } from '../ids.js'
 import { generateSecret } from '../webhooks/signer.js'
-import { SUBSCRIBABLE_EVENT_TYPES, enqueueTestEvent, wakeDispatcher, type Envelope } from '../webhooks/outbox.js'
+import { SUBSCRIBABLE_EVENT_TYPES, enqueueTestEvent, wakeDispatcher } from '../webhooks/outbox.js'
 import type { SsrfGuard } from '../webhooks/ssrf-guard.js'
 
 export const MAX_SUBSCRIPTIONS_PER_PROJECT = 25
@@ -59,16 +60,7 @@ export interface AttemptItem {
   duration_ms: number
 }
 
-interface SubscriptionRow {
-  id: string
-  url: string
-  event_types: string[]
-  enabled: boolean
-  created_at: Date
-  updated_at: Date
-}
-
-const view = (row: SubscriptionRow): Subscription => ({
+const view = (row: store.SubscriptionRow): Subscription => ({
   id: row.id,
   url: row.url,
   event_types: row.event_types,
@@ -117,34 +109,24 @@ export async function createSubscription(
   const secret = generateSecret()
   const now = new Date()
   const enabled = input.enabled ?? true
-  await deps.db.sql.begin(async (tx) => {
-    // Locking the project row serialises concurrent creates, so the limit holds.
-    const [project] = await tx`SELECT id FROM projects WHERE id = ${projectId} FOR UPDATE`
-    if (!project) throw notFound('Project')
-    const [{ count }] = await tx<{ count: number }[]>`SELECT count(*)::int AS count FROM webhook_subscriptions WHERE project_id = ${projectId}`
-    if (count >= MAX_SUBSCRIPTIONS_PER_PROJECT) {
-      throw new ServiceError('webhook_limit_reached', `a project may have at most ${MAX_SUBSCRIPTIONS_PER_PROJECT} webhook subscriptions`)
-    }
-    await tx`
-      INSERT INTO webhook_subscriptions (id, project_id, url, secret, event_types, enabled, created_at, updated_at)
-      VALUES (${id}, ${projectId}, ${url}, ${secret}, ${eventTypes}::text[], ${enabled}, ${now}, ${now})`
-  })
+  const outcome = await store.insertSubscriptionWithinLimit(deps.db.sql, {
+    id, project_id: projectId, url, secret, event_types: eventTypes, enabled, created_at: now,
+  }, MAX_SUBSCRIPTIONS_PER_PROJECT)
+  if (outcome === 'no_project') throw notFound('Project')
+  if (outcome === 'limit_reached') {
+    throw new ServiceError('webhook_limit_reached', `a project may have at most ${MAX_SUBSCRIPTIONS_PER_PROJECT} webhook subscriptions`)
+  }
   return { id, url, secret, event_types: eventTypes, enabled, created_at: timestamp(now)! }
 }
 
 export async function listSubscriptions(deps: WebhookDeps, projectId: string): Promise<Subscription[]> {
   if (!isUuid(projectId)) return []
-  const rows = await deps.db.sql<SubscriptionRow[]>`
-    SELECT id, url, event_types, enabled, created_at, updated_at FROM webhook_subscriptions
-    WHERE project_id = ${projectId} ORDER BY created_at, id`
-  return rows.map(view)
+  return (await store.subscriptionsOfProject(deps.db.sql, projectId)).map(view)
 }
 
 export async function getSubscription(deps: WebhookDeps, projectId: string, subscriptionId: string): Promise<Subscription> {
   if (!isUuid(projectId) || !isUuid(subscriptionId)) throw subscriptionNotFound()
-  const [row] = await deps.db.sql<SubscriptionRow[]>`
-    SELECT id, url, event_types, enabled, created_at, updated_at FROM webhook_subscriptions
-    WHERE id = ${subscriptionId} AND project_id = ${projectId}`
+  const row = await store.subscriptionById(deps.db.sql, projectId, subscriptionId)
   if (!row) throw subscriptionNotFound()
   return view(row)
 }
@@ -160,11 +142,7 @@ export async function updateSubscription(
   const url = changes.url === undefined ? current.url : await checkUrl(deps.guard, changes.url)
   const enabled = changes.enabled ?? current.enabled
   if (changes.url === undefined && changes.event_types === undefined && changes.enabled === undefined) return current
-  const [row] = await deps.db.sql<SubscriptionRow[]>`
-    UPDATE webhook_subscriptions
-    SET url = ${url}, event_types = ${eventTypes}::text[], enabled = ${enabled}, updated_at = ${new Date()}
-    WHERE id = ${subscriptionId} AND project_id = ${projectId}
-    RETURNING id, url, event_types, enabled, created_at, updated_at`
+  const row = await store.updateSubscription(deps.db.sql, projectId, subscriptionId, { url, event_types: eventTypes, enabled, updated_at: new Date() })
   if (!row) throw subscriptionNotFound()
   // Re-enabling lets paused deliveries go out now rather than at the next poll.
   if (changes.enabled === true) await wakeDispatcher(deps.db)
@@ -174,8 +152,7 @@ export async function updateSubscription(
 /** Permanent: the subscription and its delivery history are removed. */
 export async function deleteSubscription(deps: WebhookDeps, projectId: string, subscriptionId: string): Promise<void> {
   if (!isUuid(projectId) || !isUuid(subscriptionId)) throw subscriptionNotFound()
-  const removed = await deps.db.sql`DELETE FROM webhook_subscriptions WHERE id = ${subscriptionId} AND project_id = ${projectId} RETURNING id`
-  if (removed.length === 0) throw subscriptionNotFound()
+  if (!await store.deleteSubscription(deps.db.sql, projectId, subscriptionId)) throw subscriptionNotFound()
 }
 
 export const TEST_MESSAGE = 'This is a test event from palmvein webhooks.'
@@ -192,20 +169,6 @@ export async function sendTestEvent(deps: WebhookDeps, projectId: string, subscr
   if (!eventId) throw subscriptionNotFound()
   await wakeDispatcher(deps.db)
   return { test_id: testId, message: TEST_MESSAGE }
-}
-
-interface DeliveryRow {
-  id: string
-  subscription_id: string
-  payload: Envelope
-  attempt_count: number
-  next_attempt_at: Date | null
-  response_status: number | null
-  response_body: string | null
-  status: DeliveryItem['status']
-  created_at: Date
-  last_attempt_at: Date | null
-  total_count: number
 }
 
 function parseTime(value: Date | string, name: string): Date {
@@ -234,21 +197,10 @@ export async function listDeliveries(
     })
   }
   await getSubscription(deps, projectId, subscriptionId)
-  const rows = await deps.db.sql<DeliveryRow[]>`
-    SELECT id, subscription_id, payload, attempt_count, next_attempt_at, response_status, response_body, status,
-           created_at, last_attempt_at, count(*) OVER ()::int AS total_count
-    FROM webhook_deliveries
-    WHERE subscription_id = ${subscriptionId} AND project_id = ${projectId} AND created_at >= ${from} AND created_at <= ${to}
-    ORDER BY created_at DESC, id DESC
-    LIMIT ${query.per_page} OFFSET ${(query.page - 1) * query.per_page}`
-  let total = rows[0]?.total_count
-  if (total === undefined) {
-    // An empty page past the end still reports the window's total.
-    const [{ count }] = await deps.db.sql<{ count: number }[]>`
-      SELECT count(*)::int AS count FROM webhook_deliveries
-      WHERE subscription_id = ${subscriptionId} AND project_id = ${projectId} AND created_at >= ${from} AND created_at <= ${to}`
-    total = count
-  }
+  const window = { projectId, subscriptionId, from, to }
+  const rows = await store.deliveriesPage(deps.db.sql, window, { limit: query.per_page, offset: (query.page - 1) * query.per_page })
+  // An empty page past the end still reports the window's total.
+  const total = rows[0]?.total_count ?? await store.deliveryCount(deps.db.sql, window)
   return {
     items: rows.map((row) => ({
       id: row.id,
@@ -274,11 +226,7 @@ export async function listDeliveries(
 
 export async function listAttempts(deps: WebhookDeps, projectId: string, subscriptionId: string, deliveryId: string): Promise<AttemptItem[]> {
   if (!isUuid(projectId) || !isUuid(subscriptionId) || !isUuid(deliveryId)) throw notFound('Webhook delivery')
-  const [delivery] = await deps.db.sql`
-    SELECT id FROM webhook_deliveries WHERE id = ${deliveryId} AND subscription_id = ${subscriptionId} AND project_id = ${projectId}`
-  if (!delivery) throw notFound('Webhook delivery')
-  const rows = await deps.db.sql<(Omit<AttemptItem, 'attempted_at'> & { attempted_at: Date })[]>`
-    SELECT id, delivery_id, attempt_number, attempted_at, response_status, response_body, error_message, duration_ms
-    FROM webhook_attempts WHERE delivery_id = ${deliveryId} ORDER BY attempt_number`
+  if (!await store.deliveryExists(deps.db.sql, projectId, subscriptionId, deliveryId)) throw notFound('Webhook delivery')
+  const rows = await store.attemptsOfDelivery(deps.db.sql, deliveryId)
   return rows.map((row) => ({ ...row, attempted_at: timestamp(row.attempted_at)! }))
 }

@@ -51,3 +51,9 @@ export async function projectIdsInOrganization(sql: Sql, orgId: string, projectI
   const rows = await sql<{ id: string }[]>`SELECT id FROM projects WHERE org_id = ${orgId} AND id = ANY(${projectIds}::uuid[])`
   return new Set(rows.map((row) => row.id))
 }
+
+/** last_used_at = now, unless another process wrote it within the last minute. */
+export async function touchApiKeyUsed(sql: Sql, keyId: string): Promise<void> {
+  await sql`UPDATE api_keys SET last_used_at = now()
+    WHERE id = ${keyId} AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`
+}

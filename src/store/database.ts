@@ -6,6 +6,8 @@ import type { Config } from '../config.js'
 import { openEmbedded, type EmbeddedDatabase } from './embedded.js'
 
 export type Sql = postgres.Sql<Record<string, never>>
+/** A client or an open transaction (`sql.begin(tx => ...)`): what every store function takes. */
+export type Queryable = Sql | postgres.TransactionSql<Record<string, never>>
 export type DatabaseKind = 'postgres' | 'embedded'
 
 export interface Database {
@@ -89,4 +91,9 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
       await embedded.close()
     },
   }
+}
+
+/** The health check's round trip. */
+export async function ping(sql: Sql): Promise<void> {
+  await sql`SELECT 1`
 }

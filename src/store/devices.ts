@@ -105,3 +105,11 @@ export async function updateDevice(sql: Sql, id: string, changes: { name?: strin
 export async function touchDeviceActivity(sql: Sql, id: string): Promise<void> {
   await sql`UPDATE devices SET last_activity_at = now() WHERE id = ${id}`
 }
+
+/** The device a token names, its last_auth_at set in the same statement; null when there is none. */
+export async function authenticateDevice(sql: Sql, deviceId: string) {
+  const [row] = await sql<{ token_hash: Buffer; project_id: string | null; enabled: boolean; mode: string }[]>`
+    UPDATE devices SET last_auth_at = now() WHERE id = ${deviceId}
+    RETURNING token_hash, project_id, enabled, mode`
+  return row ?? null
+}

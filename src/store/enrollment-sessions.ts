@@ -1,8 +1,7 @@
 // Queries of enrollment sessions. At most one session per device is active (pending or
 // in_progress); a unique partial index holds that even when two starts race. Expiry is applied
 // lazily: every read of a device's sessions first marks its overdue active sessions expired.
-import type postgres from 'postgres'
-import type { Sql } from './database.js'
+import type { Queryable, Sql } from './database.js'
 
 export type SessionState = 'pending' | 'in_progress' | 'completed' | 'cancelled' | 'expired'
 export const ACTIVE_STATES: readonly SessionState[] = ['pending', 'in_progress']
@@ -24,7 +23,6 @@ export interface SessionRow {
   updated_at: Date
 }
 
-type Queryable = Sql | postgres.TransactionSql<Record<string, never>>
 
 export async function expireOverdue(sql: Queryable, deviceId: string, nowSeconds: number): Promise<void> {
   await sql`

@@ -1,10 +1,9 @@
 // Queries of the member aggregate. Every query is scoped by project: a member of another project
 // is invisible, exactly like a missing one.
 import type postgres from 'postgres'
-import type { Sql } from './database.js'
+import type { Queryable, Sql } from './database.js'
 
 /** A client or an open transaction. */
-export type Queryable = Sql | postgres.TransactionSql<Record<string, never>>
 
 export interface MemberRow {
   id: string
@@ -92,4 +91,31 @@ export async function deleteMember(sql: Sql, projectId: string, memberId: string
 export async function touchMembersUsed(sql: Sql, memberIds: string[]): Promise<void> {
   if (memberIds.length === 0) return
   await sql`UPDATE members SET last_used_at = now() WHERE id = ANY(${memberIds}::uuid[])`
+}
+
+/** Sets the member's wrapped data key (its first enrollment), inside the enrollment's transaction. */
+export async function setMemberKey(tx: Queryable, memberId: string, wrappedKey: Buffer): Promise<void> {
+  await tx`UPDATE members SET wrapped_key = ${wrappedKey} WHERE id = ${memberId}`
+}
+
+export async function markMemberEnrolled(tx: Queryable, memberId: string, captures: number, at: Date): Promise<void> {
+  await tx`UPDATE members SET palm_templates_enrolled = ${captures}, last_enrolled_at = ${at}, updated_at = ${at} WHERE id = ${memberId}`
+}
+
+export async function countMembersOfProject(sql: Sql, projectId: string): Promise<number> {
+  const [{ count }] = await sql<{ count: number }[]>`SELECT count(*)::int AS count FROM members WHERE project_id = ${projectId}`
+  return count
+}
+
+// A multi-row INSERT carries at most 65 535 parameters; template rows have 8 columns.
+const TEMPLATE_ROWS_PER_STATEMENT = 6_000
+
+/** A bulk load's batch in one transaction: the members, then their templates in statements of bounded size. */
+export async function insertMembersWithTemplates(sql: Sql, memberRows: Array<Record<string, unknown>>, templateRows: Array<Record<string, unknown>>): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`INSERT INTO members ${tx(memberRows.map((row) => ({ ...row, metadata: row.metadata === null ? null : tx.json(row.metadata as postgres.JSONValue) })) as never)}`
+    for (let start = 0; start < templateRows.length; start += TEMPLATE_ROWS_PER_STATEMENT) {
+      await tx`INSERT INTO palm_templates ${tx(templateRows.slice(start, start + TEMPLATE_ROWS_PER_STATEMENT) as never)}`
+    }
+  })
 }

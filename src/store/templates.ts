@@ -1,7 +1,6 @@
 // Queries of palm templates: the encrypted captures and the per-hand reference rows of a member,
 // and the environment-wide scan of reference rows that fills a gallery.
-import type { Queryable } from './members.js'
-import type { Sql } from './database.js'
+import type { Queryable, Sql } from './database.js'
 
 export type Hand = 'left' | 'right'
 
@@ -49,6 +48,13 @@ export async function countEnvironmentReferences(sql: Sql, environmentId: string
   const [{ count }] = await sql<{ count: number }[]>`
     SELECT count(*)::int AS count FROM palm_templates WHERE environment_id = ${environmentId} AND kind = 'reference'`
   return count
+}
+
+/** Reference rows per environment (environments without any are absent). */
+export async function referenceCountsByEnvironment(sql: Sql): Promise<Map<string, number>> {
+  const rows = await sql<{ environment_id: string; count: number }[]>`
+    SELECT environment_id, count(*)::int AS count FROM palm_templates WHERE kind = 'reference' GROUP BY environment_id`
+  return new Map(rows.map((row) => [row.environment_id, row.count]))
 }
 
 /** One page of an environment's reference rows in id order, after `afterId` (keyset pagination). */

@@ -4,10 +4,11 @@
 // open; the result is recorded in one statement that only applies while this worker still holds
 // the lease. A worker that dies leaves its claims to expire and be taken again.
 import type { Sql } from '../store/database.js'
+import { claimDueDeliveries, recordAttempt, type ClaimedDelivery } from '../store/webhook-deliveries.js'
 import { newId } from '../ids.js'
 import type { Clock } from './clock.js'
 import type { HttpSender } from './http-sender.js'
-import { envelopeBody, type Envelope } from './outbox.js'
+import { envelopeBody } from './outbox.js'
 import { MAX_ATTEMPTS, honoursRetryAfter, parseRetryAfter, retryDelayMs } from './retry-schedule.js'
 import { signatureHeaders } from './signer.js'
 
@@ -18,16 +19,9 @@ export interface WebhookLogger {
   error(object: object, message?: string): void
 }
 
-export const silentLogger: WebhookLogger = { debug() {}, info() {}, warn() {}, error() {} }
+export type { ClaimedDelivery }
 
-export interface ClaimedDelivery {
-  id: string
-  subscription_id: string
-  payload: Envelope
-  attempt_count: number
-  url: string
-  secret: string
-}
+export const silentLogger: WebhookLogger = { debug() {}, info() {}, warn() {}, error() {} }
 
 export interface DeliveryWorkerOptions {
   sql: Sql
@@ -80,23 +74,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     if (limit <= 0) return []
     const now = clock.now()
     const leaseUntil = new Date(now.getTime() + leaseMs)
-    // Deliveries of a disabled subscription wait until it is enabled again (test events excepted).
-    return sql<ClaimedDelivery[]>`
-      UPDATE webhook_deliveries AS delivery
-      SET locked_until = ${leaseUntil}, locked_by = ${workerId}
-      FROM webhook_subscriptions AS subscription
-      WHERE subscription.id = delivery.subscription_id
-        AND delivery.id IN (
-          SELECT due.id FROM webhook_deliveries AS due
-          JOIN webhook_subscriptions AS owner ON owner.id = due.subscription_id
-          WHERE due.status = 'pending' AND due.next_attempt_at <= ${now}
-            AND (due.locked_until IS NULL OR due.locked_until <= ${now})
-            AND (owner.enabled OR due.event_type = 'webhook.test')
-          ORDER BY due.next_attempt_at, due.id
-          LIMIT ${limit}
-          FOR UPDATE OF due SKIP LOCKED)
-      RETURNING delivery.id, delivery.subscription_id, delivery.payload, delivery.attempt_count,
-                subscription.url, subscription.secret`
+    return claimDueDeliveries(sql, { now, leaseUntil, workerId, limit })
   }
 
   async function attempt(delivery: ClaimedDelivery): Promise<AttemptResult> {
@@ -128,24 +106,15 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       }
     }
 
-    const record = () => sql`
-      WITH updated AS (
-        UPDATE webhook_deliveries
-        SET attempt_count = ${attemptNumber}, status = ${status}, last_attempt_at = ${attemptedAt},
-            response_status = ${outcome.status}::integer, response_body = ${outcome.body}::text,
-            next_attempt_at = ${nextAttemptAt}::timestamptz, locked_until = NULL, locked_by = NULL
-        WHERE id = ${delivery.id} AND locked_by = ${workerId} AND attempt_count = ${delivery.attempt_count}
-        RETURNING id)
-      INSERT INTO webhook_attempts (id, delivery_id, attempt_number, attempted_at, response_status, response_body, error_message, duration_ms)
-      SELECT ${newId()}::uuid, id, ${attemptNumber}::integer, ${attemptedAt}::timestamptz, ${outcome.status}::integer,
-             ${outcome.body}::text, ${outcome.error}::text, ${outcome.durationMs}::integer
-      FROM updated
-      RETURNING id`
+    const record = () => recordAttempt(sql, {
+      id: newId(), deliveryId: delivery.id, workerId, attemptNumber, previousCount: delivery.attempt_count,
+      status, attemptedAt, nextAttemptAt, outcome,
+    })
     const recorded = await withRetries(record, (error, attempt) =>
       logger.warn({ err: error, deliveryId: delivery.id, try: attempt }, 'recording a webhook attempt failed; retrying'))
 
     const fields = { deliveryId: delivery.id, subscriptionId: delivery.subscription_id, attempt: attemptNumber, responseStatus: outcome.status, durationMs: outcome.durationMs }
-    if (recorded.length === 0) {
+    if (!recorded) {
       // The lease expired mid-attempt (attempt slower than the lease, or the subscription was deleted).
       logger.warn(fields, 'webhook attempt not recorded: lease lost or delivery gone')
     } else if (status === 'success') {
@@ -153,7 +122,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     } else {
       logger.info({ ...fields, error: outcome.error, status, nextAttemptAt }, 'webhook attempt failed')
     }
-    return { deliveryId: delivery.id, attemptNumber, status, recorded: recorded.length > 0 }
+    return { deliveryId: delivery.id, attemptNumber, status, recorded }
   }
 
   return { claim, attempt }

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createSubscription, updateSubscription, sendTestEvent } from '../../src/domain/webhooks.js'
 import { createWebhookEngine, enqueueEvent } from '../../src/webhooks/index.js'
-import { dispatchEvents } from '../../src/webhooks/outbox.js'
+import { dispatchEvents } from '../../src/store/webhook-outbox.js'
 import { createTestStorage, usingPostgres, type TestStorage } from '../support/database.js'
 import { createProject, manualClock, webhookConfig } from './fixtures.js'
 import { startReceiver, type Receiver } from './receivers.js'

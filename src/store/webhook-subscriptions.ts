@@ -1,0 +1,128 @@
+// Queries of webhook subscriptions and their delivery history, always scoped by project: a row of
+// another project is never read, changed or counted.
+import type { Envelope } from './webhook-outbox.js'
+import type { Sql } from './database.js'
+
+export interface SubscriptionRow {
+  id: string
+  url: string
+  event_types: string[]
+  enabled: boolean
+  created_at: Date
+  updated_at: Date
+}
+
+export interface NewSubscription {
+  id: string
+  project_id: string
+  url: string
+  secret: string
+  event_types: string[]
+  enabled: boolean
+  created_at: Date
+}
+
+/**
+ * Inserts the subscription unless the project already has `max`; the project row is locked, so
+ * concurrent creates cannot pass the limit together.
+ */
+export async function insertSubscriptionWithinLimit(sql: Sql, row: NewSubscription, max: number): Promise<'inserted' | 'no_project' | 'limit_reached'> {
+  return sql.begin(async (tx) => {
+    const [project] = await tx`SELECT id FROM projects WHERE id = ${row.project_id} FOR UPDATE`
+    if (!project) return 'no_project'
+    const [{ count }] = await tx<{ count: number }[]>`SELECT count(*)::int AS count FROM webhook_subscriptions WHERE project_id = ${row.project_id}`
+    if (count >= max) return 'limit_reached'
+    await tx`
+      INSERT INTO webhook_subscriptions (id, project_id, url, secret, event_types, enabled, created_at, updated_at)
+      VALUES (${row.id}, ${row.project_id}, ${row.url}, ${row.secret}, ${row.event_types}::text[], ${row.enabled}, ${row.created_at}, ${row.created_at})`
+    return 'inserted'
+  })
+}
+
+export function subscriptionsOfProject(sql: Sql, projectId: string) {
+  return sql<SubscriptionRow[]>`
+    SELECT id, url, event_types, enabled, created_at, updated_at FROM webhook_subscriptions
+    WHERE project_id = ${projectId} ORDER BY created_at, id`
+}
+
+export async function subscriptionById(sql: Sql, projectId: string, subscriptionId: string): Promise<SubscriptionRow | null> {
+  const [row] = await sql<SubscriptionRow[]>`
+    SELECT id, url, event_types, enabled, created_at, updated_at FROM webhook_subscriptions
+    WHERE id = ${subscriptionId} AND project_id = ${projectId}`
+  return row ?? null
+}
+
+export async function updateSubscription(
+  sql: Sql, projectId: string, subscriptionId: string,
+  values: { url: string; event_types: string[]; enabled: boolean; updated_at: Date },
+): Promise<SubscriptionRow | null> {
+  const [row] = await sql<SubscriptionRow[]>`
+    UPDATE webhook_subscriptions
+    SET url = ${values.url}, event_types = ${values.event_types}::text[], enabled = ${values.enabled}, updated_at = ${values.updated_at}
+    WHERE id = ${subscriptionId} AND project_id = ${projectId}
+    RETURNING id, url, event_types, enabled, created_at, updated_at`
+  return row ?? null
+}
+
+/** Permanent: the subscription and (by cascade) its delivery history. False when there was none. */
+export async function deleteSubscription(sql: Sql, projectId: string, subscriptionId: string): Promise<boolean> {
+  const removed = await sql`DELETE FROM webhook_subscriptions WHERE id = ${subscriptionId} AND project_id = ${projectId} RETURNING id`
+  return removed.length > 0
+}
+
+export interface DeliveryRow {
+  id: string
+  subscription_id: string
+  payload: Envelope
+  attempt_count: number
+  next_attempt_at: Date | null
+  response_status: number | null
+  response_body: string | null
+  status: 'pending' | 'success' | 'failed'
+  created_at: Date
+  last_attempt_at: Date | null
+  total_count: number
+}
+
+interface DeliveryWindow { projectId: string; subscriptionId: string; from: Date; to: Date }
+
+/** One page of the deliveries created in [from, to], newest first, each row with the window's total. */
+export function deliveriesPage(sql: Sql, window: DeliveryWindow, page: { limit: number; offset: number }) {
+  return sql<DeliveryRow[]>`
+    SELECT id, subscription_id, payload, attempt_count, next_attempt_at, response_status, response_body, status,
+           created_at, last_attempt_at, count(*) OVER ()::int AS total_count
+    FROM webhook_deliveries
+    WHERE subscription_id = ${window.subscriptionId} AND project_id = ${window.projectId} AND created_at >= ${window.from} AND created_at <= ${window.to}
+    ORDER BY created_at DESC, id DESC
+    LIMIT ${page.limit} OFFSET ${page.offset}`
+}
+
+export async function deliveryCount(sql: Sql, window: DeliveryWindow): Promise<number> {
+  const [{ count }] = await sql<{ count: number }[]>`
+    SELECT count(*)::int AS count FROM webhook_deliveries
+    WHERE subscription_id = ${window.subscriptionId} AND project_id = ${window.projectId} AND created_at >= ${window.from} AND created_at <= ${window.to}`
+  return count
+}
+
+export async function deliveryExists(sql: Sql, projectId: string, subscriptionId: string, deliveryId: string): Promise<boolean> {
+  const [delivery] = await sql`
+    SELECT id FROM webhook_deliveries WHERE id = ${deliveryId} AND subscription_id = ${subscriptionId} AND project_id = ${projectId}`
+  return Boolean(delivery)
+}
+
+export interface AttemptRow {
+  id: string
+  delivery_id: string
+  attempt_number: number
+  attempted_at: Date
+  response_status: number | null
+  response_body: string | null
+  error_message: string | null
+  duration_ms: number
+}
+
+export function attemptsOfDelivery(sql: Sql, deliveryId: string) {
+  return sql<AttemptRow[]>`
+    SELECT id, delivery_id, attempt_number, attempted_at, response_status, response_body, error_message, duration_ms
+    FROM webhook_attempts WHERE delivery_id = ${deliveryId} ORDER BY attempt_number`
+}
