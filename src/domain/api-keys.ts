@@ -2,9 +2,11 @@
 // base64url. Only the secret's SHA-256 is stored; the plaintext is returned once, at creation.
 import type { AppContext } from '../app-context.js'
 import { hashSecret, newSecret } from '../auth/secrets.js'
-import { ServiceError } from '../errors.js'
+import { ServiceError, notFound } from '../errors.js'
 import { newId, timestamp } from '../ids.js'
-import { insertApiKey, projectIdsInOrganization } from '../store/api-keys.js'
+import type { Sql } from '../store/database.js'
+import { apiKeysOfOrganization, apiKeysReachingProject, insertApiKey, projectIdsInOrganization, revokeApiKey } from '../store/api-keys.js'
+import type { ProjectRow } from '../store/projects.js'
 
 export const PREFIX_LENGTH = 8
 
@@ -47,4 +49,19 @@ export async function createApiKey(app: AppContext, input: NewApiKey) {
     project_ids: row.project_ids,
     created_at: timestamp(row.created_at),
   }
+}
+
+/** The organization's keys, organization-wide and project-scoped, revoked ones included. */
+export function keysOfOrganization(sql: Sql, orgId: string) {
+  return apiKeysOfOrganization(sql, orgId)
+}
+
+/** The keys that can reach the project: organization-wide ones and those scoped to it. */
+export function keysReachingProject(sql: Sql, project: Pick<ProjectRow, 'id' | 'org_id'>) {
+  return apiKeysReachingProject(sql, project.org_id, project.id)
+}
+
+/** Soft delete; revoking again keeps the first revocation time. A key of another organization is 404. */
+export async function revokeKey(sql: Sql, orgId: string, keyId: string): Promise<void> {
+  if (!await revokeApiKey(sql, orgId, keyId)) throw notFound('API key')
 }

@@ -5,9 +5,12 @@ import { randomBytes } from 'node:crypto'
 import type { AppContext } from '../app-context.js'
 import { DEVICE_TOKEN_PREFIX } from '../auth/authenticate.js'
 import { hashSecret, newSecret } from '../auth/secrets.js'
-import { ServiceError } from '../errors.js'
+import { ServiceError, notFound } from '../errors.js'
 import { newId } from '../ids.js'
-import { deleteAbandonedDevices, insertUnlinkedDevice, linkDeviceByCode, type DeviceMode } from '../store/devices.js'
+import type { Sql } from '../store/database.js'
+import {
+  deleteAbandonedDevices, devicesOfProject, insertUnlinkedDevice, linkDeviceByCode, updateDevice, type DeviceMode, type DeviceRow,
+} from '../store/devices.js'
 import type { ProjectRow } from '../store/projects.js'
 
 export const DEVICE_MODES: readonly DeviceMode[] = ['access', 'payment', 'enrollment', 'demo']
@@ -67,4 +70,16 @@ export async function completeRegistration(app: AppContext, project: ProjectRow,
     })
   }
   return deviceId
+}
+
+/** One page of the project's devices, oldest first, and their total. */
+export function listDevices(sql: Sql, projectId: string, page: { page: number; per_page: number }) {
+  return devicesOfProject(sql, projectId, page.page, page.per_page)
+}
+
+/** Rename, or enable/disable (a disabled terminal's token is refused on its next request). */
+export async function changeDevice(sql: Sql, deviceId: string, changes: { name?: string; enabled?: boolean }): Promise<DeviceRow> {
+  const updated = await updateDevice(sql, deviceId, changes)
+  if (!updated) throw notFound('device')
+  return updated
 }

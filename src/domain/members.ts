@@ -6,7 +6,8 @@ import type postgres from 'postgres'
 import type { AppContext } from '../app-context.js'
 import { ServiceError, notFound } from '../errors.js'
 import { newId } from '../ids.js'
-import { deleteMember, insertMemberWithinHeadcount, memberById, updateMember, type MemberRow } from '../store/members.js'
+import type { Sql } from '../store/database.js'
+import { deleteMember, insertMemberWithinHeadcount, memberById, membersOfProject, updateMember, type MemberRow } from '../store/members.js'
 import { environmentById } from '../store/organizations.js'
 import type { ProjectRow } from '../store/projects.js'
 import { newMemberKey } from './template-crypto.js'
@@ -62,4 +63,9 @@ export async function removeMember(app: AppContext, project: ProjectRow, memberI
   if (!deleted) throw notFound('member')
   app.galleries.removeMember(deleted.environment_id, memberId)
   await app.galleries.announce(deleted.environment_id, memberId).catch((error) => app.log.warn({ err: error }, 'member delete: gallery notification failed'))
+}
+
+/** The project's members, oldest first. */
+export function listMembers(sql: Sql, project: Pick<ProjectRow, 'id'>): Promise<MemberRow[]> {
+  return membersOfProject(sql, project.id)
 }

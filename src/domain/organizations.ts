@@ -2,8 +2,9 @@
 import type { AppContext } from '../app-context.js'
 import { ServiceError } from '../errors.js'
 import { newId } from '../ids.js'
-import { environmentById, insertEnvironment, insertOrganization } from '../store/organizations.js'
-import { insertProject } from '../store/projects.js'
+import type { Sql } from '../store/database.js'
+import { environmentById, environmentsOwnedBy, insertEnvironment, insertOrganization, organizationsAdministeredBy } from '../store/organizations.js'
+import { insertProject, projectsOfOrganization } from '../store/projects.js'
 import { PLANS, type PlanId } from '../plans.js'
 
 export function createOrganization(app: AppContext, input: { name: string; kind: 'platform' | 'customer' }, adminSubject: string) {
@@ -80,4 +81,17 @@ export async function createProject(app: AppContext, orgId: string, input: Proje
     daily_request_limit: plan.dailyRequestLimit,
     requests_per_minute: plan.requestsPerMinute,
   })
+}
+
+/** The organizations an identity-token user administers. */
+export function organizationsOf(sql: Sql, subject: string) {
+  return organizationsAdministeredBy(sql, subject)
+}
+
+export function environmentsOf(sql: Sql, orgId: string) {
+  return environmentsOwnedBy(sql, orgId)
+}
+
+export function projectsOf(sql: Sql, orgId: string) {
+  return projectsOfOrganization(sql, orgId)
 }

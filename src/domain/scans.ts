@@ -5,7 +5,7 @@
 import type { Logger } from 'pino'
 import type { Sql } from '../store/database.js'
 import { touchMembersUsed } from '../store/members.js'
-import { insertScans, type ScanInsert } from '../store/scans.js'
+import { insertScans, scansOfProject, type ScanInsert, type ScanRow } from '../store/scans.js'
 
 export interface ScanRecorder {
   /** Queue an identify's scan; written within `flushIntervalMs`. */
@@ -77,4 +77,15 @@ export function createScanRecorder(sql: Sql, log: Logger, options: { flushInterv
       if (queue.length > 0) log.error({ lost: queue.length }, 'scan results: could not be written before shutdown')
     },
   }
+}
+
+/** Scan results created in [from, to], newest first, one page; this process's queued writes first. */
+export async function scanResults(
+  deps: { sql: Sql; scans: Pick<ScanRecorder, 'flush'> },
+  projectId: string,
+  query: { from: Date; to: Date; page: number; per_page: number },
+): Promise<ScanRow[]> {
+  // Identify results are written in batches: make this process's own writes visible first.
+  await deps.scans.flush()
+  return scansOfProject(deps.sql, projectId, { from: query.from, to: query.to, limit: query.per_page, offset: (query.page - 1) * query.per_page })
 }

@@ -1,8 +1,6 @@
 // API key management (spec "API keys"): identity token of an organization admin only. Lists
 // include revoked keys (their record carries revoked_at); DELETE is a soft delete and idempotent.
-import { createApiKey } from '../../domain/api-keys.js'
-import { notFound } from '../../errors.js'
-import { apiKeysOfOrganization, apiKeysReachingProject, revokeApiKey } from '../../store/api-keys.js'
+import { createApiKey, keysOfOrganization, keysReachingProject, revokeKey } from '../../domain/api-keys.js'
 import { ApiKeyCreatedSchema, apiKeyRecord, ApiKeyRecordSchema, KeyName } from '../resources/api-keys.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, Nullable, PathIds, Type, Uuid } from '../schema.js'
@@ -21,7 +19,7 @@ export const apiKeyRoutes: Route[] = [
     params: PathIds('org_id'),
     responses: [{ status: 200, description: 'API key records (never the plaintext key)', schema: Type.Array(ApiKeyRecordSchema) }],
     async handler(context) {
-      return (await apiKeysOfOrganization(context.app.sql, context.params.org_id)).map(apiKeyRecord)
+      return (await keysOfOrganization(context.app.sql, context.params.org_id)).map(apiKeyRecord)
     },
   }),
   defineRoute({
@@ -47,8 +45,7 @@ export const apiKeyRoutes: Route[] = [
     params: PathIds('org_id', 'key_id'),
     responses: [{ status: 204, description: 'revoked' }],
     async handler(context) {
-      const revoked = await revokeApiKey(context.app.sql, context.params.org_id, context.params.key_id)
-      if (!revoked) throw notFound('API key')
+      await revokeKey(context.app.sql, context.params.org_id, context.params.key_id)
       return undefined
     },
   }),
@@ -59,7 +56,7 @@ export const apiKeyRoutes: Route[] = [
     responses: [{ status: 200, description: 'API key records (never the plaintext key)', schema: Type.Array(ApiKeyRecordSchema) }],
     async handler(context) {
       const { project } = context
-      return (await apiKeysReachingProject(context.app.sql, project.org_id, project.id)).map(apiKeyRecord)
+      return (await keysReachingProject(context.app.sql, project)).map(apiKeyRecord)
     },
   }),
   defineRoute({

@@ -1,8 +1,6 @@
 // Devices (spec "Devices and enrollment sessions"): list a project's terminals, link a registered
 // terminal with its registration code, rename or enable/disable one.
-import { completeRegistration } from '../../domain/devices.js'
-import { notFound } from '../../errors.js'
-import { devicesOfProject, updateDevice } from '../../store/devices.js'
+import { changeDevice, completeRegistration, listDevices } from '../../domain/devices.js'
 import { DeviceModeSchema, deviceResource, DeviceSchema } from '../resources/devices.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, Pagination, PathIds, Type } from '../schema.js'
@@ -21,7 +19,7 @@ export const deviceRoutes: Route[] = [
     }],
     async handler(context) {
       const { project } = context
-      const { rows, total } = await devicesOfProject(context.app.sql, project.id, context.query.page, context.query.per_page)
+      const { rows, total } = await listDevices(context.app.sql, project.id, context.query)
       return { devices: rows.map(deviceResource), total }
     },
   }),
@@ -54,9 +52,7 @@ export const deviceRoutes: Route[] = [
     responses: [{ status: 200, description: 'the device', schema: DeviceSchema }],
     async handler(context) {
       const { device } = context
-      const updated = await updateDevice(context.app.sql, device.id, context.body)
-      if (!updated) throw notFound('device')
-      return deviceResource(updated)
+      return deviceResource(await changeDevice(context.app.sql, device.id, context.body))
     },
   }),
 ]

@@ -1,7 +1,6 @@
 // Members (spec "Members"): token or key; only on a tenant-managed environment (checked first,
 // 403 environment_not_tenant_managed), then the usual project access rules.
-import { changeMember, createMember, loadMember, removeMember } from '../../domain/members.js'
-import { membersOfProject } from '../../store/members.js'
+import { changeMember, createMember, listMembers, loadMember, removeMember } from '../../domain/members.js'
 import { DisplayName, memberResource, MemberSchema, Metadata } from '../resources/members.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, PathIds, Type } from '../schema.js'
@@ -19,7 +18,7 @@ export const memberRoutes: Route[] = [
     responses: [{ status: 200, description: 'members', schema: Type.Array(MemberSchema) }, notTenantManaged],
     async handler(context) {
       const { project } = context
-      return (await membersOfProject(context.app.sql, project.id)).map(memberResource)
+      return (await listMembers(context.app.sql, project)).map(memberResource)
     },
   }),
   defineRoute({

@@ -1,8 +1,8 @@
 // Admin extensions (token only, organization admins only): organizations, their environments and
 // their projects. Not in the spec; marked as extensions in the OpenAPI document.
-import { createEnvironment, createOrganization, createProject, type ProjectInput } from '../../domain/organizations.js'
-import { environmentsOwnedBy, organizationsAdministeredBy } from '../../store/organizations.js'
-import { projectsOfOrganization } from '../../store/projects.js'
+import {
+  createEnvironment, createOrganization, createProject, environmentsOf, organizationsOf, projectsOf, type ProjectInput,
+} from '../../domain/organizations.js'
 import { environmentResource, EnvironmentSchema, organizationResource, OrganizationSchema, ProjectInputSchema } from '../resources/organizations.js'
 import { projectResource, ProjectSchema } from '../resources/projects.js'
 import { defineRoute, type Route } from '../route.js'
@@ -28,7 +28,7 @@ export const organizationRoutes: Route[] = [
     responses: [{ status: 200, description: 'organizations', schema: Type.Array(OrganizationSchema) }],
     async handler({ app, principal }) {
       const subject = principal.kind === 'token' ? principal.subject : ''
-      return (await organizationsAdministeredBy(app.sql, subject)).map(organizationResource)
+      return (await organizationsOf(app.sql, subject)).map(organizationResource)
     },
   }),
   defineRoute({
@@ -58,7 +58,7 @@ export const organizationRoutes: Route[] = [
     params: OrgParams,
     responses: [{ status: 200, description: 'environments', schema: Type.Array(EnvironmentSchema) }],
     async handler(context) {
-      return (await environmentsOwnedBy(context.app.sql, context.params.org_id)).map(environmentResource)
+      return (await environmentsOf(context.app.sql, context.params.org_id)).map(environmentResource)
     },
   }),
   defineRoute({
@@ -77,7 +77,7 @@ export const organizationRoutes: Route[] = [
     params: OrgParams,
     responses: [{ status: 200, description: 'projects', schema: Type.Array(ProjectSchema) }],
     async handler(context) {
-      return (await projectsOfOrganization(context.app.sql, context.params.org_id)).map(projectResource)
+      return (await projectsOf(context.app.sql, context.params.org_id)).map(projectResource)
     },
   }),
 ]

@@ -1,6 +1,5 @@
 // Projects (spec "Scans, transactions, project"): list, read, and the server-lookup switch.
-import { ServiceError } from '../../errors.js'
-import { projectsAdministeredBy, projectsReachableByKey, setServerLookup } from '../../store/projects.js'
+import { reachableProjects, switchServerLookup } from '../../domain/projects.js'
 import { projectResource, ProjectSchema } from '../resources/projects.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, PathIds, Type } from '../schema.js'
@@ -14,9 +13,7 @@ export const projectRoutes: Route[] = [
     summary: 'List projects: with a token, every project of the organizations the user administers; with an API key, every project the key can reach. Not rate-limited',
     responses: [{ status: 200, description: 'projects, oldest first', schema: Type.Array(ProjectSchema) }],
     async handler({ app, principal }) {
-      if (principal.kind === 'token') return (await projectsAdministeredBy(app.sql, principal.subject)).map(projectResource)
-      if (principal.kind === 'key') return (await projectsReachableByKey(app.sql, principal.orgId, principal.projectIds)).map(projectResource)
-      return []
+      return (await reachableProjects(app.sql, principal)).map(projectResource)
     },
   }),
   defineRoute({
@@ -38,15 +35,7 @@ export const projectRoutes: Route[] = [
       { status: 422, description: 'server_lookup_not_allowed: the project has no environment, or its environment does not allow server lookup' },
     ],
     async handler(context) {
-      const { project } = context
-      const enable = context.body.enable_server_lookup
-      if (enable && !project.environment_id) {
-        throw new ServiceError('server_lookup_not_allowed', `project ${project.id} has no environment`)
-      }
-      if (enable && !project.environment_enables_server_lookup) {
-        throw new ServiceError('server_lookup_not_allowed', `environment ${project.environment_id} does not allow server lookup`)
-      }
-      await setServerLookup(context.app.sql, project.id, enable)
+      await switchServerLookup(context.app.sql, context.project, context.body.enable_server_lookup)
       return undefined
     },
   }),

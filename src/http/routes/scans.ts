@@ -1,8 +1,8 @@
 // Scan results (spec "Scans, transactions, project"): every identify and enroll, newest first.
-import { scansOfProject } from '../../store/scans.js'
+import { scanResults } from '../../domain/scans.js'
 import { scanResource, ScanResultSchema } from '../resources/scans.js'
 import { defineRoute, type Route } from '../route.js'
-import { Pagination, PathIds, requireOrderedWindow, TimeWindow, Type } from '../schema.js'
+import { Pagination, parseWindow, PathIds, requireOrderedWindow, TimeWindow, Type } from '../schema.js'
 
 export const scanRoutes: Route[] = [
   defineRoute({
@@ -14,11 +14,7 @@ export const scanRoutes: Route[] = [
     responses: [{ status: 200, description: 'scan results', schema: Type.Array(ScanResultSchema) }],
     async handler(context) {
       const { query, app, project } = context
-      const from = new Date(query.from)
-      const to = new Date(query.to)
-      // Identify results are written in batches: make this process's own writes visible first.
-      await app.scans.flush()
-      const rows = await scansOfProject(app.sql, project.id, { from, to, limit: query.per_page, offset: (query.page - 1) * query.per_page })
+      const rows = await scanResults(app, project.id, { ...parseWindow(query), page: query.page, per_page: query.per_page })
       return rows.map(scanResource)
     },
   }),
