@@ -1,13 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { newId } from '../../src/ids.js'
 import { createTenant, type Tenant } from '../support/security.js'
-import { bootService, expectStatus, type Response, type TestService } from '../support/service.js'
-
-function expectProblem(response: Response, status: number, code: string) {
-  expectStatus(response, status)
-  expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/)
-  expect(response.body.code).toBe(code)
-}
+import { bootService, expectProblem, expectStatus, type TestService } from '../support/service.js'
 
 describe('API keys: errors', () => {
   let svc: TestService

@@ -4,14 +4,8 @@ import { createHmac } from 'node:crypto'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { newId } from '../../src/ids.js'
 import { createTenant, type Tenant } from '../support/security.js'
-import { bootService, expectStatus, type Response, type TestService } from '../support/service.js'
+import { bootService, expectProblem, expectStatus, type Response, type TestService } from '../support/service.js'
 import { startReceiver, type Receiver } from '../webhooks/receivers.js'
-
-function expectProblem(response: Response, status: number, code: string) {
-  expectStatus(response, status)
-  expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/)
-  expect(response.body.code).toBe(code)
-}
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 

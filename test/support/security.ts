@@ -8,7 +8,7 @@ import { hashSecret, newSecret } from '../../src/auth/secrets.js'
 import type { Route } from '../../src/http/route.js'
 import { compile, type TSchema } from '../../src/http/schema.js'
 import { newId } from '../../src/ids.js'
-import { expectStatus, type Response, type TestService } from './service.js'
+import { expectProblem, expectStatus, type Response, type TestService } from './service.js'
 
 export interface Tenant {
   subject: string
@@ -167,12 +167,6 @@ export const send = (fixtures: SecurityFixtures, route: Route, request: RouteReq
 
 const describeRoute = (route: Route) => `${route.method.toUpperCase()} ${route.path}`
 
-export function expectProblem(response: Response, status: number, code: string, route: Route): void {
-  if (response.status !== status) throw new Error(`${describeRoute(route)}: expected ${status}, received ${response.status}: ${response.text.slice(0, 600)}`)
-  expect(response.headers.get('content-type'), describeRoute(route)).toMatch(/^application\/problem\+json/)
-  expect(response.body.code, describeRoute(route)).toBe(code)
-}
-
 const SUB_RESOURCE_PARAMS = ['device_id', 'member_id', 'webhook_id', 'delivery_id', 'session_id', 'enroll_id']
 /** Does the route's declared access address a project, or a device of one (so tenancy and key scope apply)? */
 export const addressesProject = (route: Route) => ['project', 'tenant-project', 'device', 'tenant-device'].includes(route.access)
@@ -186,10 +180,10 @@ export const accepts = (route: Route, kind: 'token' | 'key' | 'device' | 'none')
 /** No credential: 401, problem+json, WWW-Authenticate: Bearer. */
 export async function checkNoCredential(fixtures: SecurityFixtures, route: Route, request: RouteRequest) {
   const response = await send(fixtures, route, request)
-  expectProblem(response, 401, 'unauthenticated', route)
+  expectProblem(response, 401, 'unauthenticated', describeRoute(route))
   expect(response.headers.get('www-authenticate'), describeRoute(route)).toMatch(/^Bearer/)
   const garbage = await send(fixtures, route, request, 'not-a-credential')
-  expectProblem(garbage, 401, 'unauthenticated', route)
+  expectProblem(garbage, 401, 'unauthenticated', describeRoute(route))
 }
 
 /** Each credential kind the route does not accept: 403 forbidden. */
@@ -197,7 +191,7 @@ export async function checkWrongKinds(fixtures: SecurityFixtures, route: Route, 
   const credentials = { token: fixtures.owner.token, key: fixtures.owner.orgKey, device: fixtures.sub.deviceToken }
   const refused = (Object.keys(credentials) as Array<keyof typeof credentials>).filter((kind) => !accepts(route, kind))
   for (const kind of refused) {
-    expectProblem(await send(fixtures, route, request, credentials[kind]), 403, 'forbidden', route)
+    expectProblem(await send(fixtures, route, request, credentials[kind]), 403, 'forbidden', describeRoute(route))
   }
 }
 
@@ -212,15 +206,15 @@ export async function checkKeyOfAnotherProject(fixtures: SecurityFixtures, route
 
 /** Another organization's token and key on the tenant's resources: 404. */
 export async function checkStranger(fixtures: SecurityFixtures, route: Route, request: RouteRequest) {
-  if (accepts(route, 'token')) expectProblem(await send(fixtures, route, request, fixtures.stranger.token), 404, 'not_found', route)
-  if (accepts(route, 'key')) expectProblem(await send(fixtures, route, request, fixtures.stranger.orgKey), 404, 'not_found', route)
+  if (accepts(route, 'token')) expectProblem(await send(fixtures, route, request, fixtures.stranger.token), 404, 'not_found', describeRoute(route))
+  if (accepts(route, 'key')) expectProblem(await send(fixtures, route, request, fixtures.stranger.orgKey), 404, 'not_found', describeRoute(route))
 }
 
 /** A sub-resource of the first project, addressed through the second project of the same organization: 404. */
 export async function checkOtherProjectsSubResource(fixtures: SecurityFixtures, route: Route, request: RouteRequest) {
   const path = request.path.replace(fixtures.owner.projectId, fixtures.owner.secondProjectId)
   const auth = accepts(route, 'token') ? fixtures.owner.token : fixtures.owner.orgKey
-  expectProblem(await send(fixtures, route, request, auth, path), 404, 'not_found', route)
+  expectProblem(await send(fixtures, route, request, auth, path), 404, 'not_found', describeRoute(route))
 }
 
 /** A key that worked a moment ago is refused with 401 on the very next request after DELETE. */
@@ -231,6 +225,6 @@ export async function checkRevokedKey(fixtures: SecurityFixtures, route: Route, 
   expectStatus(await svc.request('GET', '/v1/projects', { auth: created.body.key }), 200)
   expectStatus(await svc.request('DELETE', `/v1/organization/${owner.orgId}/api-keys/${created.body.id}`, { auth: owner.token }), 204)
   const response = await send(fixtures, route, request, created.body.key)
-  expectProblem(response, 401, 'unauthenticated', route)
+  expectProblem(response, 401, 'unauthenticated', describeRoute(route))
   expect(response.headers.get('www-authenticate'), describeRoute(route)).toMatch(/^Bearer/)
 }

@@ -1,4 +1,5 @@
 // Boot the real service (HTTP on port 0) on a fresh database, and talk to it like a client would.
+import { expect } from 'vitest'
 import { loadLocalIssuer } from '../../src/auth/identity-tokens.js'
 import type { Config } from '../../src/config.js'
 import { start, type Service } from '../../src/server.js'
@@ -81,8 +82,15 @@ export async function bootService(options: { config?: Partial<Config>; storage?:
 }
 
 /** A failing assertion prints the response: `expectStatus(res, 200)`. */
-export function expectStatus(response: Response, status: number): void {
+export function expectStatus(response: Response, status: number, label?: string): void {
   if (response.status !== status) {
-    throw new Error(`expected ${status}, received ${response.status}: ${response.text.slice(0, 2000)}`)
+    throw new Error(`${label ? `${label}: ` : ''}expected ${status}, received ${response.status}: ${response.text.slice(0, 2000)}`)
   }
+}
+
+/** A problem+json answer with this status and error code; `label` names the request in a failure. */
+export function expectProblem(response: Response, status: number, code: string, label?: string): void {
+  expectStatus(response, status, label)
+  expect(response.headers.get('content-type'), label).toMatch(/^application\/problem\+json/)
+  expect(response.body.code, label).toBe(code)
 }
