@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm install` builds everything through this script: the Rust addon, the WASM module, the
 // TypeScript. Usage: node scripts/build.mjs [native|wasm|ts ...] (no argument = all, in order).
-// A missing Rust toolchain is not an error: the matcher then runs on the WASM backend.
+// A missing Rust toolchain is not an error: the matcher then runs on the WASM backend, unless
+// PALMVEIN_REQUIRE_NATIVE=1 (CI), where a native build that cannot happen or fails stops the build.
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -21,16 +22,18 @@ function hasCargo() {
   return !probe.error && probe.status === 0
 }
 
+const requireNative = process.env.PALMVEIN_REQUIRE_NATIVE === '1'
+
+/** Falls back to WASM with a note, or stops the build when the native addon is required. */
+function nativeUnavailable(reason) {
+  if (requireNative) throw new Error(`[build] ${reason}, and PALMVEIN_REQUIRE_NATIVE=1 requires the native addon`)
+  console.log(`[build] ${reason}; the matcher will use the WASM backend`)
+}
+
 const steps = {
   native() {
-    if (process.env.PALMVEIN_SKIP_NATIVE === '1') {
-      console.log('[build] native addon skipped (PALMVEIN_SKIP_NATIVE=1); the matcher will use WASM')
-      return
-    }
-    if (!hasCargo()) {
-      console.log('[build] cargo not found: native addon not built; the matcher will use the WASM backend')
-      return
-    }
+    if (process.env.PALMVEIN_SKIP_NATIVE === '1') return nativeUnavailable('native addon skipped (PALMVEIN_SKIP_NATIVE=1)')
+    if (!hasCargo()) return nativeUnavailable('cargo not found: native addon not built')
     const outDir = path.join(root, 'native')
     fs.mkdirSync(outDir, { recursive: true })
     const status = run(bin('napi'), [
@@ -42,10 +45,7 @@ const steps = {
       // artifacts (the TypeScript side declares the interface itself, in src/matcher/).
       '--dts', path.join('..', 'target', 'palmvein_matcher.d.ts'),
     ])
-    if (status !== 0) {
-      console.log('[build] native addon build failed; the matcher will use the WASM backend')
-      return
-    }
+    if (status !== 0) return nativeUnavailable('native addon build failed')
     // One fixed file name, so the loader needs no platform table for the machine it was built on.
     const built = fs.readdirSync(outDir).find((name) => name.endsWith('.node') && name !== 'palmvein_matcher.node')
     if (built) fs.renameSync(path.join(outDir, built), path.join(outDir, 'palmvein_matcher.node'))
