@@ -16,7 +16,7 @@ export function unauthenticated(detail: string): ServiceError {
   return new ServiceError('unauthenticated', detail)
 }
 
-async function apiKey(app: AppContext, keyId: string, secret: string, projectId: string | null): Promise<Principal> {
+async function apiKey(app: Pick<AppContext, 'apiKeyUsage' | 'sql'>, keyId: string, secret: string, projectId: string | null): Promise<Principal> {
   const found = await apiKeyWithProject(app.sql, keyId, projectId)
   if (!found || !secretMatches(secret, found.key.secret_hash)) throw unauthenticated('the API key is invalid')
   const { key, project } = found
@@ -28,7 +28,7 @@ async function apiKey(app: AppContext, keyId: string, secret: string, projectId:
   }
 }
 
-async function deviceToken(app: AppContext, deviceId: string, secret: string): Promise<Principal> {
+async function deviceToken(app: Pick<AppContext, 'sql'>, deviceId: string, secret: string): Promise<Principal> {
   const row = await authenticateDevice(app.sql, deviceId)
   if (!row || !secretMatches(secret, row.token_hash)) throw unauthenticated('the device token is invalid')
   if (!row.enabled) throw new ServiceError('forbidden', 'this device is disabled')
@@ -44,7 +44,7 @@ const KIND_NAMES: Record<CredentialKind, string> = {
 }
 
 /** `projectId`: the project the request's path names, if any (read with an API key in one query). */
-export async function authenticate(app: AppContext, header: string, accepted: CredentialKind[], projectId: string | null = null): Promise<Principal> {
+export async function authenticate(app: Pick<AppContext, 'apiKeyUsage' | 'sql' | 'tokens'>, header: string, accepted: CredentialKind[], projectId: string | null = null): Promise<Principal> {
   if (accepted.includes('none') && !header) return NO_PRINCIPAL
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
   if (!match) throw unauthenticated(header ? 'the Authorization header must be "Bearer <credential>"' : 'this operation needs a bearer credential')

@@ -19,7 +19,7 @@ export interface NewApiKey {
 }
 
 /** Create a key; every project id must be a project of the organization (else 422 invalid_reference). */
-export async function createApiKey(app: AppContext, input: NewApiKey) {
+export async function createApiKey(app: Pick<AppContext, 'sql'>, input: NewApiKey) {
   if (input.projectIds) {
     const known = await projectIdsInOrganization(app.sql, input.orgId, input.projectIds)
     const errors = input.projectIds

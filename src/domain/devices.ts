@@ -33,7 +33,7 @@ function newRegistrationCode(): string {
 /** Codes are shown upper-case; a person may type them in lower case or with spaces around. */
 export const normaliseRegistrationCode = (code: string): string => code.trim().toUpperCase()
 
-export async function registerDevice(app: AppContext, input: { hardware_platform: string; mode: DeviceMode }) {
+export async function registerDevice(app: Pick<AppContext, 'sql'>, input: { hardware_platform: string; mode: DeviceMode }) {
   const now = Date.now()
   await deleteAbandonedDevices(app.sql, new Date(now - ABANDONED_AFTER_MS))
   const id = newId()
@@ -51,7 +51,7 @@ export async function registerDevice(app: AppContext, input: { hardware_platform
 }
 
 /** complete_registration: only a sandbox project may link a terminal (spec rule 1). */
-export async function completeRegistration(app: AppContext, project: ProjectRow, input: {
+export async function completeRegistration(app: Pick<AppContext, 'sql'>, project: ProjectRow, input: {
   registration_code: string; device_name: string; device_mode: DeviceMode
 }): Promise<string> {
   if (project.plan !== 'sandbox') {

@@ -19,7 +19,7 @@ export const SESSION_TTL_SECONDS = 300
 
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000)
 
-export async function startSession(app: AppContext, device: { id: string; project_id: string; enabled: boolean }, memberId: string) {
+export async function startSession(app: Pick<AppContext, 'enrollmentSignals' | 'sql'>, device: { id: string; project_id: string; enabled: boolean }, memberId: string) {
   if (!device.enabled) throw new ServiceError('conflict', `device ${device.id} is disabled; enable it before starting an enrollment`)
   if (!(await memberInProject(app.sql, memberId, device.project_id))) {
     throw new ServiceError('invalid_reference', `member ${memberId} does not exist in this project`, {
@@ -43,14 +43,14 @@ export async function startSession(app: AppContext, device: { id: string; projec
 }
 
 /** GET .../enroll/status: the active session, or null (none, or session_id names another). */
-export async function activeSessionOf(app: AppContext, deviceId: string, sessionId?: string): Promise<SessionRow | null> {
+export async function activeSessionOf(app: Pick<AppContext, 'sql'>, deviceId: string, sessionId?: string): Promise<SessionRow | null> {
   const row = await activeSession(app.sql, deviceId, nowSeconds())
   if (!row || (sessionId !== undefined && row.id !== sessionId)) return null
   return row
 }
 
 /** POST .../enroll/status: that session's current state, or null when superseded or unknown. */
-export async function sessionStatus(app: AppContext, deviceId: string, sessionId: string): Promise<SessionRow | null> {
+export async function sessionStatus(app: Pick<AppContext, 'sql'>, deviceId: string, sessionId: string): Promise<SessionRow | null> {
   const row = await sessionOfDevice(app.sql, deviceId, sessionId, nowSeconds())
   if (!row || row.superseded_by) return null
   return row
@@ -60,7 +60,7 @@ export async function sessionStatus(app: AppContext, deviceId: string, sessionId
  * Cancel exactly the named session. Unknown (or another device's) → 404, nothing changes;
  * already cancelled → answered as is (a retried cancel succeeds); completed or expired → 409.
  */
-export async function cancelSession(app: AppContext, deviceId: string, sessionId: string): Promise<SessionRow> {
+export async function cancelSession(app: Pick<AppContext, 'enrollmentSignals' | 'sql'>, deviceId: string, sessionId: string): Promise<SessionRow> {
   const cancelled = await cancelActiveSession(app.sql, deviceId, sessionId, nowSeconds())
   if (cancelled) {
     await app.enrollmentSignals.announce(deviceId)

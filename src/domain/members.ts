@@ -26,7 +26,7 @@ function checkMetadata(metadata: unknown): postgres.JSONValue | null {
   return metadata as postgres.JSONValue
 }
 
-export async function createMember(app: AppContext, project: ProjectRow, input: { display_name: string; metadata?: unknown }): Promise<MemberRow> {
+export async function createMember(app: Pick<AppContext, 'keyring' | 'sql'>, project: ProjectRow, input: { display_name: string; metadata?: unknown }): Promise<MemberRow> {
   const metadata = checkMetadata(input.metadata)
   const environment = await environmentById(app.sql, project.environment_id!)
   if (!environment) throw notFound('environment')
@@ -39,14 +39,14 @@ export async function createMember(app: AppContext, project: ProjectRow, input: 
   return row
 }
 
-export async function loadMember(app: AppContext, project: ProjectRow, memberId: string): Promise<MemberRow> {
+export async function loadMember(app: Pick<AppContext, 'sql'>, project: ProjectRow, memberId: string): Promise<MemberRow> {
   const row = await memberById(app.sql, project.id, memberId)
   if (!row) throw notFound('member')
   return row
 }
 
 /** PUT: the fields sent replace the stored ones; a field left out keeps its value. */
-export async function changeMember(app: AppContext, project: ProjectRow, memberId: string, input: { display_name?: string; metadata?: unknown }): Promise<MemberRow> {
+export async function changeMember(app: Pick<AppContext, 'sql'>, project: ProjectRow, memberId: string, input: { display_name?: string; metadata?: unknown }): Promise<MemberRow> {
   if (input.display_name === undefined && !('metadata' in input)) {
     throw new ServiceError('invalid_request', 'send display_name, metadata or both', { errors: [{ path: '/', message: 'needs display_name or metadata' }] })
   }
@@ -58,7 +58,7 @@ export async function changeMember(app: AppContext, project: ProjectRow, memberI
 }
 
 /** Deletes the member (its key and templates with it) and takes it out of every gallery. */
-export async function removeMember(app: AppContext, project: ProjectRow, memberId: string): Promise<void> {
+export async function removeMember(app: Pick<AppContext, 'galleries' | 'log' | 'sql'>, project: ProjectRow, memberId: string): Promise<void> {
   const deleted = await deleteMember(app.sql, project.id, memberId)
   if (!deleted) throw notFound('member')
   app.galleries.removeMember(deleted.environment_id, memberId)

@@ -7,7 +7,7 @@ import { environmentById, environmentsOwnedBy, insertEnvironment, insertOrganiza
 import { insertProject, projectsOfOrganization } from '../store/projects.js'
 import { PLANS, type PlanId } from '../plans.js'
 
-export function createOrganization(app: AppContext, input: { name: string; kind: 'platform' | 'customer' }, adminSubject: string) {
+export function createOrganization(app: Pick<AppContext, 'sql'>, input: { name: string; kind: 'platform' | 'customer' }, adminSubject: string) {
   return insertOrganization(app.sql, { id: newId(), name: input.name, kind: input.kind }, adminSubject)
 }
 
@@ -24,7 +24,7 @@ export interface EnvironmentInput {
   candidates?: number
 }
 
-export function createEnvironment(app: AppContext, ownerOrgId: string, input: EnvironmentInput) {
+export function createEnvironment(app: Pick<AppContext, 'keyring' | 'sql'>, ownerOrgId: string, input: EnvironmentInput) {
   const id = newId()
   const { wrapped } = app.keyring.newKey(undefined, `environment:${id}`)
   return insertEnvironment(app.sql, {
@@ -56,7 +56,7 @@ export interface ProjectInput {
 }
 
 /** A project may use its own organization's environments or a global (platform) one. */
-export async function createProject(app: AppContext, orgId: string, input: ProjectInput) {
+export async function createProject(app: Pick<AppContext, 'sql'>, orgId: string, input: ProjectInput) {
   if (input.environment_id) {
     const environment = await environmentById(app.sql, input.environment_id)
     if (!environment || (environment.owner_org_id !== orgId && environment.owner_kind !== 'platform')) {

@@ -28,7 +28,7 @@ export interface TransactionInput {
   vendor_merchant_id?: Text
 }
 
-export async function recordTransaction(app: AppContext, projectId: string, deviceId: string, input: TransactionInput) {
+export async function recordTransaction(app: Pick<AppContext, 'sql'>, projectId: string, deviceId: string, input: TransactionInput) {
   // Stored at millisecond precision, like every timestamp on the wire (and the export's keyset).
   const at = input.timestamp === undefined ? new Date() : new Date(input.timestamp)
   const row = await insertTransaction(app.sql, {
