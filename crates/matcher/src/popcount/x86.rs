@@ -109,12 +109,33 @@ pub(super) unsafe fn hamming_avx2(
 ) {
     // SAFETY: forwarded caller contract; AVX2 is enabled here.
     unsafe {
-        let partials = |row: usize| {
-            row_partials(rows.add(row * stride), probe, bytes, |bits| {
-                nibble_counts(bits)
-            })
-        };
-        let mut row = 0;
+        rows_from(0, rows, stride, count, probe, bytes, out, |bits| {
+            nibble_counts(bits)
+        })
+    }
+}
+
+/// Distances of rows `first..count`, four at a time through [`fold_four`], with `popcount`
+/// turning 32 bytes into four u64 partial counts.
+///
+/// # Safety
+/// See [`super::HammingFn`]; the callers enable AVX2 (and what `popcount` needs).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn rows_from(
+    first: usize,
+    rows: *const u8,
+    stride: usize,
+    count: usize,
+    probe: *const u8,
+    bytes: usize,
+    out: *mut u32,
+    popcount: impl Fn(__m256i) -> __m256i + Copy,
+) {
+    // SAFETY (whole body): forwarded caller contract.
+    unsafe {
+        let partials = |row: usize| row_partials(rows.add(row * stride), probe, bytes, popcount);
+        let mut row = first;
         while row + 4 <= count {
             let distances = fold_four(std::array::from_fn(|index| partials(row + index)));
             std::ptr::copy_nonoverlapping(distances.as_ptr(), out.add(row), 4);
@@ -140,24 +161,14 @@ pub(super) unsafe fn hamming_vpopcntdq(
 ) {
     // SAFETY: forwarded caller contract; the features are enabled here.
     unsafe {
-        let mut row = 0;
-        if bytes == 32 {
-            row = eight_rows_of_32_bytes(rows, stride, count, probe, out);
-        }
-        let partials = |row: usize| {
-            row_partials(rows.add(row * stride), probe, bytes, |bits| {
-                _mm256_popcnt_epi64(bits)
-            })
+        let first = if bytes == 32 {
+            eight_rows_of_32_bytes(rows, stride, count, probe, out)
+        } else {
+            0
         };
-        while row + 4 <= count {
-            let distances = fold_four(std::array::from_fn(|index| partials(row + index)));
-            std::ptr::copy_nonoverlapping(distances.as_ptr(), out.add(row), 4);
-            row += 4;
-        }
-        while row < count {
-            *out.add(row) = fold_one(partials(row));
-            row += 1;
-        }
+        rows_from(first, rows, stride, count, probe, bytes, out, |bits| {
+            _mm256_popcnt_epi64(bits)
+        })
     }
 }
 
