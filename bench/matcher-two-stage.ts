@@ -52,10 +52,15 @@ function decision(scores: readonly { row: number, score: number }[]): string {
 export async function benchTwoStage(options: {
   rows: number, dimension: number, threads: number, probes: number, candidates: readonly number[],
   timing: { budgetMs: number, maxIterations: number }, seed: number, log: (line: string) => void,
+  /** 'hard': noisier captures, 20 % hard identities, 10 % look-alikes at cosine 0.85. */
+  population?: 'default' | 'hard'
 }): Promise<TwoStageReport> {
   const { rows, dimension, log } = options
   const members = Math.floor(rows / 2)
-  const population = createSyntheticPopulation({ seed: options.seed, dimension, identities: members + 100_000 })
+  const hard = options.population === 'hard'
+    ? { noise: 0.5, hardFraction: 0.2, hardNoiseFactor: 2.5, relatedFraction: 0.1, relatedSimilarity: 0.85 }
+    : {}
+  const population = createSyntheticPopulation({ seed: options.seed, dimension, identities: members + 100_000, ...hard })
   const matcher = await createMatcher({ dimension, threads: options.threads })
   const gallery = matcher.createGallery()
   let started = performance.now()

@@ -14,6 +14,7 @@
 //   PALMVEIN_BENCH_TWO_STAGE_ROWS  galleries (rows = 2 x members) for the two-stage and partition
 //                          part (bench/matcher-two-stage.ts), default 1000000; 0 skips it
 //   PALMVEIN_BENCH_AGREEMENT_PROBES  probes of its agreement measurement, default 100000
+//   PALMVEIN_BENCH_POPULATION  'default' or 'hard' (noisier, more hard and look-alike identities)
 //   PALMVEIN_BENCH_CANDIDATES  c values whose agreement is measured, default 1,2,4,8,16,32,64,128,256,512,1024
 import os from 'node:os'
 import path from 'node:path'
@@ -42,6 +43,7 @@ const k = Number(setting('k', 'PALMVEIN_BENCH_K', '10'))
 const timing = { budgetMs, maxIterations: 25 }
 const twoStageRows = setting('two-stage-rows', 'PALMVEIN_BENCH_TWO_STAGE_ROWS', '1000000').split(',').map(Number).filter((rows) => rows > 0)
 const agreementProbes = Number(setting('agreement-probes', 'PALMVEIN_BENCH_AGREEMENT_PROBES', '100000'))
+const populationKind = setting('population', 'PALMVEIN_BENCH_POPULATION', 'default') as 'default' | 'hard'
 const candidateList = setting('candidates', 'PALMVEIN_BENCH_CANDIDATES', '1,2,4,8,16,32,64,128,256,512,1024').split(',').map(Number)
 
 const addonLoad = loadNativeAddon()
@@ -174,7 +176,7 @@ for (const [rowCount, dimension] of cases) {
 
 const twoStage: TwoStageReport[] = []
 for (const rows of twoStageRows) {
-  const report = await benchTwoStage({ rows, dimension: 256, threads, probes: agreementProbes, candidates: candidateList, timing, seed, log })
+  const report = await benchTwoStage({ rows, dimension: 256, threads, probes: agreementProbes, candidates: candidateList, timing, seed, log, population: populationKind })
   results.push(...report.timings)
   twoStage.push(report)
 }
@@ -189,7 +191,7 @@ for (const report of twoStage) {
 const file = writeResults(path.join(path.dirname(fileURLToPath(import.meta.url)), 'results'), {
   date: new Date().toISOString(),
   machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, platform: `${process.platform}/${process.arch}` },
-  settings: { cases, seed, k, threads, jsMaxRows, budgetMs, twoStageRows, agreementProbes, candidates: candidateList },
+  settings: { cases, seed, k, threads, jsMaxRows, budgetMs, twoStageRows, agreementProbes, candidates: candidateList, population: populationKind },
   native: addon ? { isas, bestIsa } : null,
   results,
   twoStage: twoStage.map(({ agreement, smallestFullAgreement }) => ({ agreement, smallestFullAgreement })),
