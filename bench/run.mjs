@@ -179,7 +179,7 @@ async function runMatcherPhase() {
   }
   console.log('\n== matcher benchmarks (npm run bench:matcher) ==')
   const started = performance.now()
-  const args = quick ? ['--sizes=10000,100000', '--budget-ms=200', '--js-max-rows=10000'] : []
+  const args = quick ? ['--sizes=10000,100000', '--budget-ms=200', '--js-max-rows=10000', '--two-stage-rows=100000', '--agreement-probes=2000'] : []
   // Its stdout goes to ours; its last words name the JSON file it wrote ("wrote <file> (...)").
   let written = null
   const code = await new Promise((resolve) => {
