@@ -44,7 +44,10 @@ const KIND_NAMES: Record<CredentialKind, string> = {
 }
 
 /** `projectId`: the project the request's path names, if any (read with an API key in one query). */
-export async function authenticate(app: Pick<AppContext, 'apiKeyUsage' | 'sql' | 'tokens'>, header: string, accepted: CredentialKind[], projectId: string | null = null): Promise<Principal> {
+export async function authenticate(
+  app: Pick<AppContext, 'apiKeyUsage' | 'sql' | 'tokens'>,
+  header: string, accepted: CredentialKind[], projectId: string | null = null,
+): Promise<Principal> {
   if (accepted.includes('none') && !header) return NO_PRINCIPAL
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
   if (!match) throw unauthenticated(header ? 'the Authorization header must be "Bearer <credential>"' : 'this operation needs a bearer credential')

@@ -26,9 +26,11 @@ function sameText(a: string, b: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right)
 }
 
-export async function completeEnrollmentSession(app: Pick<AppContext, 'db' | 'galleries' | 'keyring' | 'log' | 'scans' | 'sql'>, terminal: Terminal, sessionId: string, input: {
-  left_hand?: EnrollHand | null; right_hand?: EnrollHand | null; challenge?: string
-}): Promise<{ member_id: string; session: SessionRow }> {
+export async function completeEnrollmentSession(
+  app: Pick<AppContext, 'db' | 'galleries' | 'keyring' | 'log' | 'scans' | 'sql'>,
+  terminal: Terminal, sessionId: string,
+  input: { left_hand?: EnrollHand | null; right_hand?: EnrollHand | null; challenge?: string },
+): Promise<{ member_id: string; session: SessionRow }> {
   const session = await sessionOfDevice(app.sql, terminal.deviceId, sessionId, nowSeconds())
   if (!session) throw notFound('enrollment session')
   if (!ACTIVE_STATES.includes(session.state)) {
@@ -56,7 +58,10 @@ export async function completeEnrollmentSession(app: Pick<AppContext, 'db' | 'ga
   return { member_id: enrolled.member_id, session: completed! }
 }
 
-export async function identifyAtTerminal(app: Pick<AppContext, 'db' | 'galleries' | 'log' | 'scans' | 'sql'>, terminal: Terminal, palm: IdentifyPalm, k: number | undefined) {
+export async function identifyAtTerminal(
+  app: Pick<AppContext, 'db' | 'galleries' | 'log' | 'scans' | 'sql'>,
+  terminal: Terminal, palm: IdentifyPalm, k: number | undefined,
+) {
   const result = await identifyPalm(app, terminal.project, palm, { k, callerType: 'device', deviceId: terminal.deviceId })
   if (terminal.mode === 'demo' && result.status === 'Found') {
     // Nothing else is written by an identify, so the event is the only row of its transaction.

@@ -23,7 +23,10 @@ function waitFor(signal: Promise<void>, ms: number, aborted: Promise<void>): Pro
   ]).finally(() => clearTimeout(timer))
 }
 
-export async function pollEnrollment(app: Pick<AppContext, 'enrollmentSignals' | 'shuttingDown' | 'sql'>, deviceId: string, waitSeconds: number, aborted: Promise<void>): Promise<SessionRow | null> {
+export async function pollEnrollment(
+  app: Pick<AppContext, 'enrollmentSignals' | 'shuttingDown' | 'sql'>,
+  deviceId: string, waitSeconds: number, aborted: Promise<void>,
+): Promise<SessionRow | null> {
   const deadline = Date.now() + waitSeconds * 1000
   for (;;) {
     const waiter = app.enrollmentSignals.wait(deviceId)

@@ -19,7 +19,10 @@ export const SESSION_TTL_SECONDS = 300
 
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000)
 
-export async function startSession(app: Pick<AppContext, 'enrollmentSignals' | 'sql'>, device: { id: string; project_id: string; enabled: boolean }, memberId: string) {
+export async function startSession(
+  app: Pick<AppContext, 'enrollmentSignals' | 'sql'>,
+  device: { id: string; project_id: string; enabled: boolean }, memberId: string,
+) {
   if (!device.enabled) throw new ServiceError('conflict', `device ${device.id} is disabled; enable it before starting an enrollment`)
   if (!(await memberInProject(app.sql, memberId, device.project_id))) {
     throw new ServiceError('invalid_reference', `member ${memberId} does not exist in this project`, {
@@ -60,7 +63,10 @@ export async function sessionStatus(app: Pick<AppContext, 'sql'>, deviceId: stri
  * Cancel exactly the named session. Unknown (or another device's) → 404, nothing changes;
  * already cancelled → answered as is (a retried cancel succeeds); completed or expired → 409.
  */
-export async function cancelSession(app: Pick<AppContext, 'enrollmentSignals' | 'sql'>, deviceId: string, sessionId: string): Promise<SessionRow> {
+export async function cancelSession(
+  app: Pick<AppContext, 'enrollmentSignals' | 'sql'>,
+  deviceId: string, sessionId: string,
+): Promise<SessionRow> {
   const cancelled = await cancelActiveSession(app.sql, deviceId, sessionId, nowSeconds())
   if (cancelled) {
     await app.enrollmentSignals.announce(deviceId)

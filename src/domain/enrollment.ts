@@ -76,7 +76,10 @@ async function findDuplicate(environment: EnvironmentGallery, memberId: string, 
   return worst as { hand: Hand; score: number } | null
 }
 
-export async function enrollMember(app: Pick<AppContext, 'db' | 'galleries' | 'keyring' | 'log' | 'scans' | 'sql'>, project: ProjectRow, input: EnrollInput, options: EnrollOptions): Promise<{ member_id: string }> {
+export async function enrollMember(
+  app: Pick<AppContext, 'db' | 'galleries' | 'keyring' | 'log' | 'scans' | 'sql'>,
+  project: ProjectRow, input: EnrollInput, options: EnrollOptions,
+): Promise<{ member_id: string }> {
   const started = performance.now()
   if (!project.environment_id) throw new ServiceError('environment_not_tenant_managed', `project ${project.id} has no environment`)
   if (!input.left_hand && !input.right_hand) {

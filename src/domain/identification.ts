@@ -39,7 +39,10 @@ export interface IdentifyOptions {
   field?: string
 }
 
-export async function identifyPalm(app: Pick<AppContext, 'galleries' | 'scans'>, project: ProjectRow, palm: IdentifyPalm, options: IdentifyOptions): Promise<IdentifyResult> {
+export async function identifyPalm(
+  app: Pick<AppContext, 'galleries' | 'scans'>,
+  project: ProjectRow, palm: IdentifyPalm, options: IdentifyOptions,
+): Promise<IdentifyResult> {
   const started = performance.now()
   if (!project.environment_id) throw new ServiceError('environment_not_tenant_managed', `project ${project.id} has no environment`)
   const k = options.k ?? 1

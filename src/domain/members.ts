@@ -26,7 +26,10 @@ function checkMetadata(metadata: unknown): postgres.JSONValue | null {
   return metadata as postgres.JSONValue
 }
 
-export async function createMember(app: Pick<AppContext, 'keyring' | 'sql'>, project: ProjectRow, input: { display_name: string; metadata?: unknown }): Promise<MemberRow> {
+export async function createMember(
+  app: Pick<AppContext, 'keyring' | 'sql'>,
+  project: ProjectRow, input: { display_name: string; metadata?: unknown },
+): Promise<MemberRow> {
   const metadata = checkMetadata(input.metadata)
   const environment = await environmentById(app.sql, project.environment_id!)
   if (!environment) throw notFound('environment')
@@ -46,7 +49,10 @@ export async function loadMember(app: Pick<AppContext, 'sql'>, project: ProjectR
 }
 
 /** PUT: the fields sent replace the stored ones; a field left out keeps its value. */
-export async function changeMember(app: Pick<AppContext, 'sql'>, project: ProjectRow, memberId: string, input: { display_name?: string; metadata?: unknown }): Promise<MemberRow> {
+export async function changeMember(
+  app: Pick<AppContext, 'sql'>,
+  project: ProjectRow, memberId: string, input: { display_name?: string; metadata?: unknown },
+): Promise<MemberRow> {
   if (input.display_name === undefined && !('metadata' in input)) {
     throw new ServiceError('invalid_request', 'send display_name, metadata or both', { errors: [{ path: '/', message: 'needs display_name or metadata' }] })
   }

@@ -3,10 +3,12 @@
 // before any URL is resolved.
 import type { AppContext } from '../../app-context.js'
 import {
-  createSubscription, deleteSubscription, getSubscription, listAttempts, listDeliveries, listSubscriptions, sendTestEvent, updateSubscription, type WebhookDeps,
+  createSubscription, deleteSubscription, getSubscription, listAttempts, listDeliveries, listSubscriptions,
+  sendTestEvent, updateSubscription, type WebhookDeps,
 } from '../../domain/webhooks.js'
+import { AttemptSchema, CreatedSubscriptionSchema, DeliverySchema, SubscriptionSchema } from '../resources/webhooks.js'
 import { defineRoute, type Route } from '../route.js'
-import { Body, Nullable, Pagination, PathIds, requireOrderedWindow, TimeWindow, Type } from '../schema.js'
+import { Body, Pagination, PathIds, requireOrderedWindow, TimeWindow, Type } from '../schema.js'
 
 const tags = ['Webhooks']
 const deps = (app: AppContext): WebhookDeps => ({ db: app.db, guard: app.webhooks.guard })
@@ -19,54 +21,6 @@ const EventTypes = Type.Array(Type.String({ minLength: 1 }), {
   minItems: 1, maxItems: 10,
   description: 'allowed: enrollment.completed, demo.scan.success; any other value is 422 event_type_not_allowed',
 })
-const Time = Type.String({ format: 'date-time' })
-
-const SubscriptionSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  url: Type.String(),
-  event_types: Type.Array(Type.String()),
-  enabled: Type.Boolean(),
-  created_at: Time,
-  updated_at: Time,
-}, { $id: 'WebhookSubscription' })
-
-const CreatedSubscriptionSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  url: Type.String(),
-  secret: Type.String({ description: 'whsec_ + 32 random bytes (base64); shown only in this response' }),
-  event_types: Type.Array(Type.String()),
-  enabled: Type.Boolean(),
-  created_at: Time,
-}, { $id: 'WebhookSubscriptionCreated' })
-
-const DeliverySchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  subscription_id: Type.String({ format: 'uuid' }),
-  payload: Type.Object({
-    event_id: Type.String({ format: 'uuid' }),
-    timestamp: Time,
-    project_id: Type.String({ format: 'uuid' }),
-    data: Type.Object({ event_type: Type.String() }, { additionalProperties: true, description: 'the event data, with event_type inside' }),
-  }),
-  attempt_count: Type.Integer({ minimum: 0 }),
-  attempt_pending: Type.Boolean({ description: 'pending with a next attempt scheduled' }),
-  response_status: Nullable(Type.Integer()),
-  response_body: Nullable(Type.String({ description: 'the last answer, truncated to 100 KB' })),
-  status: Type.Union([Type.Literal('pending'), Type.Literal('success'), Type.Literal('failed')]),
-  created_at: Time,
-  last_attempt_at: Nullable(Time),
-}, { $id: 'WebhookDelivery' })
-
-const AttemptSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  delivery_id: Type.String({ format: 'uuid' }),
-  attempt_number: Type.Integer({ minimum: 1 }),
-  attempted_at: Time,
-  response_status: Nullable(Type.Integer({ description: 'null when the request timed out or could not connect' })),
-  response_body: Nullable(Type.String()),
-  error_message: Nullable(Type.String()),
-  duration_ms: Type.Integer({ minimum: 0 }),
-}, { $id: 'WebhookAttempt' })
 
 const ProjectParams = PathIds('project_id')
 const WebhookParams = PathIds('project_id', 'webhook_id')
