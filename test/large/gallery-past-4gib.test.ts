@@ -4,7 +4,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { loadNativeAddon } from '../../src/matcher/backend.js'
 import { createMatcher, type Matcher } from '../../src/matcher/index.js'
-import { cosine, randomInt8 } from './brute-force.js'
+import { cosine, randomInt8 } from '../matcher/brute-force.js'
 
 const GIB = 2 ** 30
 const native = loadNativeAddon().ok
