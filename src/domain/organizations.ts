@@ -4,7 +4,7 @@ import { ServiceError } from '../errors.js'
 import { newId } from '../ids.js'
 import type { Sql } from '../store/database.js'
 import { environmentById, environmentsOwnedBy, insertEnvironment, insertOrganization, organizationsAdministeredBy } from '../store/organizations.js'
-import { insertProject, projectsOfOrganization } from '../store/projects.js'
+import { insertProject, projectsOfOrganization, updateProjectOfOrganization, type ProjectChanges } from '../store/projects.js'
 import { PLANS, type PlanId } from '../plans.js'
 
 export function createOrganization(app: Pick<AppContext, 'sql'>, input: { name: string; kind: 'platform' | 'customer' }, adminSubject: string) {
@@ -94,4 +94,23 @@ export function environmentsOf(sql: Sql, orgId: string) {
 
 export function projectsOf(sql: Sql, orgId: string) {
   return projectsOfOrganization(sql, orgId)
+}
+
+export type ProjectUpdate = Partial<Omit<ProjectInput, 'environment_id'>>
+
+/**
+ * Rename, redescribe or change the plan of one of the organization's projects. A new plan sets its
+ * rate, daily limit and headcount at once; members above a lowered headcount stay, new ones wait.
+ * The environment cannot change: the project's members and their palms live in it.
+ */
+export async function updateProject(app: Pick<AppContext, 'sql'>, orgId: string, projectId: string, update: ProjectUpdate) {
+  const { plan, ...fields } = update
+  const changes: ProjectChanges = { ...fields }
+  if (plan) {
+    const limits = PLANS[plan]
+    Object.assign(changes, { plan, headcount: limits.headcount, daily_request_limit: limits.dailyRequestLimit, requests_per_minute: limits.requestsPerMinute })
+  }
+  const project = await updateProjectOfOrganization(app.sql, orgId, projectId, changes)
+  if (!project) throw new ServiceError('not_found', `organization ${orgId} has no project ${projectId}`)
+  return project
 }

@@ -24,6 +24,31 @@ function parameters(route: Route, plain: (schema: TSchema) => Record<string, unk
   return list
 }
 
+// Response headers, declared once and referred to by each response that carries them.
+const HEADERS = {
+  'X-Request-Id': { description: 'the request id: the caller\'s X-Request-Id if it was sane, otherwise a new UUID; quote it when reporting a problem', schema: { type: 'string' } },
+  'RateLimit-Limit': { description: 'requests allowed per minute for the charged project', schema: { type: 'integer' } },
+  'RateLimit-Remaining': { description: 'requests left in the current minute', schema: { type: 'integer' } },
+  'RateLimit-Reset': { description: 'seconds until the minute window resets', schema: { type: 'integer' } },
+  'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer' } },
+  'WWW-Authenticate': { description: 'the Bearer challenge', schema: { type: 'string' } },
+} as const
+type HeaderName = keyof typeof HEADERS
+const RATE_LIMIT_HEADERS: HeaderName[] = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']
+
+const headerRefs = (names: HeaderName[]) =>
+  Object.fromEntries(['X-Request-Id' as HeaderName, ...names].map((name) => [name, { $ref: `#/components/headers/${name}` }]))
+
+/** The headers a response of this status carries on a route (rate-limited or not). */
+function responseHeaders(status: number, rateLimited: boolean) {
+  const names: HeaderName[] = []
+  // RateLimit-* go out on every answer once the project was charged (401s come before that).
+  if (rateLimited && status !== 401) names.push(...RATE_LIMIT_HEADERS)
+  if (status === 429 || status === 503) names.push('Retry-After')
+  if (status === 401) names.push('WWW-Authenticate')
+  return headerRefs(names)
+}
+
 const errorResponse = (description: string) => ({
   description, content: { [PROBLEM_TYPE.split(';')[0]]: { schema: { $ref: '#/components/schemas/Problem' } } },
 })
@@ -46,7 +71,10 @@ export function buildOpenApi(routes: Route[], version: string) {
     }
     // What the HTTP layer resolves before the handler (route.access) decides the error answers.
     const authenticated = route.access !== 'none'
-    if (route.params || route.query || route.body) responses['400'] ??= errorResponse('invalid request (invalid_request, capture_invalid)')
+    // Every route parses its query string: a malformed one (bad percent-encoding, NUL) is a 400 anywhere.
+    responses['400'] ??= errorResponse(route.params || route.query || route.body
+      ? 'invalid request (invalid_request, capture_invalid)'
+      : 'malformed query string (invalid_request)')
     if (authenticated) {
       responses['401'] ??= errorResponse('missing, invalid, expired or revoked credential')
       responses['403'] ??= errorResponse('credential not allowed for this operation or resource')
@@ -58,8 +86,11 @@ export function buildOpenApi(routes: Route[], version: string) {
       responses['415'] ??= errorResponse('request body is not application/json')
     }
     responses['500'] ??= errorResponse('internal error')
+    for (const [status, response] of Object.entries(responses)) {
+      (response as { headers?: unknown }).headers = responseHeaders(Number(status), Boolean(route.rateLimited))
+    }
     const operation: Record<string, unknown> = {
-      operationId: `${route.method}${path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
+      operationId: route.operationId,
       summary: route.summary,
       tags: route.tags,
       parameters: parameters(route, plain),
@@ -77,6 +108,7 @@ export function buildOpenApi(routes: Route[], version: string) {
     info: {
       title: 'palmvein',
       version,
+      license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
       description: 'Palm vein identity service. Operations marked x-palmvein-extension are additions to the published interface. Error codes: '
         + (Object.keys(ERROR_STATUS) as ErrorCode[]).map((code) => `${code} (${ERROR_STATUS[code]})`).join(', '),
     },
@@ -84,6 +116,7 @@ export function buildOpenApi(routes: Route[], version: string) {
     paths,
     components: {
       schemas: components.schemas,
+      headers: HEADERS,
       securitySchemes: {
         FirebaseAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Identity token of an organization administrator (T)' },
         ApiKeyAuth: { type: 'http', scheme: 'bearer', description: 'API key "{key_id}.{api_key}" (K)' },

@@ -68,6 +68,8 @@ export interface ResponseSpec {
 }
 
 export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema, B extends TSchema = TSchema, A extends Access = Access> {
+  /** The OpenAPI operationId: the name a generated client gives the call (identifyPalm, listMembers). */
+  operationId: string
   method: Method
   /** uWS pattern with :params, e.g. /v1/projects/:project_id/members */
   path: string

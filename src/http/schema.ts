@@ -3,7 +3,7 @@
 import { Type, type TSchema, type Static, type TObject, type TProperties } from '@sinclair/typebox'
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
-import { ServiceError, type FieldError } from '../errors.js'
+import { ERROR_STATUS, ServiceError, type ErrorCode, type FieldError } from '../errors.js'
 
 export { Type, type Static, type TSchema }
 
@@ -37,7 +37,7 @@ export const Problem = Type.Object({
   type: Type.String(),
   title: Type.String(),
   status: Type.Integer(),
-  code: Type.String(),
+  code: Type.Union((Object.keys(ERROR_STATUS) as ErrorCode[]).map((code) => Type.Literal(code)), { description: 'stable error code' }),
   detail: Type.String(),
   request_id: Type.String(),
   errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),

@@ -11,6 +11,7 @@ import { newId } from '../ids.js'
 import { grantAccess } from './access.js'
 import { readJsonBody } from './body.js'
 import { problemReply } from './problem.js'
+import { parseQuery } from './query.js'
 import { Reply, StreamReply, type Route, type RouteContext } from './route.js'
 import { compile, type Validator } from './schema.js'
 import { App, closeListenSocket, listenSocketPort, type HttpRequest, type HttpResponse, type us_listen_socket } from './uws.js'
@@ -152,7 +153,7 @@ export function createHttpServer(app: AppContext, routes: Route[]): HttpServer {
       if (!paramsValid) {
         throw new ServiceError('invalid_request', `path: ${paramErrors[0]?.path.slice(1)} must be a UUID`, { errors: paramErrors })
       }
-      const query: Record<string, unknown> = Object.fromEntries(new URLSearchParams(rawQuery))
+      const query: Record<string, unknown> = parseQuery(rawQuery)
       if (compiled.validateQuery && !compiled.validateQuery(query)) throw invalid('query', compiled.validateQuery)
       let body: unknown = undefined
       if (bodyPromise) {

@@ -92,3 +92,14 @@ export async function insertProject(sql: Sql, project: Omit<ProjectRow, 'created
 export async function setServerLookup(sql: Sql, id: string, enabled: boolean) {
   await sql`UPDATE projects SET enable_server_lookup = ${enabled}, updated_at = now() WHERE id = ${id}`
 }
+
+/** The descriptive fields and the plan (with the limits it implies) an admin may change. */
+export type ProjectChanges = Partial<Pick<ProjectRow, 'name' | 'mcc' | 'icon_path' | 'payment_account_id' | 'phone_number' | 'website' | 'plan' | 'headcount' | 'daily_request_limit' | 'requests_per_minute'>>
+
+/** Applies the changes to the organization's project; null when it has no such project. */
+export async function updateProjectOfOrganization(sql: Sql, orgId: string, id: string, changes: ProjectChanges) {
+  const updated = await sql`
+    UPDATE projects SET ${sql(changes as never, Object.keys(changes) as never)}, updated_at = now()
+    WHERE id = ${id} AND org_id = ${orgId} RETURNING id`
+  return updated.length ? (await projectById(sql, id))! : null
+}

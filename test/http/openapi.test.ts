@@ -1,4 +1,6 @@
 import SwaggerParser from '@apidevtools/swagger-parser'
+import { createConfig, lintFromString } from '@redocly/openapi-core'
+import { ERROR_STATUS } from '../../src/errors.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { routeTable } from '../../src/http/routes/index.js'
 import type { Route } from '../../src/http/route.js'
@@ -68,5 +70,32 @@ describe('OpenAPI document', () => {
     expect(document.components.schemas).toHaveProperty('Problem')
     const operationIds = Object.values(document.paths).flatMap((operations: any) => Object.values(operations).map((operation: any) => operation.operationId))
     expect(new Set(operationIds).size).toBe(operationIds.length)
+  })
+
+  it('names each operation as a client would call it', () => {
+    const operationIds = Object.values(document.paths).flatMap((operations: any) => Object.values(operations).map((operation: any) => operation.operationId))
+    for (const id of operationIds) expect(id).toMatch(/^[a-z]+(?:[A-Z0-9][a-z0-9]*)*$/)
+    expect(document.paths['/v1/projects/{project_id}/biometrics/identify'].post.operationId).toBe('identifyPalm')
+    expect(document.paths['/v1/projects/{project_id}/members'].get.operationId).toBe('listMembers')
+  })
+
+  it('lists every error code in Problem.code', () => {
+    expect([...document.components.schemas.Problem.properties.code.enum].sort()).toEqual(Object.keys(ERROR_STATUS).sort())
+  })
+
+  it('declares the response headers', () => {
+    const identify = document.paths['/v1/projects/{project_id}/biometrics/identify'].post.responses
+    expect(Object.keys(identify['200'].headers)).toEqual(['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'])
+    expect(Object.keys(identify['429'].headers)).toContain('Retry-After')
+    expect(Object.keys(identify['503'].headers)).toContain('Retry-After')
+    expect(Object.keys(identify['401'].headers)).toEqual(['X-Request-Id', 'WWW-Authenticate'])
+    expect(Object.keys(document.paths['/healthz'].get.responses['200'].headers)).toEqual(['X-Request-Id'])
+    for (const name of ['X-Request-Id', 'RateLimit-Limit', 'Retry-After', 'WWW-Authenticate']) expect(document.components.headers).toHaveProperty(name)
+  })
+
+  it('passes the Redocly recommended ruleset with no errors and no warnings', async () => {
+    const config = await createConfig({ extends: ['recommended'] })
+    const problems = await lintFromString({ source: JSON.stringify(document), absoluteRef: 'openapi.json', config })
+    expect(problems.map((problem) => `${problem.severity} ${problem.ruleId}: ${problem.message} ${problem.location?.[0]?.pointer ?? ''}`)).toEqual([])
   })
 })

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bootService, expectStatus, type TestService } from '../support/service.js'
+import { bootService, expectProblem, expectStatus, type TestService } from '../support/service.js'
 
 describe('admin extensions: organizations, environments, projects', () => {
   let svc: TestService
@@ -78,5 +78,44 @@ describe('admin extensions: organizations, environments, projects', () => {
     expectStatus(wrongType, 415)
     const tooLarge = await svc.request('POST', '/v1/organizations', { auth: token, body: { name: 'x'.repeat(1024 * 1024 + 10) } })
     expectStatus(tooLarge, 413)
+  })
+
+  it('lets an organization admin change a project\'s plan, which its rate limit follows at once', async () => {
+    const org = (await svc.request('POST', '/v1/organizations', { auth: token, body: { name: 'Upgrading' } })).body
+    const env = (await svc.request('POST', `/v1/organization/${org.id}/environments`, { auth: token, body: { name: 'main' } })).body
+    const project = (await svc.request('POST', `/v1/organization/${org.id}/projects`, { auth: token, body: { name: 'Trial', environment_id: env.id, plan: 'sandbox' } })).body
+    const key = (await svc.request('POST', `/v1/organization/${org.id}/api-keys`, { auth: token, body: { name: 'k', project_ids: null } })).body.key
+    const read = () => svc.request('GET', `/v1/projects/${project.id}`, { auth: key })
+    for (let i = 0; i < 5; i += 1) expectStatus(await read(), 200)
+    expectProblem(await read(), 429, 'rate_limited')
+
+    const path = `/v1/organization/${org.id}/projects/${project.id}`
+    const changed = await svc.request('PATCH', path, { auth: token, body: { plan: 'business', name: 'Live', website: 'https://shop.example' } })
+    expectStatus(changed, 200)
+    expect(changed.body).toMatchObject({
+      id: project.id, name: 'Live', website: 'https://shop.example', environment_id: env.id,
+      plan: { id: 'business', name: 'Business', headcount: 10_000, daily_request_limit: 100_000 },
+    })
+    const after = await read()
+    expectStatus(after, 200)
+    expect(after.headers.get('ratelimit-limit')).toBe('100')
+    expect(after.body).toEqual(changed.body)
+  })
+
+  it('refuses a project change that is empty, moves the environment, or reaches another organization', async () => {
+    const org = (await svc.request('POST', '/v1/organizations', { auth: token, body: { name: 'Mine' } })).body
+    const project = (await svc.request('POST', `/v1/organization/${org.id}/projects`, { auth: token, body: { name: 'p', plan: 'business' } })).body
+    const theirs = (await svc.request('POST', '/v1/organizations', { auth: otherToken, body: { name: 'Theirs' } })).body
+    const theirProject = (await svc.request('POST', `/v1/organization/${theirs.id}/projects`, { auth: otherToken, body: { name: 'q', plan: 'business' } })).body
+    const patch = (orgId: string, projectId: string, body: unknown, auth = token) =>
+      svc.request('PATCH', `/v1/organization/${orgId}/projects/${projectId}`, { auth, body })
+    expectProblem(await patch(org.id, project.id, {}), 400, 'invalid_request')
+    expectProblem(await patch(org.id, project.id, { environment_id: null }), 400, 'invalid_request')
+    expectProblem(await patch(org.id, project.id, { plan: 'platinum' }), 400, 'invalid_request')
+    // Their project under my organization's path, and my project under theirs: neither exists for the caller.
+    expectProblem(await patch(org.id, theirProject.id, { plan: 'sandbox' }), 404, 'not_found')
+    expectProblem(await patch(theirs.id, theirProject.id, { plan: 'sandbox' }), 404, 'not_found')
+    const untouched = await svc.request('GET', `/v1/projects/${theirProject.id}`, { auth: otherToken })
+    expect(untouched.body.plan.id).toBe('business')
   })
 })

@@ -49,13 +49,18 @@ export const environmentResource = (row: EnvironmentRow) => ({
   created_at: timestamp(row.created_at),
 })
 
-export const ProjectInputSchema = {
+/** What describes a project and may change later; the environment is fixed at creation. */
+export const ProjectFieldsSchema = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
-  environment_id: Type.Optional(Nullable(Type.String({ format: 'uuid' }))),
   plan: Type.Union(Object.keys(PLANS).map((id) => Type.Literal(id))),
   mcc: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 9999 }))),
   phone_number: Type.Optional(Nullable(Type.String({ maxLength: 32 }))),
   website: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
   icon_path: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
   payment_account_id: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+}
+
+export const ProjectInputSchema = {
+  ...ProjectFieldsSchema,
+  environment_id: Type.Optional(Nullable(Type.String({ format: 'uuid' }))),
 }

@@ -14,7 +14,7 @@ const notTenantManaged = { status: 403, description: 'environment_not_tenant_man
 
 export const biometricRoutes: Route[] = [
   defineRoute({
-    method: 'post', path: '/v1/projects/:project_id/biometrics/enroll', auth: ['key'], access: 'tenant-project', tags, rateLimited: true,
+    operationId: 'enrollPalms', method: 'post', path: '/v1/projects/:project_id/biometrics/enroll', auth: ['key'], access: 'tenant-project', tags, rateLimited: true,
     summary: "Enroll a member's palms: per hand an enroll and an identify capture (at least one hand). Re-enrolling a hand replaces it. All or nothing; emits enrollment.completed",
     params: PathIds('project_id'),
     body: Body({
@@ -35,7 +35,7 @@ export const biometricRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/v1/projects/:project_id/biometrics/identify', auth: ['key'], access: 'tenant-project', tags, rateLimited: true,
+    operationId: 'identifyPalm', method: 'post', path: '/v1/projects/:project_id/biometrics/identify', auth: ['key'], access: 'tenant-project', tags, rateLimited: true,
     summary: 'Identify a palm 1:N against every member of the environment',
     params: PathIds('project_id'),
     query: CandidatesQuery,

@@ -11,7 +11,7 @@ const tags = ['Device-Com (extension)']
 
 export const deviceComEnrollmentRoutes: Route[] = [
   defineRoute({
-    method: 'post', path: '/v1/device-com/enrollment/:session_id/complete', auth: ['device'], access: 'terminal', tags, extension: true, rateLimited: true,
+    operationId: 'completeTerminalEnrollment', method: 'post', path: '/v1/device-com/enrollment/:session_id/complete', auth: ['device'], access: 'terminal', tags, extension: true, rateLimited: true,
     summary: "Complete this terminal's active enrollment session with the member's captures: enrolls exactly like POST /biometrics/enroll (duplicate check, all or nothing) and completes the session in the same transaction; emits enrollment.completed with session_id, member_id, device_id, completed_at. Send the session's challenge back as `challenge` to prove the captures belong to this session (sets terminal_challenge_response)",
     params: PathIds('session_id'),
     body: Body({
@@ -30,7 +30,7 @@ export const deviceComEnrollmentRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/v1/device-com/identify', auth: ['device'], access: 'terminal', tags, extension: true, rateLimited: true,
+    operationId: 'identifyOnTerminal', method: 'post', path: '/v1/device-com/identify', auth: ['device'], access: 'terminal', tags, extension: true, rateLimited: true,
     summary: "Identify a palm 1:N against the terminal's project environment, global environments included. A terminal in demo mode that finds a member emits demo.scan.success (member_id, device_id, scanned_at)",
     query: CandidatesQuery,
     body: Body({ palm: IdentifyPalmSchema }),

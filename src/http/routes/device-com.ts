@@ -17,7 +17,7 @@ const tags = ['Device-Com (extension)']
 
 export const deviceComRoutes: Route[] = [
   defineRoute({
-    method: 'post', path: '/v1/device-com/registration', auth: ['none'], access: 'none', tags, extension: true,
+    operationId: 'registerTerminal', method: 'post', path: '/v1/device-com/registration', auth: ['none'], access: 'none', tags, extension: true,
     summary: 'Register a terminal. Answers its device token (shown once; send it as "Authorization: Bearer pvd_…" on every Device-Com call) and a registration code (8 characters, single use, valid 15 minutes) that a sandbox project passes to complete_registration',
     body: Body({
       hardware_platform: Type.String({ minLength: 1, maxLength: 64, description: 'free text, e.g. android, linux, usb-sensor' }),
@@ -36,7 +36,7 @@ export const deviceComRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/v1/device-com/enrollment', auth: ['device'], access: 'terminal', tags, extension: true, rateLimited: true,
+    operationId: 'pollTerminalEnrollment', method: 'get', path: '/v1/device-com/enrollment', auth: ['device'], access: 'terminal', tags, extension: true, rateLimited: true,
     summary: `Long-poll for this terminal's active enrollment session. Answers 200 with it at once when there is one (picking it up: pending → in_progress), or as soon as one is started within the wait; 204 when the wait (0 to ${MAX_POLL_WAIT_SECONDS} s, default 0) ends with none`,
     query: Type.Object({
       wait: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_POLL_WAIT_SECONDS, description: 'seconds to wait for a session' })),
@@ -52,7 +52,7 @@ export const deviceComRoutes: Route[] = [
   }),
   ...deviceComEnrollmentRoutes,
   defineRoute({
-    method: 'post', path: '/v1/device-com/transactions', auth: ['device'], access: 'terminal', tags, extension: true, rateLimited: true,
+    operationId: 'recordTerminalTransaction', method: 'post', path: '/v1/device-com/transactions', auth: ['device'], access: 'terminal', tags, extension: true, rateLimited: true,
     summary: "Record a transaction taken at this terminal for its project",
     body: Body(TransactionInputSchema),
     responses: [{ status: 201, description: 'the recorded transaction', schema: TransactionSchema }],

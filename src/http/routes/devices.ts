@@ -9,7 +9,7 @@ const tags = ['Devices']
 
 export const deviceRoutes: Route[] = [
   defineRoute({
-    method: 'get', path: '/v1/projects/:project_id/devices', auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
+    operationId: 'listDevices', method: 'get', path: '/v1/projects/:project_id/devices', auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
     summary: "List the project's devices, oldest first",
     params: PathIds('project_id'),
     query: Type.Object(Pagination(100), { additionalProperties: false }),
@@ -24,7 +24,7 @@ export const deviceRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/v1/projects/:project_id/device/android/complete_registration', auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
+    operationId: 'linkDevice', method: 'post', path: '/v1/projects/:project_id/device/android/complete_registration', auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
     summary: 'Link a registered terminal (POST /v1/device-com/registration) to the project with its registration code (8 characters, single use, valid 15 minutes). Only a sandbox-plan project may do it (403 sandbox_required); an unknown, used or expired code is 422 registration_code_invalid',
     params: PathIds('project_id'),
     body: Body({
@@ -42,7 +42,7 @@ export const deviceRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'patch', path: '/v1/device/:device_id', auth: ['token', 'key'], access: 'device', tags, rateLimited: true,
+    operationId: 'updateDevice', method: 'patch', path: '/v1/device/:device_id', auth: ['token', 'key'], access: 'device', tags, rateLimited: true,
     summary: 'Rename a device, or enable/disable it (a disabled terminal\'s device token is refused at once)',
     params: PathIds('device_id'),
     body: Body({

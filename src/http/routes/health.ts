@@ -5,8 +5,8 @@ import { defineRoute, Reply, type Route } from '../route.js'
 const HTML = 'text/html; charset=utf-8'
 const tags = ['Health']
 
-const livez = (path: string) => defineRoute({
-  method: 'get', path, auth: ['none'], access: 'none', tags,
+const livez = (path: string, operationId: string) => defineRoute({
+  operationId, method: 'get', path, auth: ['none'], access: 'none', tags,
   summary: 'Liveness: the server runs and answers HTTP',
   responses: [{ status: 200, description: 'alive', contentType: HTML }],
   async handler() {
@@ -14,8 +14,8 @@ const livez = (path: string) => defineRoute({
   },
 })
 
-const healthz = (path: string) => defineRoute({
-  method: 'get', path, auth: ['none'], access: 'none', tags,
+const healthz = (path: string, operationId: string) => defineRoute({
+  operationId, method: 'get', path, auth: ['none'], access: 'none', tags,
   summary: 'Readiness: the services needed to process requests are available (800 ms limit)',
   responses: [
     { status: 200, description: 'ready; a WARNING line names a non-critical service that is down', contentType: HTML },
@@ -28,4 +28,7 @@ const healthz = (path: string) => defineRoute({
   },
 })
 
-export const healthRoutes: Route[] = [livez('/livez'), livez('/v1/livez'), healthz('/healthz'), healthz('/v1/healthz')]
+export const healthRoutes: Route[] = [
+  livez('/livez', 'getLiveness'), livez('/v1/livez', 'getLivenessV1'),
+  healthz('/healthz', 'getReadiness'), healthz('/v1/healthz', 'getReadinessV1'),
+]

@@ -12,7 +12,7 @@ const notTenantManaged = { status: 403, description: 'environment_not_tenant_man
 
 export const memberRoutes: Route[] = [
   defineRoute({
-    method: 'get', path: '/v1/projects/:project_id/members', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
+    operationId: 'listMembers', method: 'get', path: '/v1/projects/:project_id/members', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
     summary: "List the project's members, oldest first",
     params: ProjectParams,
     responses: [{ status: 200, description: 'members', schema: Type.Array(MemberSchema) }, notTenantManaged],
@@ -22,7 +22,7 @@ export const memberRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/v1/projects/:project_id/members', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
+    operationId: 'createMember', method: 'post', path: '/v1/projects/:project_id/members', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
     summary: "Create a member (no palms yet: enroll them with POST .../biometrics/enroll). Refused with 422 headcount_reached once the plan's headcount is reached",
     params: ProjectParams,
     body: Body({ display_name: DisplayName, metadata: Type.Optional(Metadata) }),
@@ -37,7 +37,7 @@ export const memberRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/v1/projects/:project_id/members/:member_id', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
+    operationId: 'getMember', method: 'get', path: '/v1/projects/:project_id/members/:member_id', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
     summary: 'Read a member',
     params: MemberParams,
     responses: [{ status: 200, description: 'the member', schema: MemberSchema }, notTenantManaged],
@@ -47,7 +47,7 @@ export const memberRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'put', path: '/v1/projects/:project_id/members/:member_id', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
+    operationId: 'updateMember', method: 'put', path: '/v1/projects/:project_id/members/:member_id', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
     summary: 'Change a member: the fields sent (display_name, metadata, at least one) replace the stored ones; a field left out keeps its value; metadata null clears it',
     params: MemberParams,
     body: Body({ display_name: Type.Optional(DisplayName), metadata: Type.Optional(Metadata) }),
@@ -58,7 +58,7 @@ export const memberRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'delete', path: '/v1/projects/:project_id/members/:member_id', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
+    operationId: 'deleteMember', method: 'delete', path: '/v1/projects/:project_id/members/:member_id', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
     summary: "Delete a member: its data key is destroyed (its encrypted templates become unreadable everywhere, backups included) and its palms leave the gallery at once. Scan results and transactions keep the member id",
     params: MemberParams,
     responses: [{ status: 204, description: 'deleted' }, notTenantManaged],

@@ -1,9 +1,12 @@
 // Admin extensions (token only, organization admins only): organizations, their environments and
 // their projects. Not in the spec; marked as extensions in the OpenAPI document.
 import {
-  createEnvironment, createOrganization, createProject, environmentsOf, organizationsOf, projectsOf, type ProjectInput,
+  createEnvironment, createOrganization, createProject, environmentsOf, organizationsOf, projectsOf, updateProject, type ProjectInput,
+  type ProjectUpdate,
 } from '../../domain/organizations.js'
-import { environmentResource, EnvironmentSchema, organizationResource, OrganizationSchema, ProjectInputSchema } from '../resources/organizations.js'
+import {
+  environmentResource, EnvironmentSchema, organizationResource, OrganizationSchema, ProjectFieldsSchema, ProjectInputSchema,
+} from '../resources/organizations.js'
 import { projectResource, ProjectSchema } from '../resources/projects.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, PathIds, Type } from '../schema.js'
@@ -13,7 +16,7 @@ const OrgParams = PathIds('org_id')
 
 export const organizationRoutes: Route[] = [
   defineRoute({
-    method: 'post', path: '/v1/organizations', auth: ['token'], access: 'caller', tags, extension: true,
+    operationId: 'createOrganization', method: 'post', path: '/v1/organizations', auth: ['token'], access: 'caller', tags, extension: true,
     summary: 'Create a customer organization; the caller becomes its admin',
     body: Body({ name: Type.String({ minLength: 1, maxLength: 200 }) }),
     responses: [{ status: 201, description: 'the organization', schema: OrganizationSchema }],
@@ -23,7 +26,7 @@ export const organizationRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/v1/organizations', auth: ['token'], access: 'caller', tags, extension: true,
+    operationId: 'listOrganizations', method: 'get', path: '/v1/organizations', auth: ['token'], access: 'caller', tags, extension: true,
     summary: 'List the organizations the caller administers',
     responses: [{ status: 200, description: 'organizations', schema: Type.Array(OrganizationSchema) }],
     async handler({ app, principal }) {
@@ -32,7 +35,7 @@ export const organizationRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/v1/organization/:org_id/environments', auth: ['token'], access: 'org-admin', tags, extension: true,
+    operationId: 'createEnvironment', method: 'post', path: '/v1/organization/:org_id/environments', auth: ['token'], access: 'org-admin', tags, extension: true,
     summary: "Create an environment owned by the organization (global when the organization is a platform one)",
     params: OrgParams,
     body: Body({
@@ -53,7 +56,7 @@ export const organizationRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/v1/organization/:org_id/environments', auth: ['token'], access: 'org-admin', tags, extension: true,
+    operationId: 'listEnvironments', method: 'get', path: '/v1/organization/:org_id/environments', auth: ['token'], access: 'org-admin', tags, extension: true,
     summary: "List the organization's environments",
     params: OrgParams,
     responses: [{ status: 200, description: 'environments', schema: Type.Array(EnvironmentSchema) }],
@@ -62,7 +65,7 @@ export const organizationRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'post', path: '/v1/organization/:org_id/projects', auth: ['token'], access: 'org-admin', tags, extension: true,
+    operationId: 'createProject', method: 'post', path: '/v1/organization/:org_id/projects', auth: ['token'], access: 'org-admin', tags, extension: true,
     summary: "Create a project on one of the organization's environments or on a global one",
     params: OrgParams,
     body: Body(ProjectInputSchema),
@@ -72,7 +75,17 @@ export const organizationRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'get', path: '/v1/organization/:org_id/projects', auth: ['token'], access: 'org-admin', tags, extension: true,
+    operationId: 'updateProject', method: 'patch', path: '/v1/organization/:org_id/projects/:project_id', auth: ['token'], access: 'org-admin', tags, extension: true,
+    summary: "Rename, redescribe or change the plan of one of the organization's projects. A new plan sets its rate, daily limit and headcount; members above a lowered headcount stay. The environment cannot change",
+    params: PathIds('org_id', 'project_id'),
+    body: Type.Partial(Body(ProjectFieldsSchema), { additionalProperties: false, minProperties: 1 }),
+    responses: [{ status: 200, description: 'the project as changed', schema: ProjectSchema }],
+    async handler(context) {
+      return projectResource(await updateProject(context.app, context.params.org_id, context.params.project_id, context.body as ProjectUpdate))
+    },
+  }),
+  defineRoute({
+    operationId: 'listOrganizationProjects', method: 'get', path: '/v1/organization/:org_id/projects', auth: ['token'], access: 'org-admin', tags, extension: true,
     summary: "List the organization's projects",
     params: OrgParams,
     responses: [{ status: 200, description: 'projects', schema: Type.Array(ProjectSchema) }],

@@ -31,7 +31,7 @@ const refusals = [
 
 export const webhookRoutes: Route[] = [
   defineRoute({
-    method: 'get', path: base, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
+    operationId: 'listWebhooks', method: 'get', path: base, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
     summary: 'List the webhook subscriptions of the project (without secrets)',
     params: ProjectParams,
     responses: [{ status: 200, description: 'subscriptions, oldest first', schema: Type.Array(SubscriptionSchema) }],
@@ -41,7 +41,7 @@ export const webhookRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'post', path: base, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
+    operationId: 'createWebhook', method: 'post', path: base, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
     summary: 'Create a webhook subscription; the secret is in this response only',
     params: ProjectParams,
     body: Body({ url: Url, event_types: EventTypes, enabled: Type.Optional(Type.Boolean({ default: true })) }),
@@ -52,7 +52,7 @@ export const webhookRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'get', path: `${base}/:webhook_id`, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
+    operationId: 'getWebhook', method: 'get', path: `${base}/:webhook_id`, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
     summary: 'Read a webhook subscription (without secret)',
     params: WebhookParams,
     responses: [{ status: 200, description: 'the subscription', schema: SubscriptionSchema }],
@@ -62,7 +62,7 @@ export const webhookRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'patch', path: `${base}/:webhook_id`, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
+    operationId: 'updateWebhook', method: 'patch', path: `${base}/:webhook_id`, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
     summary: 'Change the url, event_types or enabled of a subscription (same rules as creation)',
     params: WebhookParams,
     body: Body({ url: Type.Optional(Url), event_types: Type.Optional(EventTypes), enabled: Type.Optional(Type.Boolean()) }),
@@ -73,7 +73,7 @@ export const webhookRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'delete', path: `${base}/:webhook_id`, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
+    operationId: 'deleteWebhook', method: 'delete', path: `${base}/:webhook_id`, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
     summary: 'Delete a subscription and its delivery history, permanently',
     params: WebhookParams,
     responses: [{ status: 204, description: 'deleted' }],
@@ -84,7 +84,7 @@ export const webhookRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'post', path: `${base}/:webhook_id/test`, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
+    operationId: 'testWebhook', method: 'post', path: `${base}/:webhook_id/test`, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
     summary: 'Send a webhook.test event to this subscription, signed and retried like real events',
     params: WebhookParams,
     responses: [{
@@ -97,7 +97,7 @@ export const webhookRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'get', path: `${base}/:webhook_id/deliveries`, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
+    operationId: 'listWebhookDeliveries', method: 'get', path: `${base}/:webhook_id/deliveries`, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
     summary: 'Deliveries of the subscription created in [from, to], newest first, one page',
     params: WebhookParams,
     query: Type.Object({ ...TimeWindow, ...Pagination(1000) }, { additionalProperties: false }),
@@ -111,7 +111,7 @@ export const webhookRoutes: Route[] = [
     },
   }),
   defineRoute({
-    method: 'get', path: `${base}/:webhook_id/deliveries/:delivery_id/attempts`, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
+    operationId: 'listWebhookDeliveryAttempts', method: 'get', path: `${base}/:webhook_id/deliveries/:delivery_id/attempts`, auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
     summary: 'Attempts of one delivery, first to last',
     params: PathIds('project_id', 'webhook_id', 'delivery_id'),
     responses: [{ status: 200, description: 'attempts', schema: Type.Array(AttemptSchema) }],
