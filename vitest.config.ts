@@ -1,18 +1,35 @@
 import { defineConfig } from 'vitest/config'
+import { loadUwsBuild } from './src/http/adapters/uws-build.js'
 
 // test/large holds the memory-heavy tests (a gallery past 4 GiB): they run as their own stage
 // (`npm run test:large`, once in CI) so that `npm test` stays within a developer machine's memory
 // even when several suites run side by side.
 const large = process.env.PALMVEIN_TEST_STAGE === 'large'
 
+// The HTTP suites run once per transport: node:http always, uWebSockets.js where a build loads
+// (Node 20 here; on Node 22+ with glibc < 2.38 none does, and the run says so).
+const HTTP_SUITES = ['test/http/**/*.test.ts', 'test/server/**/*.test.ts']
+const uws = loadUwsBuild()
+const transports = uws.ok ? ['uws', 'node'] : ['node']
+if (!uws.ok && !large) console.log(`HTTP suites on node:http only: ${uws.reasons.join('; ')}`)
+
+const shared = {
+  // Each file boots its own service and database; two cores, so keep parallelism modest.
+  pool: 'forks' as const,
+  testTimeout: 30_000,
+  hookTimeout: 60_000,
+}
+
 export default defineConfig({
   test: {
-    include: large ? ['test/large/**/*.test.ts'] : ['test/**/*.test.ts'],
-    exclude: large ? [] : ['test/large/**', '**/node_modules/**'],
-    // Each file boots its own service and database; two cores, so keep parallelism modest.
-    pool: 'forks',
     maxWorkers: large ? 1 : 2,
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    projects: large
+      ? [{ test: { ...shared, name: 'large', include: ['test/large/**/*.test.ts'] } }]
+      : [
+          { test: { ...shared, name: 'core', include: ['test/**/*.test.ts'], exclude: ['test/large/**', ...HTTP_SUITES, '**/node_modules/**'] } },
+          ...transports.map((transport) => ({
+            test: { ...shared, name: `http:${transport}`, include: HTTP_SUITES, env: { PALMVEIN_HTTP_SERVER: transport } },
+          })),
+        ],
   },
 })

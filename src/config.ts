@@ -28,6 +28,8 @@ export interface Config {
   webhookWorker: boolean
   nodeEnv: string
   matcherBackend: MatcherBackendChoice
+  /** PALMVEIN_HTTP_SERVER: uWebSockets.js, node:http, or the best that loads. */
+  httpServer: 'uws' | 'node' | 'auto'
   matcherThreads: number
   /** Share of two-stage identify searches re-run exactly in the background (PALMVEIN_EXACT_AUDIT_RATE). */
   exactAuditRate: number
@@ -108,6 +110,7 @@ export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.e
     webhookWorker: flag(env, 'PALMVEIN_WEBHOOK_WORKER', true),
     nodeEnv,
     matcherBackend: oneOf(env, 'PALMVEIN_MATCHER_BACKEND', ['auto', 'native', 'wasm', 'js'] as const, 'auto'),
+    httpServer: oneOf(env, 'PALMVEIN_HTTP_SERVER', ['auto', 'uws', 'node'] as const, 'auto'),
     matcherThreads: integer(env, 'PALMVEIN_MATCHER_THREADS', Math.max(1, os.availableParallelism()), 1, 256),
     exactAuditRate: share(env, 'PALMVEIN_EXACT_AUDIT_RATE', 0.01),
     matcherMaxMemoryBytes: env.PALMVEIN_MATCHER_MAX_MEMORY ? integer(env, 'PALMVEIN_MATCHER_MAX_MEMORY', 0, 1 << 20, Number.MAX_SAFE_INTEGER) : null,

@@ -89,7 +89,9 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     // Registers every environment as loading (identify answers 503 for it), then loads in the background.
     await galleries.startLoading()
 
-    const http = createHttpServer(app, routeTable(VERSION))
+    const http = createHttpServer(app, routeTable(VERSION), config.httpServer)
+    log.info(`HTTP: ${http.describe}`)
+    app.health.push({ name: 'http', critical: false, check: async () => http.describe })
     const port = await http.listen(config.host, config.port)
     stops.push(async () => { app.shuttingDown = true; await http.close() })
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host

@@ -2,6 +2,7 @@ import http from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestStorage, type TestStorage } from '../support/database.js'
 import { startServeProcess } from '../support/process.js'
+import { transport, transportLine } from '../support/transport.js'
 
 /** Send a request whose body arrives in two parts, so it is in flight until we finish it. */
 function slowRequest(url: string): { finish(): void; response: Promise<{ status: number; body: string }> } {
@@ -19,7 +20,7 @@ function slowRequest(url: string): { finish(): void; response: Promise<{ status:
   return { finish: () => request.end('"late"}'), response }
 }
 
-describe('graceful shutdown', () => {
+describe(`graceful shutdown (${transport})`, () => {
   let storage: TestStorage
   beforeAll(async () => { storage = await createTestStorage() })
   afterAll(async () => { await storage.cleanup() })
@@ -33,7 +34,9 @@ describe('graceful shutdown', () => {
     expect(livez.headers.get('content-type')).toBe('text/html; charset=utf-8')
     const healthz = await fetch(`${server.url}/healthz`)
     expect(healthz.status).toBe(200)
-    expect(await healthz.text()).toMatch(/^OK\n.*database: ok/s)
+    const report = await healthz.text()
+    expect(report).toMatch(/^OK\n.*database: ok/s)
+    expect(report).toMatch(transportLine)
 
     const inFlight = [slowRequest(server.url), slowRequest(server.url)]
     await new Promise((resolve) => setTimeout(resolve, 200))
