@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url))
+const REPOSITORY = fileURLToPath(new URL('../..', import.meta.url))
 
 export function cliEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const merged: NodeJS.ProcessEnv = { ...process.env, PALMVEIN_LOG_LEVEL: 'warn', ...env }
@@ -27,22 +28,31 @@ export function runCli(args: string[], env: Record<string, string | undefined>):
 }
 
 /** Start `palmvein serve` and resolve with its URL once it listens. */
-export function startServeProcess(env: Record<string, string | undefined>): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> {
+export function startServeProcess(env: Record<string, string | undefined>) {
+  return untilListening(spawnCli(['serve'], { PALMVEIN_LOG_LEVEL: 'info', ...env }), 'serve')
+}
+
+/** `npm start` in the repository, as a user runs it (the built dist/), once it listens. */
+export function startNpmStart(env: Record<string, string | undefined>) {
+  const child = spawn('npm', ['start'], { cwd: REPOSITORY, env: cliEnv({ PALMVEIN_LOG_LEVEL: 'info', ...env }), stdio: ['ignore', 'pipe', 'pipe'] })
+  return untilListening(child, 'npm start')
+}
+
+function untilListening(child: ChildProcess, name: string): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null>; output: () => string }> {
   return new Promise((resolve, reject) => {
-    const child = spawnCli(['serve'], { PALMVEIN_LOG_LEVEL: 'info', ...env })
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)))
     let output = ''
-    const timer = setTimeout(() => reject(new Error(`serve did not start within 30 s:\n${output}`)), 30_000)
+    const timer = setTimeout(() => reject(new Error(`${name} did not start within 30 s:\n${output}`)), 30_000)
     const onData = (chunk: Buffer) => {
       output += chunk
       const match = /HTTP: listening on (http:\/\/[^\s"]+)/.exec(output)
       if (match) {
         clearTimeout(timer)
-        resolve({ child, url: match[1], exited })
+        resolve({ child, url: match[1], exited, output: () => output })
       }
     }
     child.stdout!.on('data', onData)
     child.stderr!.on('data', onData)
-    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`serve exited with ${code}:\n${output}`)) })
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`${name} exited with ${code}:\n${output}`)) })
   })
 }
