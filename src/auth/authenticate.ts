@@ -10,6 +10,7 @@ import { apiKeyWithProject } from '../store/projects.js'
 import { BEARER_SECRET_SHAPE, secretMatches } from './secrets.js'
 
 export const DEVICE_TOKEN_PREFIX = 'pvd_'
+const API_KEY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\./i
 
 // (problem.ts adds the WWW-Authenticate challenge to every 401.)
 export function unauthenticated(detail: string): ServiceError {
@@ -18,7 +19,7 @@ export function unauthenticated(detail: string): ServiceError {
 
 async function apiKey(app: Pick<AppContext, 'apiKeyUsage' | 'sql'>, keyId: string, secret: string, projectId: string | null): Promise<Principal> {
   const found = await apiKeyWithProject(app.sql, keyId, projectId)
-  if (!found || !secretMatches(secret, found.key.secret_hash)) throw unauthenticated('the API key is invalid')
+  if (!found || !secretMatches(secret, found.key.secret_hash)) throw unauthenticated('unknown or revoked API key')
   const { key, project } = found
   if (key.revoked_at) throw unauthenticated('the API key has been revoked')
   app.apiKeyUsage.touch(keyId, key.last_used_at)
@@ -61,6 +62,9 @@ export async function authenticate(
   } else if (BEARER_SECRET_SHAPE.test(credential)) {
     const parts = BEARER_SECRET_SHAPE.exec(credential)!
     principal = await apiKey(app, parts[1], parts[2], projectId)
+  } else if (API_KEY_ID.test(credential)) {
+    // A key id with a secret of the wrong length is still an API key, just not one we issued.
+    throw unauthenticated('unknown or revoked API key')
   } else if (credential.split('.').length === 3) {
     principal = { kind: 'token', subject: (await app.tokens.verify(credential)).subject }
   } else {
