@@ -4,6 +4,7 @@
 //   palmvein migrate
 //   palmvein token --sub <subject> [--ttl <seconds>]
 //   palmvein org create --name <name> --admin <subject> [--platform]
+//   palmvein capture --synthetic --identity <n> --hand left|right [--session <k>] [--attempt <a>] [--dimension <d>] [--seed <s>]
 // Every command honours the same environment as `serve` (DATABASE_URL, PALMVEIN_DATA_DIR, ...).
 import { parseArgs } from 'node:util'
 import { loadLocalIssuer } from './auth/identity-tokens.js'
@@ -11,6 +12,7 @@ import { ConfigError, loadConfig } from './config.js'
 import { organizationResource } from './http/resources/organizations.js'
 import { newId } from './ids.js'
 import { start } from './server.js'
+import { syntheticCapture } from './synthetic-capture.js'
 import { openDatabase } from './store/database.js'
 import { migrate } from './store/migrate.js'
 import { insertOrganization } from './store/organizations.js'
@@ -20,7 +22,11 @@ const USAGE = `usage:
   palmvein migrate                                 apply database migrations and exit
   palmvein token --sub <subject> [--ttl <seconds>] print an identity token from the local development issuer
   palmvein org create --name <name> --admin <subject> [--platform]
-                                                   create an organization with that admin; print it as JSON`
+                                                   create an organization with that admin; print it as JSON
+  palmvein capture --synthetic --identity <n> --hand left|right [--session <k>] [--attempt <a>]
+                   [--dimension 128|256|512] [--seed <s>] [--extractor-id <id>]
+                                                   print a PVT1 palm capture (base64url) of a seeded synthetic
+                                                   person: same identity and hand, same palm`
 
 class UsageError extends Error {}
 
@@ -89,6 +95,34 @@ async function org(args: string[]): Promise<void> {
   }
 }
 
+function wholeNumber(name: string, value: string | undefined, fallback: number, max: number): number {
+  if (value === undefined) return fallback
+  const number = Number(value)
+  if (!/^\d+$/.test(value) || number > max) throw new UsageError(`--${name} must be a whole number from 0 to ${max}`)
+  return number
+}
+
+function capture(args: string[]): void {
+  const values = options(args, {
+    synthetic: { type: 'boolean' }, identity: { type: 'string' }, hand: { type: 'string' }, session: { type: 'string' },
+    attempt: { type: 'string' }, dimension: { type: 'string' }, seed: { type: 'string' }, 'extractor-id': { type: 'string' },
+  })
+  if (!values.synthetic) throw new UsageError('capture needs --synthetic: the seeded generator is the only source without a sensor')
+  if (values.identity === undefined || !values.hand) throw new UsageError('capture needs --identity <n> and --hand left|right')
+  if (values.hand !== 'left' && values.hand !== 'right') throw new UsageError('--hand must be left or right')
+  const dimension = wholeNumber('dimension', values.dimension, 256, 512)
+  if (![128, 256, 512].includes(dimension)) throw new UsageError('--dimension must be 128, 256 or 512')
+  console.log(syntheticCapture({
+    identity: wholeNumber('identity', values.identity, 0, 10_000_000),
+    hand: values.hand,
+    session: wholeNumber('session', values.session, 0, 1_000_000),
+    attempt: wholeNumber('attempt', values.attempt, 0, 1_000_000),
+    dimension,
+    seed: wholeNumber('seed', values.seed, 7, 2 ** 31),
+    extractorId: wholeNumber('extractor-id', values['extractor-id'], 1, 65_535),
+  }))
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv
   switch (command) {
@@ -96,6 +130,7 @@ async function main(argv: string[]): Promise<void> {
     case 'migrate': return runMigrate()
     case 'token': return token(args)
     case 'org': return org(args)
+    case 'capture': return capture(args)
     case undefined: case 'help': case '--help': case '-h':
       console.log(USAGE)
       return

@@ -11,4 +11,4 @@ export {
 } from './template.js'
 export { quantizeFloat, normSquaredInt8 } from './quantize.js'
 export { crc32c } from './crc32c.js'
-export { createSyntheticPopulation, type SyntheticOptions, type SyntheticPopulation, type IdentityProfile, type TemplateOptions as SyntheticTemplateOptions } from './synthetic.js'
+export { createSyntheticPopulation, DEMO_CAPTURES, type SyntheticOptions, type SyntheticPopulation, type IdentityProfile, type TemplateOptions as SyntheticTemplateOptions } from './synthetic.js'

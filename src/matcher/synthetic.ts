@@ -101,6 +101,13 @@ function gaussianVector(random: Random, dimension: number, scale = 1): Float64Ar
   return values
 }
 
+/**
+ * Settings of the demo captures (`palmvein capture --synthetic`, the README walkthrough, the
+ * service's tests): low noise, no hard or look-alike identities, so a later capture of an enrolled
+ * palm is Found at the default threshold and another person's is NotFound.
+ */
+export const DEMO_CAPTURES = { noise: 0.15, sessionDrift: 0.05, hardFraction: 0, relatedFraction: 0 } as const
+
 export function createSyntheticPopulation(options: SyntheticOptions): SyntheticPopulation {
   const settings: Required<SyntheticOptions> = {
     spectrumDecay: 0.3, noise: 0.3, noiseSpread: 0.25, hardFraction: 0.05, hardNoiseFactor: 2,

@@ -1,7 +1,7 @@
 // Fixtures of the biometrics tests: a tenant (organization, environment, enterprise project, API
 // key) built through the API, members, and enroll/identify bodies made from the seeded synthetic
 // population (low noise, no look-alikes, so mated and non-mated scores are far apart).
-import { createSyntheticPopulation, encodeTemplate, type Hand, type SyntheticPopulation } from '../../src/matcher/index.js'
+import { createSyntheticPopulation, DEMO_CAPTURES, encodeTemplate, type Hand, type SyntheticPopulation } from '../../src/matcher/index.js'
 import { expectStatus, type TestService } from './service.js'
 
 export interface PalmTenant {
@@ -55,7 +55,7 @@ export async function createMember(svc: TestService, tenant: PalmTenant, display
 export function population(options: { seed?: number; dimension?: number; identities?: number; extractorId?: number } = {}): SyntheticPopulation {
   return createSyntheticPopulation({
     seed: options.seed ?? 7, dimension: options.dimension ?? 256, identities: options.identities ?? 64,
-    noise: 0.15, sessionDrift: 0.05, hardFraction: 0, relatedFraction: 0,
+    ...DEMO_CAPTURES,
     extractorId: options.extractorId ?? 1,
   })
 }
