@@ -46,9 +46,16 @@ const steps = {
       '--dts', path.join('..', 'target', 'palmvein_matcher.d.ts'),
     ])
     if (status !== 0) return nativeUnavailable('native addon build failed')
-    // One fixed file name, so the loader needs no platform table for the machine it was built on.
     const built = fs.readdirSync(outDir).find((name) => name.endsWith('.node') && name !== 'palmvein_matcher.node')
-    if (built) fs.renameSync(path.join(outDir, built), path.join(outDir, 'palmvein_matcher.node'))
+    if (built) {
+      // The napi-rs platform package of this platform (crates/matcher-node/npm/<platform>/), ready
+      // for per-platform publishing: `palmvein_matcher.<platform>.node`, as its package.json names it.
+      const platform = built.slice('palmvein_matcher.'.length, -'.node'.length)
+      const platformDir = path.join(root, 'crates/matcher-node/npm', platform)
+      if (fs.existsSync(platformDir)) fs.copyFileSync(path.join(outDir, built), path.join(platformDir, built))
+      // One fixed file name in the package itself, so the loader needs no platform table here.
+      fs.renameSync(path.join(outDir, built), path.join(outDir, 'palmvein_matcher.node'))
+    }
   },
   wasm() {
     fs.mkdirSync(path.join(root, 'build'), { recursive: true })
@@ -70,6 +77,20 @@ const steps = {
 }
 
 const wanted = process.argv.slice(2)
+
+// `prepare` runs this with --prepare. In this repository (npm install, npm pack) it builds; in a
+// project that installs palmvein from a directory or git (a file: dependency), the built package
+// is used as it is: no cargo, no rebuild, no rewriting dist/ under a service that runs from it.
+if (wanted[0] === '--prepare') {
+  wanted.shift()
+  const installedByAnother = process.env.INIT_CWD && path.resolve(process.env.INIT_CWD) !== root
+  const built = ['dist/cli.js', 'build/matcher.wasm'].every((file) => fs.existsSync(path.join(root, file)))
+  if (installedByAnother && built) {
+    console.log('[build] palmvein is already built; installed as a dependency, it is not rebuilt')
+    process.exit(0)
+  }
+}
+
 for (const name of wanted.length ? wanted : ['native', 'wasm', 'ts']) {
   if (!steps[name]) throw new Error(`unknown build step "${name}" (native, wasm, ts)`)
   steps[name]()

@@ -69,7 +69,27 @@ const packageRoot = new URL('../../', import.meta.url)
 export const NATIVE_ADDON_PATH = fileURLToPath(new URL('native/palmvein_matcher.node', packageRoot))
 export const WASM_MODULE_PATH = fileURLToPath(new URL('build/matcher.wasm', packageRoot))
 
+/**
+ * The napi-rs platform package of this machine (@palmvein/matcher-native-linux-x64-gnu, ...): where
+ * the addon comes from once the platform packages are published and the package was installed
+ * without a local build.
+ */
+export function nativePlatformPackage(): string {
+  const glibc = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime
+  const abi = process.platform === 'linux' ? (glibc ? '-gnu' : '-musl') : process.platform === 'win32' ? '-msvc' : ''
+  return `@palmvein/matcher-native-${process.platform}-${process.arch}${abi}`
+}
+
+/** The local build (native/palmvein_matcher.node) when there is one, else the platform package. */
 export function loadNativeAddon(path = NATIVE_ADDON_PATH): Loaded<NativeAddon> {
+  if (path === NATIVE_ADDON_PATH && !fs.existsSync(path)) {
+    const fromPackage = loadAddonFrom(nativePlatformPackage())
+    return fromPackage.ok ? fromPackage : { ok: false, reason: `${path} was not built, and ${fromPackage.reason}` }
+  }
+  return loadAddonFrom(path)
+}
+
+function loadAddonFrom(path: string): Loaded<NativeAddon> {
   try {
     const addon = createRequire(import.meta.url)(path) as NativeAddon
     for (const name of ['scanTopK', 'dotI8', 'activeIsa', 'availableIsas', 'setIsa', 'streamRead', 'nearestBySignBits', 'scorePairs', 'activePopcountIsa', 'limits', 'chooseIsa'] as const) {

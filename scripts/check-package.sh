@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The package as a user installs it: `npm pack`, then install the tarball into a fresh project
+# without cargo (no Rust toolchain on PATH), import palmvein/matcher and search, and run
+# `npx palmvein serve` to /healthz. Usage: scripts/check-package.sh [<node bin dir> ...]
+# (each directory's `node` runs the check; none: the node on PATH).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+echo "[package] npm pack"
+tarball="$(cd "$root" && npm pack --silent --pack-destination "$work" | tail -1)"
+tarball="$work/$tarball"
+listing="$(tar tzf "$tarball")"
+for file in package/dist/cli.js package/dist/matcher/index.js package/build/matcher.wasm package/native/palmvein_matcher.node; do
+  grep -qx "$file" <<<"$listing" || { echo "[package] $file is missing from the tarball" >&2; exit 1; }
+done
+if grep -q '^package/src/\|^package/crates/\|^package/test/' <<<"$listing"; then echo "[package] sources leaked into the tarball" >&2; exit 1; fi
+echo "[package] $(basename "$tarball"): $(wc -l <<<"$listing") files, $(du -h "$tarball" | cut -f1)"
+
+node_dirs=("$@")
+[ ${#node_dirs[@]} -gt 0 ] || node_dirs=("$(dirname "$(command -v node)")")
+port=18790
+for node_dir in "${node_dirs[@]}"; do
+  # No cargo, no rustc: only this node, npm and the system's basic tools.
+  path="$node_dir:$(dirname "$(command -v npm)"):/usr/bin:/bin"
+  version="$(PATH="$path" node --version)"
+  project="$work/consumer-$version"
+  mkdir -p "$project"
+  echo "[package] Node $version: npm install the tarball (no cargo on PATH)"
+  (cd "$project" && PATH="$path" npm init -y >/dev/null && PATH="$path" npm install --no-audit --no-fund "$tarball" >"$project/install.log" 2>&1) \
+    || { cat "$project/install.log" >&2; exit 1; }
+  if grep -q '\[build\]\|cargo' "$project/install.log"; then echo "[package] installing rebuilt the package:" >&2; cat "$project/install.log" >&2; exit 1; fi
+
+  echo "[package] Node $version: import palmvein/matcher and search"
+  (cd "$project" && PATH="$path" node --input-type=module -e "
+    import { createMatcher } from 'palmvein/matcher'
+    const matcher = await createMatcher({ dimension: 128, threads: 1 })
+    const gallery = matcher.createGallery()
+    const row = (seed) => Int8Array.from({ length: 128 }, (_, i) => ((i * 31 + seed * 17) % 200) - 100)
+    for (let seed = 0; seed < 50; seed++) gallery.upsert('person-' + seed, row(seed))
+    const [best] = await gallery.search(row(7), { k: 1 })
+    await matcher.close()
+    if (best.id !== 'person-7' || Math.abs(best.score - 1) > 1e-6) throw new Error('unexpected hit ' + JSON.stringify(best))
+    console.log('[package]   backend ' + matcher.backend.name + ', best hit ' + best.id + ' ' + best.score.toFixed(4))
+  ")
+
+  echo "[package] Node $version: npx palmvein serve → /healthz"
+  data="$project/data"
+  (cd "$project" && PATH="$path" PORT=$port HOST=127.0.0.1 PALMVEIN_DATA_DIR="$data" PALMVEIN_LOG_LEVEL=warn exec npx --no-install palmvein serve >"$project/serve.log" 2>&1) &
+  server=$!
+  healthy=""
+  for _ in $(seq 1 60); do
+    if health="$(curl -sf "http://127.0.0.1:$port/healthz")"; then healthy=1; break; fi
+    sleep 1
+  done
+  kill -TERM "$server" 2>/dev/null || true
+  wait "$server" || true
+  [ -n "$healthy" ] || { echo "[package] /healthz did not answer:" >&2; cat "$project/serve.log" >&2; exit 1; }
+  echo "$health" | sed 's/^/[package]   /'
+  port=$((port + 1))
+done
+echo "[package] a file: dependency on this checkout (copied, as --install-links does) is not rebuilt"
+linked="$work/consumer-file"
+mkdir -p "$linked"
+(cd "$linked" && npm init -y >/dev/null && npm install --install-links --foreground-scripts --no-audit --no-fund "$root" >"$linked/install.log" 2>&1) \
+  || { cat "$linked/install.log" >&2; exit 1; }
+grep -q 'palmvein is already built; installed as a dependency, it is not rebuilt' "$linked/install.log" \
+  && ! grep -q 'Compiling\|tsc -p\|asc assembly' "$linked/install.log" \
+  || { echo "[package] the file: dependency was rebuilt:" >&2; cat "$linked/install.log" >&2; exit 1; }
+echo "[package] ok"
