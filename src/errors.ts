@@ -26,7 +26,9 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   daily_limit_reached: 429,
   internal: 500,
+  not_implemented: 501,
   unavailable: 503,
+  database_unavailable: 503,
 } as const
 
 export type ErrorCode = keyof typeof ERROR_STATUS
@@ -55,7 +57,9 @@ export const ERROR_TITLE: Record<ErrorCode, string> = {
   rate_limited: 'Rate limit exceeded',
   daily_limit_reached: 'Daily request limit reached',
   internal: 'Internal error',
+  not_implemented: 'Not implemented',
   unavailable: 'Service unavailable',
+  database_unavailable: 'The database is unavailable',
 }
 
 export interface FieldError {

@@ -1,6 +1,7 @@
 // The JSON request body: the 1 MiB cap (enforced by each transport while reading), the content
 // type checked before parsing.
 import { ServiceError } from '../errors.js'
+import { checkJsonText } from './json-text.js'
 
 export const BODY_LIMIT_BYTES = 1024 * 1024
 
@@ -26,9 +27,12 @@ export function parseJsonBody(raw: Buffer, contentType: string): unknown {
   } catch {
     throw new ServiceError('invalid_request', 'the body is not valid UTF-8')
   }
+  let value: unknown
   try {
-    return JSON.parse(text)
+    value = JSON.parse(text)
   } catch {
     throw new ServiceError('invalid_request', 'the body is not valid JSON')
   }
+  checkJsonText(value)
+  return value
 }

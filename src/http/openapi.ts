@@ -5,6 +5,7 @@ import { ERROR_STATUS, type ErrorCode } from '../errors.js'
 import { SchemaComponents } from './openapi-schema.js'
 import { PROBLEM_TYPE } from './problem.js'
 import type { Route } from './route.js'
+import { MAX_JSON_DEPTH } from './json-text.js'
 import { Problem } from './schema.js'
 
 const SECURITY = { token: { FirebaseAuth: [] }, key: { ApiKeyAuth: [] }, device: { DeviceAuth: [] } } as const
@@ -109,7 +110,9 @@ export function buildOpenApi(routes: Route[], version: string) {
       title: 'palmvein',
       version,
       license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
-      description: 'Palm vein identity service. Operations marked x-palmvein-extension are additions to the published interface. Error codes: '
+      description: 'Palm vein identity service. Operations marked x-palmvein-extension are additions to the published interface. '
+        + `Request bodies are UTF-8 JSON of at most 1 MiB, with no NUL characters or lone surrogates in any string or field name and at most ${MAX_JSON_DEPTH} levels of nesting; `
+        + `date-times are RFC 3339 from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z. A method a path does not take is 405 with Allow; one HTTP does not define, 501. Error codes: `
         + (Object.keys(ERROR_STATUS) as ErrorCode[]).map((code) => `${code} (${ERROR_STATUS[code]})`).join(', '),
     },
     servers: [{ url: '/' }],

@@ -2,14 +2,19 @@
 // UTF-8 into U+FFFD and let NUL through, so a mangled value could reach a filter unnoticed.
 import { ServiceError } from '../errors.js'
 
-function decode(component: string): string {
+function refuse(name: string, message: string): ServiceError {
+  const path = `/${name}`
+  return new ServiceError('invalid_request', `query: ${path} ${message}`, { errors: [{ path, message }] })
+}
+
+function decode(component: string, name: string): string {
   let value: string
   try {
     value = decodeURIComponent(component.replace(/\+/g, ' '))
   } catch {
-    throw new ServiceError('invalid_request', 'query: malformed percent-encoding or invalid UTF-8')
+    throw refuse(name, 'has malformed percent-encoding or invalid UTF-8')
   }
-  if (value.includes('\0')) throw new ServiceError('invalid_request', 'query: NUL characters are not allowed')
+  if (value.includes('\0')) throw refuse(name, 'must not contain NUL (U+0000) characters')
   return value
 }
 
@@ -20,8 +25,9 @@ export function parseQuery(raw: string): Record<string, string> {
   for (const pair of raw.split('&')) {
     if (pair === '') continue
     const equals = pair.indexOf('=')
-    const name = decode(equals < 0 ? pair : pair.slice(0, equals))
-    query.set(name, equals < 0 ? '' : decode(pair.slice(equals + 1)))
+    const rawName = equals < 0 ? pair : pair.slice(0, equals)
+    const name = decode(rawName, rawName)
+    query.set(name, equals < 0 ? '' : decode(pair.slice(equals + 1), name))
   }
   return Object.fromEntries(query)
 }

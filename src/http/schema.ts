@@ -48,6 +48,23 @@ const queryAjv = new Ajv({ allErrors: true, strict: false, coerceTypes: true })
 addFormats.default(bodyAjv)
 addFormats.default(queryAjv)
 
+// Timestamps the database and the CSV export both hold: years 0001..9999 once the offset applies
+// (an offset can move 0001-01-01T00:00:00+00:01 into year 0, which PostgreSQL refuses).
+const EARLIEST = Date.parse('0001-01-01T00:00:00.000Z') // not Date.UTC(1, ...): it maps years 0..99 to 19xx
+const LATEST = Date.parse('9999-12-31T23:59:59.999Z')
+export const DATE_TIME_RANGE = 'an RFC 3339 date-time from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z'
+for (const ajv of [bodyAjv, queryAjv]) {
+  const rfc3339 = ajv.formats['date-time'] as { validate: (text: string) => boolean }
+  ajv.addFormat('date-time', {
+    type: 'string',
+    validate: (text: string) => {
+      if (!rfc3339.validate(text)) return false
+      const time = Date.parse(text)
+      return time >= EARLIEST && time <= LATEST
+    },
+  })
+}
+
 export type Validator<T = unknown> = ((value: unknown) => value is T) & { errors?: FieldError[] }
 
 function fieldErrors(errors: ErrorObject[] | null | undefined): FieldError[] {
@@ -59,6 +76,7 @@ function fieldErrors(errors: ErrorObject[] | null | undefined): FieldError[] {
     if (error.keyword === 'required') {
       return { path: `${error.instancePath}/${String(params.missingProperty)}`, message: 'is required' }
     }
+    if (error.keyword === 'format' && params.format === 'date-time') return { path: error.instancePath || '/', message: `must be ${DATE_TIME_RANGE}` }
     return { path: error.instancePath || '/', message: error.message ?? 'is invalid' }
   })
 }

@@ -33,4 +33,16 @@ describe(`query strings are decoded strictly (${usingPostgres ? 'PostgreSQL' : '
     expectProblem(await svc.request('GET', '/healthz?probe=%C3'), 400, 'invalid_request')
     expectStatus(await svc.request('GET', '/healthz?probe=%C3%A9'), 200)
   })
+
+  it.each(['transactions', 'transactions/export', 'scans/results'])('keeps %s time windows to years 0001..9999, whatever the offset', async (resource) => {
+    const path = (query: string) => `/v1/projects/${tenant.projectId}/${resource}?${query}${resource === 'scans/results' ? '&page=1&per_page=10' : ''}`
+    const get = (query: string) => svc.request('GET', path(query), { auth: tenant.key })
+    for (const from of ['0001-01-01T00:00:00%2B00:01', '0000-12-31T23:59:59Z']) {
+      const answer = await get(`from=${from}&to=2026-01-01T00:00:00Z`)
+      expectProblem(answer, 400, 'invalid_request')
+      expect(answer.body.errors[0]).toEqual({ path: '/from', message: 'must be an RFC 3339 date-time from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z' })
+    }
+    expectProblem(await get('from=2026-01-01T00:00:00Z&to=9999-12-31T23:59:59-00:01'), 400, 'invalid_request')
+    expectStatus(await get('from=0001-01-01T00:00:00Z&to=9999-12-31T23:59:59.999Z'), 200)
+  })
 })

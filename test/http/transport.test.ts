@@ -68,6 +68,23 @@ describe(`HTTP transport ${transport} (${usingPostgres ? 'PostgreSQL' : 'PGlite'
     expectProblem(await svc.request('GET', '/v1/nowhere'), 404, 'not_found')
   })
 
+  it('answers methods it does not route: 405 with Allow on a known path, 404 elsewhere, 501 for a method HTTP does not define', async () => {
+    const answers = await Promise.all(['PROPFIND /v1/projects', 'QUERY /v1/projects', 'QUERY /v1/nowhere', 'FOO /v1/projects']
+      .map((line) => rawRequest(svc.url, `${line} HTTP/1.1`)))
+    if (transport === 'node') {
+      expect(answers.map((answer) => answer.split('\r\n')[0])).toEqual([
+        'HTTP/1.1 405 Method Not Allowed', 'HTTP/1.1 405 Method Not Allowed', 'HTTP/1.1 404 Not Found', 'HTTP/1.1 501 Not Implemented',
+      ])
+      for (const answer of answers) expect(answer).toMatch(/\r\nContent-Type: application\/problem\+json/i)
+      expect(answers[0]).toMatch(/\r\nAllow: GET, HEAD\r\n/i)
+    } else {
+      // uWebSockets.js 20.30's C++ parser closes the connection on a method outside its list before
+      // any JavaScript runs (no hook to answer it): nothing is served, and the server is unaffected.
+      expect(answers).toEqual(['', '', '', ''])
+    }
+    expectStatus(await svc.request('GET', '/livez'), 200)
+  })
+
   it('closes the connection after refusing an oversized body, and keeps serving', async () => {
     const answer = await svc.request('POST', `/v1/projects/${tenant.projectId}/members`, { auth: tenant.key, rawBody: Buffer.alloc(3 * 1024 * 1024, 0x20), headers: { 'content-type': 'application/json' } })
     expectProblem(answer, 413, 'payload_too_large')

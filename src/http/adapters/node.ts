@@ -1,7 +1,12 @@
 // The node:http transport: what serves where no uWebSockets.js build loads (Node 22+ on glibc
 // older than 2.38). Same exchange as uWS: the body capped while read, backpressure on streams,
 // aborts seen when the client goes away before the answer is complete.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { Duplex } from 'node:stream'
+import pino from 'pino'
+import { ServiceError } from '../../errors.js'
+import { newId } from '../../ids.js'
+import { problemReply } from '../problem.js'
 import { once } from 'node:events'
 import { BODY_LIMIT_BYTES, bodyTooLarge } from '../body.js'
 import { BODY_METHODS, releaseChunks, type Exchange, type ResponseHead, type Transport } from '../exchange.js'
@@ -84,8 +89,26 @@ function exchangeOf(req: IncomingMessage, res: ServerResponse): Exchange {
   }
 }
 
+const silentLog = pino({ level: 'silent' })
+
+/**
+ * A request node:http could not parse never reaches a handler: answer it as problem+json anyway
+ * (501 for a method HTTP does not define, 400 for the rest) and close the connection.
+ */
+function answerUnparsable(error: NodeJS.ErrnoException & { bytesParsed?: number }, socket: Duplex) {
+  if (!socket.writable || (socket as Duplex & { _httpMessage?: unknown })._httpMessage) return socket.destroy()
+  const unknownMethod = error.code === 'HPE_INVALID_METHOD'
+  const reply = problemReply(unknownMethod
+    ? new ServiceError('not_implemented', 'the request method is not one HTTP defines')
+    : new ServiceError('invalid_request', 'the request is not well-formed HTTP/1.1'), newId(), silentLog)
+  const body = reply.body as string
+  const head = [`HTTP/1.1 ${reply.status} ${STATUS_CODES[reply.status]}`, `Content-Type: ${reply.contentType}`, `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close']
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`)
+}
+
 export function nodeTransport(): Transport {
   const server = createServer({ keepAliveTimeout: 10_000 })
+  server.on('clientError', answerUnparsable)
   return {
     name: 'node',
     description: `node:http (Node ${process.version})`,
