@@ -5,13 +5,16 @@ import { loadUwsBuild } from './src/http/adapters/uws-build.js'
 // (`npm run test:large`, once in CI) so that `npm test` stays within a developer machine's memory
 // even when several suites run side by side.
 const large = process.env.PALMVEIN_TEST_STAGE === 'large'
+// test/outage cuts a PostgreSQL connection with a proxy: its own stage (`npm run test:outage`, with
+// DATABASE_URL), since it needs a PostgreSQL server a developer's `npm test` may not have.
+const outage = process.env.PALMVEIN_TEST_STAGE === 'outage'
 
 // The HTTP suites run once per transport: node:http always, uWebSockets.js where a build loads
 // (Node 20 here; on Node 22+ with glibc < 2.38 none does, and the run says so).
 const HTTP_SUITES = ['test/http/**/*.test.ts', 'test/server/**/*.test.ts']
 const uws = loadUwsBuild()
 const transports = uws.ok ? ['uws', 'node'] : ['node']
-if (!uws.ok && !large) console.log(`HTTP suites on node:http only: ${uws.reasons.join('; ')}`)
+if (!uws.ok && !large && !outage) console.log(`HTTP suites on node:http only: ${uws.reasons.join('; ')}`)
 
 const shared = {
   // Each file boots its own service and database; two cores, so keep parallelism modest.
@@ -22,11 +25,13 @@ const shared = {
 
 export default defineConfig({
   test: {
-    maxWorkers: large ? 1 : 2,
+    maxWorkers: large || outage ? 1 : 2,
     projects: large
       ? [{ test: { ...shared, name: 'large', include: ['test/large/**/*.test.ts'] } }]
+      : outage
+      ? [{ test: { ...shared, name: 'outage', include: ['test/outage/**/*.test.ts'] } }]
       : [
-          { test: { ...shared, name: 'core', include: ['test/**/*.test.ts'], exclude: ['test/large/**', ...HTTP_SUITES, '**/node_modules/**'] } },
+          { test: { ...shared, name: 'core', include: ['test/**/*.test.ts'], exclude: ['test/large/**', 'test/outage/**', ...HTTP_SUITES, '**/node_modules/**'] } },
           ...transports.map((transport) => ({
             test: { ...shared, name: `http:${transport}`, include: HTTP_SUITES, env: { PALMVEIN_HTTP_SERVER: transport } },
           })),

@@ -9,7 +9,7 @@ import { newId } from '../ids.js'
 import { grantAccess } from './access.js'
 import { parseJsonBody } from './body.js'
 import { BODY_METHODS, type Exchange } from './exchange.js'
-import { problemReply } from './problem.js'
+import { databaseUnavailable, problemReply } from './problem.js'
 import { parseQuery } from './query.js'
 import { Reply, StreamReply, type Route, type RouteContext } from './route.js'
 import { createRouter } from './router.js'
@@ -46,6 +46,8 @@ function invalid(where: string, validator: Validator): ServiceError {
 async function answer(app: AppContext, compiled: CompiledRoute, exchange: Exchange, rawParams: Record<string, string>, requestId: string, log: AppContext['log'], responseHeaders: Record<string, string>): Promise<Reply> {
   const { route } = compiled
   try {
+    // While the database cannot be reached, answer at once rather than queue behind it.
+    if (route.usesDatabase !== false && !app.db.available) throw databaseUnavailable()
     // Authenticate first, so a caller without a valid credential learns nothing about the route's
     // rules; a path id is only used for the key's project read once it is a valid UUID.
     const params = { ...rawParams }

@@ -86,6 +86,7 @@ export function buildOpenApi(routes: Route[], version: string) {
       responses['413'] ??= errorResponse('request body larger than 1 MiB')
       responses['415'] ??= errorResponse('request body is not application/json')
     }
+    if (route.usesDatabase !== false) responses['503'] ??= errorResponse('database_unavailable: the database cannot be reached (Retry-After)')
     responses['500'] ??= errorResponse('internal error')
     for (const [status, response] of Object.entries(responses)) {
       (response as { headers?: unknown }).headers = responseHeaders(Number(status), Boolean(route.rateLimited))

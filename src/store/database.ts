@@ -1,8 +1,10 @@
 // One `postgres` client for both databases: a real PostgreSQL when DATABASE_URL is set, otherwise
 // the embedded PGlite in the data directory, served on loopback by store/pglite-server.ts.
 import { EventEmitter } from 'node:events'
+import net from 'node:net'
 import postgres from 'postgres'
 import type { Config } from '../config.js'
+import { watchAvailability } from './availability.js'
 import { openEmbedded, type EmbeddedDatabase } from './embedded.js'
 
 export type Sql = postgres.Sql<Record<string, never>>
@@ -21,6 +23,8 @@ export interface Database {
    */
   notify(channel: string, payload: string): Promise<void>
   listen(channel: string, onPayload: (payload: string) => void): Promise<{ unlisten(): Promise<void> }>
+  /** False while the database cannot be reached (PostgreSQL only: the embedded one lives in this process). */
+  readonly available: boolean
   close(): Promise<void>
 }
 
@@ -32,9 +36,36 @@ const int8AsNumber = {
   parse: (value: string) => Number(value),
 }
 
-export function createClient(options: { url?: string; host?: string; port?: number; max?: number }): Sql {
+/** Every socket the clients opened, so an outage can cut them all at once. */
+export class SocketTracker {
+  private readonly sockets = new Set<net.Socket>()
+
+  /** postgres.js's `socket` option: a connecting socket it writes to at once (net buffers until connected). */
+  readonly connect = (options: { host: string[]; port: number[]; path?: string | false }): net.Socket => {
+    const socket = options.path ? net.connect(options.path) : net.connect(options.port[0], options.host[0])
+    this.sockets.add(socket)
+    socket.once('close', () => this.sockets.delete(socket))
+    return socket
+  }
+
+  /** Fails every query in flight with DATABASE_CUT; the clients reconnect on their next query. */
+  cut(reason: string): void {
+    for (const socket of this.sockets) socket.destroy(Object.assign(new Error(`database connection cut: ${reason}`), { code: 'DATABASE_CUT' }))
+  }
+}
+
+// A connection attempt gives up after 2 s, so a database that went silent answers 503, not a hang.
+const CONNECT_TIMEOUT_SECONDS = 2
+const RECONNECT_DELAY_SECONDS = 0.05
+
+export function createClient(options: { url?: string; host?: string; port?: number; max?: number; sockets?: SocketTracker }): Sql {
   const common = {
     max: options.max ?? 10,
+    connect_timeout: CONNECT_TIMEOUT_SECONDS,
+    // Reconnect at once: the default backoff grows to 20 s after an outage's failed attempts, and
+    // the service would stay away that long after the database is back.
+    backoff: RECONNECT_DELAY_SECONDS,
+    ...(options.sockets ? { socket: options.sockets.connect } : {}),
     onnotice: () => {},
     transform: { undefined: null },
     types: { int8: int8AsNumber },
@@ -56,20 +87,39 @@ function embeddedBus(directory: string): EventEmitter {
   return bus
 }
 
-export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, options: { max?: number } = {}): Promise<Database> {
+export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, options: { max?: number; log?: { warn(message: string): void; info(message: string): void } } = {}): Promise<Database> {
   if (config.databaseUrl) {
-    const sql = createClient({ url: config.databaseUrl, max: options.max })
+    const sockets = new SocketTracker()
+    const sql = createClient({ url: config.databaseUrl, max: options.max, sockets })
+    const probe = createClient({ url: config.databaseUrl, max: 1, sockets })
     const url = new URL(config.databaseUrl)
+    const where = `PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}`
+    const availability = watchAvailability({
+      probe: async () => { await probe`SELECT 1` },
+      onProbeFailed(reason, first) {
+        sockets.cut(reason)
+        if (first) options.log?.warn(`DB: ${where} is unreachable (${reason}); requests that need it answer 503 database_unavailable`)
+      },
+      onUp(downForMs) {
+        // Connections opened during the outage may be stuck mid-handshake behind a silent network.
+        sockets.cut('the database is back; reconnecting')
+        options.log?.info(`DB: ${where} is reachable again after ${(downForMs / 1000).toFixed(1)} s`)
+      },
+    })
     return {
       sql,
       kind: 'postgres',
-      describe: `PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}`,
+      get available() { return availability.up },
+      describe: where,
       notify: async (channel, payload) => { await sql.notify(channel, payload) },
       listen: async (channel, onPayload) => {
         const { unlisten } = await sql.listen(channel, onPayload)
         return { unlisten }
       },
-      close: () => sql.end({ timeout: 5 }),
+      async close() {
+        availability.stop()
+        await Promise.all([sql.end({ timeout: 5 }), probe.end({ timeout: 1 })])
+      },
     }
   }
   const embedded: EmbeddedDatabase = await openEmbedded(config.dataDir)
@@ -85,6 +135,7 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
       return { unlisten: async () => { bus.off(channel, onPayload) } }
     },
     kind: 'embedded',
+    available: true,
     describe: embedded.owned ? `embedded PGlite in ${embedded.directory}` : `embedded PGlite of the running service (port ${embedded.port})`,
     async close() {
       await sql.end({ timeout: 5 })

@@ -6,7 +6,7 @@ const HTML = 'text/html; charset=utf-8'
 const tags = ['Health']
 
 const livez = (path: string, operationId: string) => defineRoute({
-  operationId, method: 'get', path, auth: ['none'], access: 'none', tags,
+  operationId, method: 'get', path, auth: ['none'], access: 'none', tags, usesDatabase: false,
   summary: 'Liveness: the server runs and answers HTTP',
   responses: [{ status: 200, description: 'alive', contentType: HTML }],
   async handler() {
@@ -15,7 +15,7 @@ const livez = (path: string, operationId: string) => defineRoute({
 })
 
 const healthz = (path: string, operationId: string) => defineRoute({
-  operationId, method: 'get', path, auth: ['none'], access: 'none', tags,
+  operationId, method: 'get', path, auth: ['none'], access: 'none', tags, usesDatabase: false,
   summary: 'Readiness: the services needed to process requests are available (800 ms limit)',
   responses: [
     { status: 200, description: 'ready; a WARNING line names a non-critical service that is down', contentType: HTML },
