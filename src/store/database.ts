@@ -64,7 +64,7 @@ export function createClient(options: { url?: string; host?: string; port?: numb
     connect_timeout: CONNECT_TIMEOUT_SECONDS,
     // Reconnect at once: the default backoff grows to 20 s after an outage's failed attempts, and
     // the service would stay away that long after the database is back.
-    backoff: RECONNECT_DELAY_SECONDS,
+    backoff: () => RECONNECT_DELAY_SECONDS,
     ...(options.sockets ? { socket: options.sockets.connect } : {}),
     onnotice: () => {},
     transform: { undefined: null },
