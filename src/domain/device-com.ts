@@ -58,10 +58,25 @@ export async function completeEnrollmentSession(
   return { member_id: enrolled.member_id, session: completed! }
 }
 
+/**
+ * Server lookup is 1:N identification done by the service for a project's terminals: the project
+ * turned it on, and its environment (whose owner decides whether other organizations' terminals
+ * may look people up in it) allows it. Turned off either way, terminals match locally only.
+ */
+function requireServerLookup(project: ProjectRow): void {
+  if (!project.enable_server_lookup) {
+    throw new ServiceError('server_lookup_disabled', `project ${project.id} has not enabled server lookup (PUT /v1/projects/${project.id}/server-lookup)`)
+  }
+  if (!project.environment_enables_server_lookup) {
+    throw new ServiceError('server_lookup_disabled', `environment ${project.environment_id} does not allow server lookup`)
+  }
+}
+
 export async function identifyAtTerminal(
   app: Pick<AppContext, 'db' | 'galleries' | 'log' | 'scans' | 'sql'>,
   terminal: Terminal, palm: IdentifyPalm, k: number | undefined,
 ) {
+  requireServerLookup(terminal.project)
   const result = await identifyPalm(app, terminal.project, palm, { k, callerType: 'device', deviceId: terminal.deviceId })
   if (terminal.mode === 'demo' && result.status === 'Found') {
     // Nothing else is written by an identify, so the event is the only row of its transaction.

@@ -7,7 +7,7 @@ import { projectById } from '../../src/store/projects.js'
 import { usingPostgres } from '../support/database.js'
 import { enrollBody, identifyBody, population, waitUntilReady } from '../support/palms.js'
 import { createTenant, type Tenant } from '../support/security.js'
-import { bootService, expectStatus, type TestService } from '../support/service.js'
+import { bootService, expectProblem, expectStatus, type TestService } from '../support/service.js'
 import { liftRateLimits, linkTerminal, type Terminal } from '../support/terminals.js'
 
 const palms = population({ identities: 8 })
@@ -25,6 +25,7 @@ describe(`Device-Com: the terminal side of enrollment and identification (${usin
     await waitUntilReady(svc.url)
     tenant = await createTenant(svc, 'device-com@example.com', { plan: 'sandbox' })
     await liftRateLimits(svc, tenant.projectId)
+    expectStatus(await svc.request('PUT', `/v1/projects/${tenant.projectId}/server-lookup`, { auth: tenant.token, body: { enable_server_lookup: true } }), 204)
     terminal = await linkTerminal(svc, tenant.token, tenant.projectId)
   })
   afterAll(async () => { await svc.close() })
@@ -155,7 +156,7 @@ describe('Device-Com on a global environment', () => {
     const platformAdmin = 'platform-admin@example.com'
     const platformOrg = await insertOrganization(svc.storage.db.sql, { id: newId(), name: 'Platform EU', kind: 'platform' }, platformAdmin)
     const platformToken = await svc.token(platformAdmin)
-    const environment = await svc.request('POST', `/v1/organization/${platformOrg.id}/environments`, { auth: platformToken, body: { name: 'EU' } })
+    const environment = await svc.request('POST', `/v1/organization/${platformOrg.id}/environments`, { auth: platformToken, body: { name: 'EU', enables_server_lookup: true } })
     expectStatus(environment, 201)
     expect(environment.body.kind).toBe('global')
     const platformProject = await svc.request('POST', `/v1/organization/${platformOrg.id}/projects`, {
@@ -177,6 +178,11 @@ describe('Device-Com on a global environment', () => {
     await liftRateLimits(svc, project.body.id)
     const terminal = await linkTerminal(svc, customer.token, project.body.id, { mode: 'demo' })
 
+    // Server lookup is off until the project turns it on (its environment allows it).
+    const refused = await svc.request('POST', '/v1/device-com/identify', { auth: terminal.deviceToken, body: identifyBody(palms, 3, 'right') })
+    expectProblem(refused, 403, 'server_lookup_disabled')
+    expectStatus(await svc.request('PUT', `/v1/projects/${project.body.id}/server-lookup`, { auth: customer.token, body: { enable_server_lookup: true } }), 204)
+
     const found = await svc.request('POST', '/v1/device-com/identify', { auth: terminal.deviceToken, body: identifyBody(palms, 3, 'right') })
     expectStatus(found, 200)
     expect(found.body).toMatchObject({ status: 'Found', member_id: member.id, hand: 'right' })
@@ -196,5 +202,34 @@ describe('Device-Com on a global environment', () => {
     const start = await svc.request('POST', `/v1/devices/${terminal.deviceId}/enroll/member/start`, { auth: customer.token, body: { member_id: member.id } })
     expectStatus(start, 403)
     expect(start.body.code).toBe('environment_not_tenant_managed')
+  })
+
+  it("refuses server lookup to terminals where the environment's owner does not allow it, and once the project turns it off", async () => {
+    const platformAdmin = 'closed-platform@example.com'
+    const platformOrg = await insertOrganization(svc.storage.db.sql, { id: newId(), name: 'Platform closed', kind: 'platform' }, platformAdmin)
+    const closed = await svc.request('POST', `/v1/organization/${platformOrg.id}/environments`, { auth: await svc.token(platformAdmin), body: { name: 'closed' } })
+    expectStatus(closed, 201)
+    const customer = await createTenant(svc, 'closed-customer@example.com', { plan: 'sandbox' })
+    const project = await svc.request('POST', `/v1/organization/${customer.orgId}/projects`, {
+      auth: customer.token, body: { name: 'on closed', environment_id: closed.body.id, plan: 'sandbox' },
+    })
+    await liftRateLimits(svc, project.body.id)
+    const terminal = await linkTerminal(svc, customer.token, project.body.id)
+    const identify = () => svc.request('POST', '/v1/device-com/identify', { auth: terminal.deviceToken, body: identifyBody(palms, 1, 'left') })
+    expectProblem(await identify(), 403, 'server_lookup_disabled')
+    const enable = (on: boolean, projectId = project.body.id) =>
+      svc.request('PUT', `/v1/projects/${projectId}/server-lookup`, { auth: customer.token, body: { enable_server_lookup: on } })
+    expectProblem(await enable(true), 422, 'server_lookup_not_allowed')
+    expectProblem(await identify(), 403, 'server_lookup_disabled')
+
+    // The customer's own environment allows it (createTenant): on, identify answers; off again, refused.
+    const own = await linkTerminal(svc, customer.token, customer.projectId)
+    await liftRateLimits(svc, customer.projectId)
+    const identifyOwn = () => svc.request('POST', '/v1/device-com/identify', { auth: own.deviceToken, body: identifyBody(palms, 1, 'left') })
+    expectProblem(await identifyOwn(), 403, 'server_lookup_disabled')
+    expectStatus(await enable(true, customer.projectId), 204)
+    expectStatus(await identifyOwn(), 200)
+    expectStatus(await enable(false, customer.projectId), 204)
+    expectProblem(await identifyOwn(), 403, 'server_lookup_disabled')
   })
 })

@@ -31,12 +31,13 @@ export const deviceComEnrollmentRoutes: Route[] = [
   }),
   defineRoute({
     operationId: 'identifyOnTerminal', method: 'post', path: '/v1/device-com/identify', auth: ['device'], access: 'terminal', tags, extension: true, rateLimited: true,
-    summary: "Identify a palm 1:N against the terminal's project environment, global environments included. A terminal in demo mode that finds a member emits demo.scan.success (member_id, device_id, scanned_at)",
+    summary: "Server lookup: identify a palm 1:N against the terminal's project environment, global environments included, when the project enabled server lookup and its environment allows it (else 403 server_lookup_disabled). A terminal in demo mode that finds a member emits demo.scan.success (member_id, device_id, scanned_at)",
     query: CandidatesQuery,
     body: Body({ palm: IdentifyPalmSchema }),
     responses: [
       { status: 200, description: 'the decision, as POST /biometrics/identify answers it', schema: IdentifyResultSchema },
       { status: 400, description: 'capture_invalid: the capture is not PVT1 in base64 or does not fit the environment' },
+      { status: 403, description: "server_lookup_disabled: the project has not enabled server lookup, or its environment does not allow it; forbidden: the device is disabled" },
       { status: 503, description: "unavailable: the environment's gallery is still loading after a restart (Retry-After)" },
     ],
     async handler(context) {

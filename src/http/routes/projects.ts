@@ -27,7 +27,7 @@ export const projectRoutes: Route[] = [
   }),
   defineRoute({
     operationId: 'setServerLookup', method: 'put', path: '/v1/projects/:project_id/server-lookup', auth: ['token'], access: 'project', tags, rateLimited: true,
-    summary: "Enable or disable server lookup. Enabling needs the project's environment to allow it (environment_enables_server_lookup), else 422 server_lookup_not_allowed; disabling is always allowed",
+    summary: "Enable or disable server lookup: 1:N identification by the service for the project's terminals (POST /v1/device-com/identify; while off they get 403 server_lookup_disabled). Enabling needs the project's environment to allow it (environment_enables_server_lookup), else 422 server_lookup_not_allowed; disabling is always allowed. REST identify with an API key is not affected",
     params: ProjectParams,
     body: Body({ enable_server_lookup: Type.Boolean() }),
     responses: [
