@@ -10,6 +10,8 @@ export interface Config {
   /** TCP port of the HTTP server; 0 picks a free one. */
   port: number
   host: string
+  /** HTTPS (PALMVEIN_TLS_*): null serves plain HTTP (TLS terminated in front of the service). */
+  tls: TlsConfig | null
   /** Real PostgreSQL when set; the embedded PGlite in dataDir otherwise. */
   databaseUrl: string | null
   dataDir: string
@@ -36,6 +38,14 @@ export interface Config {
   /** The matcher's memory budget in bytes (PALMVEIN_MATCHER_MAX_MEMORY); null: the matcher's default. */
   matcherMaxMemoryBytes: number | null
   logLevel: LogLevel
+}
+
+export interface TlsConfig {
+  certFile: string
+  keyFile: string
+  passphrase: string | null
+  /** TLS 1.3 only unless PALMVEIN_TLS_MIN_VERSION=1.2. */
+  minVersion: 'TLSv1.3' | 'TLSv1.2'
 }
 
 export class ConfigError extends Error {
@@ -84,6 +94,15 @@ function text(env: Env, name: string): string | null {
   return raw === undefined || raw === '' ? null : raw
 }
 
+function tlsFrom(env: Env): TlsConfig | null {
+  const certFile = text(env, 'PALMVEIN_TLS_CERT_FILE')
+  const keyFile = text(env, 'PALMVEIN_TLS_KEY_FILE')
+  if (!certFile && !keyFile) return null
+  if (!certFile || !keyFile) throw new ConfigError('set both PALMVEIN_TLS_CERT_FILE and PALMVEIN_TLS_KEY_FILE (PEM), or neither')
+  const minVersion = oneOf(env, 'PALMVEIN_TLS_MIN_VERSION', ['1.3', '1.2'] as const, '1.3')
+  return { certFile, keyFile, passphrase: text(env, 'PALMVEIN_TLS_KEY_PASSPHRASE'), minVersion: minVersion === '1.3' ? 'TLSv1.3' : 'TLSv1.2' }
+}
+
 export function parseMasterKey(raw: string, name = 'PALMVEIN_MASTER_KEY'): Buffer {
   const key = Buffer.from(raw.trim(), 'base64')
   if (key.length !== 32) throw new ConfigError(`${name} must be 32 bytes in base64, got ${key.length} bytes`)
@@ -96,6 +115,7 @@ export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.e
   const config: Config = {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: env.HOST || '0.0.0.0',
+    tls: tlsFrom(env),
     databaseUrl: text(env, 'DATABASE_URL'),
     dataDir: path.resolve(env.PALMVEIN_DATA_DIR || './data'),
     masterKey: masterKeyText ? parseMasterKey(masterKeyText) : null,

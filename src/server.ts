@@ -12,6 +12,7 @@ import { createGalleries } from './domain/galleries.js'
 import { availableBackends, loadNativeAddon } from './matcher/backend.js'
 import { createScanRecorder } from './domain/scans.js'
 import { routeTable } from './http/routes/index.js'
+import { loadTls } from './http/adapters/tls.js'
 import { createHttpServer } from './http/server.js'
 import { createLogger } from './log.js'
 import { openDatabase, ping } from './store/database.js'
@@ -89,13 +90,17 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     // Registers every environment as loading (identify answers 503 for it), then loads in the background.
     await galleries.startLoading()
 
-    const http = createHttpServer(app, routeTable(VERSION), config.httpServer)
+    const tls = config.tls ? loadTls(config.tls) : undefined
+    if (!tls && config.nodeEnv === 'production') {
+      log.warn('HTTP: NODE_ENV=production without TLS: terminate TLS 1.3 in front of the service, or set PALMVEIN_TLS_CERT_FILE and PALMVEIN_TLS_KEY_FILE')
+    }
+    const http = createHttpServer(app, routeTable(VERSION), config.httpServer, tls)
     log.info(`HTTP: ${http.describe}`)
     app.health.push({ name: 'http', critical: false, check: async () => http.describe })
     const port = await http.listen(config.host, config.port)
     stops.push(async () => { app.shuttingDown = true; await http.close() })
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host
-    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+    const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`
     log.info(`HTTP: listening on ${url}`)
 
     let closing: Promise<void> | null = null

@@ -2,6 +2,7 @@
 // close: stop accepting, wait for the requests in flight, then close what remains.
 import type { AppContext } from '../app-context.js'
 import { chooseTransport, describeTransport, type HttpServerChoice } from './adapters/choose.js'
+import type { TlsMaterial } from './adapters/tls.js'
 import { createDispatcher } from './dispatch.js'
 import type { Route } from './route.js'
 
@@ -14,8 +15,8 @@ export interface HttpServer {
   close(timeoutMs?: number): Promise<void>
 }
 
-export function createHttpServer(app: AppContext, routes: Route[], choice: HttpServerChoice = 'auto'): HttpServer {
-  const chosen = chooseTransport(choice)
+export function createHttpServer(app: AppContext, routes: Route[], choice: HttpServerChoice = 'auto', tls?: TlsMaterial): HttpServer {
+  const chosen = chooseTransport(choice, tls)
   const { transport } = chosen
   const dispatch = createDispatcher(app, routes)
   let inFlight = 0

@@ -3,6 +3,7 @@
 // why a better one was not used.
 import type { Transport } from '../exchange.js'
 import { nodeTransport } from './node.js'
+import type { TlsMaterial } from './tls.js'
 import { uwsTransport } from './uws.js'
 import { loadUwsBuild } from './uws-build.js'
 
@@ -14,7 +15,13 @@ export interface ChosenTransport {
   why: string
 }
 
-export function chooseTransport(choice: HttpServerChoice): ChosenTransport {
+export function chooseTransport(choice: HttpServerChoice, tls?: TlsMaterial): ChosenTransport {
+  if (tls) {
+    // uSockets fixes the minimum at TLS 1.2 and SSLApp offers no option to raise it: TLS 1.3 only
+    // (the spec's promise, our default) needs node:https.
+    if (choice === 'uws') throw new Error('PALMVEIN_HTTP_SERVER=uws cannot serve TLS here: uWebSockets.js SSLApp cannot refuse TLS 1.2; TLS is served by node:https')
+    return { transport: nodeTransport(tls), why: 'TLS is served by node:https (uWebSockets.js SSLApp cannot refuse TLS 1.2)' }
+  }
   if (choice === 'node') return { transport: nodeTransport(), why: 'PALMVEIN_HTTP_SERVER=node' }
   const build = loadUwsBuild()
   if (build.ok) return { transport: uwsTransport(build.module, build.description), why: '' }

@@ -2,11 +2,13 @@
 // older than 2.38). Same exchange as uWS: the body capped while read, backpressure on streams,
 // aborts seen when the client goes away before the answer is complete.
 import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createServer as createTlsServer } from 'node:https'
 import type { Duplex } from 'node:stream'
 import pino from 'pino'
 import { ServiceError } from '../../errors.js'
 import { newId } from '../../ids.js'
 import { problemReply } from '../problem.js'
+import type { TlsMaterial } from './tls.js'
 import { once } from 'node:events'
 import { BODY_LIMIT_BYTES, bodyTooLarge } from '../body.js'
 import { BODY_METHODS, releaseChunks, type Exchange, type ResponseHead, type Transport } from '../exchange.js'
@@ -106,12 +108,16 @@ function answerUnparsable(error: NodeJS.ErrnoException & { bytesParsed?: number 
   socket.end(`${head.join('\r\n')}\r\n\r\n${body}`)
 }
 
-export function nodeTransport(): Transport {
-  const server = createServer({ keepAliveTimeout: 10_000 })
+/** node:http, or node:https with `tls` (TLS 1.3 only unless the material says 1.2). */
+export function nodeTransport(tls?: TlsMaterial): Transport {
+  const server = tls ? createTlsServer(tls) : createServer()
+  server.keepAliveTimeout = 10_000
   server.on('clientError', answerUnparsable)
   return {
     name: 'node',
-    description: `node:http (Node ${process.version})`,
+    description: tls
+      ? `node:https (Node ${process.version}), ${tls.minVersion === 'TLSv1.3' ? 'TLS 1.3 only' : 'TLS 1.2 and 1.3'}`
+      : `node:http (Node ${process.version})`,
     listen(host, port, onExchange) {
       server.on('request', (req, res) => { onExchange(exchangeOf(req, res)) })
       return new Promise((resolve, reject) => {
