@@ -84,6 +84,21 @@ function unitVector(template: Template): Float64Array {
 }
 
 /**
+ * The two captures of one hand at enrollment must be of one palm: their cosine reaches the
+ * environment's match threshold, as a later identify of that palm would have to. Otherwise the
+ * reference would be the mean of two people (or of a palm and noise) and match neither.
+ */
+export function requireCapturesAgree(enroll: Capture, identify: Capture, threshold: number, field: string): void {
+  const a = unitVector(enroll.template)
+  const b = unitVector(identify.template)
+  let similarity = 0
+  for (let index = 0; index < a.length; index++) similarity += a[index] * b[index]
+  if (similarity < threshold) {
+    throw refuse(`${field}/identify_capture`, `the enroll and identify captures disagree (similarity ${similarity.toFixed(3)} is under the environment's match threshold ${threshold}): they are not captures of one palm`)
+  }
+}
+
+/**
  * The reference template of one hand: the mean of its unit-norm captures, re-normalised and
  * quantised to the in-memory int8 form. Two opposite captures have no mean direction.
  */

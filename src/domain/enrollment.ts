@@ -13,7 +13,7 @@ import type { ProjectRow } from '../store/projects.js'
 import { insertScans, type PalmPosition, type ScanInsert } from '../store/scans.js'
 import { replaceHandTemplates, type Hand, type TemplateInsert } from '../store/templates.js'
 import { enqueueEvent, wakeDispatcher } from '../webhooks/outbox.js'
-import { parseCapture, probeVector, referenceTemplate, type Capture } from './captures.js'
+import { parseCapture, probeVector, referenceTemplate, requireCapturesAgree, type Capture } from './captures.js'
 import { HANDS, type EnvironmentGallery } from './galleries.js'
 import { bestPerMember, rowsForMembers } from './identify-decision.js'
 import { newMemberKey, sealSilhouette, sealTemplate, unwrapMemberKey } from './template-crypto.js'
@@ -56,6 +56,7 @@ function prepareHands(input: EnrollInput, environment: EnvironmentGallery['envir
     const field = `/${hand}_hand`
     const enroll = parseCapture(handInput.enroll_capture, `${field}/enroll_capture`, environment, hand)
     const identify = parseCapture(handInput.identify_capture, `${field}/identify_capture`, environment, hand)
+    requireCapturesAgree(enroll, identify, environment.match_threshold, field)
     hands.push({ hand, input: handInput, enroll, identify, reference: referenceTemplate([enroll, identify], field) })
   }
   return hands

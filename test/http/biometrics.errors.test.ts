@@ -29,6 +29,20 @@ describe(`biometrics: refusals leave nothing behind (${usingPostgres ? 'PostgreS
   }, 120_000)
   afterAll(async () => { await svc.close() })
 
+  it('refuses a hand whose two captures are of two people with 400 capture_invalid, storing nothing', async () => {
+    const mixed = await createMember(svc, tenant, 'mixed')
+    const body = enrollBody(palms, 7, mixed) as Record<string, any>
+    // The left hand's identify capture is another person's (identity 8).
+    body.left_hand.identify_capture = (enrollBody(palms, 8, mixed, ['left']) as Record<string, any>).left_hand.identify_capture
+    const refused = await enroll(svc, tenant, body)
+    expectStatus(refused, 400)
+    expect(refused.body).toMatchObject({ code: 'capture_invalid', errors: [{ path: '/left_hand/identify_capture' }] })
+    expect(refused.body.detail).toMatch(/^left_hand\.identify_capture: the enroll and identify captures disagree \(similarity -?0\.\d+ is under the environment's match threshold 0\.8\)/)
+    expect(await stored(mixed)).toEqual({ templates: 0, events: 0, enrolled: 0, last: null })
+    // The same person's two captures enroll.
+    expectStatus(await enroll(svc, tenant, enrollBody(palms, 7, mixed)), 200)
+  })
+
   it("refuses another member's palm with 409 duplicate_palm, storing nothing and leaving the gallery as it was", async () => {
     const copycat = await createMember(svc, tenant, 'copycat')
     // Identity 5's left hand is new, but the right hand is the owner's.
