@@ -58,7 +58,7 @@ export class SocketTracker {
 const CONNECT_TIMEOUT_SECONDS = 2
 const RECONNECT_DELAY_SECONDS = 0.05
 
-export function createClient(options: { url?: string; host?: string; port?: number; max?: number; sockets?: SocketTracker }): Sql {
+export function createClient(options: { url?: string; host?: string; port?: number; password?: string; max?: number; sockets?: SocketTracker }): Sql {
   const common = {
     max: options.max ?? 10,
     connect_timeout: CONNECT_TIMEOUT_SECONDS,
@@ -73,7 +73,7 @@ export function createClient(options: { url?: string; host?: string; port?: numb
   }
   const client = options.url
     ? postgres(options.url, common)
-    : postgres({ ...common, host: options.host, port: options.port, user: 'postgres', database: 'postgres' })
+    : postgres({ ...common, host: options.host, port: options.port, user: 'postgres', password: options.password, database: 'postgres' })
   return client as unknown as Sql
 }
 
@@ -123,7 +123,7 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
     }
   }
   const embedded: EmbeddedDatabase = await openEmbedded(config.dataDir)
-  const sql = createClient({ host: embedded.host, port: embedded.port, max: options.max })
+  const sql = createClient({ host: embedded.host, port: embedded.port, password: embedded.password, max: options.max })
   // The loopback server does not carry notifications; one process serves PGlite, so an emitter is exact.
   // One emitter per data directory: services sharing the in-process PGlite (tests) hear each other.
   const bus = embeddedBus(embedded.directory)

@@ -2,6 +2,7 @@
 // loopback (pglite-server.ts) so the same `postgres` client talks to it. PGlite is single-process, so the process
 // that opens it writes its port to `pglite.json`; another process on the same data directory
 // (the CLI while `palmvein serve` runs) connects to that port instead of opening the files.
+import { randomBytes } from 'node:crypto'
 import fs from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
@@ -11,6 +12,8 @@ import { PgliteServer } from './pglite-server.js'
 export interface EmbeddedDatabase {
   host: string
   port: number
+  /** Random per start, kept in the 0600 pglite.json: the loopback port is not an open door. */
+  password: string
   directory: string
   /** True when this process opened PGlite; false when it joined a running service's socket. */
   owned: boolean
@@ -37,10 +40,10 @@ function portAnswers(port: number): Promise<boolean> {
   })
 }
 
-async function runningServer(portFile: string): Promise<number | null> {
+async function runningServer(portFile: string): Promise<{ port: number; password: string } | null> {
   try {
-    const { pid, port } = JSON.parse(await fs.readFile(portFile, 'utf8')) as { pid: number; port: number }
-    if (pid !== process.pid && processAlive(pid) && (await portAnswers(port))) return port
+    const { pid, port, password } = JSON.parse(await fs.readFile(portFile, 'utf8')) as { pid: number; port: number; password: string }
+    if (pid !== process.pid && processAlive(pid) && (await portAnswers(port))) return { port, password }
   } catch {
     // no port file, or a stale one: this process opens the database itself
   }
@@ -83,17 +86,21 @@ async function openOnce(dataDir: string): Promise<EmbeddedDatabase> {
 
   const existing = await runningServer(portFile)
   if (existing !== null) {
-    return { host: HOST, port: existing, directory, owned: false, close: async () => {} }
+    return { host: HOST, ...existing, directory, owned: false, close: async () => {} }
   }
 
   const db = await PGlite.create(directory)
   // Connections are multiplexed over PGlite's single session; keep transactions short.
-  const server = new PgliteServer(db)
+  const password = randomBytes(24).toString('base64url')
+  const server = new PgliteServer(db, password)
   const port = await server.listen(HOST)
-  await fs.writeFile(portFile, JSON.stringify({ pid: process.pid, port }), { mode: 0o600 })
+  // Written with O_EXCL after removing a stale file, so the mode is ours (0600) from the first byte.
+  await fs.rm(portFile, { force: true })
+  await fs.writeFile(portFile, JSON.stringify({ pid: process.pid, port, password }), { mode: 0o600, flag: 'wx' })
   return {
     host: HOST,
     port,
+    password,
     directory,
     owned: true,
     async close() {

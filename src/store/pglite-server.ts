@@ -7,6 +7,7 @@
 // simple Query. Units run one at a time; while a connection has a transaction open, only that
 // connection's units run (the others wait), and a connection that goes away mid-transaction is
 // rolled back.
+import { timingSafeEqual } from 'node:crypto'
 import net from 'node:net'
 import type { PGlite } from '@electric-sql/pglite'
 
@@ -19,6 +20,18 @@ const PROTOCOL_3 = 196608
 const UNIT_END = new Set(['S'.charCodeAt(0), 'Q'.charCodeAt(0), 'X'.charCodeAt(0), 'H'.charCodeAt(0), 'c'.charCodeAt(0), 'f'.charCodeAt(0)])
 const TERMINATE = 'X'.charCodeAt(0)
 const READY_FOR_QUERY = 'Z'.charCodeAt(0)
+const PASSWORD_MESSAGE = 'p'.charCodeAt(0)
+
+/** AuthenticationCleartextPassword: loopback only, and the password is random per start. */
+const ASK_PASSWORD = Buffer.from([0x52, 0, 0, 0, 8, 0, 0, 0, 3])
+
+function fatal(code: string, message: string): Buffer {
+  const fields = Buffer.from(`SFATAL\0VFATAL\0C${code}\0M${message}\0\0`)
+  const head = Buffer.alloc(5)
+  head.write('E', 0)
+  head.writeInt32BE(4 + fields.length, 1)
+  return Buffer.concat([head, fields])
+}
 
 interface Unit {
   connection: Connection
@@ -29,6 +42,8 @@ class Connection {
   private buffer: Buffer = Buffer.alloc(0)
   private pending: Buffer[] = []
   private started = false
+  /** The startup message, held until the password is checked. */
+  private heldStartup: Buffer | null = null
   /** Last transaction status this connection saw in ReadyForQuery: I, T or E. */
   transactionStatus = 'I'
   /** Whether the current unit's output ended with ReadyForQuery (else the exchange goes on: COPY, Flush). */
@@ -54,10 +69,14 @@ class Connection {
           continue
         }
         if (this.buffer.length < length) return
-        const startup = this.buffer.subarray(0, length)
+        const startup = Buffer.from(this.buffer.subarray(0, length))
         this.buffer = this.buffer.subarray(length)
         this.started = code === PROTOCOL_3
-        this.server.enqueue({ connection: this, messages: [Buffer.from(startup)] })
+        if (this.started) {
+          // PGlite has no authentication of its own: ask for the password before it sees anything.
+          this.heldStartup = startup
+          this.socket.write(ASK_PASSWORD)
+        } else this.server.enqueue({ connection: this, messages: [startup] })
         continue
       }
       if (this.buffer.length < 5) return
@@ -65,12 +84,31 @@ class Connection {
       if (this.buffer.length < length) return
       const message = Buffer.from(this.buffer.subarray(0, length))
       this.buffer = this.buffer.subarray(length)
+      if (this.heldStartup) {
+        if (!this.passwordAccepted(message)) {
+          this.socket.end(fatal('28P01', 'password authentication failed (the embedded database takes the password in pglite.json)'))
+          this.buffer = Buffer.alloc(0)
+          return
+        }
+        const startup = this.heldStartup
+        this.heldStartup = null
+        this.server.enqueue({ connection: this, messages: [startup] })
+        continue
+      }
       this.pending.push(message)
       if (UNIT_END.has(message[0])) {
         this.server.enqueue({ connection: this, messages: this.pending })
         this.pending = []
       }
     }
+  }
+
+  private passwordAccepted(message: Buffer): boolean {
+    if (message[0] !== PASSWORD_MESSAGE) return false
+    const end = message.indexOf(0, 5)
+    const given = message.subarray(5, end < 0 ? message.length : end)
+    const expected = Buffer.from(this.server.password)
+    return given.length === expected.length && timingSafeEqual(given, expected)
   }
 
   /** Track ReadyForQuery's status byte in the backend's output (messages may span chunks). */
@@ -98,7 +136,8 @@ export class PgliteServer {
   /** The connection whose transaction is open: only its units may run. */
   private owner: Connection | null = null
 
-  constructor(private readonly db: PGlite) {
+  /** `password`: what every connection must present (cleartext over loopback). */
+  constructor(private readonly db: PGlite, readonly password: string) {
     this.server = net.createServer((socket) => this.accept(socket))
   }
 

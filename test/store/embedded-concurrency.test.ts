@@ -15,8 +15,8 @@ describe('embedded database server (PGlite over loopback)', () => {
   beforeAll(async () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'palmvein-embedded-'))
     embedded = await openEmbedded(dir)
-    sql = createClient({ host: embedded.host, port: embedded.port, max: 8 })
-    other = createClient({ host: embedded.host, port: embedded.port, max: 4 })
+    sql = createClient({ host: embedded.host, port: embedded.port, password: embedded.password, max: 8 })
+    other = createClient({ host: embedded.host, port: embedded.port, password: embedded.password, max: 4 })
     await sql`CREATE TABLE counter (id int PRIMARY KEY, value int NOT NULL)`
     await sql`INSERT INTO counter VALUES (1, 0)`
   })
@@ -53,7 +53,7 @@ describe('embedded database server (PGlite over loopback)', () => {
   })
 
   it('rolls back the transaction of a connection that disappears', async () => {
-    const lonely = createClient({ host: embedded.host, port: embedded.port, max: 1 })
+    const lonely = createClient({ host: embedded.host, port: embedded.port, password: embedded.password, max: 1 })
     const stuck = lonely.begin(async (tx) => {
       await tx`UPDATE counter SET value = 999 WHERE id = 1`
       await lonely.end({ timeout: 0 })
