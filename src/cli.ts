@@ -14,6 +14,7 @@ import { newId } from './ids.js'
 import { start } from './server.js'
 import { syntheticCapture } from './synthetic-capture.js'
 import { openDatabase } from './store/database.js'
+import { DataDirectoryInUse } from './store/embedded.js'
 import { migrate } from './store/migrate.js'
 import { insertOrganization } from './store/organizations.js'
 
@@ -146,6 +147,10 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   }
   if (error instanceof ConfigError) {
     console.error(`palmvein: configuration error: ${error.message}`)
+    process.exit(2)
+  }
+  if (error instanceof DataDirectoryInUse) {
+    console.error(`palmvein: ${error.message}`)
     process.exit(2)
   }
   console.error('palmvein:', error)

@@ -46,7 +46,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
   const stops: Array<() => Promise<void>> = []
   try {
     log.info(`palmvein ${VERSION} starting`)
-    const db = await openDatabase(config, { log })
+    const db = await openDatabase(config, { log, exclusive: true })
     stops.push(() => db.close())
     log.info(`DB: ${db.describe}`)
     const applied = await migrate(db.sql, (message) => log.info(`DB: ${message}`))

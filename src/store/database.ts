@@ -87,7 +87,14 @@ function embeddedBus(directory: string): EventEmitter {
   return bus
 }
 
-export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, options: { max?: number; log?: { warn(message: string): void; info(message: string): void } } = {}): Promise<Database> {
+export interface OpenOptions {
+  max?: number
+  log?: { warn(message: string): void; info(message: string): void }
+  /** The service owns the embedded database's data directory (refused while another process serves it). */
+  exclusive?: boolean
+}
+
+export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, options: OpenOptions = {}): Promise<Database> {
   if (config.databaseUrl) {
     const sockets = new SocketTracker()
     const sql = createClient({ url: config.databaseUrl, max: options.max, sockets })
@@ -122,7 +129,7 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
       },
     }
   }
-  const embedded: EmbeddedDatabase = await openEmbedded(config.dataDir)
+  const embedded: EmbeddedDatabase = await openEmbedded(config.dataDir, { exclusive: options.exclusive })
   const sql = createClient({ host: embedded.host, port: embedded.port, password: embedded.password, max: options.max })
   // The loopback server does not carry notifications; one process serves PGlite, so an emitter is exact.
   // One emitter per data directory: services sharing the in-process PGlite (tests) hear each other.

@@ -40,10 +40,10 @@ function portAnswers(port: number): Promise<boolean> {
   })
 }
 
-async function runningServer(portFile: string): Promise<{ port: number; password: string } | null> {
+async function runningServer(portFile: string): Promise<{ pid: number; port: number; password: string } | null> {
   try {
     const { pid, port, password } = JSON.parse(await fs.readFile(portFile, 'utf8')) as { pid: number; port: number; password: string }
-    if (pid !== process.pid && processAlive(pid) && (await portAnswers(port))) return { port, password }
+    if (pid !== process.pid && processAlive(pid) && (await portAnswers(port))) return { pid, port, password }
   } catch {
     // no port file, or a stale one: this process opens the database itself
   }
@@ -53,11 +53,21 @@ async function runningServer(portFile: string): Promise<{ port: number; password
 // Within one process, opens of the same directory share one PGlite (tests boot several services).
 const openInProcess = new Map<string, { database: Promise<EmbeddedDatabase>; users: number }>()
 
-export async function openEmbedded(dataDir: string): Promise<EmbeddedDatabase> {
+/** The data directory is served by another live process, and this one may not join it. */
+export class DataDirectoryInUse extends Error {
+  override name = 'DataDirectoryInUse'
+}
+
+/**
+ * `exclusive`: `serve` owns its data directory. A second service joining another's embedded database
+ * would never hear its gallery changes (notifications are in-process), so it is refused; the CLI's
+ * short commands join.
+ */
+export async function openEmbedded(dataDir: string, options: { exclusive?: boolean } = {}): Promise<EmbeddedDatabase> {
   const key = path.resolve(dataDir)
   let entry = openInProcess.get(key)
   if (!entry) {
-    entry = { database: openOnce(key), users: 0 }
+    entry = { database: openOnce(key, options.exclusive ?? false), users: 0 }
     openInProcess.set(key, entry)
     entry.database.catch(() => openInProcess.delete(key))
   }
@@ -79,14 +89,17 @@ export async function openEmbedded(dataDir: string): Promise<EmbeddedDatabase> {
   }
 }
 
-async function openOnce(dataDir: string): Promise<EmbeddedDatabase> {
+async function openOnce(dataDir: string, exclusive: boolean): Promise<EmbeddedDatabase> {
   const directory = path.join(dataDir, 'pglite')
   const portFile = path.join(dataDir, 'pglite.json')
   await fs.mkdir(dataDir, { recursive: true, mode: 0o700 })
 
   const existing = await runningServer(portFile)
   if (existing !== null) {
-    return { host: HOST, ...existing, directory, owned: false, close: async () => {} }
+    if (exclusive) {
+      throw new DataDirectoryInUse(`the data directory ${dataDir} is served by another palmvein process (pid ${existing.pid}): a second service on its embedded database would not hear the first one's changes. Stop that one, or run several processes on PostgreSQL (DATABASE_URL)`)
+    }
+    return { host: HOST, port: existing.port, password: existing.password, directory, owned: false, close: async () => {} }
   }
 
   const db = await PGlite.create(directory)

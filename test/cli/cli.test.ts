@@ -11,6 +11,7 @@ describe('palmvein CLI', () => {
   let env: Record<string, string | undefined>
   beforeAll(async () => {
     storage = await createTestStorage()
+    await storage.handOver()
     env = { PALMVEIN_DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl ?? undefined }
   })
   afterAll(async () => { await storage.cleanup() })

@@ -6,7 +6,10 @@ import { startNpmStart } from '../support/process.js'
 // and the service was orphaned, still serving.
 describe('npm start', () => {
   let storage: TestStorage
-  beforeAll(async () => { storage = await createTestStorage() })
+  beforeAll(async () => {
+    storage = await createTestStorage()
+    await storage.handOver()
+  })
   afterAll(async () => { await storage.cleanup() })
 
   it.each(['SIGTERM', 'SIGINT'] as const)('stops the service gracefully on one %s to the npm process', async (signal) => {

@@ -22,7 +22,10 @@ function slowRequest(url: string): { finish(): void; response: Promise<{ status:
 
 describe(`graceful shutdown (${transport})`, () => {
   let storage: TestStorage
-  beforeAll(async () => { storage = await createTestStorage() })
+  beforeAll(async () => {
+    storage = await createTestStorage()
+    await storage.handOver()
+  })
   afterAll(async () => { await storage.cleanup() })
 
   it('answers /livez and /healthz, then on SIGTERM answers requests in flight and exits 0', async () => {

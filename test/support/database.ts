@@ -11,6 +11,11 @@ export interface TestStorage {
   databaseUrl: string | null
   dataDir: string
   db: Database
+  /**
+   * On the embedded database, let go of it so a `palmvein serve` child can own the data directory
+   * (serve refuses a directory another process serves); the CLI and this process may join it later.
+   */
+  handOver(): Promise<void>
   cleanup(): Promise<void>
 }
 
@@ -38,6 +43,9 @@ export async function createTestStorage(): Promise<TestStorage> {
     databaseUrl,
     dataDir,
     db,
+    async handOver() {
+      if (!databaseUrl) await db.close()
+    },
     async cleanup() {
       await db.close()
       await dropDatabase()
