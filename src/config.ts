@@ -30,6 +30,10 @@ export interface Config {
   webhookWorker: boolean
   nodeEnv: string
   matcherBackend: MatcherBackendChoice
+  /** PALMVEIN_TRUST_PROXY: take the client address from X-Forwarded-For (behind a reverse proxy). */
+  trustProxy: boolean
+  /** PALMVEIN_REGISTRATION_RATE: terminal registrations per minute per client address (no credential needed). */
+  registrationsPerMinute: number
   /** PALMVEIN_HTTP_SERVER: uWebSockets.js, node:http, or the best that loads. */
   httpServer: 'uws' | 'node' | 'auto'
   matcherThreads: number
@@ -130,6 +134,8 @@ export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.e
     webhookWorker: flag(env, 'PALMVEIN_WEBHOOK_WORKER', true),
     nodeEnv,
     matcherBackend: oneOf(env, 'PALMVEIN_MATCHER_BACKEND', ['auto', 'native', 'wasm', 'js'] as const, 'auto'),
+    trustProxy: flag(env, 'PALMVEIN_TRUST_PROXY', false),
+    registrationsPerMinute: integer(env, 'PALMVEIN_REGISTRATION_RATE', 30, 1, 100_000),
     httpServer: oneOf(env, 'PALMVEIN_HTTP_SERVER', ['auto', 'uws', 'node'] as const, 'auto'),
     matcherThreads: integer(env, 'PALMVEIN_MATCHER_THREADS', Math.max(1, os.availableParallelism()), 1, 256),
     exactAuditRate: share(env, 'PALMVEIN_EXACT_AUDIT_RATE', 0.01),

@@ -5,7 +5,7 @@ import type { AppContext } from '../app-context.js'
 import { ServiceError } from '../errors.js'
 import type { CredentialKind } from './credentials.js'
 import { NO_PRINCIPAL, type Principal } from './principal.js'
-import { authenticateDevice } from '../store/devices.js'
+import { authenticateDevice, touchDeviceAuth } from '../store/devices.js'
 import { apiKeyWithProject } from '../store/projects.js'
 import { BEARER_SECRET_SHAPE, secretMatches } from './secrets.js'
 
@@ -29,9 +29,15 @@ async function apiKey(app: Pick<AppContext, 'apiKeyUsage' | 'sql'>, keyId: strin
   }
 }
 
-async function deviceToken(app: Pick<AppContext, 'sql'>, deviceId: string, secret: string): Promise<Principal> {
+const DEVICE_AUTH_TOUCH_MS = 60_000
+
+async function deviceToken(app: Pick<AppContext, 'sql' | 'log'>, deviceId: string, secret: string): Promise<Principal> {
   const row = await authenticateDevice(app.sql, deviceId)
   if (!row || !secretMatches(secret, row.token_hash)) throw unauthenticated('the device token is invalid')
+  if (!row.last_auth_at || Date.now() - row.last_auth_at.getTime() >= DEVICE_AUTH_TOUCH_MS) {
+    // Bookkeeping, off the request's path.
+    void touchDeviceAuth(app.sql, deviceId).catch((error) => app.log.warn({ err: error }, 'device last_auth_at update failed'))
+  }
   if (!row.enabled) throw new ServiceError('forbidden', 'this device is disabled')
   return { kind: 'device', deviceId, projectId: row.project_id, mode: row.mode }
 }
@@ -46,7 +52,7 @@ const KIND_NAMES: Record<CredentialKind, string> = {
 
 /** `projectId`: the project the request's path names, if any (read with an API key in one query). */
 export async function authenticate(
-  app: Pick<AppContext, 'apiKeyUsage' | 'sql' | 'tokens'>,
+  app: Pick<AppContext, 'apiKeyUsage' | 'sql' | 'tokens' | 'log'>,
   header: string, accepted: CredentialKind[], projectId: string | null = null,
 ): Promise<Principal> {
   if (accepted.includes('none') && !header) return NO_PRINCIPAL

@@ -2,6 +2,7 @@
 // single-use code, listing and updating. A device token `pvd_{device_id}.{secret}` is returned
 // once at registration; only its SHA-256 is stored (like API keys).
 import { randomBytes } from 'node:crypto'
+import { v5 as uuidv5 } from 'uuid'
 import type { AppContext } from '../app-context.js'
 import { DEVICE_TOKEN_PREFIX } from '../auth/authenticate.js'
 import { hashSecret, newSecret } from '../auth/secrets.js'
@@ -32,6 +33,23 @@ function newRegistrationCode(): string {
 
 /** Codes are shown upper-case; a person may type them in lower case or with spaces around. */
 export const normaliseRegistrationCode = (code: string): string => code.trim().toUpperCase()
+
+// Registration needs no credential: each client address gets a budget, counted in the database like
+// a project's requests (so every process shares it), under an id derived from the address.
+const REGISTRATION_BUCKETS = 'c5b8d3f0-2a4e-4c1e-9a7d-6f1b0e8d2c41'
+/** A day's budget: four hours at the full rate. */
+const REGISTRATION_MINUTES_PER_DAY = 240
+
+/** Charges one registration to the client address; throws 429 past its budget. Returns the RateLimit-* headers. */
+export function chargeRegistration(app: Pick<AppContext, 'rateLimiter' | 'config'>, clientAddress: string): Promise<Record<string, string>> {
+  const perMinute = app.config.registrationsPerMinute
+  return app.rateLimiter.charge({
+    id: uuidv5(`registration:${clientAddress}`, REGISTRATION_BUCKETS),
+    label: `client address ${clientAddress}'s registration`,
+    requests_per_minute: perMinute,
+    daily_request_limit: perMinute * REGISTRATION_MINUTES_PER_DAY,
+  })
+}
 
 export async function registerDevice(app: Pick<AppContext, 'sql'>, input: { hardware_platform: string; mode: DeviceMode }) {
   const now = Date.now()

@@ -15,6 +15,8 @@ import { addToCounters, deleteOldCounters, returnToCounters, type Bucket } from 
 
 export interface LimitedProject {
   id: string
+  /** Whose limit, in a 429's detail; default "the project's". */
+  label?: string
   requests_per_minute: number
   daily_request_limit: number
 }
@@ -148,9 +150,9 @@ export function createRateLimiter(sql: Sql, options: RateLimiterOptions = {}): R
       const retryAfter = Math.max(1, Math.ceil(resetMs / 1000))
       const headers = headersOf(limitOf(project, refusedBy), 0, retryAfter)
       if (refusedBy === 'day') {
-        throw new ServiceError('daily_limit_reached', `the project's daily limit of ${project.daily_request_limit} requests is reached`, { retryAfter, headers })
+        throw new ServiceError('daily_limit_reached', `${project.label ?? "the project's"} daily limit of ${project.daily_request_limit} requests is reached`, { retryAfter, headers })
       }
-      throw new ServiceError('rate_limited', `the project's limit of ${project.requests_per_minute} requests per minute is reached`, { retryAfter, headers })
+      throw new ServiceError('rate_limited', `${project.label ?? "the project's"} limit of ${project.requests_per_minute} requests per minute is reached`, { retryAfter, headers })
     }
   }
 

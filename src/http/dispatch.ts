@@ -42,6 +42,12 @@ function invalid(where: string, validator: Validator): ServiceError {
   return new ServiceError('invalid_request', first ? `${where}: ${first.path} ${first.message}` : `${where} is invalid`, { errors })
 }
 
+/** The peer, or behind a trusted reverse proxy the client it names first in X-Forwarded-For. */
+function clientAddressOf(exchange: Exchange, trustProxy: boolean): string {
+  const forwarded = trustProxy ? exchange.headers['x-forwarded-for']?.split(',')[0]?.trim() : undefined
+  return forwarded || exchange.remoteAddress
+}
+
 /** Runs one route: authenticate, validate, grant access, handle. Errors come back as problem replies. */
 async function answer(app: AppContext, compiled: CompiledRoute, exchange: Exchange, rawParams: Record<string, string>, requestId: string, log: AppContext['log'], responseHeaders: Record<string, string>): Promise<Reply> {
   const { route } = compiled
@@ -73,7 +79,7 @@ async function answer(app: AppContext, compiled: CompiledRoute, exchange: Exchan
     route.checkInput?.({ query, body })
     const granted = await grantAccess(app, route, principal, params, responseHeaders)
     const context = {
-      params, query, body, principal, requestId, headers: exchange.headers, app, log, aborted: exchange.aborted, responseHeaders, ...granted,
+      params, query, body, principal, requestId, clientAddress: clientAddressOf(exchange, app.config.trustProxy), headers: exchange.headers, app, log, aborted: exchange.aborted, responseHeaders, ...granted,
     } as RouteContext
     const result = await route.handler(context)
     if (result instanceof Reply) return result

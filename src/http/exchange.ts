@@ -14,6 +14,8 @@ export interface Exchange {
   readonly path: string
   /** The raw query string, without the `?`. */
   readonly query: string
+  /** The peer's IP address (the proxy's, behind one). */
+  readonly remoteAddress: string
   /** Every request header, names in lower case. */
   readonly headers: Readonly<Record<string, string>>
   /** The body as sent (empty for methods without one); rejects with payload_too_large past 1 MiB. */

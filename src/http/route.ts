@@ -16,6 +16,8 @@ export interface RequestContext<P = Record<string, string>, Q = Record<string, u
   body: B
   principal: Principal
   requestId: string
+  /** The client's IP address: the peer's, or with PALMVEIN_TRUST_PROXY the first X-Forwarded-For entry. */
+  clientAddress: string
   /** Lower-case request headers that handlers may read (content-type, if-none-match, ...). */
   headers: Record<string, string>
   app: AppContext

@@ -58,6 +58,7 @@ function exchangeOf(req: IncomingMessage, res: ServerResponse): Exchange {
     method,
     path: mark < 0 ? target : target.slice(0, mark),
     query: mark < 0 ? '' : target.slice(mark + 1),
+    remoteAddress: req.socket.remoteAddress ?? '',
     headers: headersOf(req),
     body: BODY_METHODS.has(method) ? readBody(req, res) : Promise.resolve(Buffer.alloc(0)),
     aborted,

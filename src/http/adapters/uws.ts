@@ -47,6 +47,7 @@ function exchangeOf(res: HttpResponse, req: HttpRequest): Exchange {
   return {
     method,
     path: req.getUrl(),
+    remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
     query: req.getQuery() ?? '',
     headers,
     body: BODY_METHODS.has(method) ? readBody(res) : Promise.resolve(Buffer.alloc(0)),

@@ -3,7 +3,7 @@
 // (complete_registration) it long-polls for enrollment sessions, completes them with captures,
 // identifies palms against its project's environment (a global one included) and records
 // transactions. Every call of a linked terminal counts toward its project's rate limit.
-import { registerDevice } from '../../domain/devices.js'
+import { chargeRegistration, registerDevice } from '../../domain/devices.js'
 import { MAX_POLL_WAIT_SECONDS, pollEnrollment } from '../../domain/enrollment-poll.js'
 import { recordTransaction } from '../../domain/transactions.js'
 import { DeviceModeSchema } from '../resources/devices.js'
@@ -18,7 +18,7 @@ const tags = ['Device-Com (extension)']
 export const deviceComRoutes: Route[] = [
   defineRoute({
     operationId: 'registerTerminal', method: 'post', path: '/v1/device-com/registration', auth: ['none'], access: 'none', tags, extension: true,
-    summary: 'Register a terminal. Answers its device token (shown once; send it as "Authorization: Bearer pvd_…" on every Device-Com call) and a registration code (8 characters, single use, valid 15 minutes) that a sandbox project passes to complete_registration',
+    summary: 'Register a terminal (no credential; each client address may register PALMVEIN_REGISTRATION_RATE terminals a minute, default 30, else 429). Answers its device token (shown once; send it as "Authorization: Bearer pvd_…" on every Device-Com call) and a registration code (8 characters, single use, valid 15 minutes) that a sandbox project passes to complete_registration',
     body: Body({
       hardware_platform: Type.String({ minLength: 1, maxLength: 64, description: 'free text, e.g. android, linux, usb-sensor' }),
       mode: DeviceModeSchema,
@@ -31,7 +31,8 @@ export const deviceComRoutes: Route[] = [
         device_token: Type.String({ description: 'pvd_{device_id}.{secret}; only its hash is stored' }),
       }),
     }],
-    async handler({ app, body }) {
+    async handler({ app, body, clientAddress, responseHeaders }) {
+      Object.assign(responseHeaders, await chargeRegistration(app, clientAddress))
       return registerDevice(app, body)
     },
   }),
