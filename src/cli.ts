@@ -14,6 +14,7 @@ import { newId } from './ids.js'
 import { start } from './server.js'
 import { syntheticCapture } from './synthetic-capture.js'
 import { openDatabase } from './store/database.js'
+import { isDatabaseUnreachable } from './store/availability.js'
 import { DataDirectoryInUse } from './store/embedded.js'
 import { migrate } from './store/migrate.js'
 import { insertOrganization } from './store/organizations.js'
@@ -55,6 +56,16 @@ async function serve(): Promise<void> {
       process.exit(1)
     })
   }
+  // postgres.js leaves a rejection unhandled when a connection dies while it fetches types (its
+  // first exchange): during a database outage that is expected, not a reason to stop serving.
+  process.on('unhandledRejection', (reason) => {
+    if (isDatabaseUnreachable(reason)) {
+      service.app.log.debug({ err: reason }, 'database connection lost during setup')
+      return
+    }
+    service.app.log.fatal({ err: reason }, 'unhandled rejection')
+    process.exit(1)
+  })
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
 }

@@ -6,6 +6,8 @@
 
 export const PROBE_INTERVAL_MS = 250
 export const PROBE_TIMEOUT_MS = 1_000
+/** A timer this late means our event loop was blocked, not that the database was silent. */
+const LAG_TOLERANCE_MS = 150
 /** What a 503 database_unavailable tells the client to wait, in seconds. */
 export const DATABASE_RETRY_AFTER_SECONDS = 2
 
@@ -50,13 +52,33 @@ export function watchAvailability(options: AvailabilityOptions): Availability {
   let stopped = false
   let timer: NodeJS.Timeout | undefined
 
+  /**
+   * Rejects after `timeoutMs` of the database's silence, not of ours: when this process's event
+   * loop was blocked (a long synchronous task), the timer fires late and the answer may be waiting
+   * unread, so the deadline is extended by the lag and the verdict deferred past the I/O phase.
+   */
+  function deadline(): { promise: Promise<never>; clear(): void } {
+    let handle: NodeJS.Timeout | undefined
+    let cleared = false
+    const promise = new Promise<never>((_, reject) => {
+      const arm = (ms: number) => {
+        const due = performance.now() + ms
+        handle = setTimeout(() => {
+          const lag = performance.now() - due
+          if (lag > LAG_TOLERANCE_MS) return arm(LAG_TOLERANCE_MS)
+          setImmediate(() => { if (!cleared) reject(new Error(`no answer within ${timeoutMs} ms`)) })
+        }, ms)
+      }
+      arm(timeoutMs)
+    })
+    promise.catch(() => {})
+    return { promise, clear() { cleared = true; clearTimeout(handle) } }
+  }
+
   async function probeOnce(): Promise<void> {
-    let deadline: NodeJS.Timeout | undefined
+    const limit = deadline()
     try {
-      await Promise.race([
-        options.probe(),
-        new Promise<never>((_, reject) => { deadline = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs) }),
-      ])
+      await Promise.race([options.probe(), limit.promise])
       if (!up) {
         up = true
         options.onUp(Date.now() - downSince)
@@ -69,7 +91,7 @@ export function watchAvailability(options: AvailabilityOptions): Availability {
       }
       options.onProbeFailed((error as Error).message, first)
     } finally {
-      clearTimeout(deadline)
+      limit.clear()
       if (!stopped) timer = setTimeout(() => { void probeOnce() }, intervalMs).unref()
     }
   }
