@@ -38,22 +38,19 @@ const int8AsNumber = {
 
 /** Every socket the clients opened, so an outage can cut them all at once. */
 export class SocketTracker {
-  private readonly sockets = new Map<net.Socket, number>()
+  private readonly sockets = new Set<net.Socket>()
 
   /** postgres.js's `socket` option: a connecting socket it writes to at once (net buffers until connected). */
   readonly connect = (options: { host: string[]; port: number[]; path?: string | false }): net.Socket => {
     const socket = options.path ? net.connect(options.path) : net.connect(options.port[0], options.host[0])
-    this.sockets.set(socket, performance.now())
+    this.sockets.add(socket)
     socket.once('close', () => this.sockets.delete(socket))
     return socket
   }
 
-  /**
-   * Fails every query in flight with DATABASE_CUT; the clients reconnect on their next query.
-   * `openedBefore` (performance.now()): only sockets opened before that moment.
-   */
-  cut(reason: string, openedBefore = Infinity): void {
-    for (const [socket, openedAt] of this.sockets) if (openedAt < openedBefore) socket.destroy(Object.assign(new Error(`database connection cut: ${reason}`), { code: 'DATABASE_CUT' }))
+  /** Fails every query in flight with DATABASE_CUT; the clients reconnect on their next query. */
+  cut(reason: string): void {
+    for (const socket of this.sockets) socket.destroy(Object.assign(new Error(`database connection cut: ${reason}`), { code: 'DATABASE_CUT' }))
   }
 }
 
@@ -100,24 +97,19 @@ export interface OpenOptions {
 export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, options: OpenOptions = {}): Promise<Database> {
   if (config.databaseUrl) {
     const sockets = new SocketTracker()
-    let probeStartedAt = 0
     const sql = createClient({ url: config.databaseUrl, max: options.max, sockets })
     const probe = createClient({ url: config.databaseUrl, max: 1, sockets })
     const url = new URL(config.databaseUrl)
     const where = `PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}`
     const availability = watchAvailability({
-      probe: async () => {
-        probeStartedAt = performance.now()
-        await probe`SELECT 1`
-      },
+      probe: async () => { await probe`SELECT 1` },
       onProbeFailed(reason, first) {
         sockets.cut(reason)
         if (first) options.log?.warn(`DB: ${where} is unreachable (${reason}); requests that need it answer 503 database_unavailable`)
       },
       onUp(downForMs) {
-        // Connections opened during the outage may be stuck mid-handshake behind a silent network;
-        // those opened since the successful probe began are fine (and may be mid-setup: spare them).
-        sockets.cut('the database is back; reconnecting', probeStartedAt)
+        // Connections opened during the outage may be stuck mid-handshake behind a silent network.
+        sockets.cut('the database is back; reconnecting')
         options.log?.info(`DB: ${where} is reachable again after ${(downForMs / 1000).toFixed(1)} s`)
       },
     })

@@ -5,7 +5,7 @@ import net from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { watchAvailability } from '../../src/store/availability.js'
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 const blockFor = (ms: number) => { const until = Date.now() + ms; while (Date.now() < until) { /* a long synchronous task */ } }
 
 describe('database availability watch', () => {
