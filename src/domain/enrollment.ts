@@ -1,13 +1,15 @@
-// Enrollment of a member's palms: validate every capture, refuse a palm that already belongs to
-// another member of the environment (409 duplicate_palm), then in ONE transaction store the
-// captures and one reference template per hand (encrypted), the scan result and the
-// enrollment.completed event, and publish the references to the gallery as the transaction's
-// last step. If anything fails, the transaction rolls back and the gallery is re-read from the
+// Enrollment of a member's palms: validate every capture, then in ONE transaction, holding the
+// environment's gallery lock (so processes enroll one at a time per environment), catch up on
+// other processes' changes, refuse a palm that already belongs to another member of the
+// environment (409 duplicate_palm), store the captures and one reference template per hand
+// (encrypted), the scan result, the enrollment.completed event and the gallery change, and publish
+// the references to the gallery as the transaction's last step. If anything fails, the transaction rolls back and the gallery is re-read from the
 // database for that member, so neither database rows nor gallery rows are left behind.
 import type { AppContext } from '../app-context.js'
 import { ServiceError } from '../errors.js'
 import { newId, timestamp } from '../ids.js'
 import type { Sql } from '../store/database.js'
+import { lockEnvironmentGallery, recordGalleryChange } from '../store/gallery-changes.js'
 import { markMemberEnrolled, memberWithKey, setMemberKey } from '../store/members.js'
 import type { ProjectRow } from '../store/projects.js'
 import { insertScans, type PalmPosition, type ScanInsert } from '../store/scans.js'
@@ -103,12 +105,6 @@ export async function enrollMember(
       response_time_ms: 0, success: true, member_id: null, device_id: options.deviceId ?? null,
       posture: hands[0].input.palm_position ?? null, results: [], created_at: new Date(),
     }
-    const duplicate = await findDuplicate(environment, member.id, hands)
-    if (duplicate) {
-      app.scans.record({ ...scan, success: false, results: [{ match_score: duplicate.score, position: 1 }], response_time_ms: Math.round(performance.now() - started) })
-      throw new ServiceError('duplicate_palm', `the ${duplicate.hand} hand matches another member of this environment (score ${duplicate.score.toFixed(4)})`)
-    }
-
     // A member created by another path (a bulk import, a direct insert) gets its data key now.
     const freshKey = member.wrapped_key ? null : newMemberKey(app.keyring, environment.environment, member.id)
     const wrappedKey = freshKey?.wrapped ?? member.wrapped_key!
@@ -129,8 +125,18 @@ export async function enrollMember(
 
     const completedAt = new Date()
     let published = false
+    let changeSeq = 0
     try {
       await app.sql.begin(async (tx) => {
+        // Other processes' enrollments of this environment wait here until we commit, and the
+        // ones they committed before are read into the gallery, so the duplicate check sees them all.
+        await lockEnvironmentGallery(tx, environmentId)
+        await app.galleries.catchUp(environment, tx)
+        const duplicate = await findDuplicate(environment, member.id, hands)
+        if (duplicate) {
+          app.scans.record({ ...scan, success: false, results: [{ match_score: duplicate.score, position: 1 }], response_time_ms: Math.round(performance.now() - started) })
+          throw new ServiceError('duplicate_palm', `the ${duplicate.hand} hand matches another member of this environment (score ${duplicate.score.toFixed(4)})`)
+        }
         const locked = await memberWithKey(tx, project.id, member.id, { lock: true })
         if (!locked) {
           throw new ServiceError('invalid_reference', `member ${member.id} was deleted during enrollment`, { errors: [{ path: '/member_id', message: 'unknown member' }] })
@@ -150,6 +156,7 @@ export async function enrollMember(
           occurredAt: completedAt,
         })
         if (options.inTransaction) await options.inTransaction(tx as unknown as Sql)
+        changeSeq = await recordGalleryChange(tx, environmentId, member.id)
         // Last: nothing after this can fail but the COMMIT itself, which the catch below undoes.
         published = true
         for (const hand of hands) app.galleries.upsert(environment, member.id, hand.hand, hand.reference)
@@ -161,6 +168,7 @@ export async function enrollMember(
       }
       throw error
     }
+    app.galleries.applied(environmentId, changeSeq)
     await app.galleries.announce(environmentId, member.id).catch((error) => app.log.warn({ err: error }, 'enroll: gallery notification failed'))
     await wakeDispatcher(app.db).catch((error) => app.log.warn({ err: error }, 'enroll: webhook dispatcher wake-up failed'))
     return { member_id: member.id }

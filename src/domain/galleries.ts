@@ -4,12 +4,17 @@
 // for an environment still loading get 503 unavailable); environments created later are loaded
 // on first use. Changes made by other service processes arrive by NOTIFY and are re-read from the
 // database, one environment at a time in order, so a late notification never undoes a newer change.
+// What changed is read from the change log (store/gallery-changes.ts) past the last change this
+// process applied, so a notification lost with a dropped connection is caught up on reconnect, and
+// an enrollment catches up under the environment's lock before its duplicate check.
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
 import { ServiceError } from '../errors.js'
 import type { HealthCheck } from '../health.js'
 import { createMatcher, type Gallery, type Matcher } from '../matcher/index.js'
 import type { Database } from '../store/database.js'
+import type { Queryable } from '../store/database.js'
+import { galleryChangesSince, latestGalleryChange } from '../store/gallery-changes.js'
 import { allEnvironments, environmentById, type EnvironmentRow } from '../store/organizations.js'
 import { environmentReferencePage, referenceCountsByEnvironment, referenceRowsOfMember, type Hand, type ReferenceRow } from '../store/templates.js'
 import type { Keyring } from './keyring.js'
@@ -31,7 +36,14 @@ export interface Galleries {
   /** Stores one hand's reference; 503 unavailable when the matcher's memory is full (nothing changes). */
   upsert(environment: EnvironmentGallery, memberId: string, hand: Hand, vector: Int8Array): void
   /** Makes the gallery match the database for one member (after a change, or to undo a failed one). */
-  syncMember(environment: EnvironmentGallery, memberId: string): Promise<void>
+  syncMember(environment: EnvironmentGallery, memberId: string, via?: Queryable): Promise<void>
+  /**
+   * Applies every change committed since this process last caught up (run inside `exclusive`,
+   * under the environment's lock to see all of them; `via` the caller's transaction). Returns how many.
+   */
+  catchUp(environment: EnvironmentGallery, via?: Queryable): Promise<number>
+  /** Records that this process applied change `seq` itself (only when caught up just before it, under the lock). */
+  applied(environmentId: string, seq: number): void
   /** Takes a deleted member out at once (no database read: the rows are gone). */
   removeMember(environmentId: string, memberId: string): void
   /** Tells the other service processes on this database; call after commit. */
@@ -55,6 +67,8 @@ interface Entry {
   chain: Promise<unknown>
   /** Reference rows left out because the matcher's memory is full. */
   notStored: number
+  /** The change-log number up to which this gallery matches the database. */
+  syncedSeq: number
 }
 
 const isMemoryFull = (error: unknown): boolean => error instanceof RangeError && error.message.startsWith('matcher memory is full')
@@ -116,6 +130,8 @@ export function createGalleries(options: { config: Config; db: Database; keyring
     const environment = entry.environment ?? (await environmentById(sql, environmentId))
     if (!environment) throw new ServiceError('not_found', `environment ${environmentId} not found`)
     entry.environment = environment
+    // Taken first: a change committed while the pages are read is applied again by the next catch-up.
+    const watermark = await latestGalleryChange(sql, environmentId)
     const gallery = (await matcherFor(environment.dimension)).createGallery({ ids: 'uuid' })
     let after: string | null = null
     let lastLog = performance.now()
@@ -136,6 +152,7 @@ export function createGalleries(options: { config: Config; db: Database; keyring
       }
     }
     entry.total = Math.max(entry.total, entry.loaded)
+    entry.syncedSeq = watermark
     entry.gallery = gallery
     entry.loading = false
     log.info(`Galleries: environment ${environmentId} ready, ${gallery.size} rows in ${((performance.now() - started) / 1000).toFixed(2)} s`)
@@ -155,7 +172,7 @@ export function createGalleries(options: { config: Config; db: Database; keyring
   }
 
   function newEntry(blocking: boolean, environment: EnvironmentRow | null, total: number): Entry {
-    return { environment, gallery: null, loading: true, blocking, loaded: 0, total, ready: Promise.resolve(), chain: Promise.resolve(), notStored: 0 }
+    return { environment, gallery: null, loading: true, blocking, loaded: 0, total, ready: Promise.resolve(), chain: Promise.resolve(), notStored: 0, syncedSeq: 0 }
   }
 
   /**
@@ -202,8 +219,8 @@ export function createGalleries(options: { config: Config; db: Database; keyring
     return { environment: entry.environment!, gallery: entry.gallery! }
   }
 
-  async function syncMember(environment: EnvironmentGallery, memberId: string): Promise<void> {
-    const rows = await referenceRowsOfMember(sql, memberId)
+  async function syncMember(environment: EnvironmentGallery, memberId: string, via: Queryable = sql): Promise<void> {
+    const rows = await referenceRowsOfMember(via, memberId)
     const keys = new Map<string, Buffer>()
     const present = new Set<Hand>()
     for (const row of rows) {
@@ -213,6 +230,24 @@ export function createGalleries(options: { config: Config; db: Database; keyring
       present.add(row.hand)
     }
     for (const hand of HANDS) if (!present.has(hand)) environment.gallery.remove(memberId, { partition: hand })
+  }
+
+  async function catchUpEntry(entry: Entry, via: Queryable = sql): Promise<number> {
+    if (closed || !entry.gallery || !entry.environment) return 0
+    const environment = { environment: entry.environment, gallery: entry.gallery }
+    const changes = await galleryChangesSince(via, entry.environment.id, entry.syncedSeq)
+    for (const change of changes) {
+      await syncMember(environment, change.member_id, via)
+      entry.syncedSeq = change.seq
+    }
+    return changes.length
+  }
+
+  /** Queues a catch-up after the environment's earlier changes. */
+  function queueCatchUp(entry: Entry, why: string): Promise<number> {
+    const result = entry.chain.then(() => catchUpEntry(entry))
+    entry.chain = result.catch((error) => log.error({ err: error, environment_id: entry.environment?.id }, `Galleries: catching up (${why}) failed`))
+    return result
   }
 
   function exclusive<T>(environmentId: string, task: (environment: EnvironmentGallery) => Promise<T>): Promise<T> {
@@ -225,8 +260,8 @@ export function createGalleries(options: { config: Config; db: Database; keyring
     return run
   }
 
-  async function onNotification(payload: string): Promise<void> {
-    let message: { origin: string; environment_id: string; member_id: string }
+  function onNotification(payload: string): void {
+    let message: { origin: string; environment_id: string }
     try {
       message = JSON.parse(payload)
     } catch {
@@ -234,19 +269,28 @@ export function createGalleries(options: { config: Config; db: Database; keyring
     }
     if (message.origin === origin) return
     // An environment this process has not loaded yet reads the change when it loads.
-    if (!entries.has(message.environment_id)) return
-    const entry = entries.get(message.environment_id)!
-    const result = entry.chain.then(async () => {
-      if (closed || !entry.gallery || !entry.environment) return
-      await syncMember({ environment: entry.environment, gallery: entry.gallery }, message.member_id)
+    const entry = entries.get(message.environment_id)
+    if (entry) void queueCatchUp(entry, 'a notification').catch(() => {})
+  }
+
+  /** The notification connection was away: every loaded gallery reads what changed meanwhile. */
+  function onReconnect(): void {
+    const loaded = [...entries.values()].filter((entry) => entry.gallery)
+    void Promise.all(loaded.map((entry) => queueCatchUp(entry, 'after reconnecting').catch(() => 0))).then((counts) => {
+      const changes = counts.reduce((sum, count) => sum + count, 0)
+      log.info(`Galleries: notifications were interrupted; caught up ${changes} change(s) in ${loaded.length} environment(s)`)
     })
-    entry.chain = result.catch((error) => log.error({ err: error, member_id: message.member_id }, 'Galleries: sync from another process failed'))
   }
 
   return {
     acquire,
     exclusive,
     syncMember,
+    catchUp: (environment, via) => catchUpEntry(entries.get(environment.environment.id)!, via),
+    applied(environmentId, seq) {
+      const entry = entries.get(environmentId)
+      if (entry) entry.syncedSeq = Math.max(entry.syncedSeq, seq)
+    },
     upsert: (environment, memberId, hand, vector) => storeRow(entries.get(environment.environment.id), environment.gallery, memberId, hand, vector, true),
     removeMember(environmentId, memberId) {
       entries.get(environmentId)?.gallery?.remove(memberId)
@@ -255,7 +299,7 @@ export function createGalleries(options: { config: Config; db: Database; keyring
       await db.notify(GALLERY_CHANNEL, JSON.stringify({ origin, environment_id: environmentId, member_id: memberId }))
     },
     async startLoading() {
-      listener = await db.listen(GALLERY_CHANNEL, (payload) => { void onNotification(payload) })
+      listener = await db.listen(GALLERY_CHANNEL, onNotification, onReconnect)
       const environments = await allEnvironments(sql)
       const counts = await referenceCountsByEnvironment(sql)
       const queued: Array<[Entry, string]> = []

@@ -7,6 +7,7 @@ import type { AppContext } from '../app-context.js'
 import { ServiceError, notFound } from '../errors.js'
 import { newId } from '../ids.js'
 import type { Sql } from '../store/database.js'
+import { lockEnvironmentGallery, recordGalleryChange } from '../store/gallery-changes.js'
 import { deleteMember, insertMemberWithinHeadcount, memberById, membersOfProject, updateMember, type MemberRow } from '../store/members.js'
 import { environmentById } from '../store/organizations.js'
 import type { ProjectRow } from '../store/projects.js'
@@ -65,7 +66,16 @@ export async function changeMember(
 
 /** Deletes the member (its key and templates with it) and takes it out of every gallery. */
 export async function removeMember(app: Pick<AppContext, 'galleries' | 'log' | 'sql'>, project: ProjectRow, memberId: string): Promise<void> {
-  const deleted = await deleteMember(app.sql, project.id, memberId)
+  const deleted = await app.sql.begin(async (tx) => {
+    // Locked before the row (as enrollment does), so a delete and an enrollment cannot deadlock.
+    if (project.environment_id) await lockEnvironmentGallery(tx, project.environment_id)
+    const row = await deleteMember(tx, project.id, memberId)
+    if (row) {
+      if (row.environment_id !== project.environment_id) await lockEnvironmentGallery(tx, row.environment_id)
+      await recordGalleryChange(tx, row.environment_id, memberId)
+    }
+    return row
+  })
   if (!deleted) throw notFound('member')
   app.galleries.removeMember(deleted.environment_id, memberId)
   await app.galleries.announce(deleted.environment_id, memberId).catch((error) => app.log.warn({ err: error }, 'member delete: gallery notification failed'))

@@ -6,6 +6,7 @@ import postgres from 'postgres'
 import type { Config } from '../config.js'
 import { watchAvailability } from './availability.js'
 import { openEmbedded, type EmbeddedDatabase } from './embedded.js'
+import { createNotificationListener } from './notification-listener.js'
 
 export type Sql = postgres.Sql<Record<string, never>>
 /** A client or an open transaction (`sql.begin(tx => ...)`): what every store function takes. */
@@ -22,7 +23,11 @@ export interface Database {
    * embedded database, which only one process serves). Call it after the change has committed.
    */
   notify(channel: string, payload: string): Promise<void>
-  listen(channel: string, onPayload: (payload: string) => void): Promise<{ unlisten(): Promise<void> }>
+  /**
+   * `onReconnect` runs when a dropped notification connection is back (PostgreSQL): whatever was
+   * notified meanwhile is lost, so the listener catches up from the database.
+   */
+  listen(channel: string, onPayload: (payload: string) => void, onReconnect?: () => void): Promise<{ unlisten(): Promise<void> }>
   /** False while the database cannot be reached (PostgreSQL only: the embedded one lives in this process). */
   readonly available: boolean
   close(): Promise<void>
@@ -58,8 +63,17 @@ export class SocketTracker {
 const CONNECT_TIMEOUT_SECONDS = 2
 const RECONNECT_DELAY_SECONDS = 0.05
 
-export function createClient(options: { url?: string; host?: string; port?: number; password?: string; max?: number; sockets?: SocketTracker }): Sql {
+export function createClient(options: {
+  url?: string; host?: string; port?: number; password?: string; max?: number; sockets?: SocketTracker
+  /** A connection that lives as long as the client (the notification connection). */
+  persistent?: boolean
+  onnotify?(channel: string, payload: string): void
+  onclose?(): void
+}): Sql {
   const common = {
+    ...(options.persistent ? { idle_timeout: 0, max_lifetime: 0, fetch_types: false } : {}),
+    ...(options.onnotify ? { onnotify: options.onnotify } : {}),
+    ...(options.onclose ? { onclose: options.onclose } : {}),
     max: options.max ?? 10,
     connect_timeout: CONNECT_TIMEOUT_SECONDS,
     // Reconnect at once: the default backoff grows to 20 s after an outage's failed attempts, and
@@ -99,6 +113,10 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
     const sockets = new SocketTracker()
     const sql = createClient({ url: config.databaseUrl, max: options.max, sockets })
     const probe = createClient({ url: config.databaseUrl, max: 1, sockets })
+    const listener = createNotificationListener(
+      (hooks) => createClient({ url: config.databaseUrl!, max: 1, sockets, persistent: true, ...hooks }),
+      options.log,
+    )
     const url = new URL(config.databaseUrl)
     const where = `PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}`
     const availability = watchAvailability({
@@ -119,13 +137,10 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
       get available() { return availability.up },
       describe: where,
       notify: async (channel, payload) => { await sql.notify(channel, payload) },
-      listen: async (channel, onPayload) => {
-        const { unlisten } = await sql.listen(channel, onPayload)
-        return { unlisten }
-      },
+      listen: (channel, onPayload, onReconnect) => listener.listen(channel, { onPayload, onReconnect }),
       async close() {
         availability.stop()
-        await Promise.all([sql.end({ timeout: 5 }), probe.end({ timeout: 1 })])
+        await Promise.all([sql.end({ timeout: 5 }), probe.end({ timeout: 1 }), listener.close()])
       },
     }
   }

@@ -82,7 +82,7 @@ export async function updateMember(
 }
 
 /** Deletes the member and, by cascade, its templates; the wrapped data key goes with the row. */
-export async function deleteMember(sql: Sql, projectId: string, memberId: string): Promise<{ environment_id: string } | null> {
+export async function deleteMember(sql: Queryable, projectId: string, memberId: string): Promise<{ environment_id: string } | null> {
   const [row] = await sql<{ environment_id: string }[]>`
     DELETE FROM members WHERE id = ${memberId} AND project_id = ${projectId} RETURNING environment_id`
   return row ?? null

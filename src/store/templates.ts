@@ -37,7 +37,7 @@ export interface ReferenceRow {
 }
 
 /** The member's reference rows with its wrapped key (none when the member is gone). */
-export function referenceRowsOfMember(sql: Sql, memberId: string) {
+export function referenceRowsOfMember(sql: Queryable, memberId: string) {
   return sql<ReferenceRow[]>`
     SELECT t.id, t.member_id, t.hand, t.ciphertext, m.wrapped_key
     FROM palm_templates t JOIN members m ON m.id = t.member_id

@@ -9,6 +9,10 @@ import { spawnCli } from '../support/process.js'
 import { bootService, expectStatus, request, type TestService } from '../support/service.js'
 
 const palms = population({ identities: 20 })
+const racePalms = population({ seed: 2024, identities: 64 })
+// Twenty ordinary people (no hard captures, no look-alikes), so each pair races over one palm only.
+const raceIdentities = Array.from({ length: 64 }, (_, identity) => racePalms.profile(identity))
+  .filter((profile) => !profile.hard && profile.relatedTo === null).slice(0, 20).map((profile) => profile.identity)
 
 describe(`two service processes on one ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
   let a: TestService
@@ -99,4 +103,28 @@ describe(`two service processes on one ${usingPostgres ? 'PostgreSQL' : 'PGlite'
     expect(await untilIdentify(a.url, 2, 'right', { status: 'NotFound', member_id: null })).toBeLessThan(1000)
     expect(await untilIdentify(a.url, 3, 'left', { status: 'NotFound', member_id: null })).toBeLessThan(1000)
   })
+  it('the same palm enrolled for two members through A and B at the same moment is accepted once (20 pairs at once)', async () => {
+    expect(raceIdentities).toHaveLength(20)
+    const pairs = await Promise.all(raceIdentities.map(async (identity) => ({
+      identity, first: await createMember(a, tenant, `race ${identity} a`), second: await createMember(a, tenant, `race ${identity} b`),
+    })))
+    const outcomes = await Promise.all(pairs.map(async ({ identity, first, second }) => {
+      const [viaA, viaB] = await Promise.all([
+        call(a.url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/enroll`, enrollBody(racePalms, identity, first)),
+        call(bUrl, 'POST', `/v1/projects/${tenant.projectId}/biometrics/enroll`, enrollBody(racePalms, identity, second)),
+      ])
+      return { identity, statuses: [viaA.status, viaB.status], codes: [viaA.body?.code, viaB.body?.code], winner: viaA.status === 200 ? first : second }
+    }))
+    for (const outcome of outcomes) {
+      expect([...outcome.statuses].sort(), `pair ${outcome.identity}: ${JSON.stringify(outcome)}`).toEqual([200, 409])
+      expect(outcome.codes).toContain('duplicate_palm')
+    }
+    // Both processes identify each palm as the member that won it.
+    for (const { identity, winner } of outcomes.slice(0, 5)) {
+      for (const url of [a.url, bUrl]) {
+        const answer = await call(url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/identify`, identifyBody(racePalms, identity, 'left'))
+        expect(answer.body).toMatchObject({ status: 'Found', member_id: winner })
+      }
+    }
+  }, 120_000)
 })

@@ -1,13 +1,16 @@
 // A TCP proxy between the service and PostgreSQL that a test can cut: `refuse` closes every
 // connection and refuses new ones (a stopped server), `blackhole` accepts and keeps connections but
-// forwards nothing either way (a silent network), `open` forwards again.
+// forwards nothing either way (a silent network), `refuse-new` refuses new connections but keeps
+// forwarding the open ones (a server at its connection limit), `open` forwards again.
 import net from 'node:net'
 
-export type ProxyMode = 'open' | 'refuse' | 'blackhole'
+export type ProxyMode = 'open' | 'refuse' | 'refuse-new' | 'blackhole'
 
 export interface TcpProxy {
   port: number
   mode: ProxyMode
+  /** The proxy's own ports towards the server: PostgreSQL's pg_stat_activity.client_port of its connections. */
+  upstreamPorts(): number[]
   set(mode: ProxyMode): Promise<void>
   close(): Promise<void>
 }
@@ -19,7 +22,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     const upstream = net.connect(target.port, target.host)
     const pair = { client, upstream }
     pairs.add(pair)
-    const forward = (from: net.Socket, to: net.Socket) => from.on('data', (chunk) => { if (mode === 'open') to.write(chunk) })
+    const forward = (from: net.Socket, to: net.Socket) => from.on('data', (chunk) => { if (mode !== 'blackhole') to.write(chunk) })
     forward(client, upstream)
     forward(upstream, client)
     const end = () => { pairs.delete(pair); client.destroy(); upstream.destroy() }
@@ -46,9 +49,14 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   return {
     get port() { return port },
     get mode() { return mode },
+    upstreamPorts: () => [...pairs].flatMap(({ upstream }) => (upstream.localPort ? [upstream.localPort] : [])),
     async set(next) {
       if (next === 'refuse') {
         await Promise.all([stopListening(), ...[...pairs].map(({ client, upstream }) => { client.destroy(); upstream.destroy() })])
+      } else if (next === 'refuse-new') {
+        // Not awaited: close() calls back only once the connections kept open have ended.
+        server?.close()
+        server = null
       } else if (!server) await listen()
       mode = next
     },

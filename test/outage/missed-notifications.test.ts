@@ -1,0 +1,98 @@
+// Gallery notifications lost while the LISTEN connection is down are caught up when it is back.
+// Service A reaches PostgreSQL through a TCP proxy; its listening backend is terminated
+// (pg_terminate_backend) while the proxy refuses new connections, so A cannot subscribe again.
+// Service B, connected directly, enrolls a member meanwhile: its NOTIFY reaches no one in A. Once
+// the proxy lets A connect, A subscribes again, reads the change log and identifies the member.
+import { Writable } from 'node:stream'
+import pino from 'pino'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { start, type Service } from '../../src/server.js'
+import { createClient, type Sql } from '../../src/store/database.js'
+import { createTestStorage, type TestStorage } from '../support/database.js'
+import { createMember, createPalmTenant, enrollBody, identifyBody, population, type PalmTenant } from '../support/palms.js'
+import { bootService, expectStatus, request, serviceConfig, type TestService } from '../support/service.js'
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
+
+const palms = population({ seed: 11, identities: 8 })
+
+describe('missed gallery notifications (PostgreSQL, the LISTEN connection terminated)', () => {
+  let storage: TestStorage
+  let proxy: TcpProxy
+  let a: Service
+  let b: TestService
+  let admin: Sql
+  let tenant: PalmTenant
+  const logLines: string[] = []
+
+  beforeAll(async () => {
+    if (!process.env.DATABASE_URL) throw new Error('the outage stage needs DATABASE_URL (PostgreSQL): npm run test:outage with DATABASE_URL set')
+    storage = await createTestStorage()
+    const target = new URL(storage.databaseUrl!)
+    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) })
+    const proxied = new URL(storage.databaseUrl!)
+    proxied.hostname = '127.0.0.1'
+    proxied.port = String(proxy.port)
+    const sink = new Writable({ write(chunk, _, done) { logLines.push(...String(chunk).trim().split('\n')); done() } })
+    a = await start({ config: serviceConfig(storage, { databaseUrl: proxied.toString(), logLevel: 'info' }), log: pino({ level: 'info' }, sink) })
+    b = await bootService({ storage })
+    admin = createClient({ url: storage.databaseUrl!, max: 1 })
+    tenant = await createPalmTenant(b, 'missed@example.com')
+  }, 120_000)
+  afterAll(async () => {
+    await admin?.end({ timeout: 1 })
+    await b?.close()
+    await a?.close()
+    await proxy?.close()
+    await storage?.cleanup()
+  })
+
+  const identifyAtA = async (identity: number) => {
+    const answer = await request(a.url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/identify`, { auth: tenant.key, body: identifyBody(palms, identity, 'left') })
+    expectStatus(answer, 200)
+    return answer.body as { status: string; member_id: string | null }
+  }
+  const enrollThroughB = async (identity: number) => {
+    const member = await createMember(b, tenant, `member ${identity}`)
+    expectStatus(await request(b.url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/enroll`, { auth: tenant.key, body: enrollBody(palms, identity, member) }), 200)
+    return member
+  }
+  const until = async <T>(read: () => Promise<T>, done: (value: T) => boolean, limitMs: number): Promise<{ value: T; ms: number }> => {
+    const started = performance.now()
+    for (;;) {
+      const value = await read()
+      if (done(value) || performance.now() - started > limitMs) return { value, ms: performance.now() - started }
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  }
+
+  it('a member enrolled while A could not listen is identified by A once it listens again, and the log says so', async () => {
+    // A has the environment's gallery loaded and hears B's changes.
+    const first = await enrollThroughB(0)
+    expect((await until(() => identifyAtA(0), (answer) => answer.member_id === first, 5_000)).value.member_id).toBe(first)
+
+    await proxy.set('refuse-new')
+    const terminated = await admin<{ pid: number }[]>`
+      SELECT pid FROM pg_stat_activity
+      WHERE datname = current_database() AND query ILIKE 'listen%' AND client_port = ANY(${proxy.upstreamPorts()}::int[])
+        AND pg_terminate_backend(pid, 5000)`
+    expect(terminated).toHaveLength(1)
+
+    const missed = await enrollThroughB(1)
+    // The notification went to no one in A, and A cannot reconnect yet: A still does not know the member.
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(await identifyAtA(1)).toEqual(expect.objectContaining({ status: 'NotFound', member_id: null }))
+
+    await proxy.set('open')
+    const caughtUp = await until(() => identifyAtA(1), (answer) => answer.member_id === missed, 5_000)
+    console.log(`[missed notifications] A identified the member enrolled during the drop ${caughtUp.ms.toFixed(0)} ms after the proxy opened`)
+    expect(caughtUp.value).toEqual(expect.objectContaining({ status: 'Found', member_id: missed }))
+
+    const messages = logLines.map((line) => (JSON.parse(line) as { msg: string }).msg)
+    expect(messages.some((message) => /notification connection dropped/.test(message))).toBe(true)
+    expect(messages.some((message) => /caught up 1 change\(s\) in 1 environment\(s\)/.test(message))).toBe(true)
+
+    // And A hears B live again.
+    const after = await enrollThroughB(2)
+    expect((await until(() => identifyAtA(2), (answer) => answer.member_id === after, 2_000)).value.member_id).toBe(after)
+  }, 60_000)
+})
