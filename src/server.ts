@@ -6,6 +6,7 @@ import { createApiKeyUsage } from './auth/api-key-usage.js'
 import { loadIdentityTokens } from './auth/identity-tokens.js'
 import { loadConfig, type Config } from './config.js'
 import { createKeyring, loadMasterKey } from './domain/keyring.js'
+import { sealPlaintextSecrets } from './domain/webhook-secrets.js'
 import { createRateLimiter } from './domain/rate-limit.js'
 import { createEnrollmentSignals } from './domain/enrollment-signals.js'
 import { createGalleries } from './domain/galleries.js'
@@ -71,7 +72,9 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     const scans = createScanRecorder(db.sql, log)
     stops.push(() => scans.close())
     // The worker stops after the HTTP server (stops run in reverse) and waits for attempts in flight.
-    const webhooks = createWebhookEngine({ db, config, logger: log.child({ component: 'webhooks' }) })
+    const webhooks = createWebhookEngine({ db, config, keyring, logger: log.child({ component: 'webhooks' }) })
+    const sealed = await sealPlaintextSecrets(db.sql, webhooks.secrets)
+    if (sealed > 0) log.info(`Webhooks: sealed ${sealed} secret(s) stored in plaintext by an earlier version`)
     if (config.webhookWorker) {
       await webhooks.start()
       stops.push(() => webhooks.stop())

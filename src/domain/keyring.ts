@@ -31,6 +31,8 @@ export interface Keyring {
   /** A fresh random key and its wrapped form under `wrappingKey` (the master key when omitted). */
   newKey(wrappingKey?: Uint8Array, context?: string): { key: Buffer; wrapped: Buffer }
   unwrap(wrapped: Uint8Array, wrappingKey?: Uint8Array, context?: string): Buffer
+  /** Seals a small secret under `wrappingKey` (the master key when omitted); `unwrap` opens it. */
+  seal(plaintext: Uint8Array, wrappingKey?: Uint8Array, context?: string): Buffer
   /** The environment's key, unwrapped from its stored form (cached: environments are few). */
   environmentKey(environmentId: string, wrapped: Uint8Array): Buffer
 }
@@ -56,6 +58,9 @@ export function createKeyring(masterKey: Buffer): Keyring {
     },
     unwrap(wrapped, wrappingKey = masterKey, context = '') {
       return open(wrappingKey, wrapped, context)
+    },
+    seal(plaintext, wrappingKey = masterKey, context = '') {
+      return seal(wrappingKey, plaintext, context)
     },
     environmentKey(environmentId, wrapped) {
       let key = environmentKeys.get(environmentId)

@@ -9,6 +9,7 @@ import { isUuid, newId, timestamp } from '../ids.js'
 import { generateSecret } from '../webhooks/signer.js'
 import { SUBSCRIBABLE_EVENT_TYPES, enqueueTestEvent, wakeDispatcher } from '../webhooks/outbox.js'
 import type { SsrfGuard } from '../webhooks/ssrf-guard.js'
+import type { WebhookSecrets } from './webhook-secrets.js'
 
 export const MAX_SUBSCRIPTIONS_PER_PROJECT = 25
 export const DELIVERIES_PER_PAGE = { min: 10, max: 1000 } as const
@@ -16,6 +17,7 @@ export const DELIVERIES_PER_PAGE = { min: 10, max: 1000 } as const
 export interface WebhookDeps {
   db: Pick<Database, 'sql' | 'notify'>
   guard: SsrfGuard
+  secrets: WebhookSecrets
 }
 
 export interface Subscription {
@@ -110,7 +112,7 @@ export async function createSubscription(
   const now = new Date()
   const enabled = input.enabled ?? true
   const outcome = await store.insertSubscriptionWithinLimit(deps.db.sql, {
-    id, project_id: projectId, url, secret, event_types: eventTypes, enabled, created_at: now,
+    id, project_id: projectId, url, sealSecret: (owner) => deps.secrets.seal(owner, secret), event_types: eventTypes, enabled, created_at: now,
   }, MAX_SUBSCRIPTIONS_PER_PROJECT)
   if (outcome === 'no_project') throw notFound('Project')
   if (outcome === 'limit_reached') {

@@ -10,7 +10,11 @@ export interface ClaimedDelivery {
   payload: Envelope
   attempt_count: number
   url: string
-  secret: string
+  secret_sealed: Buffer | null
+  /** Plaintext of a subscription from before secrets were sealed (sealed at the next start). */
+  secret: string | null
+  environment_id: string | null
+  environment_wrapped_key: Buffer | null
 }
 
 /** Leases up to `limit` due deliveries to the worker. */
@@ -20,6 +24,8 @@ export function claimDueDeliveries(sql: Sql, lease: { now: Date; leaseUntil: Dat
     UPDATE webhook_deliveries AS delivery
     SET locked_until = ${lease.leaseUntil}, locked_by = ${lease.workerId}
     FROM webhook_subscriptions AS subscription
+    JOIN projects AS project ON project.id = subscription.project_id
+    LEFT JOIN environments AS environment ON environment.id = project.environment_id
     WHERE subscription.id = delivery.subscription_id
       AND delivery.id IN (
         SELECT due.id FROM webhook_deliveries AS due
@@ -31,7 +37,8 @@ export function claimDueDeliveries(sql: Sql, lease: { now: Date; leaseUntil: Dat
         LIMIT ${lease.limit}
         FOR UPDATE OF due SKIP LOCKED)
     RETURNING delivery.id, delivery.subscription_id, delivery.payload, delivery.attempt_count,
-              subscription.url, subscription.secret`
+              subscription.url, subscription.secret_sealed, subscription.secret,
+              project.environment_id, environment.wrapped_key AS environment_wrapped_key`
 }
 
 export interface AttemptRecord {

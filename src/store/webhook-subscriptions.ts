@@ -12,11 +12,19 @@ export interface SubscriptionRow {
   updated_at: Date
 }
 
+/** The key owner of a subscription's secret: its project's environment (null without one). */
+export interface SecretKeyOwner {
+  subscription_id: string
+  environment_id: string | null
+  environment_wrapped_key: Buffer | null
+}
+
 export interface NewSubscription {
   id: string
   project_id: string
   url: string
-  secret: string
+  /** Seals the secret once the project's environment is known (inside the insert's transaction). */
+  sealSecret(owner: SecretKeyOwner): Buffer
   event_types: string[]
   enabled: boolean
   created_at: Date
@@ -28,13 +36,17 @@ export interface NewSubscription {
  */
 export async function insertSubscriptionWithinLimit(sql: Sql, row: NewSubscription, max: number): Promise<'inserted' | 'no_project' | 'limit_reached'> {
   return sql.begin(async (tx) => {
-    const [project] = await tx`SELECT id FROM projects WHERE id = ${row.project_id} FOR UPDATE`
+    const [project] = await tx<{ environment_id: string | null; environment_wrapped_key: Buffer | null }[]>`
+      SELECT project.environment_id, environment.wrapped_key AS environment_wrapped_key
+      FROM projects AS project LEFT JOIN environments AS environment ON environment.id = project.environment_id
+      WHERE project.id = ${row.project_id} FOR UPDATE OF project`
     if (!project) return 'no_project'
     const [{ count }] = await tx<{ count: number }[]>`SELECT count(*)::int AS count FROM webhook_subscriptions WHERE project_id = ${row.project_id}`
     if (count >= max) return 'limit_reached'
+    const sealed = row.sealSecret({ subscription_id: row.id, ...project })
     await tx`
-      INSERT INTO webhook_subscriptions (id, project_id, url, secret, event_types, enabled, created_at, updated_at)
-      VALUES (${row.id}, ${row.project_id}, ${row.url}, ${row.secret}, ${row.event_types}::text[], ${row.enabled}, ${row.created_at}, ${row.created_at})`
+      INSERT INTO webhook_subscriptions (id, project_id, url, secret_sealed, event_types, enabled, created_at, updated_at)
+      VALUES (${row.id}, ${row.project_id}, ${row.url}, ${sealed}, ${row.event_types}::text[], ${row.enabled}, ${row.created_at}, ${row.created_at})`
     return 'inserted'
   })
 }
@@ -125,4 +137,19 @@ export function attemptsOfDelivery(sql: Sql, deliveryId: string) {
   return sql<AttemptRow[]>`
     SELECT id, delivery_id, attempt_number, attempted_at, response_status, response_body, error_message, duration_ms
     FROM webhook_attempts WHERE delivery_id = ${deliveryId} ORDER BY attempt_number`
+}
+
+/** Rows still holding a plaintext secret (written before secrets were sealed), with their key owner. */
+export function plaintextSecrets(sql: Sql) {
+  return sql<(SecretKeyOwner & { secret: string })[]>`
+    SELECT subscription.id AS subscription_id, subscription.secret, project.environment_id, environment.wrapped_key AS environment_wrapped_key
+    FROM webhook_subscriptions AS subscription
+    JOIN projects AS project ON project.id = subscription.project_id
+    LEFT JOIN environments AS environment ON environment.id = project.environment_id
+    WHERE subscription.secret IS NOT NULL`
+}
+
+/** Replaces a plaintext secret with its sealed form (only if it is still that plaintext). */
+export async function replacePlaintextSecret(sql: Sql, subscriptionId: string, plaintext: string, sealed: Buffer): Promise<void> {
+  await sql`UPDATE webhook_subscriptions SET secret_sealed = ${sealed}, secret = NULL WHERE id = ${subscriptionId} AND secret = ${plaintext}`
 }

@@ -3,11 +3,12 @@
 // subquery that sets a lease (locked_until, locked_by); the request goes out with no transaction
 // open; the result is recorded in one statement that only applies while this worker still holds
 // the lease. A worker that dies leaves its claims to expire and be taken again.
+import type { WebhookSecrets } from '../domain/webhook-secrets.js'
 import type { Sql } from '../store/database.js'
 import { claimDueDeliveries, recordAttempt, type ClaimedDelivery } from '../store/webhook-deliveries.js'
 import { newId } from '../ids.js'
 import type { Clock } from './clock.js'
-import type { HttpSender } from './http-sender.js'
+import type { AttemptOutcome, HttpSender } from './http-sender.js'
 import { envelopeBody } from './outbox.js'
 import { MAX_ATTEMPTS, honoursRetryAfter, parseRetryAfter, retryDelayMs } from './retry-schedule.js'
 import { signatureHeaders } from './signer.js'
@@ -25,6 +26,7 @@ export const silentLogger: WebhookLogger = { debug() {}, info() {}, warn() {}, e
 
 export interface DeliveryWorkerOptions {
   sql: Sql
+  secrets: WebhookSecrets
   sender: HttpSender
   clock: Clock
   workerId: string
@@ -77,21 +79,32 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     return claimDueDeliveries(sql, { now, leaseUntil, workerId, limit })
   }
 
+  function openSecret(delivery: ClaimedDelivery): string | null {
+    try {
+      return options.secrets.open(delivery, delivery)
+    } catch (error) {
+      logger.error({ subscriptionId: delivery.subscription_id, reason: (error as Error).message }, 'webhook secret cannot be opened')
+      return null
+    }
+  }
+
   async function attempt(delivery: ClaimedDelivery): Promise<AttemptResult> {
     const attemptNumber = delivery.attempt_count + 1
     const attemptedAt = clock.now()
     const body = envelopeBody(delivery.payload)
-    const headers = {
-      'content-type': 'application/json',
-      'user-agent': userAgent,
-      ...signatureHeaders({
-        secret: delivery.secret,
-        eventId: delivery.payload.event_id,
-        timestampSeconds: Math.floor(attemptedAt.getTime() / 1000),
+    const secret = openSecret(delivery)
+    // A secret that cannot be opened (wrong master key, damaged row) fails the attempt unsent.
+    const outcome: AttemptOutcome = secret === null
+      ? { success: false, status: null, body: null, error: 'the subscription secret cannot be opened', durationMs: 0, retryAfter: null }
+      : await sender.send({
+        url: delivery.url,
         body,
-      }),
-    }
-    const outcome = await sender.send({ url: delivery.url, body, headers })
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': userAgent,
+          ...signatureHeaders({ secret, eventId: delivery.payload.event_id, timestampSeconds: Math.floor(attemptedAt.getTime() / 1000), body }),
+        },
+      })
 
     let status: AttemptResult['status'] = 'success'
     let nextAttemptAt: Date | null = null

@@ -4,6 +4,8 @@
 import { randomBytes } from 'node:crypto'
 import os from 'node:os'
 import type { Config } from '../config.js'
+import type { Keyring } from '../domain/keyring.js'
+import { createWebhookSecrets, type WebhookSecrets } from '../domain/webhook-secrets.js'
 import type { Database } from '../store/database.js'
 import { VERSION } from '../version.js'
 import { systemClock, type Clock } from './clock.js'
@@ -22,6 +24,8 @@ export type WebhookConfig = Pick<Config, 'webhookAllowLocalhost' | 'webhookCaFil
 
 export interface WebhookEngineOptions {
   db: Database
+  /** Opens the subscriptions' sealed secrets to sign deliveries. */
+  keyring: Keyring
   config: WebhookConfig
   logger?: WebhookLogger
   clock?: Clock
@@ -42,6 +46,8 @@ export interface WebhookEngineOptions {
 export interface WebhookEngine {
   /** The URL rules of this configuration, for subscription create/update. */
   readonly guard: SsrfGuard
+  /** Seals new subscriptions' secrets and opens them to sign. */
+  readonly secrets: WebhookSecrets
   start(): Promise<void>
   /** Stops taking work and waits for the attempts in flight to be recorded. */
   stop(): Promise<void>
@@ -63,8 +69,10 @@ export function createWebhookEngine(options: WebhookEngineOptions): WebhookEngin
   const pollIntervalMs = options.pollIntervalMs ?? 1000
   const guard = createSsrfGuard({ policy: urlPolicy(config), resolver: options.resolver })
   const sender = options.sender ?? createHttpSender({ guard, timeoutMs: config.webhookTimeoutMs, caPem: loadCaPem(config.webhookCaFile) })
+  const secrets = createWebhookSecrets(options.keyring)
   const worker = createDeliveryWorker({
     sql: db.sql,
+    secrets,
     sender,
     clock,
     workerId: options.workerId ?? `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
@@ -131,6 +139,7 @@ export function createWebhookEngine(options: WebhookEngineOptions): WebhookEngin
 
   return {
     guard,
+    secrets,
     async start() {
       if (running) return
       running = true

@@ -182,4 +182,39 @@ describe('webhook endpoints', () => {
     }
     expectStatus(await get(`${all}&page=1&per_page=1000`), 200)
   })
+
+  it('keeps secrets sealed at rest: the stored row does not reveal the secret, and the delivery is still signed with it', async () => {
+    const receiver = await startReceiver()
+    receivers.push(receiver)
+    const created = await create({ url: receiver.url, event_types: ['enrollment.completed'] })
+    const secret: string = created.body.secret
+    const [row] = await svc.storage.db.sql<{ dump: string; secret: string | null; sealed: Buffer | null }[]>`
+      SELECT row_to_json(s)::text AS dump, s.secret, s.secret_sealed AS sealed FROM webhook_subscriptions s WHERE s.id = ${created.body.id}`
+    expect(row.secret).toBeNull()
+    expect(row.sealed).not.toBeNull()
+    for (const revealing of [secret, secret.slice('whsec_'.length), Buffer.from(secret.slice('whsec_'.length), 'base64').toString('hex')]) {
+      expect(row.dump).not.toContain(revealing)
+      expect(row.sealed!.includes(Buffer.from(revealing))).toBe(false)
+    }
+    expectStatus(await svc.request('POST', path(`/${created.body.id}/test`), { auth: tenant.orgKey }), 200)
+    await expect.poll(() => receiver.requests.length, { timeout: 10_000 }).toBe(1)
+    expect(receiver.requests[0].headers['x-webhook-signature']).toBe('sha256=' + createHmac('sha256', secret).update(receiver.requests[0].body).digest('hex'))
+  })
+
+  it('seals a secret an earlier version stored in plaintext when the service starts, and signs with it as before', async () => {
+    const receiver = await startReceiver()
+    receivers.push(receiver)
+    const legacy = 'whsec_' + Buffer.alloc(32, 7).toString('base64')
+    const id = newId()
+    await svc.storage.db.sql`INSERT INTO webhook_subscriptions (id, project_id, url, secret, event_types)
+      VALUES (${id}, ${tenant.projectId}, ${receiver.url}, ${legacy}, ${['enrollment.completed']})`
+    await svc.restart({ webhookWorker: true, webhookAllowLocalhost: true, webhookTimeoutMs: 2000 })
+    const [row] = await svc.storage.db.sql<{ secret: string | null; sealed: Buffer | null }[]>`
+      SELECT secret, secret_sealed AS sealed FROM webhook_subscriptions WHERE id = ${id}`
+    expect(row).toEqual({ secret: null, sealed: expect.any(Buffer) })
+    expectStatus(await svc.request('POST', path(`/${id}/test`), { auth: tenant.orgKey }), 200)
+    await expect.poll(() => receiver.requests.length, { timeout: 10_000 }).toBe(1)
+    expect(receiver.requests[0].headers['x-webhook-signature']).toBe('sha256=' + createHmac('sha256', legacy).update(receiver.requests[0].body).digest('hex'))
+  })
 })
+

@@ -8,7 +8,7 @@ import { createWebhookEngine, enqueueEvent, wakeDispatcher } from '../../src/web
 import type { AttemptOutcome, HttpSender } from '../../src/webhooks/http-sender.js'
 import { dispatchEvents } from '../../src/store/webhook-outbox.js'
 import { createTestStorage, usingPostgres, type TestStorage } from '../support/database.js'
-import { createProject, manualClock, webhookConfig } from './fixtures.js'
+import { createProject, manualClock, webhookConfig, testKeyring } from './fixtures.js'
 import { startReceiver, type Receiver } from './receivers.js'
 
 describe(`crash safety and concurrent workers (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
@@ -28,8 +28,8 @@ describe(`crash safety and concurrent workers (${usingPostgres ? 'PostgreSQL' : 
 
   async function subscribed(url: string): Promise<{ projectId: string; subscriptionId: string }> {
     const projectId = await createProject(storage.db.sql)
-    const engine = createWebhookEngine({ db: storage.db, config: webhookConfig() })
-    const { id } = await createSubscription({ db: storage.db, guard: engine.guard }, projectId, { url, event_types: ['enrollment.completed'] })
+    const engine = createWebhookEngine({ keyring: testKeyring, db: storage.db, config: webhookConfig() })
+    const { id } = await createSubscription({ db: storage.db, guard: engine.guard, secrets: engine.secrets }, projectId, { url, event_types: ['enrollment.completed'] })
     return { projectId, subscriptionId: id }
   }
 
@@ -48,7 +48,7 @@ describe(`crash safety and concurrent workers (${usingPostgres ? 'PostgreSQL' : 
     const leaseUntil = new Date(clock.now().getTime() + 90_000)
     await storage.db.sql`UPDATE webhook_deliveries SET locked_by = 'dead-host:1234:feed', locked_until = ${leaseUntil} WHERE subscription_id = ${subscriptionId}`
 
-    const survivor = createWebhookEngine({ db: second, config: webhookConfig(), clock, workerId: 'survivor' })
+    const survivor = createWebhookEngine({ keyring: testKeyring, db: second, config: webhookConfig(), clock, workerId: 'survivor' })
     expect((await survivor.runOnce()).attempts).toBe(0)
     clock.advance(89_999)
     expect((await survivor.runOnce()).attempts).toBe(0)
@@ -69,12 +69,12 @@ describe(`crash safety and concurrent workers (${usingPostgres ? 'PostgreSQL' : 
     // The stalled worker's request never finishes until the test lets it.
     let release: (outcome: AttemptOutcome) => void = () => {}
     const stalled: HttpSender = { send: () => new Promise((resolve) => { release = resolve }) }
-    const stalledEngine = createWebhookEngine({ db: storage.db, config: webhookConfig(), clock, sender: stalled, leaseMs: 60_000, workerId: 'stalled' })
+    const stalledEngine = createWebhookEngine({ keyring: testKeyring, db: storage.db, config: webhookConfig(), clock, sender: stalled, leaseMs: 60_000, workerId: 'stalled' })
     const stalledRun = stalledEngine.runOnce()
     await expect.poll(async () => (await storage.db.sql`SELECT locked_by FROM webhook_deliveries WHERE subscription_id = ${subscriptionId}`)[0]?.locked_by).toBe('stalled')
 
     clock.advance(60_000)
-    const survivor = createWebhookEngine({ db: second, config: webhookConfig(), clock, workerId: 'survivor' })
+    const survivor = createWebhookEngine({ keyring: testKeyring, db: second, config: webhookConfig(), clock, workerId: 'survivor' })
     expect((await survivor.runOnce()).attempts).toBe(1)
     release({ success: true, status: 200, body: 'late', error: null, durationMs: 61_000, retryAfter: null })
     await stalledRun
@@ -92,8 +92,8 @@ describe(`crash safety and concurrent workers (${usingPostgres ? 'PostgreSQL' : 
     const { projectId, subscriptionId } = await subscribed(target.url)
     const events = 40
     for (let index = 0; index < events; index += 1) await emit(storage.db, projectId, index)
-    const first = createWebhookEngine({ db: storage.db, config: webhookConfig(), concurrency: 3, workerId: 'first' })
-    const other = createWebhookEngine({ db: second, config: webhookConfig(), concurrency: 3, workerId: 'other' })
+    const first = createWebhookEngine({ keyring: testKeyring, db: storage.db, config: webhookConfig(), concurrency: 3, workerId: 'first' })
+    const other = createWebhookEngine({ keyring: testKeyring, db: second, config: webhookConfig(), concurrency: 3, workerId: 'other' })
     const [a, b] = await Promise.all([first.runOnce(), other.runOnce()])
     expect(a.attempts + b.attempts).toBe(events)
     expect(a.deliveries + b.deliveries).toBe(events)
@@ -122,8 +122,8 @@ describe(`crash safety and concurrent workers (${usingPostgres ? 'PostgreSQL' : 
     const fast = { now: () => new Date(origin + (Date.now() - origin) * 1000) }
     // The lease runs on the same fast clock: 1 h of it is 3.6 s of real time, longer than any attempt.
     const options = { config: webhookConfig(), clock: fast, concurrency: 4, pollIntervalMs: 20, leaseMs: 3_600_000 }
-    const first = createWebhookEngine({ db: storage.db, ...options, workerId: 'first' })
-    const other = createWebhookEngine({ db: second, ...options, workerId: 'other' })
+    const first = createWebhookEngine({ keyring: testKeyring, db: storage.db, ...options, workerId: 'first' })
+    const other = createWebhookEngine({ keyring: testKeyring, db: second, ...options, workerId: 'other' })
     await Promise.all([first.start(), other.start()])
     const events = 30
     try {
@@ -150,7 +150,7 @@ describe(`crash safety and concurrent workers (${usingPostgres ? 'PostgreSQL' : 
     const target = await startReceiver({ respond: () => 'hang' })
     receivers.push(target)
     const { projectId, subscriptionId } = await subscribed(target.url)
-    const engine = createWebhookEngine({ db: storage.db, config: webhookConfig({ webhookTimeoutMs: 600 }), pollIntervalMs: 50 })
+    const engine = createWebhookEngine({ keyring: testKeyring, db: storage.db, config: webhookConfig({ webhookTimeoutMs: 600 }), pollIntervalMs: 50 })
     await engine.start()
     await emit(storage.db, projectId, 99)
     await wakeDispatcher(storage.db)

@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createSubscription, listAttempts, listDeliveries, type CreatedSubscription } from '../../src/domain/webhooks.js'
 import { createWebhookEngine, enqueueEvent, type WebhookEngine } from '../../src/webhooks/index.js'
 import { createTestStorage, usingPostgres, type TestStorage } from '../support/database.js'
-import { createProject, fakeResolver, manualClock, webhookConfig, type ManualClock } from './fixtures.js'
+import { createProject, fakeResolver, manualClock, webhookConfig, type ManualClock, testKeyring } from './fixtures.js'
 import { createSelfSignedCertificate, startReceiver, type Receiver, type SelfSignedCertificate } from './receivers.js'
 
 describe(`webhook delivery to real receivers (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
@@ -43,9 +43,9 @@ describe(`webhook delivery to real receivers (${usingPostgres ? 'PostgreSQL' : '
 
   async function setup(url: string, config = webhookConfig()): Promise<Setup> {
     const clock = manualClock()
-    const engine = createWebhookEngine({ db: storage.db, config, clock, resolver })
+    const engine = createWebhookEngine({ keyring: testKeyring, db: storage.db, config, clock, resolver })
     const projectId = await createProject(storage.db.sql)
-    const subscription = await createSubscription({ db: storage.db, guard: engine.guard }, projectId, {
+    const subscription = await createSubscription({ db: storage.db, guard: engine.guard, secrets: engine.secrets }, projectId, {
       url, event_types: ['enrollment.completed', 'demo.scan.success'],
     })
     return { engine, clock, projectId, subscription }
@@ -56,10 +56,10 @@ describe(`webhook delivery to real receivers (${usingPostgres ? 'PostgreSQL' : '
   }
 
   async function history({ projectId, subscription }: Setup) {
-    const { items } = await listDeliveries({ db: storage.db, guard: null as never }, projectId, subscription.id, {
+    const { items } = await listDeliveries({ db: storage.db, guard: null as never, secrets: null as never }, projectId, subscription.id, {
       from: new Date(0), to: new Date(Date.now() + 365 * 86_400_000), page: 1, per_page: 10,
     })
-    const attempts = items.length ? await listAttempts({ db: storage.db, guard: null as never }, projectId, subscription.id, items[0].id) : []
+    const attempts = items.length ? await listAttempts({ db: storage.db, guard: null as never, secrets: null as never }, projectId, subscription.id, items[0].id) : []
     return { delivery: items[0], attempts }
   }
 
@@ -224,9 +224,9 @@ describe(`webhook delivery to real receivers (${usingPostgres ? 'PostgreSQL' : '
     const target = await startReceiver({ host: '127.0.0.2', urlHost: 'localhost' })
     receivers.push(target)
     const clock = manualClock()
-    const engine = createWebhookEngine({ db: storage.db, config: webhookConfig(), clock, resolver: pinned })
+    const engine = createWebhookEngine({ keyring: testKeyring, db: storage.db, config: webhookConfig(), clock, resolver: pinned })
     const projectId = await createProject(storage.db.sql)
-    await createSubscription({ db: storage.db, guard: engine.guard }, projectId, { url: target.url, event_types: ['demo.scan.success'] })
+    await createSubscription({ db: storage.db, guard: engine.guard, secrets: engine.secrets }, projectId, { url: target.url, event_types: ['demo.scan.success'] })
     pinned.calls.length = 0
     await emit(projectId)
     await engine.runOnce()

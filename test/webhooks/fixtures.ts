@@ -1,5 +1,7 @@
 // Rows the webhook tests need (an organization and its projects), a manual clock and a fake
 // resolver: no test traffic ever leaves loopback.
+import { randomBytes } from 'node:crypto'
+import { createKeyring } from '../../src/domain/keyring.js'
 import { newId } from '../../src/ids.js'
 import type { Sql } from '../../src/store/database.js'
 import type { Clock } from '../../src/webhooks/clock.js'
@@ -48,3 +50,6 @@ export function fakeResolver(table: Record<string, string[]>): Resolver & { tabl
 export function webhookConfig(overrides: Partial<Config> = {}): Config {
   return loadConfig({ webhookAllowLocalhost: true, webhookTimeoutMs: 2000, webhookCaFile: null, nodeEnv: 'test', ...overrides }, {})
 }
+
+/** The keyring engines under test seal and open webhook secrets with (one master key per test run). */
+export const testKeyring = createKeyring(randomBytes(32))

@@ -5,7 +5,7 @@ import { createSubscription, updateSubscription, sendTestEvent } from '../../src
 import { createWebhookEngine, enqueueEvent } from '../../src/webhooks/index.js'
 import { dispatchEvents } from '../../src/store/webhook-outbox.js'
 import { createTestStorage, usingPostgres, type TestStorage } from '../support/database.js'
-import { createProject, manualClock, webhookConfig } from './fixtures.js'
+import { createProject, manualClock, webhookConfig, testKeyring } from './fixtures.js'
 import { startReceiver, type Receiver } from './receivers.js'
 
 describe(`outbox and fan-out (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
@@ -35,8 +35,8 @@ describe(`outbox and fan-out (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () =
   })
 
   it('fans an event out to the enabled subscribers of its type in its project, once', async () => {
-    const engine = createWebhookEngine({ db: storage.db, config: webhookConfig() })
-    const deps = { db: storage.db, guard: engine.guard }
+    const engine = createWebhookEngine({ keyring: testKeyring, db: storage.db, config: webhookConfig() })
+    const deps = { db: storage.db, guard: engine.guard, secrets: engine.secrets }
     const projectId = await createProject(storage.db.sql)
     const otherProjectId = await createProject(storage.db.sql)
     const make = (project: string, eventTypes: string[], enabled = true) =>
@@ -78,8 +78,8 @@ describe(`outbox and fan-out (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () =
 
   it('sends webhook.test only to its subscription, even when disabled; other deliveries wait for re-enabling', async () => {
     const clock = manualClock()
-    const engine = createWebhookEngine({ db: storage.db, config: webhookConfig(), clock })
-    const deps = { db: storage.db, guard: engine.guard }
+    const engine = createWebhookEngine({ keyring: testKeyring, db: storage.db, config: webhookConfig(), clock })
+    const deps = { db: storage.db, guard: engine.guard, secrets: engine.secrets }
     const projectId = await createProject(storage.db.sql)
     const tested = await createSubscription(deps, projectId, { url: target.url, event_types: ['demo.scan.success'], enabled: false })
     const bystander = await createSubscription(deps, projectId, { url: target.url, event_types: ['demo.scan.success'] })

@@ -5,7 +5,7 @@ import { createSubscription, listAttempts, listDeliveries } from '../../src/doma
 import { createWebhookEngine, enqueueEvent } from '../../src/webhooks/index.js'
 import { MAX_ATTEMPTS, scheduledDelayMs } from '../../src/webhooks/retry-schedule.js'
 import { createTestStorage, usingPostgres, type TestStorage } from '../support/database.js'
-import { createProject, manualClock, webhookConfig } from './fixtures.js'
+import { createProject, manualClock, webhookConfig, testKeyring } from './fixtures.js'
 import { startReceiver, type Receiver } from './receivers.js'
 
 describe(`retry schedule end to end (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
@@ -22,8 +22,8 @@ describe(`retry schedule end to end (${usingPostgres ? 'PostgreSQL' : 'PGlite'})
 
   it('makes 336 attempts on schedule, then fails the delivery', { timeout: 120_000 }, async () => {
     const clock = manualClock(new Date('2026-03-01T00:00:00.000Z'))
-    const engine = createWebhookEngine({ db: storage.db, config: webhookConfig(), clock })
-    const deps = { db: storage.db, guard: engine.guard }
+    const engine = createWebhookEngine({ keyring: testKeyring, db: storage.db, config: webhookConfig(), clock })
+    const deps = { db: storage.db, guard: engine.guard, secrets: engine.secrets }
     const projectId = await createProject(storage.db.sql)
     const subscription = await createSubscription(deps, projectId, { url: target.url, event_types: ['enrollment.completed'] })
     await storage.db.sql.begin((tx) => enqueueEvent(tx, {

@@ -5,7 +5,8 @@ import { createSubscription, listAttempts, listDeliveries, updateSubscription } 
 import { ServiceError } from '../../src/errors.js'
 import { createSsrfGuard, createWebhookEngine, enqueueEvent } from '../../src/webhooks/index.js'
 import { createTestStorage, usingPostgres, type TestStorage } from '../support/database.js'
-import { createProject, fakeResolver, manualClock, webhookConfig } from './fixtures.js'
+import { createWebhookSecrets } from '../../src/domain/webhook-secrets.js'
+import { createProject, fakeResolver, manualClock, webhookConfig, testKeyring } from './fixtures.js'
 import { startReceiver, type Receiver } from './receivers.js'
 
 const refused = (promise: Promise<unknown>) => expect(promise).rejects.toMatchObject({ code: 'webhook_url_rejected', status: 422 })
@@ -26,7 +27,8 @@ describe(`SSRF guard (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
   })
 
   function deps(config = webhookConfig({ webhookAllowLocalhost: false })) {
-    return { db: storage.db, guard: createWebhookEngine({ db: storage.db, config, resolver }).guard }
+    const engine = createWebhookEngine({ keyring: testKeyring, db: storage.db, config, resolver })
+    return { db: storage.db, guard: engine.guard, secrets: engine.secrets }
   }
 
   it.each([
@@ -77,7 +79,7 @@ describe(`SSRF guard (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     await refused(createSubscription(allowed, projectId, { url: 'https://10.0.0.1/hook', event_types: ['demo.scan.success'] }))
     await refused(createSubscription(allowed, projectId, { url: 'http://hooks.example.com/hook', event_types: ['demo.scan.success'] }))
     // In production the guard refuses localhost whatever the flag says.
-    const production = { db: storage.db, guard: createSsrfGuard({ policy: { allowLocalhost: true, production: true }, resolver }) }
+    const production = { db: storage.db, guard: createSsrfGuard({ policy: { allowLocalhost: true, production: true }, resolver }), secrets: createWebhookSecrets(testKeyring) }
     await refused(createSubscription(production, projectId, { url: 'http://localhost:9/hook', event_types: ['demo.scan.success'] }))
   })
 
@@ -101,8 +103,8 @@ describe(`SSRF guard (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     receivers.push(live)
     const rebinding = fakeResolver({ 'rebind.example.com': ['93.184.216.34'] })
     const clock = manualClock()
-    const engine = createWebhookEngine({ db: storage.db, config: webhookConfig({ webhookAllowLocalhost: false }), clock, resolver: rebinding })
-    const context = { db: storage.db, guard: engine.guard }
+    const engine = createWebhookEngine({ keyring: testKeyring, db: storage.db, config: webhookConfig({ webhookAllowLocalhost: false }), clock, resolver: rebinding })
+    const context = { db: storage.db, guard: engine.guard, secrets: engine.secrets }
     const projectId = await createProject(storage.db.sql)
     const subscription = await createSubscription(context, projectId, {
       url: `https://rebind.example.com:${live.port}/hook`, event_types: ['demo.scan.success'],
@@ -125,7 +127,7 @@ describe(`SSRF guard (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     const subscription = await createSubscription(deps(webhookConfig({ webhookAllowLocalhost: true })), projectId, {
       url: live.url, event_types: ['demo.scan.success'],
     })
-    const strict = createWebhookEngine({ db: storage.db, config: webhookConfig({ webhookAllowLocalhost: false }), resolver })
+    const strict = createWebhookEngine({ keyring: testKeyring, db: storage.db, config: webhookConfig({ webhookAllowLocalhost: false }), resolver })
     await storage.db.sql.begin((tx) => enqueueEvent(tx, { projectId, eventType: 'demo.scan.success', data: { member_id: 'm' } }))
     await strict.runOnce()
     expect(live.connections).toBe(0)

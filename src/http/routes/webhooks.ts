@@ -11,7 +11,7 @@ import { defineRoute, type Route } from '../route.js'
 import { Body, Pagination, PathIds, requireOrderedWindow, TimeWindow, Type } from '../schema.js'
 
 const tags = ['Webhooks']
-const deps = (app: AppContext): WebhookDeps => ({ db: app.db, guard: app.webhooks.guard })
+const deps = (app: AppContext): WebhookDeps => ({ db: app.db, guard: app.webhooks.guard, secrets: app.webhooks.secrets })
 
 const Url = Type.String({
   minLength: 1, maxLength: 2048,
