@@ -33,7 +33,10 @@ export const apiKeyRoutes: Route[] = [
         description: 'projects of this organization the key may reach; null for an organization-wide key (required, so a key is never organization-wide by omission)',
       })),
     }),
-    responses: [{ status: 201, description: 'the new key, with its plaintext `key` (shown once)', schema: ApiKeyCreatedSchema }],
+    responses: [
+      { status: 201, description: 'the new key, with its plaintext `key` (shown once)', schema: ApiKeyCreatedSchema },
+      { status: 422, description: 'invalid_reference: project_ids names a project that is not in the organization' },
+    ],
     async handler(context) {
       const { app, params, body, principal } = context
       return createApiKey(app, { orgId: params.org_id, name: body.name, projectIds: body.project_ids, createdBy: subjectOf(principal) })

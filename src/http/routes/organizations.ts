@@ -69,7 +69,10 @@ export const organizationRoutes: Route[] = [
     summary: "Create a project on one of the organization's environments or on a global one",
     params: OrgParams,
     body: Body(ProjectInputSchema),
-    responses: [{ status: 201, description: 'the project', schema: ProjectSchema }],
+    responses: [
+      { status: 201, description: 'the project', schema: ProjectSchema },
+      { status: 422, description: "invalid_reference: environment_id is not one of the organization's environments nor a global one" },
+    ],
     async handler(context) {
       return projectResource(await createProject(context.app, context.params.org_id, context.body as ProjectInput))
     },
