@@ -11,6 +11,7 @@ import type { EnrollmentSignals } from './domain/enrollment-signals.js'
 import type { Galleries } from './domain/galleries.js'
 import type { ScanRecorder } from './domain/scans.js'
 import type { WebhookEngine } from './webhooks/index.js'
+import type { AuditTrail } from './domain/audit.js'
 
 export interface AppContext {
   config: Config
@@ -31,6 +32,8 @@ export interface AppContext {
   scans: ScanRecorder
   /** Webhook dispatcher and delivery worker; its guard checks subscription URLs. */
   webhooks: WebhookEngine
+  /** The audit trail: every request that reaches tenant data, changes anything or is refused. */
+  audit: AuditTrail
   /** Set once shutdown begins: long polls return early. */
   shuttingDown: boolean
 }

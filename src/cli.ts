@@ -4,13 +4,17 @@
 //   palmvein migrate
 //   palmvein token --sub <subject> [--ttl <seconds>]
 //   palmvein org create --name <name> --admin <subject> [--platform]
+//   palmvein audit verify [--org <id>]
+//   palmvein audit purge [--days <n>]
 //   palmvein capture --synthetic --identity <n> --hand left|right [--session <k>] [--attempt <a>] [--dimension <d>] [--seed <s>]
 // Every command honours the same environment as `serve` (DATABASE_URL, PALMVEIN_DATA_DIR, ...).
 import { parseArgs } from 'node:util'
 import { loadLocalIssuer } from './auth/identity-tokens.js'
 import { ConfigError, loadConfig } from './config.js'
 import { organizationResource } from './http/resources/organizations.js'
-import { newId } from './ids.js'
+import { isUuid, newId } from './ids.js'
+import { verifyAuditChains } from './domain/audit.js'
+import { purgeAuditBefore } from './store/audit-log.js'
 import { start } from './server.js'
 import { syntheticCapture } from './synthetic-capture.js'
 import { openDatabase } from './store/database.js'
@@ -25,6 +29,9 @@ const USAGE = `usage:
   palmvein token --sub <subject> [--ttl <seconds>] print an identity token from the local development issuer
   palmvein org create --name <name> --admin <subject> [--platform]
                                                    create an organization with that admin; print it as JSON
+  palmvein audit verify [--org <id>]              check the audit trail's hash chains (one organization's, or all);
+                                                   exit 1 when a record was edited, inserted or deleted
+  palmvein audit purge [--days <n>]                run the retention purge now (default PALMVEIN_AUDIT_RETENTION_DAYS)
   palmvein capture --synthetic --identity <n> --hand left|right [--session <k>] [--attempt <a>]
                    [--dimension 128|256|512] [--seed <s>] [--extractor-id <id>]
                                                    print a PVT1 palm capture (base64url) of a seeded synthetic
@@ -107,6 +114,43 @@ async function org(args: string[]): Promise<void> {
   }
 }
 
+async function audit(args: string[]): Promise<void> {
+  const [action, ...rest] = args
+  if (action === 'purge') return auditPurge(rest)
+  if (action !== 'verify') throw new UsageError('audit: the actions are "verify" and "purge"')
+  const values = options(rest, { org: { type: 'string' } })
+  if (values.org !== undefined && !isUuid(values.org)) throw new UsageError('--org must be an organization id (a UUID)')
+  const db = await openDatabase(loadConfig())
+  try {
+    await migrate(db.sql)
+    const reports = await verifyAuditChains(db.sql, values.org)
+    for (const report of reports) {
+      const name = report.chain === 'platform' ? 'platform (no organization)' : `organization ${report.chain}`
+      console.log(report.broken
+        ? `BROKEN ${name}: record ${report.broken.seq}: ${report.broken.reason}`
+        : `ok ${name}: ${report.records} record(s)`)
+    }
+    if (reports.length === 0) console.log('ok: no audit records')
+    if (reports.some((report) => report.broken)) process.exitCode = 1
+  } finally {
+    await db.close()
+  }
+}
+
+async function auditPurge(args: string[]): Promise<void> {
+  const config = loadConfig()
+  const values = options(args, { days: { type: 'string' } })
+  const days = wholeNumber('days', values.days, config.auditRetentionDays, 36_500)
+  const db = await openDatabase(config)
+  try {
+    await migrate(db.sql)
+    const deleted = await purgeAuditBefore(db.sql, new Date(Date.now() - days * 86_400_000))
+    console.log(`purged ${deleted} audit record(s) older than ${days} day(s); the chains still verify from their anchors`)
+  } finally {
+    await db.close()
+  }
+}
+
 function wholeNumber(name: string, value: string | undefined, fallback: number, max: number): number {
   if (value === undefined) return fallback
   const number = Number(value)
@@ -142,6 +186,7 @@ async function main(argv: string[]): Promise<void> {
     case 'migrate': return runMigrate()
     case 'token': return token(args)
     case 'org': return org(args)
+    case 'audit': return audit(args)
     case 'capture': return capture(args)
     case undefined: case 'help': case '--help': case '-h':
       console.log(USAGE)

@@ -32,6 +32,8 @@ export interface Config {
   matcherBackend: MatcherBackendChoice
   /** PALMVEIN_TRUST_PROXY: take the client address from X-Forwarded-For (behind a reverse proxy). */
   trustProxy: boolean
+  /** PALMVEIN_AUDIT_RETENTION_DAYS: audit records older than this are purged daily (chains stay verifiable). */
+  auditRetentionDays: number
   /** PALMVEIN_REGISTRATION_RATE: terminal registrations per minute per client address (no credential needed). */
   registrationsPerMinute: number
   /** PALMVEIN_HTTP_SERVER: uWebSockets.js, node:http, or the best that loads. */
@@ -136,6 +138,7 @@ export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.e
     matcherBackend: oneOf(env, 'PALMVEIN_MATCHER_BACKEND', ['auto', 'native', 'wasm', 'js'] as const, 'auto'),
     trustProxy: flag(env, 'PALMVEIN_TRUST_PROXY', false),
     registrationsPerMinute: integer(env, 'PALMVEIN_REGISTRATION_RATE', 30, 1, 100_000),
+    auditRetentionDays: integer(env, 'PALMVEIN_AUDIT_RETENTION_DAYS', 400, 1, 36_500),
     httpServer: oneOf(env, 'PALMVEIN_HTTP_SERVER', ['auto', 'uws', 'node'] as const, 'auto'),
     matcherThreads: integer(env, 'PALMVEIN_MATCHER_THREADS', Math.max(1, os.availableParallelism()), 1, 256),
     exactAuditRate: share(env, 'PALMVEIN_EXACT_AUDIT_RATE', 0.01),

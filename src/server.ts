@@ -7,6 +7,7 @@ import { loadIdentityTokens } from './auth/identity-tokens.js'
 import { loadConfig, type Config } from './config.js'
 import { createKeyring, loadMasterKey } from './domain/keyring.js'
 import { sealPlaintextSecrets } from './domain/webhook-secrets.js'
+import { createAuditTrail } from './domain/audit.js'
 import { createRateLimiter } from './domain/rate-limit.js'
 import { createEnrollmentSignals } from './domain/enrollment-signals.js'
 import { createGalleries } from './domain/galleries.js'
@@ -71,6 +72,9 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     stops.push(() => galleries.close())
     const scans = createScanRecorder(db.sql, log)
     stops.push(() => scans.close())
+    // Flushed after the HTTP server has stopped (stops run in reverse): no request's record is lost.
+    const audit = createAuditTrail({ sql: db.sql, log, retentionDays: config.auditRetentionDays, purge: true })
+    stops.push(() => audit.close())
     // The worker stops after the HTTP server (stops run in reverse) and waits for attempts in flight.
     const webhooks = createWebhookEngine({ db, config, keyring, logger: log.child({ component: 'webhooks' }) })
     const sealed = await sealPlaintextSecrets(db.sql, webhooks.secrets)
@@ -81,7 +85,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     }
     log.info(`Webhooks: worker ${config.webhookWorker ? 'on' : 'off'}${config.webhookAllowLocalhost ? ', localhost allowed' : ''}`)
     const app: AppContext = {
-      config, db, sql: db.sql, log, tokens, enrollmentSignals, galleries, scans, webhooks,
+      config, db, sql: db.sql, log, tokens, enrollmentSignals, galleries, scans, webhooks, audit,
       keyring,
       apiKeyUsage,
       rateLimiter,

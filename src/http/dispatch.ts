@@ -7,6 +7,7 @@ import { NO_PRINCIPAL } from '../auth/principal.js'
 import { ServiceError } from '../errors.js'
 import { newId } from '../ids.js'
 import { grantAccess } from './access.js'
+import { auditRecordOf, isAudited, type AuditFacts } from './audit-record.js'
 import { parseJsonBody } from './body.js'
 import { BODY_METHODS, type Exchange } from './exchange.js'
 import { databaseUnavailable, problemReply } from './problem.js'
@@ -49,7 +50,10 @@ function clientAddressOf(exchange: Exchange, trustProxy: boolean): string {
 }
 
 /** Runs one route: authenticate, validate, grant access, handle. Errors come back as problem replies. */
-async function answer(app: AppContext, compiled: CompiledRoute, exchange: Exchange, rawParams: Record<string, string>, requestId: string, log: AppContext['log'], responseHeaders: Record<string, string>): Promise<Reply> {
+async function answer(
+  app: AppContext, compiled: CompiledRoute, exchange: Exchange, rawParams: Record<string, string>, requestId: string,
+  log: AppContext['log'], responseHeaders: Record<string, string>, facts: AuditFacts,
+): Promise<Reply> {
   const { route } = compiled
   try {
     // While the database cannot be reached, answer at once rather than queue behind it.
@@ -63,6 +67,7 @@ async function answer(app: AppContext, compiled: CompiledRoute, exchange: Exchan
     const principal = route.auth.length === 1 && route.auth[0] === 'none'
       ? NO_PRINCIPAL
       : await authenticate(app, exchange.headers.authorization ?? '', route.auth, paramsValid ? params.project_id ?? null : null)
+    facts.principal = principal
     if (!paramsValid) {
       throw new ServiceError('invalid_request', `path: ${paramErrors[0]?.path.slice(1)} must be a UUID`, { errors: paramErrors })
     }
@@ -78,6 +83,8 @@ async function answer(app: AppContext, compiled: CompiledRoute, exchange: Exchan
     }
     route.checkInput?.({ query, body })
     const granted = await grantAccess(app, route, principal, params, responseHeaders)
+    facts.granted = true
+    facts.project = granted.project
     const context = {
       params, query, body, principal, requestId, clientAddress: clientAddressOf(exchange, app.config.trustProxy), headers: exchange.headers, app, log, aborted: exchange.aborted, responseHeaders, ...granted,
     } as RouteContext
@@ -103,7 +110,8 @@ export function createDispatcher(app: AppContext, routes: Route[]) {
     const found = router.lookup(exchange.method, exchange.path)
     const responseHeaders: Record<string, string> = {}
     let reply: Reply
-    if (found.kind === 'route') reply = await answer(app, found.target, exchange, found.params, requestId, log, responseHeaders)
+    const facts: AuditFacts = {}
+    if (found.kind === 'route') reply = await answer(app, found.target, exchange, found.params, requestId, log, responseHeaders, facts)
     else if (found.kind === 'method_not_allowed') {
       reply = problemReply(new ServiceError('method_not_allowed', `${exchange.method} is not allowed on ${exchange.path}`, { headers: { Allow: found.allow.join(', ') } }), requestId, log)
     } else reply = problemReply(new ServiceError('not_found', `no route for ${exchange.method} ${exchange.path}`), requestId, log)
@@ -116,6 +124,12 @@ export function createDispatcher(app: AppContext, routes: Route[]) {
         log.error({ err: error }, 'streamed response failed')
       }
     } else if (!exchange.isAborted()) exchange.send(head, reply.body)
+    if (found.kind === 'route' && isAudited(found.target.route)) {
+      app.audit.record(auditRecordOf({
+        route: found.target.route, facts, params: found.params, requestId, status: reply.status,
+        clientAddress: clientAddressOf(exchange, app.config.trustProxy), userAgent: exchange.headers['user-agent'], at: new Date(),
+      }))
+    }
     log.info({
       method: exchange.method, url: exchange.path, route: found.kind === 'route' ? found.target.route.path : undefined, status: reply.status,
       ms: Math.round((performance.now() - started) * 10) / 10, aborted: exchange.isAborted() || undefined,

@@ -54,7 +54,7 @@ export async function request<T = any>(baseUrl: string, method: string, path: st
   const response = await fetch(baseUrl + path, { method, headers, body })
   const text = await response.text()
   let parsed: unknown = text
-  if (/json/.test(response.headers.get('content-type') ?? '') && text) parsed = JSON.parse(text)
+  if (/[/+]json\b/.test(response.headers.get('content-type') ?? '') && text) parsed = JSON.parse(text)
   return { status: response.status, headers: response.headers, body: parsed as T, text }
 }
 

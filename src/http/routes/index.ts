@@ -1,6 +1,7 @@
 // The route table: every route the service answers, one group per resource of the spec.
 import type { Route } from '../route.js'
 import { apiKeyRoutes } from './api-keys.js'
+import { auditRoutes } from './audit.js'
 import { biometricRoutes } from './biometrics.js'
 import { deviceComRoutes } from './device-com.js'
 import { deviceRoutes } from './devices.js'
@@ -19,6 +20,7 @@ export function routeTable(version: string): Route[] {
     ...healthRoutes,
     ...organizationRoutes,
     ...apiKeyRoutes,
+    ...auditRoutes,
     ...projectRoutes,
     ...memberRoutes,
     ...biometricRoutes,
