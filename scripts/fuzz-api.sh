@@ -43,6 +43,8 @@ cat > "$work/schemathesis.toml" <<TOML
 "path.member_id" = "$member"
 TOML
 
+# One worker: with two threads, hypothesis's lambda-source cache (Python 3.11's ast is not thread
+# safe) sometimes fails inside schemathesis itself ("AST constructor recursion depth mismatch").
 status=0
 for credential in "api key:$key" "admin token:$token"; do
   name=${credential%%:*}
@@ -52,7 +54,7 @@ for credential in "api key:$key" "admin token:$token"; do
   "$st" --config-file "$work/schemathesis.toml" run "$pv/v1/openapi.json" \
     --header "Authorization: Bearer ${credential#*:}" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
-    --phases examples,coverage,fuzzing --seed "$seed" --max-examples "$examples" --workers 2 \
+    --phases examples,coverage,fuzzing --seed "$seed" --max-examples "$examples" --workers 1 \
     --generation-database none --request-timeout 10 --no-color "${report[@]}" || status=$?
 done
 if grep -q '"level":5[0-9]' "$work/service.log"; then
