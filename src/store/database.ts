@@ -41,21 +41,46 @@ const int8AsNumber = {
   parse: (value: string) => Number(value),
 }
 
-/** Every socket the clients opened, so an outage can cut them all at once. */
+/**
+ * Every socket the clients opened, so an outage can cut them all at once. While the database is
+ * known to be down the service's connections are refused at once: a query queued behind a cut
+ * connection would otherwise wait out a fresh connection attempt against a silent network.
+ */
 export class SocketTracker {
   private readonly sockets = new Set<net.Socket>()
+  private refusing: string | undefined
 
   /** postgres.js's `socket` option: a connecting socket it writes to at once (net buffers until connected). */
   readonly connect = (options: { host: string[]; port: number[]; path?: string | false }): net.Socket => {
+    if (this.refusing !== undefined) {
+      // Fails on postgres.js's first write, not before: a socket closed before that first flush
+      // leaves the startup message queued in the client and its next connection never starts.
+      const refused = new net.Socket()
+      const error = Object.assign(new Error(`database unreachable: ${this.refusing}`), { code: 'DATABASE_CUT' })
+      refused.write = () => { setImmediate(() => refused.destroy(error)); return false }
+      return refused
+    }
+    return this.connectAlways(options)
+  }
+
+  /** The availability probe's and the notification connection's: they must see the database return. */
+  readonly connectAlways = (options: { host: string[]; port: number[]; path?: string | false }): net.Socket => {
     const socket = options.path ? net.connect(options.path) : net.connect(options.port[0], options.host[0])
     this.sockets.add(socket)
     socket.once('close', () => this.sockets.delete(socket))
     return socket
   }
 
-  /** Fails every query in flight with DATABASE_CUT; the clients reconnect on their next query. */
+  /** Fails every query in flight with DATABASE_CUT and refuses new connections until `reopen()`. */
   cut(reason: string): void {
+    this.refusing = reason
     for (const socket of this.sockets) socket.destroy(Object.assign(new Error(`database connection cut: ${reason}`), { code: 'DATABASE_CUT' }))
+  }
+
+  /** The database is back: cut what was opened meanwhile (it may be stuck mid-handshake), then connect again. */
+  reopen(): void {
+    for (const socket of this.sockets) socket.destroy(Object.assign(new Error('the database is back; reconnecting'), { code: 'DATABASE_CUT' }))
+    this.refusing = undefined
   }
 }
 
@@ -65,6 +90,8 @@ const RECONNECT_DELAY_SECONDS = 0.05
 
 export function createClient(options: {
   url?: string; host?: string; port?: number; password?: string; max?: number; sockets?: SocketTracker
+  /** Connect even while the tracker refuses (the probe, the notification connection). */
+  always?: boolean
   /** A connection that lives as long as the client (the notification connection). */
   persistent?: boolean
   onnotify?(channel: string, payload: string): void
@@ -79,7 +106,7 @@ export function createClient(options: {
     // Reconnect at once: the default backoff grows to 20 s after an outage's failed attempts, and
     // the service would stay away that long after the database is back.
     backoff: () => RECONNECT_DELAY_SECONDS,
-    ...(options.sockets ? { socket: options.sockets.connect } : {}),
+    ...(options.sockets ? { socket: options.always ? options.sockets.connectAlways : options.sockets.connect } : {}),
     onnotice: () => {},
     transform: { undefined: null },
     types: { int8: int8AsNumber },
@@ -112,9 +139,9 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
   if (config.databaseUrl) {
     const sockets = new SocketTracker()
     const sql = createClient({ url: config.databaseUrl, max: options.max, sockets })
-    const probe = createClient({ url: config.databaseUrl, max: 1, sockets })
+    const probe = createClient({ url: config.databaseUrl, max: 1, sockets, always: true })
     const listener = createNotificationListener(
-      (hooks) => createClient({ url: config.databaseUrl!, max: 1, sockets, persistent: true, ...hooks }),
+      (hooks) => createClient({ url: config.databaseUrl!, max: 1, sockets, always: true, persistent: true, ...hooks }),
       options.log,
     )
     const url = new URL(config.databaseUrl)
@@ -126,8 +153,7 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
         if (first) options.log?.warn(`DB: ${where} is unreachable (${reason}); requests that need it answer 503 database_unavailable`)
       },
       onUp(downForMs) {
-        // Connections opened during the outage may be stuck mid-handshake behind a silent network.
-        sockets.cut('the database is back; reconnecting')
+        sockets.reopen()
         options.log?.info(`DB: ${where} is reachable again after ${(downForMs / 1000).toFixed(1)} s`)
       },
     })
