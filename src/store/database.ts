@@ -7,6 +7,7 @@ import type { Config } from '../config.js'
 import { watchAvailability } from './availability.js'
 import { openEmbedded, type EmbeddedDatabase } from './embedded.js'
 import { createNotificationListener } from './notification-listener.js'
+import { postgresIsPatched } from './postgres-patch.js'
 
 export type Sql = postgres.Sql<Record<string, never>>
 /** A client or an open transaction (`sql.begin(tx => ...)`): what every store function takes. */
@@ -136,6 +137,9 @@ export interface OpenOptions {
 }
 
 export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, options: OpenOptions = {}): Promise<Database> {
+  if (!postgresIsPatched()) {
+    options.log?.warn('DB: the installed postgres.js lacks the connection-loss guard (installed with --ignore-scripts?); a connection lost mid-transaction would end the process. Run: node node_modules/palmvein/scripts/patch-postgres.mjs')
+  }
   if (config.databaseUrl) {
     const sockets = new SocketTracker()
     const sql = createClient({ url: config.databaseUrl, max: options.max, sockets })

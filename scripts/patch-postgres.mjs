@@ -1,0 +1,67 @@
+// postgres.js 3.4.9 crashes the process when a connection dies under a transaction or a reserved
+// connection: the next write (the transaction's ROLLBACK) is scheduled on a socket that closed()
+// already nulled, and the TypeError escapes from a setImmediate callback (porsager/postgres#1154,
+// #1208; the fix, PR #1209, is not released). A database failover or pg_terminate_backend would take
+// palmvein down. This postinstall step applies that fix to the installed copy, wherever npm put it:
+// the write fails the query with CONNECTION_CLOSED instead, and a connection found without its
+// socket goes back to the pool as closed, so the pool reconnects it rather than failing on it. It also drops a half-written buffer when
+// a connection closes, so a reconnect does not send it ahead of its startup message.
+//
+// Idempotent; a copy that already carries the guard (a fixed release) is left alone. The runtime
+// check in src/store/postgres-patch.ts refuses to start on an unpatched copy.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+
+export const MARKER = '/* palmvein: nextWrite guard */'
+
+const GUARD_FROM = `  function nextWrite(fn) {
+    const x = socket.write(chunk, fn)`
+const GUARD_TO = `  function nextWrite(fn) {
+    if (!socket) { ${MARKER}
+      nextWriteTimer !== null && clearImmediate(nextWriteTimer)
+      chunk = nextWriteTimer = null
+      const closedError = Errors.connection('CONNECTION_CLOSED', options)
+      error(closedError)
+      query = null
+      // A reserved connection released after its socket died sits in the open queue: close it for the pool.
+      connection.queue !== queues.closed && connection.queue !== queues.connecting && onclose(connection, closedError)
+      return false
+    }
+    const x = socket.write(chunk, fn)`
+const CLOSED_FROM = `    clearImmediate(nextWriteTimer)
+    socket.removeListener('data', data)`
+const CLOSED_TO = `    clearImmediate(nextWriteTimer)
+    chunk = nextWriteTimer = null
+    socket.removeListener('data', data)`
+
+function patch(file) {
+  const source = readFileSync(file, 'utf8')
+  if (source.includes(MARKER)) return 'already patched'
+  if (!source.includes(GUARD_FROM) || !source.includes(CLOSED_FROM)) return 'not the expected source (left alone)'
+  writeFileSync(file, source.replace(GUARD_FROM, GUARD_TO).replace(CLOSED_FROM, CLOSED_TO))
+  return 'patched'
+}
+
+/** The installed package's directory: its entry point resolved as ours would be, then up to its package.json. */
+function packageRoot(name) {
+  let directory = path.dirname(createRequire(import.meta.url).resolve(name))
+  while (!existsSync(path.join(directory, 'package.json')) || JSON.parse(readFileSync(path.join(directory, 'package.json'), 'utf8')).name !== name) {
+    const parent = path.dirname(directory)
+    if (parent === directory) throw new Error(`no package.json of ${name} above its entry point`)
+    directory = parent
+  }
+  return directory
+}
+
+let root
+try {
+  root = packageRoot('postgres')
+} catch (error) {
+  console.log(`patch-postgres: ${error.message}; nothing to patch`)
+  process.exit(0)
+}
+for (const relative of ['src/connection.js', 'cjs/src/connection.js']) {
+  const file = path.join(root, relative)
+  console.log(`patch-postgres: ${path.relative(process.cwd(), file) || file}: ${patch(file)}`)
+}
