@@ -3,13 +3,24 @@
 // foreign resource answers 404 like a missing one.
 import { ServiceError, notFound } from '../errors.js'
 import type { Sql } from '../store/database.js'
-import { isOrganizationAdmin } from '../store/organizations.js'
+import { administersAny, isOrganizationAdmin } from '../store/organizations.js'
 import { projectById, type ProjectRow } from '../store/projects.js'
 import type { Principal } from './principal.js'
 
 export async function requireOrgAdmin(sql: Sql, principal: Principal, orgId: string): Promise<void> {
   if (principal.kind !== 'token') throw new ServiceError('forbidden', 'this operation needs an identity token of an organization admin')
   if (!await isOrganizationAdmin(sql, orgId, principal.subject)) throw notFound('organization')
+}
+
+/**
+ * A person acting for themselves: an identity token whose subject administers no organization.
+ * An administrator's identity is an organization's, and is not enrolled as a member of the public.
+ */
+export async function requireEndUser(sql: Sql, principal: Principal): Promise<void> {
+  if (principal.kind !== 'token') throw new ServiceError('forbidden', "this operation needs the person's own identity token")
+  if (await administersAny(sql, principal.subject)) {
+    throw new ServiceError('forbidden', 'an organization administrator cannot self-enroll; use a personal identity')
+  }
 }
 
 /** May this caller reach the project? Throws 404 (foreign or missing) or 403 (key not scoped to it). */

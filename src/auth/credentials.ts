@@ -14,9 +14,11 @@ export type CredentialKind = 'token' | 'key' | 'device' | 'none'
  * - 'org-admin': an identity token of an admin of the :org_id organization;
  * - 'project' / 'tenant-project': the :project_id project (the latter on a tenant-managed environment);
  * - 'device' / 'tenant-device': the :device_id device and its project (likewise);
- * - 'terminal': the calling terminal's own project (Device-Com, device token).
+ * - 'terminal': the calling terminal's own project (Device-Com, device token);
+ * - 'end-user': an identity token whose subject administers no organization (a person enrolling
+ *   themselves); the handler scopes by the subject.
  */
-export type Access = 'none' | 'caller' | 'org-admin' | 'project' | 'tenant-project' | 'device' | 'tenant-device' | 'terminal'
+export type Access = 'none' | 'caller' | 'org-admin' | 'project' | 'tenant-project' | 'device' | 'tenant-device' | 'terminal' | 'end-user'
 
 /** Accesses that reach one project, which a rate-limited route charges. */
 export const PROJECT_ACCESS: readonly Access[] = ['project', 'tenant-project', 'device', 'tenant-device', 'terminal']

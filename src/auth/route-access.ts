@@ -4,7 +4,7 @@
 import type { LimitedProject } from '../domain/rate-limit.js'
 import type { Sql } from '../store/database.js'
 import type { ProjectRow } from '../store/projects.js'
-import { reachableProject, requireOrgAdmin, requireTenantManaged } from './access.js'
+import { reachableProject, requireEndUser, requireOrgAdmin, requireTenantManaged } from './access.js'
 import type { Access } from './credentials.js'
 import { linkedDevice, terminalOf, type LinkedDevice } from './device-access.js'
 import type { Principal } from './principal.js'
@@ -50,6 +50,9 @@ export async function resolveAccess(deps: AccessDeps, request: AccessRequest): P
       return {}
     case 'org-admin':
       await requireOrgAdmin(deps.sql, principal, params.org_id)
+      return {}
+    case 'end-user':
+      await requireEndUser(deps.sql, principal)
       return {}
     case 'project':
     case 'tenant-project': {

@@ -1,8 +1,8 @@
 // What a terminal does through Device-Com besides polling: complete its enrollment session with
 // captures (the same enrollment as the biometrics route, the session completed in the very same
 // transaction) and identify palms against its project's environment, a global one included.
-import { timingSafeEqual } from 'node:crypto'
 import type { AppContext } from '../app-context.js'
+import { sameText } from '../auth/secrets.js'
 import { ServiceError, notFound } from '../errors.js'
 import { timestamp } from '../ids.js'
 import type { Sql } from '../store/database.js'
@@ -13,17 +13,12 @@ import { enqueueEvent, wakeDispatcher } from '../webhooks/outbox.js'
 import { enrollMember, type EnrollHand } from './enrollment.js'
 import { nowSeconds } from './enrollment-sessions.js'
 import { identifyPalm, type IdentifyPalm } from './identification.js'
+import { selfEnrolledMember } from './self-enrollment.js'
 
 export interface Terminal {
   deviceId: string
   mode: string
   project: ProjectRow
-}
-
-function sameText(a: string, b: string): boolean {
-  const left = Buffer.from(a)
-  const right = Buffer.from(b)
-  return left.length === right.length && timingSafeEqual(left, right)
 }
 
 export async function completeEnrollmentSession(
@@ -39,13 +34,18 @@ export async function completeEnrollmentSession(
   if (input.challenge !== undefined && !sameText(input.challenge, session.challenge)) {
     throw new ServiceError('forbidden', `the challenge does not match enrollment session ${sessionId}`)
   }
+  // A self-enrollment waits for the person's confirmation; their member may live in another kiosk's project.
+  const target = session.owner_subject !== null
+    ? await selfEnrolledMember(app, session)
+    : { memberId: session.member_id, project: terminal.project }
   let completed = null as SessionRow | null
-  const enrolled = await enrollMember(app, terminal.project, {
-    member_id: session.member_id, left_hand: input.left_hand, right_hand: input.right_hand,
+  const enrolled = await enrollMember(app, target.project, {
+    member_id: target.memberId, left_hand: input.left_hand, right_hand: input.right_hand,
   }, {
     callerType: 'device',
     deviceId: terminal.deviceId,
     sessionId,
+    replaceAllHands: session.owner_subject !== null,
     // In the enrollment's transaction: a session cancelled or superseded meanwhile rolls it back.
     inTransaction: async (tx: Sql) => {
       completed = await completeActiveSession(tx, {

@@ -4,9 +4,9 @@
 //
 // The challenge: a random string issued with the session. The terminal receives it with the
 // session and echoes it when it completes the enrollment; a match proves the captures were taken
-// for this very session (not a stale or replayed one) and sets terminal_challenge_response. This
-// service has no mobile confirmation step, so mobile_challenge_response stays false; it is kept
-// for the spec's shape and says honestly that no mobile app confirmed the session.
+// for this very session (not a stale or replayed one) and sets terminal_challenge_response. A
+// session an organization starts has no mobile step (mobile_challenge_response stays false); a
+// self-enrollment (domain/self-enrollment.ts) is confirmed by the person typing the code.
 import type { AppContext } from '../app-context.js'
 import { newSecret } from '../auth/secrets.js'
 import { ServiceError, notFound } from '../errors.js'

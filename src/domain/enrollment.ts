@@ -40,6 +40,8 @@ export interface EnrollOptions {
   sessionId?: string | null
   /** Runs inside the same transaction, after the templates are written (Device-Com completes its session there). */
   inTransaction?: (tx: Sql) => Promise<void>
+  /** The hands sent replace every palm of the member, a hand not sent is removed (self-enrollment). */
+  replaceAllHands?: boolean
 }
 
 interface PreparedHand {
@@ -146,7 +148,7 @@ export async function enrollMember(
           if (locked.wrapped_key) throw new ServiceError('conflict', `member ${member.id} was enrolled concurrently; retry`)
           await setMemberKey(tx, member.id, wrappedKey)
         }
-        const captures = await replaceHandTemplates(tx, member.id, hands.map((hand) => hand.hand), rows)
+        const captures = await replaceHandTemplates(tx, member.id, options.replaceAllHands ? [...HANDS] : hands.map((hand) => hand.hand), rows)
         await markMemberEnrolled(tx, member.id, captures, completedAt)
         await insertScans(tx, [{ ...scan, response_time_ms: Math.round(performance.now() - started), created_at: completedAt }])
         await enqueueEvent(tx, {
@@ -159,7 +161,8 @@ export async function enrollMember(
         changeSeq = await recordGalleryChange(tx, environmentId, member.id)
         // Last: nothing after this can fail but the COMMIT itself, which the catch below undoes.
         published = true
-        for (const hand of hands) app.galleries.upsert(environment, member.id, hand.hand, hand.reference)
+        if (options.replaceAllHands) await app.galleries.syncMember(environment, member.id, tx)
+        else for (const hand of hands) app.galleries.upsert(environment, member.id, hand.hand, hand.reference)
       })
     } catch (error) {
       if (published) {

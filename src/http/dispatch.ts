@@ -14,6 +14,7 @@ import { databaseUnavailable, problemReply } from './problem.js'
 import { parseQuery } from './query.js'
 import { Reply, StreamReply, type Route, type RouteContext } from './route.js'
 import { createRouter } from './router.js'
+import type { ProjectRow } from '../store/projects.js'
 import { compile, type Validator } from './schema.js'
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -86,7 +87,9 @@ async function answer(
     facts.granted = true
     facts.project = granted.project
     const context = {
-      params, query, body, principal, requestId, clientAddress: clientAddressOf(exchange, app.config.trustProxy), headers: exchange.headers, app, log, aborted: exchange.aborted, responseHeaders, ...granted,
+      params, query, body, principal, requestId, clientAddress: clientAddressOf(exchange, app.config.trustProxy), headers: exchange.headers, app, log, aborted: exchange.aborted, responseHeaders,
+      attribute: (project: ProjectRow) => { facts.project = project },
+      ...granted,
     } as RouteContext
     const result = await route.handler(context)
     if (result instanceof Reply) return result

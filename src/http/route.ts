@@ -6,6 +6,7 @@ import type { Access, CredentialKind } from '../auth/credentials.js'
 import type { Principal } from '../auth/principal.js'
 import type { Granted } from '../auth/route-access.js'
 import type { AppContext } from '../app-context.js'
+import type { ProjectRow } from '../store/projects.js'
 
 export type { Access, CredentialKind }
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete'
@@ -26,6 +27,8 @@ export interface RequestContext<P = Record<string, string>, Q = Record<string, u
   aborted: Promise<void>
   /** Headers added to the response whatever it is (RateLimit-*). */
   responseHeaders: Record<string, string>
+  /** The audit trail keeps this request in the chain of this project's organization (for a handler that finds the project itself). */
+  attribute(project: ProjectRow): void
 }
 
 /** The request, and what the route's access loaded (its project, device or terminal). */

@@ -19,6 +19,11 @@ export interface SessionRow {
   mobile_challenge_response: boolean
   terminal_challenge_response: boolean
   superseded_by: string | null
+  /** Self-enrollment: the person (identity-token subject) enrolling themselves, and the name they chose. */
+  owner_subject: string | null
+  display_name: string | null
+  /** Self-enrollment: wrong confirmation codes typed so far. */
+  challenge_failures: number
   created_at: Date
   updated_at: Date
 }
@@ -34,7 +39,10 @@ export async function expireOverdue(sql: Queryable, deviceId: string, nowSeconds
  * Start a session: the device's active session (if any) is cancelled and marked superseded by the
  * new one, then the new one is inserted, all in one short transaction.
  */
-export async function insertSession(sql: Sql, session: Omit<SessionRow, 'superseded_by' | 'created_at' | 'updated_at' | 'mobile_challenge_response' | 'terminal_challenge_response'>): Promise<SessionRow> {
+type SessionInsert = Omit<SessionRow, 'superseded_by' | 'created_at' | 'updated_at' | 'mobile_challenge_response' | 'terminal_challenge_response'
+  | 'owner_subject' | 'display_name' | 'challenge_failures'> & Partial<Pick<SessionRow, 'owner_subject' | 'display_name'>>
+
+export async function insertSession(sql: Sql, session: SessionInsert): Promise<SessionRow> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await sql.begin(async (tx) => {

@@ -37,6 +37,11 @@ export function organizationsAdministeredBy(sql: Sql, subject: string) {
     WHERE a.subject = ${subject} ORDER BY o.created_at, o.id`
 }
 
+export async function administersAny(sql: Sql, subject: string): Promise<boolean> {
+  const [row] = await sql`SELECT 1 FROM organization_admins WHERE subject = ${subject} LIMIT 1`
+  return Boolean(row)
+}
+
 export async function isOrganizationAdmin(sql: Sql, orgId: string, subject: string): Promise<boolean> {
   const [row] = await sql`SELECT 1 FROM organization_admins WHERE org_id = ${orgId} AND subject = ${subject}`
   return Boolean(row)

@@ -163,7 +163,7 @@ describe('Device-Com on a global environment', () => {
       auth: platformToken, body: { name: 'self-enrollment', environment_id: environment.body.id, plan: 'enterprise' },
     })
     expectStatus(platformProject, 201)
-    // Public self-enrollment has no REST route (global environments are read-only for projects): in-process.
+    // Enrolled in-process here (test/http/self-enrollment.test.ts drives the public self-enrollment routes).
     const app = svc.service.app
     const selfEnrollProject = (await projectById(app.sql, platformProject.body.id))!
     const member = await createMemberInProject(app, selfEnrollProject, { display_name: 'Traveller' })

@@ -12,7 +12,7 @@ const name = (route: Route) => `${route.method.toUpperCase()} ${route.path}`
 /** The path parameter each access resolves, if any. */
 const ADDRESSED_BY: Record<Access, string | null> = {
   'none': null, 'caller': null, 'org-admin': 'org_id', 'project': 'project_id', 'tenant-project': 'project_id',
-  'device': 'device_id', 'tenant-device': 'device_id', 'terminal': null,
+  'device': 'device_id', 'tenant-device': 'device_id', 'terminal': null, 'end-user': null,
 }
 
 describe('route table declarations', () => {
@@ -22,6 +22,7 @@ describe('route table declarations', () => {
     if (param) expect(route.path).toContain(`:${param}`)
     if (route.access === 'org-admin') expect(route.auth).toEqual(['token'])
     if (route.access === 'terminal') expect(route.auth).toEqual(['device'])
+    if (route.access === 'end-user') expect(route.auth).toEqual(['token'])
     expect(Boolean(route.rateLimited)).toBe(PROJECT_ACCESS.includes(route.access))
   })
 

@@ -10,9 +10,9 @@ export const EnrollmentSessionSchema = Type.Object({
   nbf: Type.Integer({ description: 'not before, Unix seconds' }),
   iat: Type.Integer({ description: 'issued at, Unix seconds' }),
   exp: Type.Integer({ description: 'expires at, Unix seconds (iat + 300)' }),
-  user_id: Type.String({ format: 'uuid', description: 'the member being enrolled' }),
-  challenge: Type.String({ description: 'random string the terminal echoes when it completes the session' }),
-  mobile_challenge_response: Type.Boolean({ description: 'always false: this service has no mobile confirmation step' }),
+  user_id: Type.String({ minLength: 1, description: "the member being enrolled (its uuid); for a self-enrollment, the person's identity-token subject" }),
+  challenge: Type.String({ description: 'random string the terminal echoes when it completes the session; for a self-enrollment, the 6-digit code the kiosk shows and the person types in their app' }),
+  mobile_challenge_response: Type.Boolean({ description: 'self-enrollment: true once the person typed the code in their app (POST /v1/self-enrollment/sessions/{enroll_id}/confirm); the kiosk may complete the session only then. Always false for a session an organization started' }),
   terminal_challenge_response: Type.Boolean({ description: 'true once the terminal completed the session echoing its challenge' }),
 }, { $id: 'EnrollmentSession' })
 
@@ -25,7 +25,7 @@ export function sessionResource(row: SessionRow) {
     nbf: row.nbf,
     iat: row.iat,
     exp: row.exp,
-    user_id: row.member_id,
+    user_id: row.owner_subject ?? row.member_id,
     challenge: row.challenge,
     mobile_challenge_response: row.mobile_challenge_response,
     terminal_challenge_response: row.terminal_challenge_response,

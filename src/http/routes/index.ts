@@ -12,6 +12,7 @@ import { openApiRoute } from './openapi.js'
 import { organizationRoutes } from './organizations.js'
 import { projectRoutes } from './projects.js'
 import { scanRoutes } from './scans.js'
+import { selfEnrollmentRoutes } from './self-enrollment.js'
 import { transactionRoutes } from './transactions.js'
 import { webhookRoutes } from './webhooks.js'
 
@@ -30,6 +31,7 @@ export function routeTable(version: string): Route[] {
     ...transactionRoutes,
     ...webhookRoutes,
     ...deviceComRoutes,
+    ...selfEnrollmentRoutes,
   ]
   return [...routes, openApiRoute(routes, version)]
 }
