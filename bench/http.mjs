@@ -11,7 +11,9 @@
 // Environment: BENCH_RATE (1000), BENCH_DURATION seconds (10), BENCH_WARMUP seconds (2),
 // BENCH_CONNECTIONS for the open loop (64), BENCH_WRK_CONNECTIONS (32), BENCH_WRK_THREADS (1),
 // DATABASE_URL (a temporary database is created on that server and dropped afterwards; the
-// embedded PGlite otherwise).
+// embedded PGlite otherwise). BENCH_TLS=1 measures the service over HTTPS (TLS 1.3, node:https)
+// alone, with BENCH_TLS_CERT_FILE / BENCH_TLS_KEY_FILE or a certificate made for 127.0.0.1, the
+// clients trusting BENCH_CA_FILE (default: that certificate); see bench/service/tls.mjs.
 import { spawn } from 'node:child_process'
 import fs from 'node:fs/promises'
 import os from 'node:os'
@@ -20,6 +22,7 @@ import { fileURLToPath } from 'node:url'
 import { runOpenLoop } from './load/open-loop.mjs'
 import { maxThroughput, wrkAvailable, WRK_INSTALL_HINT } from './load/wrk.mjs'
 import { freePort } from './service/service-process.mjs'
+import { benchTls } from './service/tls.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const dist = path.join(root, 'dist')
@@ -152,13 +155,21 @@ async function main() {
   }
   const children = []
   try {
+    const tls = await benchTls(dataDir)
     const servicePort = await freePort()
-    const service = spawnNode(path.join(dist, 'cli.js'), ['serve'], { ...env, PORT: String(servicePort) }, 'service')
+    const service = spawnNode(path.join(dist, 'cli.js'), ['serve'], { ...env, ...tls?.serviceEnv, PORT: String(servicePort) }, 'service')
     children.push(service)
-    const serviceUrl = `http://127.0.0.1:${servicePort}`
+    const serviceUrl = `${tls ? 'https' : 'http'}://127.0.0.1:${servicePort}`
     await waitFor(`${serviceUrl}/livez`, service, 'the service')
     const fixtures = await createFixtures(serviceUrl, dataDir, databaseUrl)
 
+    if (tls) {
+      // TLS is served by node:https (uWS cannot hold TLS 1.3 only); the plain baselines do not compare.
+      const result = await measure('node:https (service, TLS 1.3)', serviceUrl, fixtures)
+      console.log(`\nGET /v1/projects/{id} with an API key over HTTPS (clients trust ${tls.caFile}); ${databaseUrl ? 'PostgreSQL' : 'embedded PGlite'}; ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}); Node ${process.version}\n`)
+      printTable([result])
+      return
+    }
     const results = [await measure('uWS (service)', serviceUrl, fixtures)]
     for (const [name, extra] of [['node:http (same handler)', {}], ['node:http, limiter without leases', { BENCH_MAX_LEASE: '1' }]]) {
       const port = await freePort()
