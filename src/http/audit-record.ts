@@ -41,6 +41,17 @@ function organizationOf(route: Route, facts: AuditFacts, params: Record<string, 
   return null
 }
 
+/** `POST /v1/projects/{project_id}/biometrics/identify`: made once per route, not per request. */
+const actions = new WeakMap<Route, string>()
+function actionOf(route: Route): string {
+  let action = actions.get(route)
+  if (action === undefined) {
+    action = `${route.method.toUpperCase()} ${route.path.replace(/:([a-z_]+)/g, '{$1}')}`
+    actions.set(route, action)
+  }
+  return action
+}
+
 export function auditRecordOf(input: {
   route: Route; facts: AuditFacts; params: Record<string, string>; requestId: string; status: number
   clientAddress: string; userAgent: string | undefined; at: Date
@@ -56,7 +67,7 @@ export function auditRecordOf(input: {
     request_id: input.requestId,
     project_id: projectId,
     ...actorOf(facts.principal),
-    action: `${route.method.toUpperCase()} ${route.path.replace(/:([a-z_]+)/g, '{$1}')}`,
+    action: actionOf(route),
     resource_ids: resourceIds,
     status: input.status,
     client_address: input.clientAddress || null,
