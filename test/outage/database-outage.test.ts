@@ -3,15 +3,14 @@
 // answer within 2 s, never a 500; requests that need the database get 503 database_unavailable with
 // Retry-After; the log says so once per outage; the service answers normally within 2 s of the
 // database returning; every acknowledged write is there afterwards.
-import { Writable } from 'node:stream'
-import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadLocalIssuer } from '../../src/auth/identity-tokens.js'
-import { start, type Service } from '../../src/server.js'
-import { createTestStorage, type TestStorage } from '../support/database.js'
+import type { Service } from '../../src/server.js'
+import type { TestStorage } from '../support/database.js'
 import { createPalmTenant, type PalmTenant } from '../support/palms.js'
-import { request, serviceConfig, type TestService } from '../support/service.js'
-import { startTcpProxy, type ProxyMode, type TcpProxy } from '../support/tcp-proxy.js'
+import { startProxiedService, type ProxiedService } from '../support/proxied-service.js'
+import { request, type TestService } from '../support/service.js'
+import type { ProxyMode, TcpProxy } from '../support/tcp-proxy.js'
 
 const LOAD_CLIENTS = 4
 const OUTAGE_MS = 6_000
@@ -20,23 +19,16 @@ const ANSWER_LIMIT_MS = 2_000
 interface Outcome { kind: 'write' | 'read'; status: number; ms: number; code?: string; retryAfter: string | null; memberId?: string; startedAt: number }
 
 describe('database outage (PostgreSQL behind a TCP proxy)', () => {
+  let proxied: ProxiedService
   let storage: TestStorage
   let proxy: TcpProxy
   let service: Service
   let tenant: PalmTenant
-  const logLines: string[] = []
+  let logLines: string[]
 
   beforeAll(async () => {
-    if (!process.env.DATABASE_URL) throw new Error('the outage stage needs DATABASE_URL (PostgreSQL): npm run test:outage with DATABASE_URL set')
-    storage = await createTestStorage()
-    const target = new URL(storage.databaseUrl!)
-    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) })
-    const proxied = new URL(storage.databaseUrl!)
-    proxied.hostname = '127.0.0.1'
-    proxied.port = String(proxy.port)
-    const sink = new Writable({ write(chunk, _, done) { logLines.push(...String(chunk).trim().split('\n')); done() } })
-    const log = pino({ level: 'info' }, sink)
-    service = await start({ config: serviceConfig(storage, { databaseUrl: proxied.toString(), logLevel: 'info' }), log })
+    proxied = await startProxiedService()
+    ;({ storage, proxy, service, logLines } = proxied)
     const issuer = await loadLocalIssuer({ dataDir: storage.dataDir, jwtIssuer: 'palmvein-local', jwtAudience: 'palmvein' })
     const svc = {
       request: (method: string, path: string, options?: object) => request(service.url, method, path, options),
@@ -44,11 +36,7 @@ describe('database outage (PostgreSQL behind a TCP proxy)', () => {
     } as unknown as TestService
     tenant = await createPalmTenant(svc, 'outage@example.com')
   }, 120_000)
-  afterAll(async () => {
-    await service?.close()
-    await proxy?.close()
-    await storage?.cleanup()
-  })
+  afterAll(async () => { await proxied?.close() })
 
   const timed = async (kind: Outcome['kind'], method: string, path: string, body?: unknown): Promise<Outcome> => {
     const startedAt = performance.now()

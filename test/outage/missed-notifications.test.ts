@@ -3,37 +3,30 @@
 // (pg_terminate_backend) while the proxy refuses new connections, so A cannot subscribe again.
 // Service B, connected directly, enrolls a member meanwhile: its NOTIFY reaches no one in A. Once
 // the proxy lets A connect, A subscribes again, reads the change log and identifies the member.
-import { Writable } from 'node:stream'
-import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { start, type Service } from '../../src/server.js'
+import type { Service } from '../../src/server.js'
 import { createClient, type Sql } from '../../src/store/database.js'
-import { createTestStorage, type TestStorage } from '../support/database.js'
+import type { TestStorage } from '../support/database.js'
 import { createMember, createPalmTenant, enrollBody, identifyBody, population, type PalmTenant } from '../support/palms.js'
-import { bootService, expectStatus, request, serviceConfig, type TestService } from '../support/service.js'
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
+import { startProxiedService, type ProxiedService } from '../support/proxied-service.js'
+import { bootService, expectStatus, request, type TestService } from '../support/service.js'
+import type { TcpProxy } from '../support/tcp-proxy.js'
 
 const palms = population({ seed: 11, identities: 8 })
 
 describe('missed gallery notifications (PostgreSQL, the LISTEN connection terminated)', () => {
+  let proxied: ProxiedService
   let storage: TestStorage
   let proxy: TcpProxy
   let a: Service
   let b: TestService
   let admin: Sql
   let tenant: PalmTenant
-  const logLines: string[] = []
+  let logLines: string[]
 
   beforeAll(async () => {
-    if (!process.env.DATABASE_URL) throw new Error('the outage stage needs DATABASE_URL (PostgreSQL): npm run test:outage with DATABASE_URL set')
-    storage = await createTestStorage()
-    const target = new URL(storage.databaseUrl!)
-    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) })
-    const proxied = new URL(storage.databaseUrl!)
-    proxied.hostname = '127.0.0.1'
-    proxied.port = String(proxy.port)
-    const sink = new Writable({ write(chunk, _, done) { logLines.push(...String(chunk).trim().split('\n')); done() } })
-    a = await start({ config: serviceConfig(storage, { databaseUrl: proxied.toString(), logLevel: 'info' }), log: pino({ level: 'info' }, sink) })
+    proxied = await startProxiedService()
+    ;({ storage, proxy, service: a, logLines } = proxied)
     b = await bootService({ storage })
     admin = createClient({ url: storage.databaseUrl!, max: 1 })
     tenant = await createPalmTenant(b, 'missed@example.com')
@@ -41,9 +34,7 @@ describe('missed gallery notifications (PostgreSQL, the LISTEN connection termin
   afterAll(async () => {
     await admin?.end({ timeout: 1 })
     await b?.close()
-    await a?.close()
-    await proxy?.close()
-    await storage?.cleanup()
+    await proxied?.close()
   })
 
   const identifyAtA = async (identity: number) => {
