@@ -24,6 +24,8 @@ import { newMemberKey } from './template-crypto.js'
 /** Wrong codes a session survives; the fifth cancels it (a 6-digit code: 5 in a million to guess). */
 export const CONFIRMATION_ATTEMPTS = 5
 const CODE_DIGITS = 6
+/** How long an unconfirmed session holds its kiosk against another person's start. */
+export const KIOSK_CLAIM_SECONDS = 60
 
 /** The short code the kiosk shows and the person types: digits, easy on any keypad. */
 const confirmationCode = (): string => String(randomInt(0, 10 ** CODE_DIGITS)).padStart(CODE_DIGITS, '0')
@@ -64,6 +66,13 @@ export async function startSelfEnrollment(
     challenge: confirmationCode(),
     owner_subject: subject,
     display_name: input.display_name,
+  }, (active) => {
+    // Anyone with an identity can start a session on any kiosk: the person standing at it must not
+    // be pushed aside. Their own sessions they may restart at will.
+    if (active.owner_subject === subject) return
+    if (active.mobile_challenge_response || iat - active.iat < KIOSK_CLAIM_SECONDS) {
+      throw new ServiceError('conflict', `kiosk ${input.device_id} is enrolling someone else; try again once it is free (at most ${SESSION_TTL_SECONDS} s)`)
+    }
   })
   await app.enrollmentSignals.announce(input.device_id)
   return { project, session }

@@ -37,16 +37,22 @@ export async function expireOverdue(sql: Queryable, deviceId: string, nowSeconds
 
 /**
  * Start a session: the device's active session (if any) is cancelled and marked superseded by the
- * new one, then the new one is inserted, all in one short transaction.
+ * new one, then the new one is inserted, all in one short transaction. `keep` sees the active
+ * session first (row-locked) and may refuse by throwing: the new session is then not started.
  */
 type SessionInsert = Omit<SessionRow, 'superseded_by' | 'created_at' | 'updated_at' | 'mobile_challenge_response' | 'terminal_challenge_response'
   | 'owner_subject' | 'display_name' | 'challenge_failures'> & Partial<Pick<SessionRow, 'owner_subject' | 'display_name'>>
 
-export async function insertSession(sql: Sql, session: SessionInsert): Promise<SessionRow> {
+export async function insertSession(sql: Sql, session: SessionInsert, keep?: (active: SessionRow) => void): Promise<SessionRow> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await sql.begin(async (tx) => {
         await expireOverdue(tx, session.device_id, session.iat)
+        if (keep) {
+          const [active] = await tx<SessionRow[]>`
+            SELECT * FROM enrollment_sessions WHERE device_id = ${session.device_id} AND state IN ('pending', 'in_progress') FOR UPDATE`
+          if (active) keep(active)
+        }
         await tx`
           UPDATE enrollment_sessions SET state = 'cancelled', superseded_by = ${session.id}, updated_at = now()
           WHERE device_id = ${session.device_id} AND state IN ('pending', 'in_progress')`

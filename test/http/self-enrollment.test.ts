@@ -179,6 +179,22 @@ describe('public self-enrollment into a global environment', () => {
     expectStatus(await poll(kiosk), 204)
   })
 
+  it('a kiosk enrolling one person is not taken by another, who may start once it is free', async () => {
+    const booth = await linkTerminal(svc, platformToken, platformProjectId, { mode: 'enrollment', name: 'Booth' })
+    const erin = await svc.token('erin@people.example')
+    const frank = await svc.token('frank@people.example')
+    const first = await start(erin, booth.deviceId)
+    expectStatus(first, 201)
+    expectProblem(await start(frank, booth.deviceId), 409, 'conflict')
+    // Erin may restart her own session (it supersedes the first).
+    const restarted = await start(erin, booth.deviceId)
+    expectStatus(restarted, 201)
+    expect((await poll(booth)).body.session.enroll_id).toBe(restarted.body.session.enroll_id)
+    // Once her session is no longer active (cancelled here), the kiosk is free for Frank.
+    expectStatus(await svc.request('DELETE', `/v1/devices/${booth.deviceId}/enroll/cancel?session_id=${restarted.body.session.enroll_id}`, { auth: platformToken }), 200)
+    expectStatus(await start(frank, booth.deviceId), 201)
+  })
+
   it('refuses organization environments, disabled devices, other modes, admin tokens and keys', async () => {
     const dave = await svc.token('dave@people.example')
     // A kiosk of a project on an organization's own environment.
