@@ -58,6 +58,11 @@ for node_dir in "${node_dirs[@]}"; do
   wait "$server" || true
   [ -n "$healthy" ] || { echo "[package] /healthz did not answer:" >&2; cat "$project/serve.log" >&2; exit 1; }
   echo "$health" | sed 's/^/[package]   /'
+  # The install's postinstall patched postgres.js (a lost connection must not end the process).
+  if grep -q 'connection-loss guard' "$project/serve.log"; then echo "[package] postgres.js was not patched on install:" >&2; cat "$project/serve.log" >&2; exit 1; fi
+  grep -q '/\* palmvein: nextWrite guard \*/' "$project/node_modules/postgres/src/connection.js" \
+    || { echo "[package] node_modules/postgres/src/connection.js lacks the guard" >&2; exit 1; }
+  echo "[package]   postgres.js carries the connection-loss guard"
   port=$((port + 1))
 done
 echo "[package] a file: dependency on this checkout (copied, as --install-links does) is not rebuilt"
