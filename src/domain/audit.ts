@@ -1,17 +1,19 @@
 // The audit trail ("Access is logged"): who reached or changed what, and who was refused. Requests
 // hand their record to `record()`, which only queues it; a flush every 250 ms (or at 500 queued)
-// appends the queue in one transaction, hash-chained per organization, and `close()` flushes what
+// appends the queue in one transaction, hash-chained per organization (on PostgreSQL in a transaction under each chain's lock; on the
+// embedded database in one statement per chain, so its single session is not held), and `close()` flushes what
 // is left. Records hold ids, the route template, the status and the client, never a body. A daily
 // job purges records past the retention, anchoring each chain so that it still verifies.
 import { createHash } from 'node:crypto'
 import type { Logger } from 'pino'
-import { appendAuditRecords, anchorOf, auditChains, chainPage, purgeAuditBefore, type AuditInsert, type AuditRow } from '../store/audit-log.js'
+import { appendAuditRecords, appendToTail, byChain, chainTail, anchorOf, auditChains, chainPage, purgeAuditBefore, type AuditInsert, type AuditRow, type ChainTail } from '../store/audit-log.js'
 import type { Sql } from '../store/database.js'
 
 export type AuditRecord = AuditInsert
 
 const FLUSH_EVERY_MS = 250
 const FLUSH_AT = 500
+const EMBEDDED_STATEMENT_ROWS = 50
 const PURGE_EVERY_MS = 24 * 3600_000
 
 /** The record's content in a fixed order: what its hash covers. */
@@ -35,21 +37,56 @@ export interface AuditTrail {
   close(): Promise<void>
 }
 
-export function createAuditTrail(options: { sql: Sql; log: Logger; retentionDays: number; purge: boolean }): AuditTrail {
+export function createAuditTrail(options: {
+  sql: Sql; log: Logger; retentionDays: number; purge: boolean
+  /** The embedded database: one session that runs one statement at a time (see appendToTail). */
+  embedded?: boolean
+}): AuditTrail {
   const { sql, log } = options
   let queue: AuditRecord[] = []
   let flushing: Promise<void> = Promise.resolve()
   let closed = false
+  /** Embedded: where each chain ended after our last append, so an append is one statement. */
+  const tails = new Map<string, ChainTail>()
+
+  /** Appends the batch; records appended before a failure are added to `done`. */
+  async function append(batch: AuditRecord[], done: Set<AuditRecord>): Promise<void> {
+    if (!options.embedded) {
+      await appendAuditRecords(sql, batch, chainHash)
+      for (const record of batch) done.add(record)
+      return
+    }
+    for (const [chain, records] of byChain(batch)) {
+      // Small statements: the service's other queries (every request's key lookup) queue behind
+      // each one on the single session, so each holds it for a few milliseconds at most.
+      for (let start = 0; start < records.length; start += EMBEDDED_STATEMENT_ROWS) {
+        const part = records.slice(start, start + EMBEDDED_STATEMENT_ROWS)
+        try {
+          const tail = tails.get(chain) ?? await chainTail(sql, part[0].org_id)
+          // Null: the chain moved on without us (a purge emptied it, another service): the locked path.
+          const next = await appendToTail(sql, chain, tail, part, chainHash)
+            ?? (await appendAuditRecords(sql, part, chainHash)).get(chain)!
+          tails.set(chain, next)
+          for (const record of part) done.add(record)
+        } catch (error) {
+          tails.delete(chain)
+          throw error
+        }
+      }
+    }
+  }
 
   function flush(): Promise<void> {
     flushing = flushing.then(async () => {
       while (queue.length > 0) {
         const batch = queue.slice(0, FLUSH_AT * 4)
+        const done = new Set<AuditRecord>()
         try {
-          await appendAuditRecords(sql, batch, chainHash)
+          await append(batch, done)
           queue = queue.slice(batch.length)
         } catch (error) {
           // Kept for the next flush (the database may be away); the oldest go first if it never returns.
+          queue = queue.filter((record) => !done.has(record))
           if (queue.length > 100_000) queue = queue.slice(queue.length - 100_000)
           log.warn({ err: error, queued: queue.length }, 'Audit: appending records failed; retrying')
           return

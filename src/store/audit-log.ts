@@ -27,38 +27,86 @@ export const chainOf = (orgId: string | null): string => orgId ?? 'platform'
 const ZERO_HASH = Buffer.alloc(32)
 const AUDIT_LOCK_CLASS = 7_310_044
 
-/**
- * Appends each chain's records in order: under the chain's advisory lock, from the chain's last
- * hash (or its purge anchor, or zeros), each record's hash computed by `link` from its predecessor.
- */
-export async function appendAuditRecords(sql: Sql, records: AuditInsert[], link: (prev: Buffer, record: AuditInsert) => Buffer): Promise<void> {
+type Link = (prev: Buffer, record: AuditInsert) => Buffer
+
+/** Where a chain ends: the hash its next record links to, and its last record's hash (null when it has none). */
+export interface ChainTail { prev: Buffer; last: Buffer | null }
+
+/** The records of each chain, in order. */
+export function byChain(records: AuditInsert[]): Map<string, AuditInsert[]> {
   const chains = new Map<string, AuditInsert[]>()
   for (const record of records) {
     const chain = chainOf(record.org_id)
-    chains.set(chain, [...(chains.get(chain) ?? []), record])
+    const list = chains.get(chain)
+    if (list) list.push(record)
+    else chains.set(chain, [record])
   }
+  return chains
+}
+
+const orgOfChain = (chain: string): string | null => (chain === 'platform' ? null : chain)
+
+function linked(records: AuditInsert[], from: Buffer, link: Link) {
+  let prev = from
+  const rows = records.map((record) => {
+    const hash = link(prev, record)
+    const row = { ...record, prev_hash: prev, hash }
+    prev = hash
+    return row
+  })
+  return { rows, last: prev }
+}
+
+/**
+ * Appends each chain's records in order: under the chain's advisory lock, from the chain's last
+ * hash (or its purge anchor, or zeros), each record's hash computed by `link` from its predecessor.
+ * Returns where each chain now ends.
+ */
+export async function appendAuditRecords(sql: Sql, records: AuditInsert[], link: Link): Promise<Map<string, ChainTail>> {
+  const chains = byChain(records)
+  const tails = new Map<string, ChainTail>()
   await sql.begin(async (tx) => {
     // In one order, so two processes flushing the same chains cannot deadlock.
     for (const chain of [...chains.keys()].sort()) {
       await tx`SELECT pg_advisory_xact_lock(${AUDIT_LOCK_CLASS}, hashtext(${chain}))`
-      const orgId = chain === 'platform' ? null : chain
-      let prev = await lastHash(tx, orgId)
-      const rows = chains.get(chain)!.map((record) => {
-        const hash = link(prev, record)
-        const row = { ...record, resource_ids: tx.json(record.resource_ids), prev_hash: prev, hash }
-        prev = hash
-        return row
-      })
-      await tx`INSERT INTO audit_log ${tx(rows as never)}`
+      const { rows, last } = linked(chains.get(chain)!, (await chainTail(tx, orgOfChain(chain))).prev, link)
+      await tx`INSERT INTO audit_log ${tx(rows.map((row) => ({ ...row, resource_ids: tx.json(row.resource_ids) })) as never)}`
+      tails.set(chain, { prev: last, last })
     }
   })
+  return tails
 }
 
-async function lastHash(tx: Queryable, orgId: string | null): Promise<Buffer> {
-  const [last] = await tx<{ hash: Buffer }[]>`
+/**
+ * The embedded database's append: one statement per chain and no transaction, so the one PGlite
+ * session is held for the insert alone, not for the round trips of a locked transaction (every
+ * other query of the service waits meanwhile). The rows go in only if the chain still ends at
+ * `tail`, checked in the same statement, which PGlite runs alone: atomic there, and never used on
+ * PostgreSQL, where two processes' statements can interleave. Returns the new tail, or null when
+ * the chain had moved on (another service on the same files, a purge): nothing was inserted.
+ */
+export async function appendToTail(sql: Sql, chain: string, tail: ChainTail, records: AuditInsert[], link: Link): Promise<ChainTail | null> {
+  const { rows, last } = linked(records, tail.prev, link)
+  const column = <K extends keyof (typeof rows)[number]>(name: K) => rows.map((row) => row[name])
+  const inserted = await sql`
+    INSERT INTO audit_log (org_id, created_at, request_id, project_id, actor_kind, actor_id, action, resource_ids, status, client_address, user_agent, prev_hash, hash)
+    SELECT o, c, rq, p, ak, ai, a, ri::jsonb, st, ca, ua, decode(ph, 'hex'), decode(h, 'hex') FROM unnest(
+      ${column('org_id') as string[]}::uuid[], ${rows.map((row) => row.created_at.toISOString())}::timestamptz[], ${column('request_id')}::text[],
+      ${column('project_id') as string[]}::uuid[], ${column('actor_kind')}::text[], ${column('actor_id') as string[]}::text[], ${column('action')}::text[],
+      ${rows.map((row) => JSON.stringify(row.resource_ids))}::text[], ${column('status')}::int[], ${column('client_address') as string[]}::text[],
+      ${column('user_agent') as string[]}::text[], ${rows.map((row) => row.prev_hash.toString('hex'))}::text[], ${rows.map((row) => row.hash.toString('hex'))}::text[]
+    ) AS u(o, c, rq, p, ak, ai, a, ri, st, ca, ua, ph, h)
+    WHERE (SELECT hash FROM audit_log WHERE org_id IS NOT DISTINCT FROM ${orgOfChain(chain)}::uuid ORDER BY seq DESC LIMIT 1)
+      IS NOT DISTINCT FROM ${tail.last}::bytea`
+  return inserted.count === rows.length ? { prev: last, last } : null
+}
+
+/** Where the chain ends now (read, not locked). */
+export async function chainTail(sql: Queryable, orgId: string | null): Promise<ChainTail> {
+  const [last] = await sql<{ hash: Buffer }[]>`
     SELECT hash FROM audit_log WHERE org_id IS NOT DISTINCT FROM ${orgId}::uuid ORDER BY seq DESC LIMIT 1`
-  if (last) return last.hash
-  return (await anchorOf(tx, chainOf(orgId)))?.hash ?? ZERO_HASH
+  if (last) return { prev: last.hash, last: last.hash }
+  return { prev: (await anchorOf(sql, chainOf(orgId)))?.hash ?? ZERO_HASH, last: null }
 }
 
 export async function anchorOf(sql: Queryable, chain: string): Promise<{ hash: Buffer; last_seq: number } | null> {
