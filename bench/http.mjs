@@ -23,6 +23,7 @@ import { runOpenLoop } from './load/open-loop.mjs'
 import { maxThroughput, wrkAvailable, WRK_INSTALL_HINT } from './load/wrk.mjs'
 import { freePort } from './service/service-process.mjs'
 import { benchTls } from './service/tls.mjs'
+import { scratchDatabase } from './service/scratch-database.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const dist = path.join(root, 'dist')
@@ -79,20 +80,7 @@ async function stopChild(child) {
 
 /** A temporary database on DATABASE_URL's server, or null for the embedded PGlite. */
 async function temporaryDatabase() {
-  if (!process.env.DATABASE_URL) return null
-  const { default: postgres } = await import('postgres')
-  const admin = postgres(process.env.DATABASE_URL, { max: 1, onnotice: () => {} })
-  const name = `palmvein_bench_${process.pid}`
-  await admin.unsafe(`CREATE DATABASE ${name}`)
-  const url = new URL(process.env.DATABASE_URL)
-  url.pathname = `/${name}`
-  return {
-    url: url.toString(),
-    async drop() {
-      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await admin.end({ timeout: 5 })
-    },
-  }
+  return process.env.DATABASE_URL ? scratchDatabase(process.env.DATABASE_URL, `palmvein_bench_${process.pid}`) : null
 }
 
 /** Organization, environment, enterprise project and an API key, created through the HTTP API. */

@@ -3,8 +3,11 @@
 // a change on the request path. Each round boots every build in turn (its own process, data
 // directory or temporary PostgreSQL database, port), enrolls the same synthetic members through the
 // API, and runs the same closed loop of identifies; the report is the median over rounds of each
-// build's p50 and p90, and each build's p50 over the first's. Alternating rounds spread drift (a
-// noisy neighbour, CPU boost) over both builds.
+// build's p50 and p90, and each build's p50 over the first's, also as the median of the per-round
+// ratios (paired: a host whose speed drifts between rounds cancels out). Alternating rounds spread
+// drift (a noisy neighbour, CPU boost) over both builds. Beside latency, each run reports the CPU time the
+// service process (and, on PostgreSQL, the database server's processes) spent per identify: a
+// steadier figure than latency on a small, shared machine.
 //
 //   node bench/identify-ab.mjs <dist-a> <dist-b> [...]   (a dist/ directory of each build)
 //
@@ -14,6 +17,7 @@ import { execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { scratchDatabase } from './service/scratch-database.mjs'
 import { freePort } from './service/service-process.mjs'
 
 const builds = process.argv.slice(2).map((dist) => path.resolve(dist))
@@ -28,14 +32,7 @@ const MEMBERS = Number(process.env.AB_MEMBERS ?? 200)
 const WARMUP_MS = 1_000
 
 async function temporaryDatabase(round, index) {
-  if (!process.env.DATABASE_URL) return null
-  const { default: postgres } = await import('postgres')
-  const admin = postgres(process.env.DATABASE_URL, { max: 1, onnotice: () => {} })
-  const name = `palmvein_ab_${process.pid}_${round}_${index}`
-  await admin.unsafe(`CREATE DATABASE ${name}`)
-  const url = new URL(process.env.DATABASE_URL)
-  url.pathname = `/${name}`
-  return { url: url.toString(), async drop() { await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); await admin.end({ timeout: 5 }) } }
+  return process.env.DATABASE_URL ? scratchDatabase(process.env.DATABASE_URL, `palmvein_ab_${process.pid}_${round}_${index}`) : null
 }
 
 async function boot(dist, databaseUrl) {
@@ -51,8 +48,33 @@ async function boot(dist, databaseUrl) {
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
   const token = execFileSync(process.execPath, [path.join(dist, 'cli.js'), 'token', '--sub', 'ab@example.com'], { env }).toString().trim()
+  const cpuMs = () => cpuMsOf(child.pid)
   const stop = () => new Promise((resolve) => { child.once('exit', resolve); child.kill('SIGTERM') })
-  return { url, token, dataDir, stop }
+  return { url, token, dataDir, stop, cpuMs }
+}
+
+const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK']).toString().trim() || 100)
+
+/** User + system CPU time of a process so far (Linux), in ms; 0 where /proc is not there. */
+function cpuMsOf(pid) {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS
+  } catch {
+    return 0
+  }
+}
+
+/** CPU time of every PostgreSQL server process on this machine (the database of the run's work). */
+function postgresCpuMs() {
+  let total = 0
+  for (const entry of fs.existsSync('/proc') ? fs.readdirSync('/proc') : []) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') total += cpuMsOf(entry)
+    } catch { /* exited meanwhile */ }
+  }
+  return total
 }
 
 async function post(url, auth, body) {
@@ -84,6 +106,8 @@ async function run(dist, round, index) {
     const latencies = []
     const warm = performance.now() + WARMUP_MS
     const until = warm + SECONDS * 1000
+    let cpuAtWarm = null
+    setTimeout(() => { cpuAtWarm = { service: service.cpuMs(), database: database ? postgresCpuMs() : 0 } }, WARMUP_MS)
     await Promise.all(Array.from({ length: CLIENTS }, async (_, client) => {
       for (let n = client; performance.now() < until; n += CLIENTS) {
         const started = performance.now()
@@ -95,8 +119,13 @@ async function run(dist, round, index) {
         if (started > warm) latencies.push(performance.now() - started)
       }
     }))
+    const serviceCpu = service.cpuMs() - cpuAtWarm.service
+    const databaseCpu = database ? postgresCpuMs() - cpuAtWarm.database : 0
     latencies.sort((a, b) => a - b)
-    return { p50: latencies[Math.floor(latencies.length / 2)], p90: latencies[Math.floor(latencies.length * 0.9)], n: latencies.length }
+    return {
+      p50: latencies[Math.floor(latencies.length / 2)], p90: latencies[Math.floor(latencies.length * 0.9)], n: latencies.length,
+      cpu: (serviceCpu + databaseCpu) * 1000 / latencies.length, databaseCpu: databaseCpu * 1000 / latencies.length,
+    }
   } finally {
     await service.stop()
     fs.rmSync(service.dataDir, { recursive: true, force: true })
@@ -112,13 +141,18 @@ for (let round = 0; round < ROUNDS; round++) {
   for (const index of order) {
     const result = await run(builds[index], round, index)
     results[index].push(result)
-    console.log(`round ${round + 1}/${ROUNDS} ${builds[index]}: p50 ${result.p50.toFixed(3)} ms, p90 ${result.p90.toFixed(3)} ms, ${result.n} identifies`)
+    console.log(`round ${round + 1}/${ROUNDS} ${builds[index]}: p50 ${result.p50.toFixed(3)} ms, p90 ${result.p90.toFixed(3)} ms, ${result.n} identifies, ${result.cpu.toFixed(0)} µs CPU each${process.env.DATABASE_URL ? ` (${result.databaseCpu.toFixed(0)} µs of it in PostgreSQL)` : ''}`)
   }
 }
 console.log(`\nidentify through HTTP, ${CLIENTS} clients, ${MEMBERS} members, ${SECONDS} s × ${ROUNDS} rounds; ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'}; ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}); Node ${process.version}`)
+console.log(`CPU: the service process${process.env.DATABASE_URL ? ' and the PostgreSQL server' : ' (the embedded database included)'} per identify, from the end of the warm-up`)
 const baseline = median(results[0].map((result) => result.p50))
+const baselineCpu = median(results[0].map((result) => result.cpu))
 for (const [index, dist] of builds.entries()) {
   const p50 = median(results[index].map((result) => result.p50))
   const p90 = median(results[index].map((result) => result.p90))
-  console.log(`${dist}: median p50 ${p50.toFixed(3)} ms, median p90 ${p90.toFixed(3)} ms, p50 ÷ first build's ${(p50 / baseline).toFixed(3)}`)
+  const cpu = median(results[index].map((result) => result.cpu))
+  // Paired: each round's p50 over the first build's in the same round, so drift between rounds cancels.
+  const paired = median(results[index].map((result, round) => result.p50 / results[0][round].p50))
+  console.log(`${dist}: median p50 ${p50.toFixed(3)} ms, median p90 ${p90.toFixed(3)} ms, p50 ÷ first build's ${(p50 / baseline).toFixed(3)} (paired by round: ${paired.toFixed(3)}); CPU ${cpu.toFixed(0)} µs per identify, ÷ first build's ${(cpu / baselineCpu).toFixed(3)}`)
 }

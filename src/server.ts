@@ -73,7 +73,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     const scans = createScanRecorder(db.sql, log)
     stops.push(() => scans.close())
     // Flushed after the HTTP server has stopped (stops run in reverse): no request's record is lost.
-    const audit = createAuditTrail({ sql: db.sql, log, retentionDays: config.auditRetentionDays, purge: true, embedded: db.kind === 'embedded' })
+    const audit = createAuditTrail({ sql: db.sql, log, retentionDays: config.auditRetentionDays, purge: true })
     stops.push(() => audit.close())
     // The worker stops after the HTTP server (stops run in reverse) and waits for attempts in flight.
     const webhooks = createWebhookEngine({ db, config, keyring, logger: log.child({ component: 'webhooks' }) })

@@ -9,7 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import readline from 'node:readline'
 import { fileURLToPath } from 'node:url'
-import postgres from 'postgres'
+import { scratchDatabase } from './scratch-database.mjs'
 import { matcherFromHealth, residentMiB, startService } from './service-process.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -18,17 +18,12 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 async function createStorage(databaseUrl, members) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `palmvein-bench-${members}-`))
   if (!databaseUrl) return { env: { PALMVEIN_DATA_DIR: dataDir }, dataDir, drop: async () => fs.rmSync(dataDir, { recursive: true, force: true }) }
-  const name = `palmvein_bench_${members}_${randomBytes(4).toString('hex')}`
-  const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} })
-  await admin.unsafe(`CREATE DATABASE ${name}`)
-  const url = new URL(databaseUrl)
-  url.pathname = `/${name}`
+  const database = await scratchDatabase(databaseUrl, `palmvein_bench_${members}_${randomBytes(4).toString('hex')}`)
   return {
-    env: { PALMVEIN_DATA_DIR: dataDir, DATABASE_URL: url.toString() },
+    env: { PALMVEIN_DATA_DIR: dataDir, DATABASE_URL: database.url },
     dataDir,
     drop: async () => {
-      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {})
-      await admin.end({ timeout: 5 })
+      await database.drop()
       fs.rmSync(dataDir, { recursive: true, force: true })
     },
   }

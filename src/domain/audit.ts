@@ -1,19 +1,22 @@
 // The audit trail ("Access is logged"): who reached or changed what, and who was refused. Requests
 // hand their record to `record()`, which only queues it; a flush every 250 ms (or at 500 queued)
-// appends the queue in one transaction, hash-chained per organization (on PostgreSQL in a transaction under each chain's lock; on the
-// embedded database in one statement per chain, so its single session is not held), and `close()` flushes what
-// is left. Records hold ids, the route template, the status and the client, never a body. A daily
-// job purges records past the retention, anchoring each chain so that it still verifies.
+// appends the queue hash-chained per organization, each chain's records as one block in one
+// statement (see appendBlock: a writer whose tail another moved re-reads it), and `close()`
+// flushes what is left. Records hold ids, the route template, the status and the client, never a
+// body. A daily job purges records past the retention, anchoring each chain so it still verifies.
 import { createHash } from 'node:crypto'
 import type { Logger } from 'pino'
-import { appendAuditRecords, appendToTail, byChain, chainTail, anchorOf, auditChains, chainPage, purgeAuditBefore, type AuditInsert, type AuditRow, type ChainTail } from '../store/audit-log.js'
+import { anchorOf, appendBlock, auditChains, byChain, chainBlocks, chainTail, purgeAuditBefore, type AuditInsert, type ChainTail } from '../store/audit-log.js'
 import type { Sql } from '../store/database.js'
 
 export type AuditRecord = AuditInsert
 
 const FLUSH_EVERY_MS = 250
 const FLUSH_AT = 500
-const EMBEDDED_STATEMENT_ROWS = 50
+/** Records per block: one statement holds the embedded database's single session a few ms at most. */
+const BLOCK_RECORDS = 250
+/** Appends from a tail that moved before giving up until the next flush (writers racing on one chain). */
+const APPEND_ATTEMPTS = 20
 const PURGE_EVERY_MS = 24 * 3600_000
 
 /** The record's content in a fixed order: what its hash covers. */
@@ -37,41 +40,37 @@ export interface AuditTrail {
   close(): Promise<void>
 }
 
-export function createAuditTrail(options: {
-  sql: Sql; log: Logger; retentionDays: number; purge: boolean
-  /** The embedded database: one session that runs one statement at a time (see appendToTail). */
-  embedded?: boolean
-}): AuditTrail {
+export function createAuditTrail(options: { sql: Sql; log: Logger; retentionDays: number; purge: boolean }): AuditTrail {
   const { sql, log } = options
   let queue: AuditRecord[] = []
   let flushing: Promise<void> = Promise.resolve()
   let closed = false
-  /** Embedded: where each chain ended after our last append, so an append is one statement. */
+  /** Where each chain ended after our last append, so an append is one statement. */
   const tails = new Map<string, ChainTail>()
+
+  async function appendPart(chain: string, records: AuditRecord[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const tail = tails.get(chain) ?? await chainTail(sql, chain)
+      const next = await appendBlock(sql, chain, tail, records, chainHash)
+      if (next) {
+        tails.set(chain, next)
+        return
+      }
+      tails.delete(chain)
+      if (attempt === APPEND_ATTEMPTS) throw new Error(`the audit chain ${chain} moved under every append`)
+    }
+  }
 
   /** Appends the batch; records appended before a failure are added to `done`. */
   async function append(batch: AuditRecord[], done: Set<AuditRecord>): Promise<void> {
-    if (!options.embedded) {
-      await appendAuditRecords(sql, batch, chainHash)
-      for (const record of batch) done.add(record)
-      return
-    }
     for (const [chain, records] of byChain(batch)) {
-      // Small statements: the service's other queries (every request's key lookup) queue behind
-      // each one on the single session, so each holds it for a few milliseconds at most.
-      for (let start = 0; start < records.length; start += EMBEDDED_STATEMENT_ROWS) {
-        const part = records.slice(start, start + EMBEDDED_STATEMENT_ROWS)
-        try {
-          const tail = tails.get(chain) ?? await chainTail(sql, part[0].org_id)
-          // Null: the chain moved on without us (a purge emptied it, another service): the locked path.
-          const next = await appendToTail(sql, chain, tail, part, chainHash)
-            ?? (await appendAuditRecords(sql, part, chainHash)).get(chain)!
-          tails.set(chain, next)
-          for (const record of part) done.add(record)
-        } catch (error) {
-          tails.delete(chain)
-          throw error
-        }
+      for (let start = 0; start < records.length; start += BLOCK_RECORDS) {
+        const part = records.slice(start, start + BLOCK_RECORDS)
+        // On a failure the records stay queued. Had the block gone in after all (its answer lost
+        // with the connection), the retry collides, re-reads the tail and appends them again:
+        // twice rather than never.
+        await appendPart(chain, part)
+        for (const record of part) done.add(record)
       }
     }
   }
@@ -141,19 +140,19 @@ export async function verifyAuditChains(sql: Sql, orgId?: string): Promise<Chain
   for (const chain of chains) {
     const anchor = await anchorOf(sql, chain)
     let prev = anchor?.hash ?? Buffer.alloc(32)
-    let after = anchor?.last_seq ?? 0
     let records = 0
     let broken: ChainReport['broken'] = null
-    for (;;) {
-      const page: AuditRow[] = await chainPage(sql, chain, after, 2_000)
-      for (const row of page) {
+    for await (const block of chainBlocks(sql, chain, anchor?.last_seq ?? 0)) {
+      if ('unreadable' in block) {
+        broken ??= { seq: block.firstSeq, reason: `its block cannot be read (${block.unreadable})` }
+        continue
+      }
+      for (const row of block.rows) {
         records += 1
         if (!broken && !row.prev_hash.equals(prev)) broken = { seq: row.seq, reason: 'its prev_hash is not the hash of the record before it (a record was deleted or inserted)' }
         if (!broken && !chainHash(row.prev_hash, row).equals(row.hash)) broken = { seq: row.seq, reason: 'its content does not match its hash (the record was edited)' }
         prev = row.hash
-        after = row.seq
       }
-      if (page.length < 2_000) break
     }
     reports.push({ chain, records, broken })
   }

@@ -1,11 +1,12 @@
 // The audit trail through the real service: representative requests of every resource group,
 // allowed and refused, leave exactly one record each with the right organization, actor, action
 // and status; no record holds a secret or a capture; `palmvein audit verify` passes, then names
-// the record edited or deleted in the database; an organization admin reads only its own records.
+// the record edited or deleted in the database (inside its block, as someone with the database
+// would); an organization admin reads only its own records.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chainHash } from '../../src/domain/audit.js'
 import { newId } from '../../src/ids.js'
-import type { AuditRow } from '../../src/store/audit-log.js'
+import { appendBlock, type AuditRow, type ChainTail } from '../../src/store/audit-log.js'
 import { enrollBody, population } from '../support/palms.js'
 import { runCli } from '../support/process.js'
 import { createTenant, type Tenant } from '../support/security.js'
@@ -77,7 +78,7 @@ describe('audit trail', () => {
   })
 
   it('holds no secret, credential or capture', async () => {
-    const rows = await svc.storage.db.sql<{ dump: string }[]>`SELECT row_to_json(l)::text AS dump FROM audit_log l`
+    const rows = await svc.storage.db.sql<{ dump: string }[]>`SELECT row_to_json(b)::text AS dump FROM audit_blocks b`
     const dump = rows.map((row) => row.dump).join('\n')
     expect(secrets.length).toBeGreaterThan(5)
     for (const secret of secrets) expect(dump).not.toContain(secret)
@@ -124,19 +125,29 @@ describe('audit trail', () => {
     expect(clean.stdout).toMatch(/^ok platform \(no organization\): \d+ record/m)
 
     const [victim] = await sql<{ seq: number; status: number }[]>`SELECT seq, status FROM audit_log WHERE org_id = ${a.orgId} ORDER BY seq LIMIT 1 OFFSET 2`
-    await sql`UPDATE audit_log SET status = 200 + ${victim.status} WHERE seq = ${victim.seq}`
+    const withStatus = (status: number) => (records: StoredRecord[]) => records.map((record) => (record.seq === victim.seq ? { ...record, status } : record))
+    await editBlock(a.orgId, victim.seq, withStatus(200 + victim.status))
     const edited = await runCli(['audit', 'verify', '--org', a.orgId], env)
     expect(edited.code).toBe(1)
     expect(edited.stdout).toContain(`BROKEN organization ${a.orgId}: record ${victim.seq}: its content does not match its hash`)
-    await sql`UPDATE audit_log SET status = ${victim.status} WHERE seq = ${victim.seq}`
+    await editBlock(a.orgId, victim.seq, withStatus(victim.status))
     expect((await runCli(['audit', 'verify', '--org', a.orgId], env)).code).toBe(0)
 
-    await sql`DELETE FROM audit_log WHERE seq = ${victim.seq}`
+    await editBlock(a.orgId, victim.seq, (records) => records.filter((record) => record.seq !== victim.seq))
     const deleted = await runCli(['audit', 'verify', '--org', a.orgId], env)
     expect(deleted.code).toBe(1)
     expect(deleted.stdout).toMatch(new RegExp(`BROKEN organization ${a.orgId}: record \\d+: its prev_hash is not the hash of the record before it`))
     // Other organizations' chains are untouched.
     expect((await runCli(['audit', 'verify', '--org', b.orgId], env)).code).toBe(0)
+
+    // A block that is no longer a list of records is named, not a crash.
+    const [last] = await sql<{ first_seq: number; records: string }[]>`
+      SELECT first_seq, records FROM audit_blocks WHERE chain = 'platform' ORDER BY first_seq DESC LIMIT 1`
+    await sql`UPDATE audit_blocks SET records = ${last.records.slice(0, 20)} WHERE chain = 'platform' AND first_seq = ${last.first_seq}`
+    const unreadable = await runCli(['audit', 'verify'], env)
+    expect(unreadable.code).toBe(1)
+    expect(unreadable.stdout).toContain(`BROKEN platform (no organization): record ${last.first_seq}: its block cannot be read`)
+    await sql`UPDATE audit_blocks SET records = ${last.records} WHERE chain = 'platform' AND first_seq = ${last.first_seq}`
   }, 60_000)
 
   it('`palmvein audit purge` removes records past the retention and the chains still verify from their anchors', async () => {
@@ -145,7 +156,7 @@ describe('audit trail', () => {
     const sql = svc.storage.db.sql
     // B's two oldest records are backdated past a 30-day retention, the chain rehashed as the service
     // would have written it then.
-    const rows = await sql<{ seq: number }[]>`SELECT seq FROM audit_log WHERE org_id = ${b.orgId} ORDER BY seq`
+    const rows = await sql<{ seq: number }[]>`SELECT seq FROM audit_log WHERE chain = ${b.orgId} ORDER BY seq`
     expect(rows.length).toBeGreaterThan(2)
     const old = rows.slice(0, 2).map((row) => row.seq)
     await rechain(b.orgId, (seq) => (old.includes(seq) ? new Date(Date.now() - 40 * DAY) : null))
@@ -154,7 +165,7 @@ describe('audit trail', () => {
     const purged = await runCli(['audit', 'purge', '--days', '30'], env)
     expect(purged.code, purged.stderr).toBe(0)
     expect(purged.stdout).toContain('purged 2 audit record(s) older than 30 day(s)')
-    expect((await sql`SELECT seq FROM audit_log WHERE seq = ANY(${old}::int8[])`).length).toBe(0)
+    expect((await sql`SELECT seq FROM audit_log WHERE chain = ${b.orgId} AND seq = ANY(${old}::int8[])`).length).toBe(0)
     const verified = await runCli(['audit', 'verify', '--org', b.orgId], env)
     expect(verified.code, verified.stdout).toBe(0)
     expect(verified.stdout).toContain(`ok organization ${b.orgId}: ${rows.length - 2} record(s)`)
@@ -164,16 +175,29 @@ describe('audit trail', () => {
     expect((await runCli(['audit', 'verify', '--org', b.orgId], env)).code).toBe(0)
   }, 60_000)
 
-  /** Rewrites a chain with some records' times changed, hashing as the service does. */
+  /** A record as its block keeps it. */
+  type StoredRecord = Record<string, unknown> & { seq: number }
+
+  /** Rewrites the records of the block holding record `seq`, as someone with the database could. */
+  async function editBlock(chain: string, seq: number, edit: (records: StoredRecord[]) => StoredRecord[]) {
+    const sql = svc.storage.db.sql
+    const [block] = await sql<{ first_seq: number; records: string }[]>`
+      SELECT first_seq, records FROM audit_blocks WHERE chain = ${chain} AND ${seq} BETWEEN first_seq AND last_seq`
+    await sql`UPDATE audit_blocks SET records = ${JSON.stringify(edit(JSON.parse(block.records)))} WHERE chain = ${chain} AND first_seq = ${block.first_seq}`
+  }
+
+  /** Rewrites a chain, one record a block, with some records' times changed, hashing as the service does. */
   async function rechain(orgId: string, timeOf: (seq: number) => Date | null) {
     const sql = svc.storage.db.sql
-    const rows = await sql<AuditRow[]>`SELECT * FROM audit_log WHERE org_id = ${orgId} ORDER BY seq`
-    let prev: Buffer = Buffer.alloc(32)
+    const rows = await sql<AuditRow[]>`
+      SELECT seq, org_id, created_at, request_id, project_id, actor_kind, actor_id, action, resource_ids, status, client_address, user_agent
+      FROM audit_log WHERE chain = ${orgId} ORDER BY seq`
+    await sql`DELETE FROM audit_blocks WHERE chain = ${orgId}`
+    let tail: ChainTail = { nextSeq: rows[0].seq, prev: Buffer.alloc(32) }
     for (const row of rows) {
-      const created = timeOf(row.seq) ?? row.created_at
-      const hash = chainHash(prev, { ...row, created_at: created })
-      await sql`UPDATE audit_log SET created_at = ${created}, prev_hash = ${prev}, hash = ${hash} WHERE seq = ${row.seq}`
-      prev = hash
+      const next = await appendBlock(sql, orgId, tail, [{ ...row, created_at: timeOf(row.seq) ?? row.created_at }], chainHash)
+      if (!next) throw new Error(`record ${row.seq} was not appended`)
+      tail = next
     }
   }
 })

@@ -1,6 +1,6 @@
-// Two audit trails appending to the same chains (two services on one database; on the embedded
-// database, where an append is one statement from a remembered tail, the second one's appends move
-// the tail under the first) keep every chain whole, and no record is lost or written twice.
+// Two audit trails appending to the same chains (two services on one database: each appends a
+// block from the tail it remembers, which the other's appends move) keep every chain whole, and no
+// record is lost or written twice.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import pino from 'pino'
 import { createAuditTrail, verifyAuditChains, type AuditRecord } from '../../src/domain/audit.js'
@@ -13,9 +13,8 @@ describe('audit appends from two writers', () => {
   afterAll(async () => { await storage?.cleanup() })
 
   it('interleaved flushes of two trails leave each chain verifiable with every record once', async () => {
-    const embedded = storage.db.kind === 'embedded'
     const log = pino({ level: 'silent' })
-    const options = { sql: storage.db.sql, log, retentionDays: 400, purge: false, embedded }
+    const options = { sql: storage.db.sql, log, retentionDays: 400, purge: false }
     const first = createAuditTrail(options)
     const second = createAuditTrail(options)
     const orgs = [newId(), newId()]
