@@ -1,8 +1,7 @@
 -- The audit trail is appended in blocks: one row per chain and flush holding that flush's records
 -- as a JSON array (each record with its seq, prev_hash and hash), instead of one row per record.
 -- A row per record cost 60-90 µs of CPU per request (heap tuple, three indexes, jsonb, 13
--- parameters); a block 20-30 µs (bench/audit-append.mjs), which keeps identify within the audit's
--- 5 % budget. Positions are per chain: a block starts one past its predecessor's end,
+-- parameters); a block 20-30 µs (bench/audit-append.mjs), against about 1 ms for an identify. Positions are per chain: a block starts one past its predecessor's end,
 -- so two writers appending from the same tail collide on the primary key and the loser re-reads
 -- the tail (no lock, the same on PGlite and PostgreSQL). Stored uncompressed (EXTERNAL): pglz on
 -- every append cost more than the bytes it saved.
