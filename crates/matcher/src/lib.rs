@@ -7,6 +7,7 @@ pub mod error;
 pub mod kernel;
 pub mod popcount;
 pub mod scan;
+mod scan_arguments;
 pub mod top_k;
 pub mod two_stage;
 
