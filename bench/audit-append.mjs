@@ -9,9 +9,8 @@
 import os from 'node:os'
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { execFileSync } from 'node:child_process'
-import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import pino from 'pino'
+import { postgresCpuMs } from './service/process-cpu.mjs'
 import { scratchDatabase } from './service/scratch-database.mjs'
 const dist = path.resolve(process.argv[2] ?? new URL('../dist', import.meta.url).pathname)
 const { openDatabase } = await import(`${dist}/store/database.js`)
@@ -24,22 +23,6 @@ const scratch = process.env.DATABASE_URL ? await scratchDatabase(process.env.DAT
 const db = await openDatabase({ databaseUrl: scratch?.url ?? null, dataDir })
 await migrate(db.sql)
 
-const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK']).toString().trim() || 100)
-
-/** CPU time (ms) of the PostgreSQL server's processes on this machine; 0 on PGlite or without /proc. */
-function postgresCpuMs() {
-  if (!process.env.DATABASE_URL || !existsSync('/proc')) return 0
-  let total = 0
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue
-      const fields = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ')
-      total += (Number(fields[11]) + Number(fields[12])) * TICK_MS
-    } catch { /* exited meanwhile */ }
-  }
-  return total
-}
 const trail = createAuditTrail({ sql: db.sql, log: pino({ level: 'silent' }), retentionDays: 400, purge: false })
 const org = newId()
 const project = newId()
@@ -50,7 +33,7 @@ const BATCH = 250
 let n = 0
 for (let round = 0; round < 4; round++) {
   const batches = Array.from({ length: FLUSHES }, () => Array.from({ length: BATCH }, () => record(n++)))
-  const database0 = postgresCpuMs()
+  const database0 = process.env.DATABASE_URL ? postgresCpuMs() : 0
   const cpu0 = process.cpuUsage()
   const started = performance.now()
   for (const records of batches) { for (const r of records) trail.record(r); await trail.flush() }

@@ -18,6 +18,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { scratchDatabase } from './service/scratch-database.mjs'
+import { cpuMsOf, postgresCpuMs } from './service/process-cpu.mjs'
 import { freePort } from './service/service-process.mjs'
 
 const builds = process.argv.slice(2).map((dist) => path.resolve(dist))
@@ -51,30 +52,6 @@ async function boot(dist, databaseUrl) {
   const cpuMs = () => cpuMsOf(child.pid)
   const stop = () => new Promise((resolve) => { child.once('exit', resolve); child.kill('SIGTERM') })
   return { url, token, dataDir, stop, cpuMs }
-}
-
-const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK']).toString().trim() || 100)
-
-/** User + system CPU time of a process so far (Linux), in ms; 0 where /proc is not there. */
-function cpuMsOf(pid) {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * TICK_MS
-  } catch {
-    return 0
-  }
-}
-
-/** CPU time of every PostgreSQL server process on this machine (the database of the run's work). */
-function postgresCpuMs() {
-  let total = 0
-  for (const entry of fs.existsSync('/proc') ? fs.readdirSync('/proc') : []) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') total += cpuMsOf(entry)
-    } catch { /* exited meanwhile */ }
-  }
-  return total
 }
 
 async function post(url, auth, body) {
