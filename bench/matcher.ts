@@ -1,7 +1,8 @@
-// npm run bench:matcher: the 1:N scan per backend against two baselines measured in the same
-// run, the memory-bandwidth floor (read the gallery bytes once, nothing else) and usearch's
-// exact search over the same int8 rows; plus the TypeScript reference at small sizes and the
-// public API (pool + micro-batching) end to end.
+// npm run bench:matcher: the 1:N scan per backend against baselines measured in the same run:
+// the memory-bandwidth floor (read the gallery bytes once, nothing else), usearch's exact search
+// over the same int8 rows, and FAISS (Python, where present): its exact int8 scan beside our
+// exact scan, its 1-bit scan beside our two-stage search. Plus the TypeScript reference at small
+// sizes and the public API (pool + micro-batching) end to end.
 //
 // Environment (flags --sizes=... etc. take precedence):
 //   PALMVEIN_BENCH_CASES   rows x dimension list, default 10000x256,100000x256,1000000x256,2000000x256,1000000x512
@@ -16,6 +17,7 @@
 //   PALMVEIN_BENCH_AGREEMENT_PROBES  probes of its agreement measurement, default 100000
 //   PALMVEIN_BENCH_POPULATION  'default' or 'hard' (noisier, more hard and look-alike identities)
 //   PALMVEIN_BENCH_CANDIDATES  c values whose agreement is measured, default 1,2,4,8,16,32,64,128,256,512,1024
+//   PALMVEIN_BENCH_FAISS, PALMVEIN_BENCH_PYTHON, PALMVEIN_BENCH_CACHE  the FAISS peer (bench/peers/faiss.ts)
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -26,6 +28,8 @@ import { createMatcher } from '../src/matcher/index.js'
 import { createKernel, type ScanKernel } from '../src/matcher/kernel.js'
 import { createRandom } from '../src/matcher/random.js'
 import { runScanTask } from '../src/matcher/scan-task.js'
+import { packSignBits } from '../src/matcher/sign-bits.js'
+import { measureFaiss, type FaissMeasurement } from './peers/faiss.js'
 import { printTable, writeResults, type ResultRow } from './matcher-report.js'
 import { benchTwoStage, type TwoStageReport } from './matcher-two-stage.js'
 import { time, type Timing } from './matcher-timing.js'
@@ -75,6 +79,9 @@ function probesFrom(gallery: Int8Array, count: number, dimension: number, random
 }
 
 const results: ResultRow[] = []
+const faissCases: ({ rows: number, dimension: number } & ({ available: true, version: string, buildSeconds: number, top1Agreement: { sq8: number, binary: number } } | { available: false, reason: string }))[] = []
+/** Candidates of the per-case two-stage rows: an environment's default (migration 0007). */
+const TWO_STAGE_CANDIDATES = 256
 const log = (line: string) => console.log(`[bench] ${line}`)
 const started = performance.now()
 
@@ -126,6 +133,15 @@ for (const [rowCount, dimension] of cases) {
   }
   if (bestIsa) addon!.setIsa(bestIsa)
 
+  // Two-stage on this thread with the best kernel: the peer of FAISS's binary scan.
+  if (addon) {
+    const kernel = createKernel('native', store.memory, { addon })
+    for (const batch of [1, 16]) {
+      const task = { segments, shape: store.shape, probes: packed(batch), probeNorms: norms(batch), k, twoStage: { probeBits: packSignBits(packed(batch), dimension, batch), candidates: TWO_STAGE_CANDIDATES } }
+      record('native:two_stage', batch, 1, await time('two_stage', () => runScanTask(kernel, task), rowCount, timing))
+    }
+  }
+
   // usearch exact search over a standalone copy (it ignores typed-array byte offsets).
   const standalone = new Int8Array(rows)
   const usearchRows: ResultRow[] = []
@@ -134,6 +150,23 @@ for (const [rowCount, dimension] of cases) {
       const queries = packed(batch)
       usearchRows.push(record('usearch', batch, threadCount, await time('usearch', () => usearch.exactSearch(standalone, queries, dimension, k, usearch.MetricKind.IP, threadCount), rowCount, timing)))
     }
+  }
+
+  // FAISS over the same rows and probes, in its own process.
+  const faiss: FaissMeasurement = measureFaiss({ rows, probes: packed(16), dimension, k, threads: [1, threads], budgetMs, maxIterations: timing.maxIterations })
+  const faissRows: ResultRow[] = []
+  if (faiss.available) {
+    for (const { index, batch, threads: threadCount, medianMs, p95Ms, samples } of faiss.timings) faissRows.push(record(`faiss:${index}`, batch, threadCount, { medianMs, p95Ms, samples }))
+    // Top-1 agreement with our exact scan: FAISS ranks by inner product, we by cosine, so on
+    // random rows of unequal norms they may differ; the binary index's top-1 is a stage-1 guess.
+    const ours = runScanTask(createKernel(addon ? 'native' : 'wasm', store.memory, { addon, wasmModule: wasmLoad.ok ? wasmLoad.value : undefined }), { segments, shape: store.shape, probes: packed(16), probeNorms: norms(16), k: 1 })
+    const agreement = (top1: number[]) => top1.filter((row, probe) => row === ours.rows[probe]).length / top1.length
+    const top1Agreement = { sq8: agreement(faiss.top1.sq8), binary: agreement(faiss.top1.binary) }
+    log(`FAISS ${faiss.version}: index build ${faiss.buildSeconds.toFixed(1)} s; top-1 equal to our exact scan's: sq8 ${(100 * top1Agreement.sq8).toFixed(0)} %, binary ${(100 * top1Agreement.binary).toFixed(0)} % of 16 probes`)
+    faissCases.push({ rows: rowCount, dimension, available: true, version: faiss.version, buildSeconds: faiss.buildSeconds, top1Agreement })
+  } else {
+    log(`FAISS not measured: ${faiss.reason}`)
+    faissCases.push({ rows: rowCount, dimension, available: false, reason: faiss.reason })
   }
 
   // The public API: pool of `threads` workers, micro-batching, id mapping.
@@ -150,6 +183,10 @@ for (const [rowCount, dimension] of cases) {
     if (row.batch === 1) row.vsFloor = row.medianMs / floor.medianMs
     const peer = usearchRows.find((entry) => entry.threads === row.threads && entry.batch === row.batch)
     if (peer && row.engine !== 'usearch') row.vsUsearch = peer.medianMs / row.medianMs
+    // Exact engines against FAISS's exact int8 scan, two-stage against its binary scan.
+    const faissIndex = row.engine.includes('two_stage') ? 'faiss:binary' : 'faiss:sq8'
+    const faissPeer = faissRows.find((entry) => entry.engine === faissIndex && entry.threads === row.threads && entry.batch === row.batch)
+    if (faissPeer && !row.engine.startsWith('faiss') && row.engine !== 'usearch') row.vsFaiss = faissPeer.medianMs / row.medianMs
     const reference = js(row.batch)
     if (reference && row.engine !== 'js') row.vsJs = reference.medianMs / row.medianMs
     const native = bestNative(row.batch)
@@ -193,6 +230,7 @@ const file = writeResults(path.join(path.dirname(fileURLToPath(import.meta.url))
   machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, platform: `${process.platform}/${process.arch}` },
   settings: { cases, seed, k, threads, jsMaxRows, budgetMs, twoStageRows, agreementProbes, candidates: candidateList, population: populationKind },
   native: addon ? { isas, bestIsa } : null,
+  faiss: faissCases,
   results,
   twoStage: twoStage.map(({ agreement, smallestFullAgreement }) => ({ agreement, smallestFullAgreement })),
 })

@@ -165,8 +165,8 @@ console.log(`load average before: ${loadBefore.map((value) => value.toFixed(2)).
 /** The matcher benchmark's rows, reduced to what the report shows. */
 function matcherRows(file) {
   const document = JSON.parse(fs.readFileSync(file, 'utf8'))
-  return (document.results ?? []).map(({ rows, dimension, engine, batch, threads, medianMs, perProbeMs, vsFloor, vsUsearch, vsJs }) =>
-    ({ rows, dimension, engine, batch, threads, medianMs, perProbeMs, vsFloor, vsUsearch, vsJs }))
+  return (document.results ?? []).map(({ rows, dimension, engine, batch, threads, medianMs, perProbeMs, vsFloor, vsUsearch, vsFaiss, vsJs }) =>
+    ({ rows, dimension, engine, batch, threads, medianMs, perProbeMs, vsFloor, vsUsearch, vsFaiss, vsJs }))
 }
 
 async function runMatcherPhase() {

@@ -126,15 +126,18 @@ function matcherSection(result: BenchResult): string {
   const file = matcher.resultFile ? ` Its full result is in [${matcher.resultFile}](${matcher.resultFile}).` : ''
   const note = matcher.note ? ` ${matcher.note}` : ''
   const intro = matcher.status === 'ok'
-    ? `\`npm run bench:matcher\` ran first (${seconds(matcher.seconds)}): one 1:N scan per engine, against the memory-bandwidth floor (reading the gallery once) and usearch's exact search over the same rows.${file}${note}`
+    ? `\`npm run bench:matcher\` ran first (${seconds(matcher.seconds)}): one 1:N scan per engine, against the memory-bandwidth floor (reading the gallery once), usearch's exact search and FAISS (exact int8 scan for exact engines, its 1-bit scan for two-stage) over the same rows.${file}${note}`
     : `\`npm run bench:matcher\` failed after ${seconds(matcher.seconds)}.${note}`
   if (!matcher.rows?.length) return intro
   const rows = matcher.rows.map((row) => [
     count(row.rows), String(row.dimension), row.engine, String(row.threads), String(row.batch), row.medianMs.toFixed(3), row.perProbeMs.toFixed(3),
-    ratio(row.vsFloor ?? null), ratio(row.vsUsearch ?? null), ratio(row.vsJs ?? null),
+    ratio(row.vsFloor ?? null), ratio(row.vsUsearch ?? null), ratio(row.vsFaiss ?? null), ratio(row.vsJs ?? null),
   ])
-  return `${intro}\n\n${table(['rows', 'd', 'engine', 'threads', 'batch', 'median ms', 'ms per probe', '÷ floor', '× usearch', '× js'], rows,
-    [true, true, false, true, true, true, true, true, true, true])}`
+  const faissNote = matcher.rows.some((row) => row.engine.startsWith('faiss:'))
+    ? ''
+    : '\n\nFAISS was not measured in this run (no Python with faiss-cpu; the matcher benchmark\'s output says why).'
+  return `${intro}\n\n${table(['rows', 'd', 'engine', 'threads', 'batch', 'median ms', 'ms per probe', '÷ floor', '× usearch', '× faiss', '× js'], rows,
+    [true, true, false, true, true, true, true, true, true, true, true])}${faissNote}`
 }
 
 export function renderMarkdown(result: BenchResult): string {

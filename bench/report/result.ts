@@ -79,7 +79,7 @@ export interface MatcherPhase {
 }
 
 /** The fields of a matcher benchmark row (bench/matcher-report.ts) that the report shows. */
-export type MatcherRow = Pick<ResultRow, 'rows' | 'dimension' | 'engine' | 'batch' | 'threads' | 'medianMs' | 'perProbeMs' | 'vsFloor' | 'vsUsearch' | 'vsJs'>
+export type MatcherRow = Pick<ResultRow, 'rows' | 'dimension' | 'engine' | 'batch' | 'threads' | 'medianMs' | 'perProbeMs' | 'vsFloor' | 'vsUsearch' | 'vsFaiss' | 'vsJs'>
 
 export interface BenchOptions {
   quick: boolean

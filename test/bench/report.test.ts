@@ -85,6 +85,21 @@ describe('bench report writer', () => {
     })
   })
 
+  it('shows FAISS ratios in the matcher table, and says when FAISS was not measured', () => {
+    const base = fixture.matcher.rows!.find((row) => row.engine.startsWith('native:'))!
+    const withFaiss: BenchResult = { ...fixture, matcher: { ...fixture.matcher, rows: [
+      { ...base, vsFaiss: 1.23 },
+      { ...base, engine: 'faiss:sq8', vsFaiss: undefined },
+    ] } }
+    const { markdown } = written(withFaiss)
+    const rows = tableAfter(markdown, 'rows')
+    const faissColumn = markdown.split('\n').find((line) => line.startsWith('| rows |'))!.split('|').map((cell) => cell.trim()).indexOf('× faiss') - 1
+    expect(faissColumn).toBeGreaterThan(0)
+    expect(rows.map((row) => row[faissColumn])).toEqual(['1.23×', ''])
+    expect(markdown).not.toContain('FAISS was not measured')
+    expect(written(fixture).markdown).toContain('FAISS was not measured in this run')
+  })
+
   it('says "not measured" for the 1M-member targets when the run has no 1M environment', () => {
     const { markdown } = written(fixture)
     const targets = tableAfter(markdown, 'target')
