@@ -146,7 +146,6 @@ pub fn nearest_by_sign_bits_with(
         c,
         (output.rows.len(), output.distances.len()),
     )?;
-    let bytes = view.bytes;
     // Keys `distance << 32 | row`: the heap's top is the worst kept (farthest, then highest row).
     let mut heaps: Vec<BinaryHeap<u64>> = (0..probe_count)
         .map(|_| BinaryHeap::with_capacity(c + 1))
@@ -156,61 +155,22 @@ pub fn nearest_by_sign_bits_with(
     let mut gates: Vec<u32> = (0..probe_count)
         .map(|probe| output.distances[probe * c + c - 1])
         .collect();
-    let mut distances = [0u32; TILE_ROWS];
-    let mut tile_start = row_range.start;
-    while tile_start < row_range.end {
-        let tile_rows = TILE_ROWS.min(row_range.end - tile_start);
-        let live = &view.live[tile_start..tile_start + tile_rows];
-        if live.iter().any(|&flag| flag != 0) {
-            for (probe, (heap, gate)) in heaps.iter_mut().zip(&mut gates).enumerate() {
-                // SAFETY: `validate_bits` checked that rows below `row_range.end` hold `bytes` bytes
-                // at `row * stride`, the probe's bytes lie inside `probe_bits`, and `distances`
-                // holds TILE_ROWS >= tile_rows entries.
-                unsafe {
-                    kernel.distances_unchecked(
-                        view.bits.as_ptr().add(tile_start * view.stride),
-                        view.stride,
-                        tile_rows,
-                        probe_bits.as_ptr().add(probe * bytes),
-                        bytes,
-                        distances.as_mut_ptr(),
-                    )
-                };
-                // Rows past a short tile never pass the gate.
-                distances[tile_rows..].fill(u32::MAX);
-                // Once the list is full almost no group of 16 holds a row below the gate: test the
-                // group's minimum first (fixed-size, so it compiles to a few vector minimums),
-                // visit its rows only when it passes.
-                for (group, first) in distances.chunks_exact(GROUP).zip((0..).step_by(GROUP)) {
-                    let group: &[u32; GROUP] = group.try_into().expect("chunks_exact");
-                    if group
-                        .iter()
-                        .fold(u32::MAX, |least, &distance| least.min(distance))
-                        >= *gate
-                    {
-                        continue;
-                    }
-                    for (offset, &distance) in group.iter().enumerate() {
-                        if distance < *gate
-                            && first + offset < tile_rows
-                            && live[first + offset] != 0
-                        {
-                            heap.push(
-                                u64::from(distance) << 32 | (tile_start + first + offset) as u64,
-                            );
-                            if heap.len() > c {
-                                heap.pop();
-                            }
-                            if heap.len() == c {
-                                *gate = heap.peek().map_or(u32::MAX, |worst| (worst >> 32) as u32);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        tile_start += tile_rows;
+    let scan = BitsScan {
+        kernel,
+        view,
+        probe_bits,
+        c,
+    };
+    // The loop around the popcount kernel is compiled for its ISA too (as in `scan`).
+    #[cfg(target_arch = "x86_64")]
+    match kernel.isa() {
+        // SAFETY: the kernel belongs to an available ISA, so its features are present.
+        PopcountIsa::Vpopcntdq => unsafe { scan.run_avx512(row_range, &mut heaps, &mut gates) },
+        PopcountIsa::Avx2 => unsafe { scan.run_avx2(row_range, &mut heaps, &mut gates) },
+        _ => scan.run(row_range, &mut heaps, &mut gates),
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    scan.run(row_range, &mut heaps, &mut gates);
     for (probe, heap) in heaps.into_iter().enumerate() {
         let slots = probe * c..(probe + 1) * c;
         let (rows, distances) = (
@@ -225,6 +185,104 @@ pub fn nearest_by_sign_bits_with(
         }
     }
     Ok(())
+}
+
+/// The stage-1 loop of one scan, with what it reads.
+struct BitsScan<'a> {
+    kernel: HammingKernel,
+    view: &'a SignBitsView<'a>,
+    probe_bits: &'a [u8],
+    c: usize,
+}
+
+impl BitsScan<'_> {
+    /// # Safety
+    /// The CPU supports AVX-512 F, BW and VL.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
+    unsafe fn run_avx512(
+        &self,
+        rows: Range<usize>,
+        heaps: &mut [BinaryHeap<u64>],
+        gates: &mut [u32],
+    ) {
+        self.run(rows, heaps, gates)
+    }
+
+    /// # Safety
+    /// The CPU supports AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn run_avx2(
+        &self,
+        rows: Range<usize>,
+        heaps: &mut [BinaryHeap<u64>],
+        gates: &mut [u32],
+    ) {
+        self.run(rows, heaps, gates)
+    }
+
+    /// Offers every live row of `row_range` to each probe's heap, tile by tile.
+    #[inline(always)]
+    fn run(&self, row_range: Range<usize>, heaps: &mut [BinaryHeap<u64>], gates: &mut [u32]) {
+        let mut distances = [0u32; TILE_ROWS];
+        let mut tile_start = row_range.start;
+        while tile_start < row_range.end {
+            let tile_rows = TILE_ROWS.min(row_range.end - tile_start);
+            let live = &self.view.live[tile_start..tile_start + tile_rows];
+            if live.iter().any(|&flag| flag != 0) {
+                for (probe, (heap, gate)) in heaps.iter_mut().zip(gates.iter_mut()).enumerate() {
+                    // SAFETY: `validate_bits` checked that rows below `row_range.end` hold `bytes` bytes
+                    // at `row * stride`, the probe's bytes lie inside `probe_bits`, and `distances`
+                    // holds TILE_ROWS >= tile_rows entries.
+                    unsafe {
+                        self.kernel.distances_unchecked(
+                            self.view.bits.as_ptr().add(tile_start * self.view.stride),
+                            self.view.stride,
+                            tile_rows,
+                            self.probe_bits.as_ptr().add(probe * self.view.bytes),
+                            self.view.bytes,
+                            distances.as_mut_ptr(),
+                        )
+                    };
+                    // Rows past a short tile never pass the gate.
+                    distances[tile_rows..].fill(u32::MAX);
+                    // Once the list is full almost no group of 16 holds a row below the gate: test the
+                    // group's minimum first (fixed-size, so it compiles to a few vector minimums),
+                    // visit its rows only when it passes.
+                    for (group, first) in distances.chunks_exact(GROUP).zip((0..).step_by(GROUP)) {
+                        let group: &[u32; GROUP] = group.try_into().expect("chunks_exact");
+                        if group
+                            .iter()
+                            .fold(u32::MAX, |least, &distance| least.min(distance))
+                            >= *gate
+                        {
+                            continue;
+                        }
+                        for (offset, &distance) in group.iter().enumerate() {
+                            if distance < *gate
+                                && first + offset < tile_rows
+                                && live[first + offset] != 0
+                            {
+                                heap.push(
+                                    u64::from(distance) << 32
+                                        | (tile_start + first + offset) as u64,
+                                );
+                                if heap.len() > self.c {
+                                    heap.pop();
+                                }
+                                if heap.len() == self.c {
+                                    *gate =
+                                        heap.peek().map_or(u32::MAX, |worst| (worst >> 32) as u32);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            tile_start += tile_rows;
+        }
+    }
 }
 
 /// [`score_pairs_with`] on the active kernels.
