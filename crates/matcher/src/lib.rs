@@ -6,6 +6,7 @@
 pub mod error;
 pub mod kernel;
 pub mod popcount;
+mod prefetch;
 pub mod scan;
 mod scan_arguments;
 pub mod top_k;

@@ -15,6 +15,7 @@
 use std::ops::Range;
 
 use crate::kernel::{active_kernels, Isa, Kernels};
+use crate::prefetch::{prefetch_bytes, prefetch_plan, PrefetchPlan};
 use crate::top_k::{Candidate, TopK};
 use crate::CoreError;
 
@@ -24,10 +25,6 @@ pub use crate::scan_arguments::validate_scan;
 pub const MAX_K: usize = 1024;
 
 const TILE_ROWS: usize = 16;
-/// Rows ahead of the current tile that are prefetched into L2 (16 KB at d = 256). Measured on
-/// the development machine: a few percent faster at d = 128 and for probe batches, neutral for
-/// one probe at d = 256; farther (128, 512 rows) or into L1 (T0) was slower.
-const PREFETCH_ROWS: usize = 64;
 const FILTER_MARGIN: f64 = 1.0 - 1e-9;
 
 /// A gallery slice: row `r` is `rows[r * stride_in_bytes ..][..dimension]`; norms and the live
@@ -120,6 +117,7 @@ pub fn scan_top_k_with(
         gallery,
         probe_pointers: &probe_pointers,
         probe_sums: &probe_sums,
+        prefetch: prefetch_plan(),
     };
     // The loop around the kernels (gates, norms, top-k offers) is compiled for the kernels' ISA
     // too: measured on Zen 5, the baseline-x86-64 build of it cost as much as the dot products.
@@ -152,6 +150,7 @@ struct TileScan<'a> {
     gallery: &'a GalleryView<'a>,
     probe_pointers: &'a [*const i8],
     probe_sums: &'a [i32],
+    prefetch: PrefetchPlan,
 }
 
 impl TileScan<'_> {
@@ -176,8 +175,13 @@ impl TileScan<'_> {
         let mut tile_start = row_range.start;
         while tile_start < row_range.end {
             let tile_rows = TILE_ROWS.min(row_range.end - tile_start);
-            let ahead = (tile_start + PREFETCH_ROWS).min(row_range.end);
-            prefetch_rows(self.gallery, ahead..(ahead + tile_rows).min(row_range.end));
+            let ahead = (tile_start + self.prefetch.rows_ahead).min(row_range.end);
+            let ahead_end = (ahead + tile_rows).min(row_range.end);
+            if ahead < ahead_end {
+                let stride = self.gallery.stride_in_bytes;
+                let bytes = ahead * stride..(ahead_end - 1) * stride + self.gallery.dimension;
+                prefetch_bytes(self.gallery.rows.as_ptr(), bytes, self.prefetch.into_l1);
+            }
             // Plain loops over fixed-size arrays (they vectorise): element-wise closures here were
             // not inlined, and their scalar stores, reloaded as vectors, stalled store forwarding.
             let mut live = [false; TILE_ROWS];
@@ -236,31 +240,6 @@ impl TileScan<'_> {
             tile_start += tile_rows;
         }
     }
-}
-
-/// Asks for the cache lines of `rows` (into L2) ahead of use: the bytes from the first row's
-/// start to the last row's end in one pass (rows are usually contiguous; a stride gap costs a
-/// few extra lines, not a loop per row).
-#[inline]
-fn prefetch_rows(gallery: &GalleryView, rows: Range<usize>) {
-    #[cfg(target_arch = "x86_64")]
-    if rows.start < rows.end {
-        let start = rows.start * gallery.stride_in_bytes;
-        let end = (rows.end - 1) * gallery.stride_in_bytes + gallery.dimension;
-        let mut line = start & !63;
-        while line < end {
-            // SAFETY: a prefetch is a hint that never faults; `wrapping_add` keeps the address
-            // computation itself free of undefined behaviour. SSE is baseline on x86_64.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T2 }>(
-                    gallery.rows.as_ptr().wrapping_add(line),
-                )
-            };
-            line += 64;
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (gallery, rows);
 }
 
 struct Tile<'a> {
