@@ -14,7 +14,7 @@ export interface ResultRow {
   p95Ms: number
   perProbeMs: number
   samples: number
-  /** medianMs of the one-probe scan / bandwidth floor. */
+  /** medianMs of the one-probe scan / bandwidth floor on the same number of threads. */
   vsFloor?: number
   /** usearch exactSearch time / ours (same thread count, one probe): > 1 means faster. */
   vsUsearch?: number

@@ -1,5 +1,6 @@
 // npm run bench:matcher: the 1:N scan per backend against baselines measured in the same run:
-// the memory-bandwidth floor (read the gallery bytes once, nothing else), usearch's exact search
+// the memory-bandwidth floor (read the gallery bytes once, nothing else, on 1 thread and on the
+// API's threads; each row is set against the floor of its thread count), usearch's exact search
 // over the same int8 rows, and FAISS (Python, where present): its exact int8 scan beside our
 // exact scan, its 1-bit scan beside our two-stage search. Plus the TypeScript reference at small
 // sizes and the public API (pool + micro-batching) end to end.
@@ -32,6 +33,7 @@ import { packSignBits } from '../src/matcher/sign-bits.js'
 import { measureFaiss, type FaissMeasurement } from './peers/faiss.js'
 import { printTable, writeResults, type ResultRow } from './matcher-report.js'
 import { benchTwoStage, type TwoStageReport } from './matcher-two-stage.js'
+import { createParallelFloor } from './matcher-floor-threads.js'
 import { time, type Timing } from './matcher-timing.js'
 
 const flags = new Map(process.argv.slice(2).map((arg) => arg.replace(/^--/, '').split('=') as [string, string]))
@@ -115,6 +117,13 @@ for (const [rowCount, dimension] of cases) {
   const floor = record(`floor:${addon ? 'native' : 'wasm'}`, 1, 1, await time('floor', () => {
     for (const segment of segments) floorKernel.streamRead(segment.rowsOffset, segment.rowEnd * store.shape.strideInBytes)
   }, rowCount, timing))
+  // The same on `threads` workers at once: the floor of the API's searches on that many threads.
+  const floors = new Map([[1, floor]])
+  if (threads > 1) {
+    const parallel = await createParallelFloor({ memory: store.memory, segments, strideInBytes: store.shape.strideInBytes, threads, backend: addon ? 'native' : 'wasm', wasmModule: wasmLoad.ok ? wasmLoad.value : undefined })
+    floors.set(threads, record(`floor:${addon ? 'native' : 'wasm'}`, 1, threads, await time('floor', parallel.run, rowCount, timing)))
+    await parallel.close()
+  }
 
   // Kernels on this thread over the same shared memory: each native ISA, wasm, js (small only).
   const kernels: { engine: string, kernel: ScanKernel, isa?: string }[] = []
@@ -180,7 +189,8 @@ for (const [rowCount, dimension] of cases) {
   const js = (batch: number) => caseRows.find((row) => row.engine === 'js' && row.batch === batch)
   for (const row of caseRows) {
     if (row.engine.startsWith('floor')) continue
-    if (row.batch === 1) row.vsFloor = row.medianMs / floor.medianMs
+    const threadFloor = floors.get(row.threads)
+    if (row.batch === 1 && threadFloor) row.vsFloor = row.medianMs / threadFloor.medianMs
     const peer = usearchRows.find((entry) => entry.threads === row.threads && entry.batch === row.batch)
     if (peer && row.engine !== 'usearch') row.vsUsearch = peer.medianMs / row.medianMs
     // Exact engines against FAISS's exact int8 scan, two-stage against its binary scan.
