@@ -1,13 +1,13 @@
-// The embedded database: PGlite (Postgres compiled to WASM) in the data directory, served on
-// loopback (pglite-server.ts) so the same `postgres` client talks to it. PGlite is single-process, so the process
+// The embedded database: PGlite (Postgres compiled to WASM) in the data directory, run in a
+// thread of its own (pglite-worker.ts) and served on loopback (pglite-server.ts) so the same
+// `postgres` client talks to it. PGlite is single-process, so the process
 // that opens it writes its port to `pglite.json`; another process on the same data directory
 // (the CLI while `palmvein serve` runs) connects to that port instead of opening the files.
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
-import { PgliteServer } from './pglite-server.js'
+import { startPgliteWorker, stopPgliteWorker } from './pglite-thread.js'
 
 export interface EmbeddedDatabase {
   host: string
@@ -102,11 +102,8 @@ async function openOnce(dataDir: string, exclusive: boolean): Promise<EmbeddedDa
     return { host: HOST, port: existing.port, password: existing.password, directory, owned: false, close: async () => {} }
   }
 
-  const db = await PGlite.create(directory)
-  // Connections are multiplexed over PGlite's single session; keep transactions short.
   const password = randomBytes(24).toString('base64url')
-  const server = new PgliteServer(db, password)
-  const port = await server.listen(HOST)
+  const { worker, port } = await startPgliteWorker({ directory, host: HOST, password })
   // Written with O_EXCL after removing a stale file, so the mode is ours (0600) from the first byte.
   await fs.rm(portFile, { force: true })
   await fs.writeFile(portFile, JSON.stringify({ pid: process.pid, port, password }), { mode: 0o600, flag: 'wx' })
@@ -117,8 +114,7 @@ async function openOnce(dataDir: string, exclusive: boolean): Promise<EmbeddedDa
     directory,
     owned: true,
     async close() {
-      await server.close()
-      await db.close()
+      await stopPgliteWorker(worker)
       await fs.rm(portFile, { force: true })
     },
   }

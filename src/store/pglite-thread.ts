@@ -1,0 +1,54 @@
+// Starts and stops the embedded database's thread (pglite-worker.ts).
+import { Worker } from 'node:worker_threads'
+import type { PgliteWorkerData, PgliteWorkerMessage } from './pglite-worker.js'
+
+// From src/ (vitest, tsx) the worker is a .ts source and starts through tsx; from dist/ it is .js.
+const runsFromSource = import.meta.url.endsWith('.ts')
+const workerUrl = new URL(runsFromSource ? './pglite-worker.ts' : './pglite-worker.js', import.meta.url)
+const STOP_TIMEOUT_MS = 30_000
+
+export async function startPgliteWorker(data: PgliteWorkerData): Promise<{ worker: Worker, port: number }> {
+  const worker = runsFromSource
+    ? new Worker(new URL('../ts-worker-bootstrap.mjs', import.meta.url), { workerData: { ...data, entry: workerUrl.href } })
+    : new Worker(workerUrl, { workerData: data })
+  // After the start, a failure shows as refused connections (answered like any database outage);
+  // the listener keeps it from being thrown on this thread.
+  worker.on('error', () => {})
+  const port = await new Promise<number>((resolve, reject) => {
+    const exited = (code: number) => reject(new Error(`the embedded database's thread exited (code ${code}) before it was ready`))
+    worker.once('exit', exited)
+    worker.once('error', (error) => reject(new Error(`the embedded database did not open: ${error.message}`)))
+    worker.once('message', (message: PgliteWorkerMessage) => {
+      worker.off('exit', exited)
+      if (message.kind === 'listening') resolve(message.port)
+      else reject(new Error(`the embedded database did not open: ${message.kind === 'failed' ? message.message : message.kind}`))
+    })
+  }).catch(async (error: unknown) => {
+    await worker.terminate()
+    throw error
+  })
+  // The thread does not keep the process alive on its own: the owner closes it.
+  worker.unref()
+  return { worker, port }
+}
+
+/** Closes the server and PGlite's files in the thread, then ends the thread. */
+export async function stopPgliteWorker(worker: Worker): Promise<void> {
+  // Held open until the files are closed, or a command that ends here would exit mid-close.
+  worker.ref()
+  const closed = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the embedded database did not close within ${STOP_TIMEOUT_MS / 1000} s`)), STOP_TIMEOUT_MS)
+    worker.once('message', (message: PgliteWorkerMessage) => {
+      clearTimeout(timer)
+      if (message.kind === 'closed') resolve()
+      else reject(new Error(`the embedded database did not close cleanly: ${message.kind === 'failed' ? message.message : message.kind}`))
+    })
+    worker.once('exit', () => { clearTimeout(timer); resolve() })
+  })
+  worker.postMessage('close')
+  try {
+    await closed
+  } finally {
+    await worker.terminate()
+  }
+}

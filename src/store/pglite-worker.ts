@@ -1,0 +1,36 @@
+// The embedded database's own thread: PGlite and its loopback server (pglite-server.ts) run here,
+// so SQL executes beside the service's event loop, not on it: a request no longer waits while
+// another request's statement, an audit append or a gallery load runs in PGlite.
+import { parentPort, workerData } from 'node:worker_threads'
+import { PGlite } from '@electric-sql/pglite'
+import { PgliteServer } from './pglite-server.js'
+
+export interface PgliteWorkerData {
+  directory: string
+  host: string
+  password: string
+}
+
+export type PgliteWorkerMessage =
+  | { kind: 'listening', port: number }
+  | { kind: 'failed', message: string }
+  | { kind: 'closed' }
+
+const { directory, host, password } = workerData as PgliteWorkerData
+const post = (message: PgliteWorkerMessage) => parentPort!.postMessage(message)
+
+try {
+  const db = await PGlite.create(directory)
+  // Connections are multiplexed over PGlite's single session; keep transactions short.
+  const server = new PgliteServer(db, password)
+  const port = await server.listen(host)
+  parentPort!.once('message', () => {
+    // The only message is "close": stop serving, then close the files.
+    void server.close()
+      .then(() => db.close())
+      .then(() => post({ kind: 'closed' }), (error: unknown) => post({ kind: 'failed', message: String(error) }))
+  })
+  post({ kind: 'listening', port })
+} catch (error) {
+  post({ kind: 'failed', message: error instanceof Error ? error.message : String(error) })
+}
