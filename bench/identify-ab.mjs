@@ -40,12 +40,18 @@ async function boot(dist, databaseUrl) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'palmvein-ab-'))
   const port = await freePort()
   const env = { ...process.env, PALMVEIN_DATA_DIR: dataDir, DATABASE_URL: databaseUrl ?? '', PORT: String(port), HOST: '127.0.0.1', PALMVEIN_LOG_LEVEL: 'warn', PALMVEIN_WEBHOOK_WORKER: 'false' }
-  const child = spawn(process.execPath, [path.join(dist, 'cli.js'), 'serve'], { env, stdio: 'ignore' })
+  // Its output goes to a file in its data directory: a boot that fails says why.
+  const output = fs.openSync(path.join(dataDir, 'service.log'), 'w')
+  const child = spawn(process.execPath, [path.join(dist, 'cli.js'), 'serve'], { env, stdio: ['ignore', output, output] })
+  fs.closeSync(output)
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 60_000
   for (;;) {
     try { if ((await fetch(`${url}/healthz`)).status === 200) break } catch { /* not listening yet */ }
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`${dist}: the service did not become healthy`)
+    if (Date.now() > deadline || child.exitCode !== null) {
+      const log = fs.readFileSync(path.join(dataDir, 'service.log'), 'utf8').split('\n').slice(-20).join('\n')
+      throw new Error(`${dist}: the service did not become healthy (${child.exitCode === null ? 'no answer in 60 s' : `exit code ${child.exitCode}`}); its last output:\n${log}`)
+    }
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
   const token = execFileSync(process.execPath, [path.join(dist, 'cli.js'), 'token', '--sub', 'ab@example.com'], { env }).toString().trim()
