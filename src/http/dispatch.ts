@@ -52,7 +52,7 @@ function clientAddressOf(exchange: Exchange, trustProxy: boolean): string {
 
 /** Runs one route: authenticate, validate, grant access, handle. Errors come back as problem replies. */
 async function answer(
-  app: AppContext, compiled: CompiledRoute, exchange: Exchange, rawParams: Record<string, string>, requestId: string,
+  app: AppContext, compiled: CompiledRoute, exchange: Exchange, rawParams: Record<string, string>, requestId: string, clientAddress: string,
   log: AppContext['log'], responseHeaders: Record<string, string>, facts: AuditFacts,
 ): Promise<Reply> {
   const { route } = compiled
@@ -87,7 +87,7 @@ async function answer(
     facts.granted = true
     facts.project = granted.project
     const context = {
-      params, query, body, principal, requestId, clientAddress: clientAddressOf(exchange, app.config.trustProxy), headers: exchange.headers, app, log, aborted: exchange.aborted, responseHeaders,
+      params, query, body, principal, requestId, clientAddress, headers: exchange.headers, app, log, aborted: exchange.aborted, responseHeaders,
       attribute: (project: ProjectRow) => { facts.project = project },
       ...granted,
     } as RouteContext
@@ -114,7 +114,8 @@ export function createDispatcher(app: AppContext, routes: Route[]) {
     const responseHeaders: Record<string, string> = {}
     let reply: Reply
     const facts: AuditFacts = {}
-    if (found.kind === 'route') reply = await answer(app, found.target, exchange, found.params, requestId, log, responseHeaders, facts)
+    const clientAddress = clientAddressOf(exchange, app.config.trustProxy)
+    if (found.kind === 'route') reply = await answer(app, found.target, exchange, found.params, requestId, clientAddress, log, responseHeaders, facts)
     else if (found.kind === 'method_not_allowed') {
       reply = problemReply(new ServiceError('method_not_allowed', `${exchange.method} is not allowed on ${exchange.path}`, { headers: { Allow: found.allow.join(', ') } }), requestId, log)
     } else reply = problemReply(new ServiceError('not_found', `no route for ${exchange.method} ${exchange.path}`), requestId, log)
@@ -130,7 +131,7 @@ export function createDispatcher(app: AppContext, routes: Route[]) {
     if (found.kind === 'route' && isAudited(found.target.route)) {
       app.audit.record(auditRecordOf({
         route: found.target.route, facts, params: found.params, requestId, status: reply.status,
-        clientAddress: clientAddressOf(exchange, app.config.trustProxy), userAgent: exchange.headers['user-agent'], at: new Date(),
+        clientAddress, userAgent: exchange.headers['user-agent'], at: new Date(),
       }))
     }
     log.info({
