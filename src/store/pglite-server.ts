@@ -36,6 +36,8 @@ function fatal(code: string, message: string): Buffer {
 interface Unit {
   connection: Connection
   messages: Buffer[]
+  /** Work of the server's own (maintenance), run on PGlite directly when no connection holds the session. */
+  task?: () => Promise<void>
 }
 
 class Connection {
@@ -177,6 +179,15 @@ export class PgliteServer {
     void this.drain()
   }
 
+  /** Runs `task` between units, when no connection holds the session (never inside a client's transaction). */
+  whenIdle(task: () => Promise<void>): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const internal = new Connection(new net.Socket(), this)
+      internal.closed = true
+      this.enqueue({ connection: internal, messages: [], task: () => task().then(resolve, reject) })
+    })
+  }
+
   /** A simple-protocol ROLLBACK (and the end of a COPY) for a connection that went away mid-exchange. */
   private rollbackUnit(): Unit {
     const text = 'ROLLBACK\0'
@@ -201,6 +212,10 @@ export class PgliteServer {
     try {
       for (let unit = this.next(); unit; unit = this.next()) {
         const { connection } = unit
+        if (unit.task) {
+          await unit.task()
+          continue
+        }
         connection.sawReady = false
         await this.db.runExclusive(async () => {
           for (const message of unit.messages) {

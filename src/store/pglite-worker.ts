@@ -3,6 +3,7 @@
 // another request's statement, an audit append or a gallery load runs in PGlite.
 import { parentPort, workerData } from 'node:worker_threads'
 import { PGlite } from '@electric-sql/pglite'
+import { analyzeGrownTables, ANALYZE_EVERY_MS } from './pglite-analyze.js'
 import { PgliteServer } from './pglite-server.js'
 
 export interface PgliteWorkerData {
@@ -24,8 +25,12 @@ try {
   // Connections are multiplexed over PGlite's single session; keep transactions short.
   const server = new PgliteServer(db, password)
   const port = await server.listen(host)
+  // Statistics as autoanalyze would keep them (see pglite-analyze.ts), between clients' units.
+  const analyze = setInterval(() => { void server.whenIdle(async () => { await analyzeGrownTables(db) }).catch(() => {}) }, ANALYZE_EVERY_MS)
+  analyze.unref()
   parentPort!.once('message', () => {
     // The only message is "close": stop serving, then close the files.
+    clearInterval(analyze)
     void server.close()
       .then(() => db.close())
       .then(() => post({ kind: 'closed' }), (error: unknown) => post({ kind: 'failed', message: String(error) }))
