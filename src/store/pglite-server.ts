@@ -182,9 +182,7 @@ export class PgliteServer {
   /** Runs `task` between units, when no connection holds the session (never inside a client's transaction). */
   whenIdle(task: () => Promise<void>): Promise<void> {
     return new Promise((resolve, reject) => {
-      const internal = new Connection(new net.Socket(), this)
-      internal.closed = true
-      this.enqueue({ connection: internal, messages: [], task: () => task().then(resolve, reject) })
+      this.enqueue({ connection: this.detachedConnection(), messages: [], task: () => task().then(resolve, reject) })
     })
   }
 
@@ -195,9 +193,14 @@ export class PgliteServer {
     rollback.write('Q', 0)
     rollback.writeInt32BE(4 + text.length, 1)
     rollback.write(text, 5)
-    const orphan = new Connection(new net.Socket(), this)
-    orphan.closed = true
-    return { connection: orphan, messages: [rollback] }
+    return { connection: this.detachedConnection(), messages: [rollback] }
+  }
+
+  /** A connection with no client behind it (its answers go nowhere): for the server's own units. */
+  private detachedConnection(): Connection {
+    const connection = new Connection(new net.Socket(), this)
+    connection.closed = true
+    return connection
   }
 
   private next(): Unit | undefined {

@@ -83,15 +83,3 @@ pub(crate) fn prefetch_bytes(base: *const i8, bytes: Range<usize>, into_l1: bool
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (base, bytes, into_l1);
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_plan_is_one_of_the_measured_ones() {
-        let plan = prefetch_plan();
-        assert!(plan == DEFAULT_PLAN || plan == ZEN5_PLAN, "{plan:?}");
-        assert_eq!(plan == ZEN5_PLAN, is_zen5_or_later());
-    }
-}

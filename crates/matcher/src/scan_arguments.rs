@@ -80,11 +80,22 @@ pub fn validate_scan(
     if k == 0 || k > MAX_K {
         return Err(CoreError::K { k });
     }
-    let needed = probe_count * k;
-    for (argument, length) in [
-        ("outRows", output_lengths.0),
-        ("outScores", output_lengths.1),
-    ] {
+    check_outputs(
+        probe_count * k,
+        [
+            ("outRows", output_lengths.0),
+            ("outScores", output_lengths.1),
+        ],
+    )
+}
+
+/// Every output `(argument, length)` holds at least `needed` entries (a scan's and a stage-1
+/// search's result arrays).
+pub(crate) fn check_outputs(
+    needed: usize,
+    outputs: [(&'static str, usize); 2],
+) -> Result<(), CoreError> {
+    for (argument, length) in outputs {
         if length < needed {
             return Err(CoreError::OutputTooShort {
                 argument,

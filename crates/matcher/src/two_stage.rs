@@ -12,6 +12,7 @@ use std::ops::Range;
 use crate::kernel::{active_isa, active_kernels, Kernels, MAX_DIMENSION};
 use crate::popcount::{HammingKernel, PopcountIsa};
 use crate::scan::{score, GalleryView, ProbeBatch};
+use crate::scan_arguments::check_outputs;
 use crate::CoreError;
 
 /// Largest `c` of one stage-1 scan.
@@ -95,19 +96,13 @@ fn validate_bits(
         return Err(CoreError::Candidates { c });
     }
     let probe_count = probe_bits.len() / bytes;
-    let needed = probe_count * c;
-    for (argument, length) in [
-        ("outRows", output_lengths.0),
-        ("outDistances", output_lengths.1),
-    ] {
-        if length < needed {
-            return Err(CoreError::OutputTooShort {
-                argument,
-                needed,
-                length,
-            });
-        }
-    }
+    check_outputs(
+        probe_count * c,
+        [
+            ("outRows", output_lengths.0),
+            ("outDistances", output_lengths.1),
+        ],
+    )?;
     Ok(probe_count)
 }
 
