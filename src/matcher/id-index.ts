@@ -28,27 +28,52 @@ export function createIdIndex(kind: IdKind): IdIndex {
   return kind === 'uuid' ? new UuidIndex() : new StringIndex()
 }
 
-class StringIndex implements IdIndex {
-  private readonly rowById = new Map<string, number>()
+// A V8 Map holds at most 2^24 entries; past that, ids spill into further maps (a gallery of
+// 18M string ids needs two). Lookups try each map, newest first; there are rarely more than two.
+const MAP_ENTRIES = 2 ** 24
+
+export class StringIndex implements IdIndex {
+  private readonly maps: Map<string, number>[] = [new Map()]
   private idByRow: (string | undefined)[] = []
-  get size() { return this.rowById.size }
-  rowOf(id: string) { return this.rowById.get(id) }
+  private count = 0
+
+  constructor(private readonly entriesPerMap = MAP_ENTRIES - 1) {}
+
+  get size() { return this.count }
+  /** Maps in use (for tests of the spill). */
+  get mapCount() { return this.maps.length }
+
+  private mapHolding(id: string): Map<string, number> | undefined {
+    for (let index = this.maps.length - 1; index >= 0; index--) if (this.maps[index].has(id)) return this.maps[index]
+    return undefined
+  }
+
+  rowOf(id: string) { return this.mapHolding(id)?.get(id) }
   idAt(row: number) { return this.idByRow[row] }
   isPresent(row: number) { return this.idByRow[row] !== undefined }
   set(id: string, row: number) {
     this.idByRow[row] = id
-    this.rowById.set(id, row)
+    const holding = this.mapHolding(id)
+    if (holding) return void holding.set(id, row)
+    let last = this.maps[this.maps.length - 1]
+    if (last.size >= this.entriesPerMap) this.maps.push(last = new Map())
+    last.set(id, row)
+    this.count++
   }
   clear(row: number) {
     const id = this.idByRow[row]
-    if (id !== undefined && this.rowById.get(id) === row) this.rowById.delete(id)
     this.idByRow[row] = undefined
+    if (id === undefined) return
+    const holding = this.mapHolding(id)
+    if (holding?.get(id) !== row) return
+    holding.delete(id)
+    this.count--
   }
   move(from: number, to: number) {
     const id = this.idByRow[from]!
     this.idByRow[to] = id
     this.idByRow[from] = undefined
-    this.rowById.set(id, to)
+    this.mapHolding(id)!.set(id, to)
   }
   truncate(rowCount: number) { this.idByRow.length = rowCount }
   normalise(id: string) {

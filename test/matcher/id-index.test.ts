@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { availableBackends } from '../../src/matcher/backend.js'
-import { createIdIndex, type IdIndex } from '../../src/matcher/id-index.js'
+import { createIdIndex, StringIndex, type IdIndex } from '../../src/matcher/id-index.js'
 import { createMatcher, type Matcher } from '../../src/matcher/index.js'
 import { randomInt8, rankIds } from './brute-force.js'
 
@@ -48,6 +48,18 @@ describe('id index', () => {
   it('the uuid form answers exactly as the string form, through growth, deletes and moves', () => {
     const ids = Array.from({ length: 300 }, () => randomUUID())
     for (const seed of [1, 2, 3]) expect(drive(createIdIndex('uuid'), ids, seed)).toEqual(drive(createIdIndex('string'), ids, seed))
+  })
+
+  it('the string form spills past one map\'s capacity (V8 Maps stop at 2^24 entries) and answers the same', () => {
+    const ids = Array.from({ length: 300 }, (_, index) => `member-${index}`)
+    const small = new StringIndex(16)
+    for (const seed of [1, 2, 3]) expect(drive(new StringIndex(16), ids, seed)).toEqual(drive(createIdIndex('string'), ids, seed))
+    for (let row = 0; row < 100; row++) small.set(ids[row], row)
+    expect(small.mapCount).toBe(7)
+    expect(small.size).toBe(100)
+    small.clear(3)
+    expect(small.rowOf(ids[3])).toBeUndefined()
+    expect(small.rowOf(ids[99])).toBe(99)
   })
 
   it('the uuid form takes any case, reports lowercase, and refuses what is not a UUID', () => {
