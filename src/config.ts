@@ -15,6 +15,11 @@ export interface Config {
   /** Real PostgreSQL when set; the embedded PGlite in dataDir otherwise. */
   databaseUrl: string | null
   dataDir: string
+  /**
+   * The embedded database's page cache (PostgreSQL shared_buffers, e.g. '64MB'); null: the default
+   * of store/embedded.ts.
+   */
+  embeddedSharedBuffers: string | null
   /** 32-byte master key (base64); null means "generate one into dataDir on first start". */
   masterKey: Buffer | null
   jwksUrl: string | null
@@ -100,6 +105,16 @@ function text(env: Env, name: string): string | null {
   return raw === undefined || raw === '' ? null : raw
 }
 
+/** A PostgreSQL memory setting: a whole number of kB, MB or GB, at least 1MB. */
+function memorySize(env: Env, name: string): string | null {
+  const raw = text(env, name)
+  if (raw === null) return null
+  const match = /^(\d{1,7})(kB|MB|GB)$/.exec(raw)
+  const kib = match ? Number(match[1]) * { kB: 1, MB: 1024, GB: 1024 * 1024 }[match[2] as 'kB' | 'MB' | 'GB'] : 0
+  if (kib < 1024) throw new ConfigError(`${name} must be a size such as 16MB or 1GB (at least 1MB), got ${JSON.stringify(raw)}`)
+  return raw
+}
+
 function tlsFrom(env: Env): TlsConfig | null {
   const certFile = text(env, 'PALMVEIN_TLS_CERT_FILE')
   const keyFile = text(env, 'PALMVEIN_TLS_KEY_FILE')
@@ -124,6 +139,7 @@ export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.e
     tls: tlsFrom(env),
     databaseUrl: text(env, 'DATABASE_URL'),
     dataDir: path.resolve(env.PALMVEIN_DATA_DIR || './data'),
+    embeddedSharedBuffers: memorySize(env, 'PALMVEIN_EMBEDDED_SHARED_BUFFERS'),
     masterKey: masterKeyText ? parseMasterKey(masterKeyText) : null,
     jwksUrl: text(env, 'PALMVEIN_JWKS_URL'),
     jwtPublicKey: text(env, 'PALMVEIN_JWT_PUBLIC_KEY'),

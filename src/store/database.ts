@@ -136,7 +136,7 @@ export interface OpenOptions {
   exclusive?: boolean
 }
 
-export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>, options: OpenOptions = {}): Promise<Database> {
+export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'embeddedSharedBuffers'>>, options: OpenOptions = {}): Promise<Database> {
   if (!postgresIsPatched()) {
     options.log?.warn('DB: the installed postgres.js lacks the connection-loss guard (installed with --ignore-scripts?); a connection lost mid-transaction would end the process. Run: node node_modules/palmvein/scripts/patch-postgres.mjs')
   }
@@ -174,7 +174,7 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
       },
     }
   }
-  const embedded: EmbeddedDatabase = await openEmbedded(config.dataDir, { exclusive: options.exclusive })
+  const embedded: EmbeddedDatabase = await openEmbedded(config.dataDir, { exclusive: options.exclusive, sharedBuffers: config.embeddedSharedBuffers ?? undefined })
   const sql = createClient({ host: embedded.host, port: embedded.port, password: embedded.password, max: options.max })
   // The loopback server does not carry notifications; one process serves PGlite, so an emitter is exact.
   // One emitter per data directory: services sharing the in-process PGlite (tests) hear each other.

@@ -21,6 +21,9 @@ export interface EmbeddedDatabase {
 }
 
 const HOST = '127.0.0.1'
+// PGlite's own default is PostgreSQL's 128MB: 165 MiB of the service's RSS at 400k gallery rows,
+// for a second copy of pages the operating system caches anyway (see Config.embeddedSharedBuffers).
+const DEFAULT_SHARED_BUFFERS = '16MB'
 
 function processAlive(pid: number): boolean {
   try {
@@ -63,11 +66,11 @@ export class DataDirectoryInUse extends Error {
  * would never hear its gallery changes (notifications are in-process), so it is refused; the CLI's
  * short commands join.
  */
-export async function openEmbedded(dataDir: string, options: { exclusive?: boolean } = {}): Promise<EmbeddedDatabase> {
+export async function openEmbedded(dataDir: string, options: { exclusive?: boolean, sharedBuffers?: string } = {}): Promise<EmbeddedDatabase> {
   const key = path.resolve(dataDir)
   let entry = openInProcess.get(key)
   if (!entry) {
-    entry = { database: openOnce(key, options.exclusive ?? false), users: 0 }
+    entry = { database: openOnce(key, options.exclusive ?? false, options.sharedBuffers ?? DEFAULT_SHARED_BUFFERS), users: 0 }
     openInProcess.set(key, entry)
     entry.database.catch(() => openInProcess.delete(key))
   }
@@ -89,7 +92,7 @@ export async function openEmbedded(dataDir: string, options: { exclusive?: boole
   }
 }
 
-async function openOnce(dataDir: string, exclusive: boolean): Promise<EmbeddedDatabase> {
+async function openOnce(dataDir: string, exclusive: boolean, sharedBuffers: string): Promise<EmbeddedDatabase> {
   const directory = path.join(dataDir, 'pglite')
   const portFile = path.join(dataDir, 'pglite.json')
   await fs.mkdir(dataDir, { recursive: true, mode: 0o700 })
@@ -103,7 +106,7 @@ async function openOnce(dataDir: string, exclusive: boolean): Promise<EmbeddedDa
   }
 
   const password = randomBytes(24).toString('base64url')
-  const { worker, port } = await startPgliteWorker({ directory, host: HOST, password })
+  const { worker, port } = await startPgliteWorker({ directory, host: HOST, password, sharedBuffers })
   // Written with O_EXCL after removing a stale file, so the mode is ours (0600) from the first byte.
   await fs.rm(portFile, { force: true })
   await fs.writeFile(portFile, JSON.stringify({ pid: process.pid, port, password }), { mode: 0o600, flag: 'wx' })

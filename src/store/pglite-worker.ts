@@ -10,6 +10,8 @@ export interface PgliteWorkerData {
   directory: string
   host: string
   password: string
+  /** PostgreSQL shared_buffers, e.g. '16MB'. */
+  sharedBuffers: string
 }
 
 export type PgliteWorkerMessage =
@@ -17,11 +19,11 @@ export type PgliteWorkerMessage =
   | { kind: 'failed', message: string }
   | { kind: 'closed' }
 
-const { directory, host, password } = workerData as PgliteWorkerData
+const { directory, host, password, sharedBuffers } = workerData as PgliteWorkerData
 const post = (message: PgliteWorkerMessage) => parentPort!.postMessage(message)
 
 try {
-  const db = await PGlite.create(directory)
+  const db = await PGlite.create(directory, { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`] })
   // Connections are multiplexed over PGlite's single session; keep transactions short.
   const server = new PgliteServer(db, password)
   const port = await server.listen(host)

@@ -29,6 +29,8 @@ describe('configuration', () => {
     [{ PALMVEIN_MATCHER_BACKEND: 'gpu' }, /PALMVEIN_MATCHER_BACKEND must be one of auto, native, wasm, js/],
     [{ WEBHOOK_ALLOW_LOCALHOST: 'maybe' }, /WEBHOOK_ALLOW_LOCALHOST must be true or false/],
     [{ PALMVEIN_MATCHER_MAX_MEMORY: '1000' }, /PALMVEIN_MATCHER_MAX_MEMORY must be an integer between 1048576 and/],
+    [{ PALMVEIN_EMBEDDED_SHARED_BUFFERS: '16' }, /PALMVEIN_EMBEDDED_SHARED_BUFFERS must be a size such as 16MB/],
+    [{ PALMVEIN_EMBEDDED_SHARED_BUFFERS: '512kB' }, /at least 1MB/],
     [{ PALMVEIN_EXACT_AUDIT_RATE: '1.5' }, /PALMVEIN_EXACT_AUDIT_RATE must be a number from 0 to 1/],
     [{ PALMVEIN_EXACT_AUDIT_RATE: 'often' }, /PALMVEIN_EXACT_AUDIT_RATE must be a number from 0 to 1/],
     [{ WEBHOOK_ALLOW_LOCALHOST: '1', NODE_ENV: 'production' }, /refused when NODE_ENV=production/],

@@ -5,7 +5,8 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createClient } from '../../src/store/database.js'
+import { loadConfig } from '../../src/config.js'
+import { createClient, openDatabase } from '../../src/store/database.js'
 import { openEmbedded } from '../../src/store/embedded.js'
 
 const directories: string[] = []
@@ -41,6 +42,18 @@ describe('embedded database thread', () => {
     } finally {
       await sql.end({ timeout: 1 })
       await embedded.close()
+    }
+  })
+
+  it('keeps a small page cache unless PALMVEIN_EMBEDDED_SHARED_BUFFERS asks for another', async () => {
+    for (const [env, expected] of [[{}, '16MB'], [{ PALMVEIN_EMBEDDED_SHARED_BUFFERS: '48MB' }, '48MB']] as const) {
+      const db = await openDatabase(loadConfig({}, { PALMVEIN_DATA_DIR: await dataDir(), ...env }))
+      try {
+        const [{ shared_buffers: setting }] = await db.sql<{ shared_buffers: string }[]>`SHOW shared_buffers`
+        expect(setting).toBe(expected)
+      } finally {
+        await db.close()
+      }
     }
   })
 
