@@ -10,6 +10,7 @@
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
 import { ServiceError } from '../errors.js'
+import { releaseLoadGarbage } from '../process-memory.js'
 import type { HealthCheck } from '../health.js'
 import { createMatcher, type Gallery, type Matcher } from '../matcher/index.js'
 import type { Database } from '../store/database.js'
@@ -74,6 +75,8 @@ interface Entry {
 const isMemoryFull = (error: unknown): boolean => error instanceof RangeError && error.message.startsWith('matcher memory is full')
 
 const PAGE_ROWS = 2_000
+// Boot loads at least this large release their garbage when done (process-memory.ts).
+const RELEASE_AFTER_ROWS = 50_000
 const PROGRESS_EVERY_MS = 2_000
 
 export function createGalleries(options: { config: Config; db: Database; keyring: Keyring; log: Logger }): Galleries {
@@ -317,6 +320,11 @@ export function createGalleries(options: { config: Config; db: Database; keyring
           entry.ready = loadWithRetry(entry, id)
           entry.chain = entry.ready
           await entry.ready
+        }
+        if (rows >= RELEASE_AFTER_ROWS && !closed) {
+          const before = process.memoryUsage.rss()
+          const released = releaseLoadGarbage()
+          log.info({ ...released, rss_before_mib: Math.round(before / 2 ** 20), rss_after_mib: Math.round(process.memoryUsage.rss() / 2 ** 20) }, 'Galleries: boot loads done, their garbage released')
         }
       })()
       all.catch((error) => log.error({ err: error }, 'Galleries: loading stopped'))

@@ -20,6 +20,8 @@ export interface BackendInfo {
 
 /** The napi addon's exports (crates/matcher-node). */
 export interface NativeAddon {
+  /** glibc `malloc_trim(0)`: true when memory went back to the system (see crates/matcher-node/src/heap.rs). */
+  releaseFreeHeap(): boolean
   scanTopK(
     gallery: Int8Array, strideInBytes: number, dimension: number, rowStart: number, rowEnd: number,
     normsSquared: Uint32Array, live: Uint8Array, probes: Int8Array, probeNormsSquared: Uint32Array, k: number,
@@ -92,7 +94,7 @@ export function loadNativeAddon(path = NATIVE_ADDON_PATH): Loaded<NativeAddon> {
 function loadAddonFrom(path: string): Loaded<NativeAddon> {
   try {
     const addon = createRequire(import.meta.url)(path) as NativeAddon
-    for (const name of ['scanTopK', 'dotI8', 'activeIsa', 'availableIsas', 'setIsa', 'streamRead', 'nearestBySignBits', 'scorePairs', 'activePopcountIsa', 'limits', 'chooseIsa'] as const) {
+    for (const name of ['scanTopK', 'dotI8', 'activeIsa', 'availableIsas', 'setIsa', 'streamRead', 'nearestBySignBits', 'scorePairs', 'activePopcountIsa', 'limits', 'chooseIsa', 'releaseFreeHeap'] as const) {
       if (typeof addon[name] !== 'function') return { ok: false, reason: `${path} does not export ${name}` }
     }
     return { ok: true, value: addon }

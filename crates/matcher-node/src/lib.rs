@@ -14,6 +14,7 @@ use napi::{Error, JsValue, Status};
 use napi_derive::napi;
 use palmvein_matcher::{CoreError, GalleryView, ProbeBatch, TopKOutput};
 
+mod heap;
 mod two_stage;
 
 /// The binding's errors: the core's, plus the JS-level checks on number arguments and memory.
