@@ -57,11 +57,13 @@ export interface EnvironmentResult {
   /** Enrolled members (two hands each, so the gallery has 2 × members rows). */
   members: number
   galleryRows: number
+  /** Components per gallery row (absent in results before it was recorded: they were all 256). */
+  dimension?: number
   /** Bulk load (generate, encrypt, insert) in its own process before the service starts. */
   seed: { seconds: number; membersPerSecond: number }
   /** Service start until it answers /healthz with the gallery loaded (decrypting every template). */
   boot: { seconds: number; rowsPerSecond: number }
-  /** Resident memory of the service process after boot, MiB (null when unknown). */
+  /** Resident memory of the service process 2 s after boot (its load garbage released), MiB (null when unknown). */
   serviceRssMiB: number | null
   identify: IdentifyLoad[]
   rest: RestLoad[]

@@ -18,6 +18,14 @@ export const TARGET_MEMBERS = 1_000_000
 export const IDENTIFY_P95_ONE_CLIENT_MS = 50
 export const IDENTIFY_SIXTEEN_CLIENTS = { concurrency: 16, minThroughput: 200, maxP95Ms: 100 }
 export const REST_GET = { rate: 1000, maxP95Ms: 5 }
+/** The service's RSS at 1M members and beyond: at most 1.25 x the gallery's int8 bytes + 300 MB. */
+export const SERVICE_RSS = { perVectorByte: 1.25, fixedBytes: 300e6 }
+const MIB = 2 ** 20
+
+/** The RSS the target allows an environment, in MiB. */
+export function allowedRssMiB(environment: EnvironmentResult): number {
+  return (SERVICE_RSS.perVectorByte * environment.galleryRows * (environment.dimension ?? 256) + SERVICE_RSS.fixedBytes) / MIB
+}
 
 const ms = (value: number) => `${value.toFixed(value < 10 ? 2 : 1)} ms`
 
@@ -64,6 +72,16 @@ export function checkTargets(result: BenchResult): TargetCheck[] {
       ? `worst p95 ${ms(worst.load.p95)} (${worst.load.route}, ${worst.members.toLocaleString('en-US')} members, ${worst.load.throughput.toFixed(0)}/s achieved, ${gets.reduce((sum, entry) => sum + entry.load.errors, 0)} errors)`
       : `not measured: no GET run at ≥ ${REST_GET.rate} requests/s`,
     verdict: worst ? (restMet ? 'met' : 'missed') : 'not measured',
+  })
+
+  const sized = result.environments.filter((environment) => environment.members >= TARGET_MEMBERS && environment.serviceRssMiB !== null)
+  checks.push({
+    id: 'service-rss',
+    target: `service RSS ≤ ${SERVICE_RSS.perVectorByte} × the gallery's int8 bytes + ${SERVICE_RSS.fixedBytes / 1e6} MB, at 1M members and more`,
+    measured: sized.length
+      ? sized.map((environment) => `${environment.members.toLocaleString('en-US')} members: ${Math.round(environment.serviceRssMiB!)} MiB of ${Math.round(allowedRssMiB(environment))} MiB allowed`).join('; ')
+      : absent,
+    verdict: sized.length ? (sized.every((environment) => environment.serviceRssMiB! <= allowedRssMiB(environment)) ? 'met' : 'missed') : 'not measured',
   })
   return checks
 }

@@ -13,6 +13,7 @@ import { scratchDatabase } from './scratch-database.mjs'
 import { matcherFromHealth, residentMiB, startService } from './service-process.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
+const RSS_SETTLE_MS = 2_000
 
 /** A temporary database: a PGlite data directory, or a database on DATABASE_URL's server. */
 async function createStorage(databaseUrl, members) {
@@ -85,6 +86,8 @@ export async function runEnvironment(members, options, ui) {
     service = await startService({ env, onProgress: (loaded, total) => bootBar.update(loaded, total) })
     bootBar.update(rows)
     bootBar.stop()
+    // Read once the service has released its boot load's garbage (just after it says ready).
+    await new Promise((resolve) => setTimeout(resolve, RSS_SETTLE_MS))
     const rss = residentMiB(service.pid)
     ui.log(`  boot: ${rows.toLocaleString('en-US')} gallery rows ready in ${service.bootSeconds.toFixed(1)} s (${Math.round(rows / service.bootSeconds).toLocaleString('en-US')} rows/s), service RSS ${rss === null ? '?' : Math.round(rss)} MiB`)
 
@@ -120,7 +123,7 @@ export async function runEnvironment(members, options, ui) {
 
     return {
       environment: {
-        members: seeded.members, galleryRows: rows,
+        members: seeded.members, galleryRows: rows, dimension: seeded.dimension,
         seed: { seconds: seeded.seconds, membersPerSecond: seeded.members / seeded.seconds },
         boot: { seconds: service.bootSeconds, rowsPerSecond: rows / service.bootSeconds },
         serviceRssMiB: rss,

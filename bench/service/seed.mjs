@@ -125,7 +125,7 @@ try {
   }
   const sample = [...matedIdentities.values()].slice(0, 200)
   fs.writeFileSync(values.out, JSON.stringify({
-    project_id: project.id, environment_id: environment.id, api_key: key.key, members: done,
+    project_id: project.id, environment_id: environment.id, api_key: key.key, members: done, dimension: environment.dimension,
     seconds, prepare_seconds: prepareMs / 1000, insert_seconds: insertMs / 1000, member_sample: sample, probes: mixed,
   }), { mode: 0o600 })
   emit({ type: 'done', members: done, seconds, prepare_seconds: prepareMs / 1000, insert_seconds: insertMs / 1000 })

@@ -103,9 +103,10 @@ describe('bench report writer', () => {
   it('says "not measured" for the 1M-member targets when the run has no 1M environment', () => {
     const { markdown } = written(fixture)
     const targets = tableAfter(markdown, 'target')
-    expect(targets).toHaveLength(3)
+    expect(targets).toHaveLength(4)
     expect(targets[0][2]).toContain('not measured')
     expect(targets[1][2]).toContain('not measured')
+    expect(targets[3][2]).toContain('not measured')
     // The recorded quick run (a busy 2-core machine, embedded database) did not keep up with 1 000 GETs/s.
     const worst = Math.max(...fixture.environments.flatMap((environment) => environment.rest.map((load) => load.p95)))
     expect(worst).toBeGreaterThan(5)
@@ -114,21 +115,25 @@ describe('bench report writer', () => {
   })
 
   it('marks each target met or missed beside the figure it judges', () => {
+    // 2M rows x 256 = 512 MB of int8 rows: 1.25 x 512 + 300 = 940 MB = 896.5 MiB allowed.
     const met = atOneMillion(fixture, (environment) => {
       environment.identify = environment.identify.map((load) => ({ ...load, p95: load.concurrency === 1 ? 40 : 90, throughput: 250 }))
+      environment.serviceRssMiB = 896
     })
     for (const environment of met.environments) environment.rest = environment.rest.map((load) => ({ ...load, p95: 2, errors: 0, throughput: load.targetRate }))
-    expect(checkTargets(met).map((check) => check.verdict)).toEqual(['met', 'met', 'met'])
+    expect(checkTargets(met).map((check) => check.verdict)).toEqual(['met', 'met', 'met', 'met'])
+    expect(checkTargets(met)[3].measured).toBe('1,000,000 members: 896 MiB of 896 MiB allowed')
     const rows = tableAfter(written(met).markdown, 'members').filter((row) => row[0] === '1,000,000')
     expect(rows.map((row) => row[9])).toEqual(['✅ met (p95 < 50 ms)', '✅ met (≥ 200/s, p95 < 100 ms)', ''])
 
     const missed = atOneMillion(fixture, (environment) => {
       environment.identify = environment.identify.map((load) => ({ ...load, p95: load.concurrency === 1 ? 50 : 120, throughput: 150 }))
       environment.rest = environment.rest.map((load) => ({ ...load, p95: 7.5 }))
+      environment.serviceRssMiB = 897
     })
-    expect(checkTargets(missed).map((check) => check.verdict)).toEqual(['missed', 'missed', 'missed'])
+    expect(checkTargets(missed).map((check) => check.verdict)).toEqual(['missed', 'missed', 'missed', 'missed'])
     const missedMarkdown = written(missed).markdown
-    expect(tableAfter(missedMarkdown, 'target').map((row) => row[2])).toEqual(['❌ missed', '❌ missed', '❌ missed'])
+    expect(tableAfter(missedMarkdown, 'target').map((row) => row[2])).toEqual(['❌ missed', '❌ missed', '❌ missed', '❌ missed'])
     expect(tableAfter(missedMarkdown, 'members').filter((row) => row[0] === '1,000,000').map((row) => row[9].split(' (')[0])).toEqual(['❌ missed', '❌ missed', ''])
   })
 
