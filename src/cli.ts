@@ -6,10 +6,12 @@
 //   palmvein org create --name <name> --admin <subject> [--platform]
 //   palmvein audit verify [--org <id>]
 //   palmvein audit purge [--days <n>]
+//   palmvein import --project <id> [--allow-duplicates] [--rejects <file>] [--batch <n>] <file.ndjson | ->
 //   palmvein capture --synthetic --identity <n> --hand left|right [--session <k>] [--attempt <a>] [--dimension <d>] [--seed <s>]
 // Every command honours the same environment as `serve` (DATABASE_URL, PALMVEIN_DATA_DIR, ...).
 import { parseArgs } from 'node:util'
 import { loadLocalIssuer } from './auth/identity-tokens.js'
+import { DEFAULT_BATCH, ImportRefused, runImport } from './cli-import.js'
 import { ConfigError, loadConfig } from './config.js'
 import { organizationResource } from './http/resources/organizations.js'
 import { isUuid, newId } from './ids.js'
@@ -32,6 +34,11 @@ const USAGE = `usage:
   palmvein audit verify [--org <id>]              check the audit trail's hash chains (one organization's, or all);
                                                    exit 1 when a record was edited, inserted or deleted
   palmvein audit purge [--days <n>]                run the retention purge now (default PALMVEIN_AUDIT_RETENTION_DAYS)
+  palmvein import --project <project_id> [--allow-duplicates] [--rejects <file>] [--batch <n>] <file.ndjson | ->
+                                                   import members with their palms, one JSON object a line
+                                                   ({"member_id"?, "display_name", "metadata"?, "left_hand"?, "right_hand"?},
+                                                   the hands as in the enroll body); prints a JSON summary; exit 1
+                                                   when some lines were refused (--rejects lists them with their codes)
   palmvein capture --synthetic --identity <n> --hand left|right [--session <k>] [--attempt <a>]
                    [--dimension 128|256|512] [--seed <s>] [--extractor-id <id>]
                                                    print a PVT1 palm capture (base64url) of a seeded synthetic
@@ -179,6 +186,27 @@ function capture(args: string[]): void {
   }))
 }
 
+async function importCommand(args: string[]): Promise<void> {
+  let parsed
+  try {
+    parsed = parseArgs({ args, options: { project: { type: 'string' }, 'allow-duplicates': { type: 'boolean' }, rejects: { type: 'string' }, batch: { type: 'string' } }, strict: true, allowPositionals: true })
+  } catch (error) {
+    throw new UsageError((error as Error).message)
+  }
+  const { values, positionals } = parsed
+  if (!values.project || positionals.length !== 1) throw new UsageError('import needs --project <project_id> and one input: a file, or - for stdin')
+  const code = await runImport({
+    project: values.project, source: positionals[0], allowDuplicates: values['allow-duplicates'] ?? false,
+    rejects: values.rejects ?? null, batch: Math.max(1, wholeNumber('batch', values.batch, DEFAULT_BATCH, 10_000)),
+  }).catch((error: unknown) => {
+    if (error instanceof ImportRefused) throw new UsageError(error.message)
+    if (isDatabaseUnreachable(error)) throw new UsageError(`the database is unreachable: ${(error as Error).message}`)
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`cannot read ${positionals[0]}: no such file`)
+    throw error
+  })
+  process.exitCode = code
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv
   switch (command) {
@@ -188,6 +216,7 @@ async function main(argv: string[]): Promise<void> {
     case 'org': return org(args)
     case 'audit': return audit(args)
     case 'capture': return capture(args)
+    case 'import': return importCommand(args)
     case undefined: case 'help': case '--help': case '-h':
       console.log(USAGE)
       return

@@ -10,6 +10,8 @@ export const REDACTED_PATHS = [
   'template', '*.template', 'masterKey', '*.masterKey',
 ]
 
-export function createLogger(config: Pick<Config, 'logLevel'>): Logger {
-  return pino({ level: config.logLevel, base: { service: 'palmvein' }, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } })
+/** `toStderr`: for CLI commands whose stdout is their result. */
+export function createLogger(config: Pick<Config, 'logLevel'>, toStderr = false): Logger {
+  const options = { level: config.logLevel, base: { service: 'palmvein' }, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }
+  return toStderr ? pino(options, pino.destination(2)) : pino(options)
 }

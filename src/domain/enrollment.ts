@@ -44,7 +44,7 @@ export interface EnrollOptions {
   replaceAllHands?: boolean
 }
 
-interface PreparedHand {
+export interface PreparedHand {
   hand: Hand
   input: EnrollHand
   enroll: Capture
@@ -52,7 +52,8 @@ interface PreparedHand {
   reference: Int8Array
 }
 
-function prepareHands(input: EnrollInput, environment: EnvironmentGallery['environment']): PreparedHand[] {
+/** Every hand's captures parsed and checked against the environment, and its reference built (throws a ServiceError). */
+export function prepareHands(input: Pick<EnrollInput, 'left_hand' | 'right_hand'>, environment: EnvironmentGallery['environment']): PreparedHand[] {
   const hands: PreparedHand[] = []
   for (const hand of HANDS) {
     const handInput = input[`${hand}_hand`]
@@ -67,7 +68,7 @@ function prepareHands(input: EnrollInput, environment: EnvironmentGallery['envir
 }
 
 /** The best score of another member against any of the new hands' captures or references. */
-async function findDuplicate(environment: EnvironmentGallery, memberId: string, hands: PreparedHand[]) {
+export async function findDuplicate(environment: EnvironmentGallery, memberId: string, hands: PreparedHand[]) {
   const probes = hands.flatMap((hand) => [hand.reference, probeVector(hand.enroll), probeVector(hand.identify)])
   // Four rows always include another member's best row, even when the member's own two lead.
   const results = await environment.gallery.searchBatch(probes, { k: rowsForMembers(2) })
@@ -79,6 +80,23 @@ async function findDuplicate(environment: EnvironmentGallery, memberId: string, 
     }
   })
   return worst as { hand: Hand; score: number } | null
+}
+
+/** The rows enrollment stores per hand, sealed under the member's key: both captures and the reference. */
+export function sealedTemplateRows(key: Uint8Array, memberId: string, environmentId: string, hands: readonly PreparedHand[]): TemplateInsert[] {
+  return hands.flatMap(({ hand, input: handInput, enroll, identify, reference }) => {
+    const common = {
+      member_id: memberId, environment_id: environmentId, hand,
+      silhouette: handInput.silhouette ? sealSilhouette(key, memberId, hand, handInput.silhouette) : null,
+      palm_position: (handInput.palm_position ?? null) as Record<string, number> | null,
+    }
+    return [
+      { ...common, id: newId(), kind: 'enroll' as const, ciphertext: sealTemplate(key, memberId, hand, 'enroll', enroll.bytes) },
+      { ...common, id: newId(), kind: 'identify' as const, ciphertext: sealTemplate(key, memberId, hand, 'identify', identify.bytes) },
+      { ...common, id: newId(), kind: 'reference' as const, silhouette: null, palm_position: null,
+        ciphertext: sealTemplate(key, memberId, hand, 'reference', new Uint8Array(reference.buffer, reference.byteOffset, reference.length)) },
+    ]
+  })
 }
 
 export async function enrollMember(
@@ -111,19 +129,7 @@ export async function enrollMember(
     const freshKey = member.wrapped_key ? null : newMemberKey(app.keyring, environment.environment, member.id)
     const wrappedKey = freshKey?.wrapped ?? member.wrapped_key!
     const key = freshKey?.key ?? unwrapMemberKey(app.keyring, environment.environment, member.id, wrappedKey)
-    const rows: TemplateInsert[] = hands.flatMap(({ hand, input: handInput, enroll, identify, reference }) => {
-      const common = {
-        member_id: member.id, environment_id: environmentId, hand,
-        silhouette: handInput.silhouette ? sealSilhouette(key, member.id, hand, handInput.silhouette) : null,
-        palm_position: (handInput.palm_position ?? null) as Record<string, number> | null,
-      }
-      return [
-        { ...common, id: newId(), kind: 'enroll' as const, ciphertext: sealTemplate(key, member.id, hand, 'enroll', enroll.bytes) },
-        { ...common, id: newId(), kind: 'identify' as const, ciphertext: sealTemplate(key, member.id, hand, 'identify', identify.bytes) },
-        { ...common, id: newId(), kind: 'reference' as const, silhouette: null, palm_position: null,
-          ciphertext: sealTemplate(key, member.id, hand, 'reference', new Uint8Array(reference.buffer, reference.byteOffset, reference.length)) },
-      ]
-    })
+    const rows = sealedTemplateRows(key, member.id, environmentId, hands)
 
     const completedAt = new Date()
     let published = false

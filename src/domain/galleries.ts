@@ -75,6 +75,8 @@ interface Entry {
 const isMemoryFull = (error: unknown): boolean => error instanceof RangeError && error.message.startsWith('matcher memory is full')
 
 const PAGE_ROWS = 2_000
+// How often a service on the embedded database looks for gallery changes other processes made.
+const FOREIGN_CHANGES_EVERY_MS = 1_000
 // Boot loads at least this large release their garbage when done (process-memory.ts).
 const RELEASE_AFTER_ROWS = 50_000
 const PROGRESS_EVERY_MS = 2_000
@@ -87,6 +89,7 @@ export function createGalleries(options: { config: Config; db: Database; keyring
   const entries = new Map<string, Entry>()
   let closed = false
   let listener: { unlisten(): Promise<void> } | null = null
+  let changeWatch: NodeJS.Timeout | null = null
 
   function matcherFor(dimension: number): Promise<Matcher> {
     let matcher = matchers.get(dimension)
@@ -246,6 +249,15 @@ export function createGalleries(options: { config: Config; db: Database; keyring
     return changes.length
   }
 
+  /** Catches up every loaded gallery whose environment has changes past the ones applied. */
+  async function watchForeignChanges(): Promise<void> {
+    for (const entry of entries.values()) {
+      if (closed || !entry.gallery || !entry.environment) continue
+      const latest = await latestGalleryChange(sql, entry.environment.id).catch(() => 0)
+      if (latest > entry.syncedSeq) await queueCatchUp(entry, 'changes by another process').catch(() => 0)
+    }
+  }
+
   /** Queues a catch-up after the environment's earlier changes. */
   function queueCatchUp(entry: Entry, why: string): Promise<number> {
     const result = entry.chain.then(() => catchUpEntry(entry))
@@ -303,6 +315,12 @@ export function createGalleries(options: { config: Config; db: Database; keyring
     },
     async startLoading() {
       listener = await db.listen(GALLERY_CHANNEL, onNotification, onReconnect)
+      // The embedded database's notifications stay inside this process; another process writing
+      // through its loopback server (palmvein import) is seen from the change numbers instead.
+      if (db.kind === 'embedded') {
+        changeWatch = setInterval(() => { void watchForeignChanges() }, FOREIGN_CHANGES_EVERY_MS)
+        changeWatch.unref()
+      }
       const environments = await allEnvironments(sql)
       const counts = await referenceCountsByEnvironment(sql)
       const queued: Array<[Entry, string]> = []
@@ -360,6 +378,7 @@ export function createGalleries(options: { config: Config; db: Database; keyring
     },
     async close() {
       closed = true
+      if (changeWatch) clearInterval(changeWatch)
       await listener?.unlisten().catch(() => {})
       for (const matcher of matchers.values()) await (await matcher.catch(() => null))?.close()
       matchers.clear()

@@ -16,7 +16,7 @@ import { newMemberKey } from './template-crypto.js'
 /** Metadata is any JSON value; its JSON text is capped so one member cannot bloat the table. */
 export const MAX_METADATA_BYTES = 16 * 1024
 
-function checkMetadata(metadata: unknown): postgres.JSONValue | null {
+export function checkMetadata(metadata: unknown): postgres.JSONValue | null {
   if (metadata === undefined || metadata === null) return null
   const text = JSON.stringify(metadata)
   if (Buffer.byteLength(text) > MAX_METADATA_BYTES) {

@@ -19,6 +19,18 @@ export async function recordGalleryChange(tx: Queryable, environmentId: string, 
   return seq
 }
 
+/** Records a change of each member (one statement); returns the highest change number (call under the lock). */
+export async function recordGalleryChanges(tx: Queryable, environmentId: string, memberIds: readonly string[]): Promise<number> {
+  const [{ seq }] = await tx<{ seq: number }[]>`
+    WITH changed AS (
+      INSERT INTO gallery_changes (environment_id, member_id, seq)
+      SELECT ${environmentId}, member_id, nextval('gallery_change_seq') FROM unnest(${memberIds as string[]}::uuid[]) AS member_id
+      ON CONFLICT (environment_id, member_id) DO UPDATE SET seq = excluded.seq
+      RETURNING seq)
+    SELECT coalesce(max(seq), 0)::int8 AS seq FROM changed`
+  return seq
+}
+
 /** The number of the environment's latest change (0 when none). */
 export async function latestGalleryChange(sql: Queryable, environmentId: string): Promise<number> {
   const [{ seq }] = await sql<{ seq: number }[]>`

@@ -112,10 +112,18 @@ const TEMPLATE_ROWS_PER_STATEMENT = 6_000
 
 /** A bulk load's batch in one transaction: the members, then their templates in statements of bounded size. */
 export async function insertMembersWithTemplates(sql: Sql, memberRows: Array<Record<string, unknown>>, templateRows: Array<Record<string, unknown>>): Promise<void> {
-  await sql.begin(async (tx) => {
-    await tx`INSERT INTO members ${tx(memberRows.map((row) => ({ ...row, metadata: row.metadata === null ? null : tx.json(row.metadata as postgres.JSONValue) })) as never)}`
-    for (let start = 0; start < templateRows.length; start += TEMPLATE_ROWS_PER_STATEMENT) {
-      await tx`INSERT INTO palm_templates ${tx(templateRows.slice(start, start + TEMPLATE_ROWS_PER_STATEMENT) as never)}`
-    }
-  })
+  await sql.begin((tx) => insertMembersAndTemplates(tx as unknown as Sql, memberRows, templateRows))
+}
+
+/** The multi-row inserts of insertMembersWithTemplates, inside the caller's transaction. */
+export async function insertMembersAndTemplates(tx: Sql, memberRows: ReadonlyArray<Record<string, unknown>>, templateRows: ReadonlyArray<object>): Promise<void> {
+  await tx`INSERT INTO members ${tx(memberRows.map((row) => ({ ...row, metadata: row.metadata === null ? null : tx.json(row.metadata as postgres.JSONValue) })) as never)}`
+  for (let start = 0; start < templateRows.length; start += TEMPLATE_ROWS_PER_STATEMENT) {
+    await tx`INSERT INTO palm_templates ${tx(templateRows.slice(start, start + TEMPLATE_ROWS_PER_STATEMENT) as never)}`
+  }
+}
+
+/** Which of these member ids exist, and in which project. */
+export function existingMembers(sql: Queryable, ids: readonly string[]) {
+  return sql<{ id: string; project_id: string }[]>`SELECT id, project_id FROM members WHERE id = ANY(${ids as string[]}::uuid[])`
 }

@@ -11,13 +11,14 @@ export function cliEnv(env: Record<string, string | undefined>): NodeJS.ProcessE
   return merged
 }
 
-export function spawnCli(args: string[], env: Record<string, string | undefined>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] })
+/** `stdin`: a file descriptor the command reads as its standard input (default: none). */
+export function spawnCli(args: string[], env: Record<string, string | undefined>, stdin: number | 'ignore' = 'ignore'): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env: cliEnv(env), stdio: [stdin, 'pipe', 'pipe'] })
 }
 
-export function runCli(args: string[], env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(args: string[], env: Record<string, string | undefined>, stdin: number | 'ignore' = 'ignore'): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawnCli(args, env)
+    const child = spawnCli(args, env, stdin)
     let stdout = ''
     let stderr = ''
     child.stdout!.on('data', (chunk) => { stdout += chunk })

@@ -1,0 +1,162 @@
+// `palmvein import` through the real CLI, beside a running service on the same database: good
+// lines land and the service identifies them (its gallery picks the batches up), bad lines are
+// refused with their line numbers and the API's codes, a rerun skips what is present, and the
+// headcount holds.
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createTestStorage, type TestStorage } from '../support/database.js'
+import { createPalmTenant, enroll, enrollBody, identify, identifyBody, population, type PalmTenant } from '../support/palms.js'
+import { runCli, spawnCli } from '../support/process.js'
+import { bootService, expectStatus, type TestService } from '../support/service.js'
+
+const palms = population({ identities: 140 })
+
+/** An import line for a synthetic identity: both hands, as the enroll body has them. */
+function line(identity: number, extra: Record<string, unknown> = {}): Record<string, any> {
+  const { member_id: _unused, ...hands } = enrollBody(palms, identity, 'x')
+  return { display_name: `Person ${identity}`, ...hands, ...extra }
+}
+
+describe('palmvein import', () => {
+  let storage: TestStorage
+  let svc: TestService
+  let tenant: PalmTenant
+  let env: Record<string, string | undefined>
+  let dir: string
+  beforeAll(async () => {
+    storage = await createTestStorage()
+    await storage.handOver()
+    svc = await bootService({ storage })
+    tenant = await createPalmTenant(svc, 'import-admin@example.com')
+    env = { PALMVEIN_DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl ?? undefined }
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'palmvein-import-'))
+  })
+  afterAll(async () => {
+    await svc?.stop()
+    await storage?.cleanup()
+    await fs.rm(dir, { recursive: true, force: true })
+  })
+
+  async function writeLines(name: string, lines: Array<string | object>): Promise<string> {
+    const file = path.join(dir, name)
+    await fs.writeFile(file, lines.map((entry) => (typeof entry === 'string' ? entry : JSON.stringify(entry))).join('\n') + '\n')
+    return file
+  }
+
+  async function identifiedAs(identity: number): Promise<string | null> {
+    const answer = await identify(svc, tenant, identifyBody(palms, identity, 'left'))
+    return answer.status === 'Found' ? answer.member_id : null
+  }
+
+  it('imports the good lines, refuses the bad ones with their line numbers and codes, and the running service finds the members', async () => {
+    // A member enrolled through the API before the import: line 7 repeats its palms.
+    const existing = await svc.request('POST', `/v1/projects/${tenant.projectId}/members`, { auth: tenant.key, body: { display_name: 'Already here' } })
+    expectStatus(existing, 201)
+    expectStatus(await enroll(svc, tenant, enrollBody(palms, 100, existing.body.member_id)), 200)
+    const kept = '0190a6b2-3c4d-7e5f-8a6b-7c8d9e0f1a2b'
+    const wrongDimension = population({ identities: 4, dimension: 128 })
+    const file = await writeLines('members.ndjson', [
+      line(1, { member_id: kept, metadata: { employee: 'E-1' } }),
+      line(2),
+      '{"display_name": "broken',
+      line(3, { left_hand: { enroll_capture: 'bm90IGEgdGVtcGxhdGU', identify_capture: 'bm90IGEgdGVtcGxhdGU' } }),
+      { display_name: 'Wrong size', left_hand: { enroll_capture: Buffer.from(wrongDimension.template(0, 'left', 0, 0)).toString('base64url'), identify_capture: Buffer.from(wrongDimension.template(0, 'left', 0, 1)).toString('base64url') } },
+      line(2, { display_name: 'Person 2 again' }),
+      line(100),
+      { display_name: 'No hands' },
+      { ...line(4), display_name: 'Unknown field', colour: 'blue' },
+      line(5),
+    ])
+    const rejectsFile = path.join(dir, 'rejects.ndjson')
+    const result = await runCli(['import', '--project', tenant.projectId, '--rejects', rejectsFile, '--batch', '3', file], env)
+    expect(result.stderr).toBe('')
+    expect(result.code).toBe(1)
+    const summary = JSON.parse(result.stdout)
+    expect(summary).toMatchObject({ imported: 3, skipped: 0, rejected: 7, duplicates: 2 })
+    expect(summary.seconds).toBeGreaterThan(0)
+    const rejects = (await fs.readFile(rejectsFile, 'utf8')).trim().split('\n').map((text) => JSON.parse(text))
+    expect(rejects.map((rejection) => [rejection.line, rejection.code]).sort((a, b) => a[0] - b[0])).toEqual([
+      [3, 'invalid_request'], [4, 'capture_invalid'], [5, 'capture_invalid'], [6, 'duplicate_palm'], [7, 'duplicate_palm'],
+      [8, 'invalid_request'], [9, 'invalid_request'],
+    ])
+    expect(rejects.find((rejection) => rejection.line === 5).detail).toMatch(/128/)
+    expect(rejects.find((rejection) => rejection.line === 9).errors).toEqual([{ path: '/colour', message: 'unknown field' }])
+    // No capture or template in what the rejects file says.
+    expect(await fs.readFile(rejectsFile, 'utf8')).not.toContain(line(3).right_hand.enroll_capture)
+
+    const member = await svc.request('GET', `/v1/projects/${tenant.projectId}/members/${kept}`, { auth: tenant.key })
+    expectStatus(member, 200)
+    expect(member.body).toMatchObject({ display_name: 'Person 1', metadata: '{"employee":"E-1"}', palm_templates_enrolled: 4 })
+    // The service picks the batches up without a restart (on PostgreSQL by notification; on the
+    // embedded database from the change numbers within a second).
+    await expect.poll(() => identifiedAs(1), { timeout: 10_000, interval: 200 }).toBe(kept)
+    for (const identity of [2, 5]) await expect.poll(() => identifiedAs(identity), { timeout: 10_000, interval: 200 }).not.toBeNull()
+    expect(await identifiedAs(3)).toBeNull()
+  })
+
+  it('skips members already present when run again, so an interrupted import can be completed', async () => {
+    const ids = ['0190a6b2-3c4d-7e5f-8a6b-000000000011', '0190a6b2-3c4d-7e5f-8a6b-000000000012']
+    const file = await writeLines('resume.ndjson', [line(11, { member_id: ids[0] }), line(12, { member_id: ids[1] })])
+    const first = await runCli(['import', '--project', tenant.projectId, file], env)
+    expect([first.code, JSON.parse(first.stdout)]).toMatchObject([0, { imported: 2, skipped: 0, rejected: 0 }])
+    const again = await runCli(['import', '--project', tenant.projectId, file], env)
+    expect([again.code, JSON.parse(again.stdout)]).toMatchObject([0, { imported: 0, skipped: 2, rejected: 0 }])
+  })
+
+  it('a SIGKILL mid-import leaves whole members only, and a rerun completes it', async () => {
+    const { projectId } = await addProjectFor(tenant)
+    const members = Array.from({ length: 120 }, (_, index) => line(index, { member_id: `0190a6b2-3c4d-7e5f-9a6b-${String(index).padStart(12, '0')}` }))
+    const file = await writeLines('killed.ndjson', members)
+    const listed = async () => {
+      const response = await svc.request('GET', `/v1/projects/${projectId}/members`, { auth: tenant.key })
+      expectStatus(response, 200)
+      return response.body as Array<{ member_id: string; palm_templates_enrolled: number }>
+    }
+    const child = spawnCli(['import', '--project', projectId, '--batch', '4', file], env)
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    await expect.poll(async () => (await listed()).length, { timeout: 30_000, interval: 20 }).toBeGreaterThan(0)
+    child.kill('SIGKILL')
+    await exited
+    const partial = await listed()
+    expect(partial.length).toBeLessThan(members.length)
+    expect(partial.every((member) => member.palm_templates_enrolled === 4)).toBe(true)
+
+    const rerun = await runCli(['import', '--project', projectId, '--batch', '50', file], env)
+    expect({ code: rerun.code, stderr: rerun.stderr }).toEqual({ code: 0, stderr: '' })
+    expect(JSON.parse(rerun.stdout)).toMatchObject({ imported: members.length - partial.length, skipped: partial.length, rejected: 0 })
+    expect((await listed()).length).toBe(members.length)
+  }, 90_000)
+
+  async function addProjectFor(owner: PalmTenant) {
+    const environment = await svc.request('POST', `/v1/organization/${owner.orgId}/environments`, { auth: owner.token, body: { name: 'killed' } })
+    expectStatus(environment, 201)
+    const project = await svc.request('POST', `/v1/organization/${owner.orgId}/projects`, { auth: owner.token, body: { name: 'killed', environment_id: environment.body.id, plan: 'enterprise' } })
+    expectStatus(project, 201)
+    return { projectId: project.body.id as string }
+  }
+
+  it('reads stdin, and refuses what the headcount does not allow', async () => {
+    const org = tenant.orgId
+    const sandbox = await svc.request('POST', `/v1/organization/${org}/environments`, { auth: tenant.token, body: { name: 'small' } })
+    expectStatus(sandbox, 201)
+    const project = await svc.request('POST', `/v1/organization/${org}/projects`, { auth: tenant.token, body: { name: 'sandbox', environment_id: sandbox.body.id, plan: 'sandbox' } })
+    expectStatus(project, 201)
+    const lines = Array.from({ length: 102 }, (_, index) => JSON.stringify(line(20 + index % 110, { display_name: `P${index}` }))).join('\n')
+    const file = await writeLines('many.ndjson', [lines])
+    const input = await fs.open(file)
+    const result = await runCli(['import', '--project', project.body.id, '--allow-duplicates', '-'], env, input.fd).finally(() => input.close())
+    expect(result.code).toBe(1)
+    expect(JSON.parse(result.stdout)).toMatchObject({ imported: 100, rejected: 2, duplicates: 0 })
+  })
+
+  it('exits 2 on a usage error or an unknown project, before reading anything', async () => {
+    const usage = await runCli(['import', '--project', tenant.projectId], env)
+    expect(usage.code).toBe(2)
+    expect(usage.stderr).toMatch(/import needs --project <project_id> and one input/)
+    const unknown = await runCli(['import', '--project', '0190a6b2-3c4d-7e5f-8a6b-7c8d9e0f0000', path.join(dir, 'members.ndjson')], env)
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toMatch(/project 0190a6b2-3c4d-7e5f-8a6b-7c8d9e0f0000 not found/)
+  })
+})
