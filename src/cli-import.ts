@@ -81,7 +81,7 @@ function progressBar(total: number | null): { update(handled: number, bytes: num
 }
 
 export async function runImport(args: ImportArguments): Promise<number> {
-  if (!isUuid(args.project)) throw new ImportRefused('--project must be a project id (a UUID)')
+  if (!isUuid(args.project)) throw new CommandRefused('--project must be a project id (a UUID)')
   const config = loadConfig()
   const log = createLogger({ logLevel: config.logLevel === 'info' ? 'warn' : config.logLevel }, true)
   const total = args.source === '-' ? null : statSync(args.source).size
@@ -93,8 +93,8 @@ export async function runImport(args: ImportArguments): Promise<number> {
   try {
     await migrate(db.sql)
     const project = await projectById(db.sql, args.project)
-    if (!project) throw new ImportRefused(`project ${args.project} not found`)
-    if (!project.environment_id) throw new ImportRefused(`project ${args.project} uses a shared environment; members are imported into a project with its own (tenant-managed) environment`)
+    if (!project) throw new CommandRefused(`project ${args.project} not found`)
+    if (!project.environment_id) throw new CommandRefused(`project ${args.project} uses a shared environment; members are imported into a project with its own (tenant-managed) environment`)
     const input = args.source === '-' ? process.stdin : createReadStream(args.source)
     let bytes = 0
     const items = itemsOf(input)
@@ -115,5 +115,5 @@ export async function runImport(args: ImportArguments): Promise<number> {
   }
 }
 
-/** The import cannot start (no such project, no environment of its own): exit 2 like a usage error. */
-export class ImportRefused extends Error {}
+/** The command cannot start (no such project, no environment of its own, a missing confirmation): exit 2 like a usage error. */
+export class CommandRefused extends Error {}

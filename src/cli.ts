@@ -7,11 +7,13 @@
 //   palmvein audit verify [--org <id>]
 //   palmvein audit purge [--days <n>]
 //   palmvein import --project <id> [--allow-duplicates] [--rejects <file>] [--batch <n>] <file.ndjson | ->
+//   palmvein export --project <id> --include-biometrics
 //   palmvein capture --synthetic --identity <n> --hand left|right [--session <k>] [--attempt <a>] [--dimension <d>] [--seed <s>]
 // Every command honours the same environment as `serve` (DATABASE_URL, PALMVEIN_DATA_DIR, ...).
 import { parseArgs } from 'node:util'
 import { loadLocalIssuer } from './auth/identity-tokens.js'
-import { DEFAULT_BATCH, ImportRefused, runImport } from './cli-import.js'
+import { runExport } from './cli-export.js'
+import { DEFAULT_BATCH, CommandRefused, runImport } from './cli-import.js'
 import { ConfigError, loadConfig } from './config.js'
 import { organizationResource } from './http/resources/organizations.js'
 import { isUuid, newId } from './ids.js'
@@ -39,6 +41,8 @@ const USAGE = `usage:
                                                    ({"member_id"?, "display_name", "metadata"?, "left_hand"?, "right_hand"?},
                                                    the hands as in the enroll body); prints a JSON summary; exit 1
                                                    when some lines were refused (--rejects lists them with their codes)
+  palmvein export --project <project_id> --include-biometrics
+                                                   print the members with their palm captures (decrypted) as import lines
   palmvein capture --synthetic --identity <n> --hand left|right [--session <k>] [--attempt <a>]
                    [--dimension 128|256|512] [--seed <s>] [--extractor-id <id>]
                                                    print a PVT1 palm capture (base64url) of a seeded synthetic
@@ -199,12 +203,22 @@ async function importCommand(args: string[]): Promise<void> {
     project: values.project, source: positionals[0], allowDuplicates: values['allow-duplicates'] ?? false,
     rejects: values.rejects ?? null, batch: Math.max(1, wholeNumber('batch', values.batch, DEFAULT_BATCH, 10_000)),
   }).catch((error: unknown) => {
-    if (error instanceof ImportRefused) throw new UsageError(error.message)
+    if (error instanceof CommandRefused) throw new UsageError(error.message)
     if (isDatabaseUnreachable(error)) throw new UsageError(`the database is unreachable: ${(error as Error).message}`)
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`cannot read ${positionals[0]}: no such file`)
     throw error
   })
   process.exitCode = code
+}
+
+async function exportCommand(args: string[]): Promise<void> {
+  const values = options(args, { project: { type: 'string' }, 'include-biometrics': { type: 'boolean' } })
+  if (!values.project) throw new UsageError('export needs --project <project_id>')
+  await runExport({ project: values.project, includeBiometrics: values['include-biometrics'] ?? false }).catch((error: unknown) => {
+    if (error instanceof CommandRefused) throw new UsageError(error.message)
+    if (isDatabaseUnreachable(error)) throw new UsageError(`the database is unreachable: ${(error as Error).message}`)
+    throw error
+  })
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -217,6 +231,7 @@ async function main(argv: string[]): Promise<void> {
     case 'audit': return audit(args)
     case 'capture': return capture(args)
     case 'import': return importCommand(args)
+    case 'export': return exportCommand(args)
     case undefined: case 'help': case '--help': case '-h':
       console.log(USAGE)
       return

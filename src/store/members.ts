@@ -127,3 +127,11 @@ export async function insertMembersAndTemplates(tx: Sql, memberRows: ReadonlyArr
 export function existingMembers(sql: Queryable, ids: readonly string[]) {
   return sql<{ id: string; project_id: string }[]>`SELECT id, project_id FROM members WHERE id = ANY(${ids as string[]}::uuid[])`
 }
+
+/** A page of the project's members with their wrapped keys, in id order after `afterId` (export). */
+export function membersPageWithKeys(sql: Queryable, projectId: string, afterId: string | null, limit: number) {
+  return sql<Array<Pick<MemberKeyRow, 'id' | 'display_name' | 'metadata' | 'wrapped_key'>>>`
+    SELECT id, display_name, metadata, wrapped_key FROM members
+    WHERE project_id = ${projectId} AND id > ${afterId ?? '00000000-0000-0000-0000-000000000000'}
+    ORDER BY id LIMIT ${limit}`
+}

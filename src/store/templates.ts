@@ -66,3 +66,19 @@ export function environmentReferencePage(sql: Sql, environmentId: string, afterI
       AND t.id > ${afterId ?? '00000000-0000-0000-0000-000000000000'}
     ORDER BY t.id LIMIT ${limit}`
 }
+
+export interface CaptureRow {
+  member_id: string
+  hand: Hand
+  kind: 'enroll' | 'identify'
+  ciphertext: Buffer
+  silhouette: string | null
+  palm_position: Record<string, number> | null
+}
+
+/** The stored enroll and identify captures of these members (export). */
+export function captureRowsOfMembers(sql: Queryable, memberIds: readonly string[]) {
+  return sql<CaptureRow[]>`
+    SELECT member_id, hand, kind, ciphertext, silhouette, palm_position FROM palm_templates
+    WHERE member_id = ANY(${memberIds as string[]}::uuid[]) AND kind IN ('enroll', 'identify')`
+}

@@ -96,6 +96,33 @@ describe('palmvein import', () => {
     expect(await identifiedAs(3)).toBeNull()
   })
 
+  it('export with --include-biometrics gives lines that import reproduces; without it, export refuses', async () => {
+    const refused = await runCli(['export', '--project', tenant.projectId], env)
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toMatch(/--include-biometrics/)
+    expect(refused.stdout).toBe('')
+
+    const exported = await runCli(['export', '--project', tenant.projectId, '--include-biometrics'], env)
+    expect(exported.code).toBe(0)
+    expect(exported.stderr).toMatch(/holds biometric data[\s\S]*4 member\(s\)/)
+    const lines = exported.stdout.trim().split('\n').map((text) => JSON.parse(text))
+    expect(lines).toHaveLength(4)
+    const kept = lines.find((entry) => entry.display_name === 'Person 1')
+    expect(kept).toMatchObject({ member_id: '0190a6b2-3c4d-7e5f-8a6b-7c8d9e0f1a2b', metadata: { employee: 'E-1' } })
+    expect(kept.left_hand.enroll_capture).toBe(line(1).left_hand.enroll_capture)
+    expect(lines.find((entry) => entry.display_name === 'Already here').right_hand.palm_position).toEqual({ x: 1, y: 2, z: 60, pitch: 0, roll: 1.5, yaw: -2 })
+
+    // As a move between deployments: the members are gone, then the export brings them back, ids included.
+    for (const entry of lines) expectStatus(await svc.request('DELETE', `/v1/projects/${tenant.projectId}/members/${entry.member_id}`, { auth: tenant.key }), 204)
+    await expect.poll(() => identifiedAs(1), { timeout: 10_000, interval: 200 }).toBeNull()
+    const file = await writeLines('exported.ndjson', lines)
+    const imported = await runCli(['import', '--project', tenant.projectId, file], env)
+    expect([imported.code, JSON.parse(imported.stdout)]).toMatchObject([0, { imported: 4, rejected: 0 }])
+    await expect.poll(() => identifiedAs(1), { timeout: 10_000, interval: 200 }).toBe(kept.member_id)
+    const member = await svc.request('GET', `/v1/projects/${tenant.projectId}/members/${kept.member_id}`, { auth: tenant.key })
+    expect(member.body).toMatchObject({ display_name: 'Person 1', metadata: '{"employee":"E-1"}', palm_templates_enrolled: 4 })
+  })
+
   it('skips members already present when run again, so an interrupted import can be completed', async () => {
     const ids = ['0190a6b2-3c4d-7e5f-8a6b-000000000011', '0190a6b2-3c4d-7e5f-8a6b-000000000012']
     const file = await writeLines('resume.ndjson', [line(11, { member_id: ids[0] }), line(12, { member_id: ids[1] })])
