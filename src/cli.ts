@@ -8,10 +8,12 @@
 //   palmvein audit purge [--days <n>]
 //   palmvein import --project <id> [--allow-duplicates] [--rejects <file>] [--batch <n>] <file.ndjson | ->
 //   palmvein export --project <id> --include-biometrics
+//   palmvein dedup --environment <id> [--threshold <t>]
 //   palmvein capture --synthetic --identity <n> --hand left|right [--session <k>] [--attempt <a>] [--dimension <d>] [--seed <s>]
 // Every command honours the same environment as `serve` (DATABASE_URL, PALMVEIN_DATA_DIR, ...).
 import { parseArgs } from 'node:util'
 import { loadLocalIssuer } from './auth/identity-tokens.js'
+import { runDedup } from './cli-dedup.js'
 import { runExport } from './cli-export.js'
 import { DEFAULT_BATCH, CommandRefused, runImport } from './cli-import.js'
 import { ConfigError, loadConfig } from './config.js'
@@ -43,6 +45,9 @@ const USAGE = `usage:
                                                    when some lines were refused (--rejects lists them with their codes)
   palmvein export --project <project_id> --include-biometrics
                                                    print the members with their palm captures (decrypted) as import lines
+  palmvein dedup --environment <environment_id> [--threshold <t>]
+                                                   every pair of members whose palms match at or above t (default: the
+                                                   environment's match_threshold), as JSON lines, best first
   palmvein capture --synthetic --identity <n> --hand left|right [--session <k>] [--attempt <a>]
                    [--dimension 128|256|512] [--seed <s>] [--extractor-id <id>]
                                                    print a PVT1 palm capture (base64url) of a seeded synthetic
@@ -221,6 +226,17 @@ async function exportCommand(args: string[]): Promise<void> {
   })
 }
 
+async function dedupCommand(args: string[]): Promise<void> {
+  const values = options(args, { environment: { type: 'string' }, threshold: { type: 'string' } })
+  if (!values.environment) throw new UsageError('dedup needs --environment <environment_id>')
+  const threshold = values.threshold === undefined ? null : Number(values.threshold)
+  await runDedup({ environment: values.environment, threshold }).catch((error: unknown) => {
+    if (error instanceof CommandRefused) throw new UsageError(error.message)
+    if (isDatabaseUnreachable(error)) throw new UsageError(`the database is unreachable: ${(error as Error).message}`)
+    throw error
+  })
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv
   switch (command) {
@@ -232,6 +248,7 @@ async function main(argv: string[]): Promise<void> {
     case 'capture': return capture(args)
     case 'import': return importCommand(args)
     case 'export': return exportCommand(args)
+    case 'dedup': return dedupCommand(args)
     case undefined: case 'help': case '--help': case '-h':
       console.log(USAGE)
       return

@@ -88,7 +88,7 @@ export class GalleryStore {
     return true
   }
 
-  /** A copy of the stored int8 vector of a live id (for tests and re-export). */
+  /** A copy of the stored int8 vector of a live id (gallery.vector). */
   vectorOf(id: string): Int8Array | undefined {
     const row = this.ids.rowOf(id)
     if (row === undefined) return undefined

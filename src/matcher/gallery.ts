@@ -62,6 +62,8 @@ export interface Gallery {
   /** Removes `id` (from one partition, or all); true if it was there. Searches resolving afterwards never return it. */
   remove(id: string, options?: PartitionOption): boolean
   has(id: string, options?: PartitionOption): boolean
+  /** A copy of the int8 vector stored under `id` (in `options.partition`, or the first partition holding it). */
+  vector(id: string, options?: PartitionOption): Int8Array | undefined
   /** The partitions holding a row of `id` ('' = the unpartitioned rows). */
   partitionsOf(id: string): string[]
   /** Live rows. */
@@ -215,6 +217,13 @@ export function createGallery(memory: SharedMemory, engine: ScanEngine, options:
       return removed
     },
     has: (id, option = {}) => storesFor(option).some((store) => store.has(id)),
+    vector(id, option = {}) {
+      for (const store of storesFor(option)) {
+        const vector = store.vectorOf(id)
+        if (vector) return vector
+      }
+      return undefined
+    },
     partitionsOf: (id) => [...partitions].filter(([, store]) => store.has(id)).map(([partition]) => partition),
     get size() { return sum((store) => store.size) },
     get deadRows() { return sum((store) => store.deadRows) },

@@ -82,3 +82,12 @@ export function captureRowsOfMembers(sql: Queryable, memberIds: readonly string[
     SELECT member_id, hand, kind, ciphertext, silhouette, palm_position FROM palm_templates
     WHERE member_id = ANY(${memberIds as string[]}::uuid[]) AND kind IN ('enroll', 'identify')`
 }
+
+/** A page of the environment's reference rows without their ciphertext, in id order (dedup). */
+export function environmentReferenceKeysPage(sql: Queryable, environmentId: string, afterId: string | null, limit: number) {
+  return sql<Array<{ id: string; member_id: string; hand: Hand }>>`
+    SELECT id, member_id, hand FROM palm_templates
+    WHERE environment_id = ${environmentId} AND kind = 'reference'
+      AND id > ${afterId ?? '00000000-0000-0000-0000-000000000000'}
+    ORDER BY id LIMIT ${limit}`
+}

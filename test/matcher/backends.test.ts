@@ -177,6 +177,12 @@ describe.each(backends)('%s matcher', (backend) => {
     expect(gallery.deadRows).toBe(0)
     expect(gallery.size).toBe(vectors.size)
     expect(await gallery.searchBatch(probes, { k: 12 })).toEqual(before)
+    // vector() reads each id's row back, after the moves of compaction too.
+    for (const [id, vector] of vectors) expect(gallery.vector(id)).toEqual(vector)
+    expect(gallery.vector('r0')).toBeUndefined()
+    gallery.upsert('hand', randomInt8(77, 128), { partition: 'left' })
+    expect(gallery.vector('hand', { partition: 'left' })).toEqual(randomInt8(77, 128))
+    expect(gallery.vector('hand', { partition: 'right' })).toBeUndefined()
     gallery.upsert('after', randomInt8(9, 128))
     expect((await gallery.search(randomInt8(9, 128)))[0]).toEqual({ id: 'after', score: 1 })
   })
