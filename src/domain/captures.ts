@@ -75,9 +75,17 @@ export function parseCapture(text: string, field: string, rules: CaptureRules, h
 
 /** A capture's components as a unit-norm float vector (int8 payloads are scaled back first). */
 function unitVector(template: Template): Float64Array {
-  const values = Float64Array.from(template.vector, (value) => value * (template.elementType === 'int8' ? template.scale : 1))
+  // A plain loop: Float64Array.from(vector, mapFn) walks the iterator protocol per component, and
+  // was a fifth of an import's time.
+  const scale = template.elementType === 'int8' ? template.scale : 1
+  const source = template.vector
+  const values = new Float64Array(source.length)
   let sum = 0
-  for (const value of values) sum += value * value
+  for (let index = 0; index < source.length; index++) {
+    const value = source[index] * scale
+    values[index] = value
+    sum += value * value
+  }
   const inverse = 1 / Math.sqrt(sum)
   for (let index = 0; index < values.length; index++) values[index] *= inverse
   return values
