@@ -44,6 +44,8 @@ export interface Config {
   /** PALMVEIN_HTTP_SERVER: uWebSockets.js, node:http, or the best that loads. */
   httpServer: 'uws' | 'node' | 'auto'
   matcherThreads: number
+  /** Threads that decrypt a large gallery load at boot (0: the main thread decrypts). */
+  bootDecryptThreads: number
   /** Share of two-stage identify searches re-run exactly in the background (PALMVEIN_EXACT_AUDIT_RATE). */
   exactAuditRate: number
   /** The matcher's memory budget in bytes (PALMVEIN_MATCHER_MAX_MEMORY); null: the matcher's default. */
@@ -157,6 +159,7 @@ export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.e
     auditRetentionDays: integer(env, 'PALMVEIN_AUDIT_RETENTION_DAYS', 400, 1, 36_500),
     httpServer: oneOf(env, 'PALMVEIN_HTTP_SERVER', ['auto', 'uws', 'node'] as const, 'auto'),
     matcherThreads: integer(env, 'PALMVEIN_MATCHER_THREADS', Math.max(1, os.availableParallelism()), 1, 256),
+    bootDecryptThreads: integer(env, 'PALMVEIN_BOOT_DECRYPT_THREADS', Math.max(1, os.availableParallelism()), 0, 256),
     exactAuditRate: share(env, 'PALMVEIN_EXACT_AUDIT_RATE', 0.01),
     matcherMaxMemoryBytes: env.PALMVEIN_MATCHER_MAX_MEMORY ? integer(env, 'PALMVEIN_MATCHER_MAX_MEMORY', 0, 1 << 20, Number.MAX_SAFE_INTEGER) : null,
     logLevel: oneOf(env, 'PALMVEIN_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),

@@ -23,6 +23,9 @@ export function releaseLoadGarbage(): { collected: boolean, trimmed: boolean } {
   let collected = false
   try {
     fullCollection()
+    // V8 frees dead ArrayBuffers' memory on a background thread; the next full collection first
+    // waits for that sweep, so after it the C heap holds the garbage's freed chunks to trim.
+    fullCollection()
     collected = true
   } catch {
     // A runtime that refuses the flag: V8 collects on its own schedule instead.

@@ -17,8 +17,9 @@ import type { Database } from '../store/database.js'
 import type { Queryable } from '../store/database.js'
 import { galleryChangesSince, latestGalleryChange } from '../store/gallery-changes.js'
 import { allEnvironments, environmentById, type EnvironmentRow } from '../store/organizations.js'
-import { environmentReferencePage, referenceCountsByEnvironment, referenceRowsOfMember, type Hand, type ReferenceRow } from '../store/templates.js'
+import { countEnvironmentReferences, environmentReferencePage, referenceCountsByEnvironment, referenceRowsOfMember, type Hand, type ReferenceRow } from '../store/templates.js'
 import type { Keyring } from './keyring.js'
+import { createDecryptPool } from './decrypt-pool.js'
 import { openTemplate, unwrapMemberKey } from './template-crypto.js'
 
 export const GALLERY_CHANNEL = 'palmvein_gallery'
@@ -77,6 +78,8 @@ const isMemoryFull = (error: unknown): boolean => error instanceof RangeError &&
 const PAGE_ROWS = 2_000
 // How often a service on the embedded database looks for gallery changes other processes made.
 const FOREIGN_CHANGES_EVERY_MS = 1_000
+// Loads of at least this many rows decrypt on threads (decrypt-pool.ts); a pool costs ~50 ms to start.
+const PARALLEL_DECRYPT_FROM_ROWS = 4_096
 // Boot loads at least this large release their garbage when done (process-memory.ts).
 const RELEASE_AFTER_ROWS = 50_000
 const PROGRESS_EVERY_MS = 2_000
@@ -139,29 +142,51 @@ export function createGalleries(options: { config: Config; db: Database; keyring
     // Taken first: a change committed while the pages are read is applied again by the next catch-up.
     const watermark = await latestGalleryChange(sql, environmentId)
     const gallery = (await matcherFor(environment.dimension)).createGallery({ ids: 'uuid' })
-    let after: string | null = null
     let lastLog = performance.now()
     const keys = new Map<string, Buffer>()
+    // Loads on demand (an environment first used after boot, a CLI command) count first, as boot does.
+    if (entry.total === 0) entry.total = await countEnvironmentReferences(sql, environmentId)
+    // Large loads decrypt on threads of their own (every core), small ones here.
+    const pool = entry.total >= PARALLEL_DECRYPT_FROM_ROWS && config.bootDecryptThreads > 0 ? createDecryptPool(config.bootDecryptThreads) : null
+    const environmentKey = pool ? keyring.environmentKey(environment.id, environment.wrapped_key) : null
     entry.loaded = 0
-    while (!closed) {
-      const page: ReferenceRow[] = await environmentReferencePage(sql, environmentId, after, PAGE_ROWS)
-      for (const row of page) {
-        const vector = decrypt(environment, row, keys)
-        if (vector) storeRow(entry, gallery, row.member_id, row.hand, vector, false)
-        entry.loaded += 1
+    try {
+      // The next page is read while this one is decrypted.
+      let next: Promise<ReferenceRow[]> | null = environmentReferencePage(sql, environmentId, null, PAGE_ROWS)
+      while (next && !closed) {
+        const page: ReferenceRow[] = await next
+        next = page.length < PAGE_ROWS ? null : environmentReferencePage(sql, environmentId, page[page.length - 1].id, PAGE_ROWS)
+        // Not awaited until the next turn: an error surfaces there (or is dropped if the load stops).
+        next?.catch(() => {})
+        if (pool) {
+          const { vectors, failures } = await pool.decrypt(environmentKey!, environment.dimension, page)
+          const failed = new Map(failures.map((failure) => [failure.index, failure.reason]))
+          page.forEach((row, index) => {
+            const reason = failed.get(index)
+            if (reason === undefined) storeRow(entry, gallery, row.member_id, row.hand, vectors.subarray(index * environment.dimension, (index + 1) * environment.dimension), false)
+            else log.error({ template_id: row.id, member_id: row.member_id, reason }, 'Galleries: reference template unreadable, skipped')
+          })
+        } else {
+          for (const row of page) {
+            const vector = decrypt(environment, row, keys)
+            if (vector) storeRow(entry, gallery, row.member_id, row.hand, vector, false)
+          }
+        }
+        entry.loaded += page.length
+        if (performance.now() - lastLog > PROGRESS_EVERY_MS) {
+          lastLog = performance.now()
+          log.info(`Galleries: environment ${environmentId} loading, ${entry.loaded}/${entry.total} rows, ${((lastLog - started) / 1000).toFixed(1)} s`)
+        }
       }
-      if (page.length < PAGE_ROWS) break
-      after = page[page.length - 1].id
-      if (performance.now() - lastLog > PROGRESS_EVERY_MS) {
-        lastLog = performance.now()
-        log.info(`Galleries: environment ${environmentId} loading, ${entry.loaded}/${entry.total} rows, ${((lastLog - started) / 1000).toFixed(1)} s`)
-      }
+    } finally {
+      await pool?.close()
     }
     entry.total = Math.max(entry.total, entry.loaded)
     entry.syncedSeq = watermark
     entry.gallery = gallery
     entry.loading = false
-    log.info(`Galleries: environment ${environmentId} ready, ${gallery.size} rows in ${((performance.now() - started) / 1000).toFixed(2)} s`)
+    const seconds = (performance.now() - started) / 1000
+    log.info(`Galleries: environment ${environmentId} ready, ${gallery.size} rows in ${seconds.toFixed(2)} s (${Math.round(entry.loaded / seconds)} rows/s, decrypted ${pool ? `on ${config.bootDecryptThreads} threads` : 'on the main thread'})`)
   }
 
   /** Boot loads retry until they succeed or the service stops; the environment stays 'loading'. */

@@ -23,7 +23,12 @@ export function newMemberKey(keyring: Keyring, environment: WrappedEnvironmentKe
 }
 
 export function unwrapMemberKey(keyring: Keyring, environment: WrappedEnvironmentKey, memberId: string, wrapped: Uint8Array): Buffer {
-  return keyring.unwrap(wrapped, keyring.environmentKey(environment.id, environment.wrapped_key), memberContext(memberId))
+  return openMemberKey(keyring.environmentKey(environment.id, environment.wrapped_key), memberId, wrapped)
+}
+
+/** unwrapMemberKey with the environment key already unwrapped (the boot's decrypt threads). */
+export function openMemberKey(environmentKey: Uint8Array, memberId: string, wrapped: Uint8Array): Buffer {
+  return open(environmentKey, wrapped, memberContext(memberId))
 }
 
 export function sealTemplate(memberKey: Uint8Array, memberId: string, hand: string, kind: TemplateKind, bytes: Uint8Array): Buffer {
