@@ -1,37 +1,18 @@
 // A restart loads a gallery of thousands of rows with its AES-GCM on threads of its own
 // (decrypt-pool.ts, from 4 096 rows): the members imported before are identified afterwards,
 // exactly as when the main thread decrypts them.
-import fs from 'node:fs/promises'
-import os from 'node:os'
-import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createSyntheticPopulation, DEMO_CAPTURES } from '../../src/matcher/index.js'
-import { createTestStorage, type TestStorage } from '../support/database.js'
-import { base64url, createPalmTenant, identify, identifyBody, waitUntilReady, type PalmTenant } from '../support/palms.js'
+import { useCliTenant } from '../support/cli-tenant.js'
+import { base64url, identify, identifyBody, waitUntilReady } from '../support/palms.js'
 import { runCli } from '../support/process.js'
-import { bootService, type TestService } from '../support/service.js'
 
 const MEMBERS = 2_100
 const palms = createSyntheticPopulation({ seed: 23, dimension: 256, identities: MEMBERS, ...DEMO_CAPTURES })
 const memberId = (identity: number) => `0190a6b2-0000-7000-8000-${String(identity).padStart(12, '0')}`
 
 describe('boot load of a large gallery', () => {
-  let storage: TestStorage
-  let svc: TestService
-  let tenant: PalmTenant
-  let dir: string
-  beforeAll(async () => {
-    storage = await createTestStorage()
-    await storage.handOver()
-    svc = await bootService({ storage })
-    tenant = await createPalmTenant(svc, 'boot-admin@example.com')
-    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'palmvein-boot-'))
-  }, 120_000)
-  afterAll(async () => {
-    await svc?.stop()
-    await storage?.cleanup()
-    await fs.rm(dir, { recursive: true, force: true })
-  })
+  const cli = useCliTenant('boot-admin@example.com')
 
   it('identifies every sampled member after restarts that decrypt on threads and on the main thread', async () => {
     const capture = (identity: number, hand: 'left' | 'right', attempt: number) => base64url(palms.template(identity, hand, 0, attempt, { quality: 90 }))
@@ -40,9 +21,9 @@ describe('boot load of a large gallery', () => {
       left_hand: { enroll_capture: capture(identity, 'left', 0), identify_capture: capture(identity, 'left', 1) },
       right_hand: { enroll_capture: capture(identity, 'right', 0), identify_capture: capture(identity, 'right', 1) },
     }))
-    const file = path.join(dir, 'members.ndjson')
-    await fs.writeFile(file, lines.join('\n'))
-    const imported = await runCli(['import', '--project', tenant.projectId, '--allow-duplicates', file], { PALMVEIN_DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl ?? undefined })
+    const { svc, tenant, env } = cli
+    const file = await cli.writeLines('members.ndjson', lines)
+    const imported = await runCli(['import', '--project', tenant.projectId, '--allow-duplicates', file], env)
     expect(JSON.parse(imported.stdout)).toMatchObject({ imported: MEMBERS, rejected: 0 })
 
     const sample = [0, 1, 777, 1500, MEMBERS - 1]

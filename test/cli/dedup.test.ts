@@ -1,15 +1,11 @@
 // `palmvein dedup` through the real CLI: related identities planted by the synthetic generator
 // (imported with --allow-duplicates, as enroll would refuse them) come back as pairs with their
 // scores, and nothing else does.
-import fs from 'node:fs/promises'
-import os from 'node:os'
-import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { createSyntheticPopulation, DEMO_CAPTURES } from '../../src/matcher/index.js'
-import { createTestStorage, type TestStorage } from '../support/database.js'
-import { base64url, createPalmTenant, type PalmTenant } from '../support/palms.js'
+import { useCliTenant } from '../support/cli-tenant.js'
+import { base64url, type PalmTenant } from '../support/palms.js'
 import { runCli } from '../support/process.js'
-import { bootService, type TestService } from '../support/service.js'
 
 const IDENTITIES = 48
 const palms = createSyntheticPopulation({ seed: 11, dimension: 256, identities: IDENTITIES, ...DEMO_CAPTURES, relatedFraction: 0.25, relatedSimilarity: 0.97 })
@@ -23,24 +19,9 @@ function familyOf(identity: number): number {
 }
 
 describe('palmvein dedup', () => {
-  let storage: TestStorage
-  let svc: TestService
-  let tenant: PalmTenant
-  let env: Record<string, string | undefined>
-  let dir: string
-  beforeAll(async () => {
-    storage = await createTestStorage()
-    await storage.handOver()
-    svc = await bootService({ storage })
-    tenant = await createPalmTenant(svc, 'dedup-admin@example.com')
-    env = { PALMVEIN_DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl ?? undefined }
-    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'palmvein-dedup-'))
-  })
-  afterAll(async () => {
-    await svc?.stop()
-    await storage?.cleanup()
-    await fs.rm(dir, { recursive: true, force: true })
-  })
+  const cli = useCliTenant('dedup-admin@example.com')
+  let tenant: PalmTenant, env: Record<string, string | undefined>
+  beforeAll(() => ({ tenant, env } = cli))
 
   it('reports exactly the planted look-alike pairs at or above the threshold, best first', async () => {
     const lines = Array.from({ length: IDENTITIES }, (_, identity) => JSON.stringify({
@@ -48,8 +29,7 @@ describe('palmvein dedup', () => {
       left_hand: { enroll_capture: base64url(palms.template(identity, 'left', 0, 0, { quality: 90 })), identify_capture: base64url(palms.template(identity, 'left', 0, 1, { quality: 90 })) },
       right_hand: { enroll_capture: base64url(palms.template(identity, 'right', 0, 0, { quality: 90 })), identify_capture: base64url(palms.template(identity, 'right', 0, 1, { quality: 90 })) },
     }))
-    const file = path.join(dir, 'family.ndjson')
-    await fs.writeFile(file, lines.join('\n'))
+    const file = await cli.writeLines('family.ndjson', lines)
     const imported = await runCli(['import', '--project', tenant.projectId, '--allow-duplicates', file], env)
     expect(JSON.parse(imported.stdout)).toMatchObject({ imported: IDENTITIES, rejected: 0 })
 

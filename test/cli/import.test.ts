@@ -3,13 +3,11 @@
 // refused with their line numbers and the API's codes, a rerun skips what is present, and the
 // headcount holds.
 import fs from 'node:fs/promises'
-import os from 'node:os'
-import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestStorage, type TestStorage } from '../support/database.js'
-import { createPalmTenant, enroll, enrollBody, identify, identifyBody, population, type PalmTenant } from '../support/palms.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { useCliTenant } from '../support/cli-tenant.js'
+import { enroll, enrollBody, identify, identifyBody, population, type PalmTenant } from '../support/palms.js'
 import { runCli, spawnCli } from '../support/process.js'
-import { bootService, expectStatus, type TestService } from '../support/service.js'
+import { expectStatus, type TestService } from '../support/service.js'
 
 const palms = population({ identities: 140 })
 
@@ -20,30 +18,10 @@ function line(identity: number, extra: Record<string, unknown> = {}): Record<str
 }
 
 describe('palmvein import', () => {
-  let storage: TestStorage
-  let svc: TestService
-  let tenant: PalmTenant
-  let env: Record<string, string | undefined>
-  let dir: string
-  beforeAll(async () => {
-    storage = await createTestStorage()
-    await storage.handOver()
-    svc = await bootService({ storage })
-    tenant = await createPalmTenant(svc, 'import-admin@example.com')
-    env = { PALMVEIN_DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl ?? undefined }
-    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'palmvein-import-'))
-  })
-  afterAll(async () => {
-    await svc?.stop()
-    await storage?.cleanup()
-    await fs.rm(dir, { recursive: true, force: true })
-  })
-
-  async function writeLines(name: string, lines: Array<string | object>): Promise<string> {
-    const file = path.join(dir, name)
-    await fs.writeFile(file, lines.map((entry) => (typeof entry === 'string' ? entry : JSON.stringify(entry))).join('\n') + '\n')
-    return file
-  }
+  const cli = useCliTenant('import-admin@example.com')
+  let svc: TestService, tenant: PalmTenant, env: Record<string, string | undefined>
+  beforeAll(() => ({ svc, tenant, env } = cli))
+  const writeLines = (name: string, lines: ReadonlyArray<string | object>) => cli.writeLines(name, lines)
 
   async function identifiedAs(identity: number): Promise<string | null> {
     const answer = await identify(svc, tenant, identifyBody(palms, identity, 'left'))
@@ -69,7 +47,7 @@ describe('palmvein import', () => {
       { ...line(4), display_name: 'Unknown field', colour: 'blue' },
       line(5),
     ])
-    const rejectsFile = path.join(dir, 'rejects.ndjson')
+    const rejectsFile = cli.file('rejects.ndjson')
     const result = await runCli(['import', '--project', tenant.projectId, '--rejects', rejectsFile, '--batch', '3', file], env)
     expect(result.stderr).toBe('')
     expect(result.code).toBe(1)
@@ -182,7 +160,7 @@ describe('palmvein import', () => {
     const usage = await runCli(['import', '--project', tenant.projectId], env)
     expect(usage.code).toBe(2)
     expect(usage.stderr).toMatch(/import needs --project <project_id> and one input/)
-    const unknown = await runCli(['import', '--project', '0190a6b2-3c4d-7e5f-8a6b-7c8d9e0f0000', path.join(dir, 'members.ndjson')], env)
+    const unknown = await runCli(['import', '--project', '0190a6b2-3c4d-7e5f-8a6b-7c8d9e0f0000', cli.file('members.ndjson')], env)
     expect(unknown.code).toBe(2)
     expect(unknown.stderr).toMatch(/project 0190a6b2-3c4d-7e5f-8a6b-7c8d9e0f0000 not found/)
   })
