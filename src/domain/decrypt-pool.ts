@@ -1,7 +1,7 @@
 // Threads for a boot load's AES-GCM (reference-decrypt-worker.ts), alive for one load: a restart
 // decrypts millions of references, then the threads go (their memory with them).
 import { Piscina } from 'piscina'
-import type { DecryptResult, DecryptRow, DecryptTask } from './reference-decrypt-worker.js'
+import { packRows, type DecryptResult, type DecryptRow, type DecryptTask } from './reference-decrypt-worker.js'
 
 // Under vitest/tsx this is the .ts source and so is the worker (loaded through tsx); from dist/ both are .js.
 const ownUrl = import.meta.url
@@ -23,7 +23,7 @@ export function createDecryptPool(threads: number): DecryptPool {
     async decrypt(environmentKey, dimension, rows) {
       const slice = Math.ceil(rows.length / threads)
       const starts = Array.from({ length: Math.ceil(rows.length / slice) }, (_, index) => index * slice)
-      const parts = await Promise.all(starts.map((start) => piscina.run({ environmentKey, dimension, rows: rows.slice(start, start + slice) })))
+      const parts = await Promise.all(starts.map((start) => piscina.run(packRows(environmentKey, dimension, rows.slice(start, start + slice)))))
       const vectors = new Int8Array(rows.length * dimension)
       const failures: DecryptResult['failures'] = []
       parts.forEach((part, index) => {

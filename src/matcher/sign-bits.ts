@@ -9,10 +9,22 @@ export function signBytesFor(dimension: number): number {
 
 /** Writes the sign bits of `vector` into `out` at `offset` (`signBytesFor(vector.length)` bytes). */
 export function writeSignBits(vector: Int8Array, out: Uint8Array, offset = 0): void {
-  out.fill(0, offset, offset + signBytesFor(vector.length))
-  for (let index = 0; index < vector.length; index++) {
-    if (vector[index] < 0) out[offset + (index >>> 3)] |= 1 << (index & 7)
+  const length = vector.length
+  const used = Math.ceil(length / 8)
+  // Branch-free: a component's sign is bit 31 of its 32-bit form. A test per component mispredicted
+  // on half of them (random signs) and took 1.1 µs a row, a tenth of a million-member boot.
+  for (let byte = 0; byte < used; byte++) {
+    const base = byte * 8
+    let bits = 0
+    if (base + 8 <= length) {
+      bits = (vector[base] >>> 31) | ((vector[base + 1] >>> 31) << 1) | ((vector[base + 2] >>> 31) << 2) | ((vector[base + 3] >>> 31) << 3)
+        | ((vector[base + 4] >>> 31) << 4) | ((vector[base + 5] >>> 31) << 5) | ((vector[base + 6] >>> 31) << 6) | ((vector[base + 7] >>> 31) << 7)
+    } else {
+      for (let bit = 0; base + bit < length; bit++) bits |= (vector[base + bit] >>> 31) << bit
+    }
+    out[offset + byte] = bits
   }
+  out.fill(0, offset + used, offset + signBytesFor(length))
 }
 
 /** The sign bits of `count` packed vectors of `dimension` components. */

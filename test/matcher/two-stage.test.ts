@@ -8,7 +8,7 @@ import { createKernel, type Segment } from '../../src/matcher/kernel.js'
 import { createMatcher, type Matcher } from '../../src/matcher/index.js'
 import * as reference from '../../src/matcher/reference.js'
 import { allocateRegion, createSharedMemory } from '../../src/matcher/shared-memory.js'
-import { packSignBits, signBytesFor } from '../../src/matcher/sign-bits.js'
+import { packSignBits, signBytesFor, writeSignBits } from '../../src/matcher/sign-bits.js'
 import { cosine, normSquared, randomInt8, rankIds } from './brute-force.js'
 
 const backends = availableBackends()
@@ -237,6 +237,19 @@ describe('PALMVEIN_MATCHER_ISA', () => {
       if (previous === undefined) delete process.env.PALMVEIN_MATCHER_ISA
       else process.env.PALMVEIN_MATCHER_ISA = previous
       if (nativeAddon.ok) nativeAddon.value.setIsa(best)
+    }
+  })
+})
+
+describe('sign bits', () => {
+  it('set bit j % 8 of byte j / 8 exactly for the negative components, at every length, padding zero', () => {
+    for (let length = 1; length <= 130; length++) {
+      const vector = randomInt8(length * 7 + 1, length)
+      const out = new Uint8Array(signBytesFor(length) + 2).fill(0xff)
+      writeSignBits(vector, out, 1)
+      const expected = new Uint8Array(signBytesFor(length))
+      vector.forEach((value, index) => { if (value < 0) expected[index >> 3] |= 1 << (index % 8) })
+      expect([out[0], ...out.subarray(1, 1 + expected.length), out[out.length - 1]]).toEqual([0xff, ...expected, 0xff])
     }
   })
 })
