@@ -19,8 +19,8 @@ import { galleryChangesSince, latestGalleryChange } from '../store/gallery-chang
 import { allEnvironments, environmentById, type EnvironmentRow } from '../store/organizations.js'
 import { countEnvironmentReferences, environmentReferencePage, referenceCountsByEnvironment, referenceRowsOfMember, type Hand, type ReferenceRow } from '../store/templates.js'
 import type { Keyring } from './keyring.js'
-import { createDecryptPool } from './decrypt-pool.js'
-import { openTemplate, unwrapMemberKey } from './template-crypto.js'
+import { createDecryptPool, type DecryptPool } from './decrypt-pool.js'
+import { decryptReferences, packRows } from './reference-decrypt-worker.js'
 
 export const GALLERY_CHANNEL = 'palmvein_gallery'
 export const HANDS: readonly Hand[] = ['left', 'right']
@@ -115,23 +115,21 @@ export function createGalleries(options: { config: Config; db: Database; keyring
     return matcher
   }
 
-  /** Decrypts one reference row to its int8 vector; null (logged) when it cannot be read. */
-  function decrypt(environment: EnvironmentRow, row: ReferenceRow, keys: Map<string, Buffer>): Int8Array | null {
-    try {
-      if (!row.wrapped_key) throw new Error('the member has no data key')
-      let key = keys.get(row.member_id)
-      if (!key) {
-        key = unwrapMemberKey(keyring, environment, row.member_id, row.wrapped_key)
-        if (keys.size > 1024) keys.clear()
-        keys.set(row.member_id, key)
-      }
-      const plain = openTemplate(key, row.member_id, row.hand, 'reference', row.ciphertext)
-      if (plain.length !== environment.dimension) throw new Error(`reference has ${plain.length} components, expected ${environment.dimension}`)
-      return new Int8Array(plain.buffer, plain.byteOffset, plain.length)
-    } catch (error) {
-      log.error({ template_id: row.id, member_id: row.member_id, reason: (error as Error).message }, 'Galleries: reference template unreadable, skipped')
+  /**
+   * The rows' int8 vectors, opened by one implementation (reference-decrypt-worker.ts): on the
+   * load's threads when it has them, else here. A row that cannot be read is logged and null.
+   */
+  async function openReferences(environment: EnvironmentRow, rows: ReferenceRow[], pool: DecryptPool | null): Promise<Array<Int8Array | null>> {
+    const environmentKey = keyring.environmentKey(environment.id, environment.wrapped_key)
+    const { dimension } = environment
+    const { vectors, failures } = pool ? await pool.decrypt(environmentKey, dimension, rows) : decryptReferences(packRows(environmentKey, dimension, rows))
+    const failed = new Map(failures.map((failure) => [failure.index, failure.reason]))
+    return rows.map((row, index) => {
+      const reason = failed.get(index)
+      if (reason === undefined) return vectors.subarray(index * dimension, (index + 1) * dimension)
+      log.error({ template_id: row.id, member_id: row.member_id, reason }, 'Galleries: reference template unreadable, skipped')
       return null
-    }
+    })
   }
 
   async function load(entry: Entry, environmentId: string): Promise<void> {
@@ -143,12 +141,10 @@ export function createGalleries(options: { config: Config; db: Database; keyring
     const watermark = await latestGalleryChange(sql, environmentId)
     const gallery = (await matcherFor(environment.dimension)).createGallery({ ids: 'uuid' })
     let lastLog = performance.now()
-    const keys = new Map<string, Buffer>()
     // Loads on demand (an environment first used after boot, a CLI command) count first, as boot does.
     if (entry.total === 0) entry.total = await countEnvironmentReferences(sql, environmentId)
     // Large loads decrypt on threads of their own (every core), small ones here.
     const pool = entry.total >= PARALLEL_DECRYPT_FROM_ROWS && config.bootDecryptThreads > 0 ? createDecryptPool(config.bootDecryptThreads) : null
-    const environmentKey = pool ? keyring.environmentKey(environment.id, environment.wrapped_key) : null
     entry.loaded = 0
     try {
       // The next page is read while this one is decrypted.
@@ -158,20 +154,11 @@ export function createGalleries(options: { config: Config; db: Database; keyring
         next = page.length < PAGE_ROWS ? null : environmentReferencePage(sql, environmentId, page[page.length - 1].id, PAGE_ROWS)
         // Not awaited until the next turn: an error surfaces there (or is dropped if the load stops).
         next?.catch(() => {})
-        if (pool) {
-          const { vectors, failures } = await pool.decrypt(environmentKey!, environment.dimension, page)
-          const failed = new Map(failures.map((failure) => [failure.index, failure.reason]))
-          page.forEach((row, index) => {
-            const reason = failed.get(index)
-            if (reason === undefined) storeRow(entry, gallery, row.member_id, row.hand, vectors.subarray(index * environment.dimension, (index + 1) * environment.dimension), false)
-            else log.error({ template_id: row.id, member_id: row.member_id, reason }, 'Galleries: reference template unreadable, skipped')
-          })
-        } else {
-          for (const row of page) {
-            const vector = decrypt(environment, row, keys)
-            if (vector) storeRow(entry, gallery, row.member_id, row.hand, vector, false)
-          }
-        }
+        const vectors = await openReferences(environment, page, pool)
+        page.forEach((row, index) => {
+          const vector = vectors[index]
+          if (vector) storeRow(entry, gallery, row.member_id, row.hand, vector, false)
+        })
         entry.loaded += page.length
         if (performance.now() - lastLog > PROGRESS_EVERY_MS) {
           lastLog = performance.now()
@@ -252,10 +239,10 @@ export function createGalleries(options: { config: Config; db: Database; keyring
 
   async function syncMember(environment: EnvironmentGallery, memberId: string, via: Queryable = sql): Promise<void> {
     const rows = await referenceRowsOfMember(via, memberId)
-    const keys = new Map<string, Buffer>()
+    const vectors = await openReferences(environment.environment, rows, null)
     const present = new Set<Hand>()
-    for (const row of rows) {
-      const vector = decrypt(environment.environment, row, keys)
+    for (const [index, row] of rows.entries()) {
+      const vector = vectors[index]
       if (!vector) continue
       storeRow(entries.get(environment.environment.id), environment.gallery, memberId, row.hand, vector, true)
       present.add(row.hand)

@@ -1,6 +1,7 @@
-// A boot-load thread (piscina task): opens a slice of an environment's reference rows with the
-// environment key, the same checks as the main thread's decrypt (galleries.ts), and returns the
-// vectors packed in one buffer, so a restart uses every core for AES-GCM.
+// Opening an environment's reference rows (galleries.ts has no other decrypt): the member key
+// unwrapped with the environment key, the reference opened and its length checked, the vectors
+// packed in one buffer. It runs on the main thread for small reads, and as the piscina task of a
+// boot load's threads (decrypt-pool.ts), so a restart uses every core for AES-GCM.
 import { openMemberKey, openTemplate } from './template-crypto.js'
 
 export interface DecryptRow {
@@ -57,7 +58,7 @@ export interface DecryptResult {
   failures: Array<{ index: number; reason: string }>
 }
 
-export default function decryptReferences(task: DecryptTask): DecryptResult {
+export function decryptReferences(task: DecryptTask): DecryptResult {
   const { environmentKey, dimension, keys, keyEnds, ciphertexts, cipherEnds } = task
   const count = keyEnds.length
   const vectors = new Int8Array(count * dimension)
@@ -84,3 +85,6 @@ export default function decryptReferences(task: DecryptTask): DecryptResult {
   }
   return { vectors, failures }
 }
+
+// The piscina task.
+export default decryptReferences
