@@ -7,18 +7,11 @@
 import { createReadStream, createWriteStream, statSync, type WriteStream } from 'node:fs'
 import readline from 'node:readline'
 import { Presets, SingleBar } from 'cli-progress'
-import { loadConfig } from './config.js'
-import { createGalleries } from './domain/galleries.js'
-import { createKeyring, loadMasterKey } from './domain/keyring.js'
+import { tenantProject, withCliSession } from './cli-session.js'
 import { importMembers, type ImportItem, type ImportRejection } from './domain/member-import.js'
 import { EnrollHand } from './http/resources/palms.js'
 import { DisplayName, Metadata } from './http/resources/members.js'
 import { compile, Nullable, Type } from './http/schema.js'
-import { isUuid } from './ids.js'
-import { createLogger } from './log.js'
-import { openDatabase } from './store/database.js'
-import { migrate } from './store/migrate.js'
-import { projectById } from './store/projects.js'
 
 export const ImportLineSchema = Type.Object({
   member_id: Type.Optional(Type.String({ format: 'uuid', description: 'keep this id (an import run again skips members already present)' })),
@@ -81,39 +74,27 @@ function progressBar(total: number | null): { update(handled: number, bytes: num
 }
 
 export async function runImport(args: ImportArguments): Promise<number> {
-  if (!isUuid(args.project)) throw new CommandRefused('--project must be a project id (a UUID)')
-  const config = loadConfig()
-  const log = createLogger({ logLevel: config.logLevel === 'info' ? 'warn' : config.logLevel }, true)
   const total = args.source === '-' ? null : statSync(args.source).size
-  const db = await openDatabase(config)
-  const rejects: WriteStream | null = args.rejects ? createWriteStream(args.rejects, { mode: 0o600 }) : null
-  const bar = progressBar(total)
-  const keyring = createKeyring((await loadMasterKey(config)).key)
-  const galleries = createGalleries({ config, db, keyring, log })
-  try {
-    await migrate(db.sql)
-    const project = await projectById(db.sql, args.project)
-    if (!project) throw new CommandRefused(`project ${args.project} not found`)
-    if (!project.environment_id) throw new CommandRefused(`project ${args.project} uses a shared environment; members are imported into a project with its own (tenant-managed) environment`)
-    const input = args.source === '-' ? process.stdin : createReadStream(args.source)
-    let bytes = 0
-    const items = itemsOf(input)
-    input.on('data', (chunk: Buffer | string) => { bytes += chunk.length })
-    const summary = await importMembers({ galleries, keyring, log, sql: db.sql }, project, items, args.batch, {
-      allowDuplicates: args.allowDuplicates,
-      onRejected: (rejection: ImportRejection) => { rejects?.write(JSON.stringify(rejection) + '\n') },
-      onProgress: (handled) => bar.update(handled, bytes),
-    })
-    bar.stop()
-    console.log(JSON.stringify({ imported: summary.imported, skipped: summary.skipped, rejected: summary.rejected, duplicates: summary.duplicates, seconds: Number(summary.seconds.toFixed(3)) }))
-    return summary.rejected === 0 ? 0 : 1
-  } finally {
-    bar.stop()
-    await new Promise<void>((resolve) => (rejects ? rejects.end(resolve) : resolve()))
-    await galleries.close()
-    await db.close()
-  }
+  return withCliSession(async (session) => {
+    const project = await tenantProject(session, args.project, 'members are imported into')
+    const rejects: WriteStream | null = args.rejects ? createWriteStream(args.rejects, { mode: 0o600 }) : null
+    const bar = progressBar(total)
+    try {
+      const input = args.source === '-' ? process.stdin : createReadStream(args.source)
+      let bytes = 0
+      const items = itemsOf(input)
+      input.on('data', (chunk: Buffer | string) => { bytes += chunk.length })
+      const summary = await importMembers({ ...session, sql: session.db.sql }, project, items, args.batch, {
+        allowDuplicates: args.allowDuplicates,
+        onRejected: (rejection: ImportRejection) => { rejects?.write(JSON.stringify(rejection) + '\n') },
+        onProgress: (handled) => bar.update(handled, bytes),
+      })
+      bar.stop()
+      console.log(JSON.stringify({ imported: summary.imported, skipped: summary.skipped, rejected: summary.rejected, duplicates: summary.duplicates, seconds: Number(summary.seconds.toFixed(3)) }))
+      return summary.rejected === 0 ? 0 : 1
+    } finally {
+      bar.stop()
+      await new Promise<void>((resolve) => (rejects ? rejects.end(resolve) : resolve()))
+    }
+  })
 }
-
-/** The command cannot start (no such project, no environment of its own, a missing confirmation): exit 2 like a usage error. */
-export class CommandRefused extends Error {}

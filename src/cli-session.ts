@@ -1,0 +1,53 @@
+// What the CLI's data commands (import, export, dedup) open alike: the configuration, a logger on
+// stderr (stdout carries their output), the database (joining a running service's), migrations,
+// the key ring and, for those that search, galleries of their own; and the tenant-managed project
+// they work on.
+import type { Logger } from 'pino'
+import { loadConfig, type Config } from './config.js'
+import { createGalleries, type Galleries } from './domain/galleries.js'
+import { createKeyring, loadMasterKey, type Keyring } from './domain/keyring.js'
+import { isUuid } from './ids.js'
+import { createLogger } from './log.js'
+import { openDatabase, type Database } from './store/database.js'
+import { migrate } from './store/migrate.js'
+import { projectById } from './store/projects.js'
+
+/** The command cannot start (no such project, no environment of its own, a missing confirmation): exit 2 like a usage error. */
+export class CommandRefused extends Error {}
+
+export interface CliSession {
+  config: Config
+  db: Database
+  keyring: Keyring
+  log: Logger
+  galleries: Galleries
+}
+
+/** Runs `task` with an open session, closed afterwards whatever happens. */
+export async function withCliSession<T>(task: (session: CliSession) => Promise<T>): Promise<T> {
+  const config = loadConfig()
+  // Progress lines of a long command are noise on a terminal; warnings and errors still show.
+  const log = createLogger({ logLevel: config.logLevel === 'info' ? 'warn' : config.logLevel }, true)
+  const db = await openDatabase(config)
+  try {
+    await migrate(db.sql)
+    const keyring = createKeyring((await loadMasterKey(config)).key)
+    const galleries = createGalleries({ config, db, keyring, log })
+    try {
+      return await task({ config, db, keyring, log, galleries })
+    } finally {
+      await galleries.close()
+    }
+  } finally {
+    await db.close()
+  }
+}
+
+/** The project `id` with its own environment, or CommandRefused. */
+export async function tenantProject(session: CliSession, id: string, purpose: string) {
+  if (!isUuid(id)) throw new CommandRefused('--project must be a project id (a UUID)')
+  const project = await projectById(session.db.sql, id)
+  if (!project) throw new CommandRefused(`project ${id} not found`)
+  if (!project.environment_id) throw new CommandRefused(`project ${id} uses a shared environment; ${purpose} only a project with its own (tenant-managed) environment`)
+  return project
+}
