@@ -68,9 +68,18 @@ interface Candidate {
   hands: PreparedHand[]
 }
 
+/** The project's member count as last counted plus what this import added since. */
+interface HeadcountEstimate {
+  members: number | null
+}
+
+// Past this share of the headcount every batch counts again, so members enrolled through the API
+// meanwhile are seen before the limit (the API checks its own enrollments itself).
+const RECOUNT_ABOVE_SHARE = 0.9
+
 type ImportApp = Pick<AppContext, 'galleries' | 'keyring' | 'log' | 'sql'>
 
-export function rejectionOf(line: number, error: unknown): ImportRejection {
+function rejectionOf(line: number, error: unknown): ImportRejection {
   if (error instanceof ServiceError) return { line, code: error.code, detail: error.message, ...(error.errors ? { errors: error.errors } : {}) }
   throw error
 }
@@ -84,6 +93,7 @@ export async function importMembers(app: ImportApp, project: ProjectRow, items: 
   if (!environment) throw new ServiceError('not_found', `environment ${environmentId} not found`)
   const summary: ImportSummary = { imported: 0, skipped: 0, rejected: 0, duplicates: 0, seconds: 0 }
   const seen = new Set<string>()
+  const headcount: HeadcountEstimate = { members: null }
   const reject = (rejection: ImportRejection) => {
     summary.rejected += 1
     if (rejection.code === 'duplicate_palm') summary.duplicates += 1
@@ -95,7 +105,7 @@ export async function importMembers(app: ImportApp, project: ProjectRow, items: 
     if (!batch.length) return
     const candidates = batch
     batch = []
-    await importBatch(app, project, environment, candidates, options.allowDuplicates ?? false, summary, reject)
+    await importBatch(app, project, environment, candidates, options.allowDuplicates ?? false, summary, reject, headcount)
     options.onProgress?.(summary.imported + summary.skipped + summary.rejected)
   }
   for await (const item of items) {
@@ -127,7 +137,7 @@ export async function importMembers(app: ImportApp, project: ProjectRow, items: 
 
 async function importBatch(
   app: ImportApp, project: ProjectRow, environment: EnvironmentRow, batch: Candidate[], allowDuplicates: boolean,
-  summary: ImportSummary, reject: (rejection: ImportRejection) => void,
+  summary: ImportSummary, reject: (rejection: ImportRejection) => void, headcount: HeadcountEstimate,
 ): Promise<void> {
   const present = new Map((await existingMembers(app.sql, batch.map((candidate) => candidate.id))).map((row) => [row.id, row.project_id]))
   const fresh: Candidate[] = []
@@ -148,7 +158,12 @@ async function importBatch(
         accepted = []
         await lockEnvironmentGallery(tx, environment.id)
         if (gallery) await app.galleries.catchUp(gallery, tx)
-        const headroom = project.headcount - (await countMembersOfProject(tx as unknown as Sql, project.id))
+        // Counted under the lock at the first batch and again near the headcount; between, the
+        // count plus what this import added (a count per batch made a 1M-member import quadratic).
+        if (headcount.members === null || headcount.members + fresh.length > project.headcount * RECOUNT_ABOVE_SHARE) {
+          headcount.members = await countMembersOfProject(tx as unknown as Sql, project.id)
+        }
+        const headroom = project.headcount - headcount.members
         for (const candidate of fresh) {
           if (accepted.length >= headroom) {
             reject({ line: candidate.line, code: 'headcount_reached', detail: `project ${project.id} would exceed its headcount of ${project.headcount} members` })
@@ -177,6 +192,7 @@ async function importBatch(
       throw error
     }
     summary.imported += accepted.length
+    headcount.members! += accepted.length
     if (!accepted.length) return
     if (gallery) app.galleries.applied(environment.id, changeSeq)
     await app.galleries.announce(environment.id, accepted[0].id).catch((error) => app.log.warn({ err: error }, 'import: gallery notification failed'))
