@@ -21,6 +21,9 @@ const shared = {
   pool: 'forks' as const,
   testTimeout: 30_000,
   hookTimeout: 60_000,
+  // Many services run side by side: none takes the default metrics port (test/support/service.ts
+  // gives each one a free port instead).
+  env: { PALMVEIN_METRICS_PORT: '0' },
 }
 
 export default defineConfig({
@@ -33,7 +36,7 @@ export default defineConfig({
       : [
           { test: { ...shared, name: 'core', include: ['test/**/*.test.ts'], exclude: ['test/large/**', 'test/outage/**', ...HTTP_SUITES, '**/node_modules/**'] } },
           ...transports.map((transport) => ({
-            test: { ...shared, name: `http:${transport}`, include: HTTP_SUITES, env: { PALMVEIN_HTTP_SERVER: transport } },
+            test: { ...shared, name: `http:${transport}`, include: HTTP_SUITES, env: { ...shared.env, PALMVEIN_HTTP_SERVER: transport } },
           })),
         ],
   },

@@ -145,7 +145,7 @@ async function main() {
   try {
     const tls = await benchTls(dataDir)
     const servicePort = await freePort()
-    const service = spawnNode(path.join(dist, 'cli.js'), ['serve'], { ...env, ...tls?.serviceEnv, PORT: String(servicePort) }, 'service')
+    const service = spawnNode(path.join(dist, 'cli.js'), ['serve'], { ...env, ...tls?.serviceEnv, PORT: String(servicePort), PALMVEIN_METRICS_PORT: String(await freePort()) }, 'service')
     children.push(service)
     const serviceUrl = `${tls ? 'https' : 'http'}://127.0.0.1:${servicePort}`
     await waitFor(`${serviceUrl}/livez`, service, 'the service')

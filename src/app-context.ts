@@ -12,6 +12,7 @@ import type { Galleries } from './domain/galleries.js'
 import type { ScanRecorder } from './domain/scans.js'
 import type { WebhookEngine } from './webhooks/index.js'
 import type { AuditTrail } from './domain/audit.js'
+import type { ServiceMetrics } from './metrics/metrics.js'
 
 export interface AppContext {
   config: Config
@@ -34,6 +35,8 @@ export interface AppContext {
   webhooks: WebhookEngine
   /** The audit trail: every request that reaches tenant data, changes anything or is refused. */
   audit: AuditTrail
+  /** Prometheus counters and histograms (served on their own listener, config.metrics). */
+  metrics: ServiceMetrics
   /** Set once shutdown begins: long polls return early. */
   shuttingDown: boolean
 }

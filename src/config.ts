@@ -51,6 +51,12 @@ export interface Config {
   /** The matcher's memory budget in bytes (PALMVEIN_MATCHER_MAX_MEMORY); null: the matcher's default. */
   matcherMaxMemoryBytes: number | null
   logLevel: LogLevel
+  /**
+   * The Prometheus listener (GET /metrics), never the public port: PALMVEIN_METRICS_HOST (default
+   * 127.0.0.1) and PALMVEIN_METRICS_PORT (default 9464; 0 turns it off). null: off. A port of 0
+   * passed to loadConfig() picks a free one (tests).
+   */
+  metrics: { host: string; port: number } | null
 }
 
 export interface TlsConfig {
@@ -126,6 +132,11 @@ function tlsFrom(env: Env): TlsConfig | null {
   return { certFile, keyFile, passphrase: text(env, 'PALMVEIN_TLS_KEY_PASSPHRASE'), minVersion: minVersion === '1.3' ? 'TLSv1.3' : 'TLSv1.2' }
 }
 
+function metricsFrom(env: Env): Config['metrics'] {
+  const port = integer(env, 'PALMVEIN_METRICS_PORT', 9464, 0, 65535)
+  return port === 0 ? null : { host: env.PALMVEIN_METRICS_HOST || '127.0.0.1', port }
+}
+
 export function parseMasterKey(raw: string, name = 'PALMVEIN_MASTER_KEY'): Buffer {
   const key = Buffer.from(raw.trim(), 'base64')
   if (key.length !== 32) throw new ConfigError(`${name} must be 32 bytes in base64, got ${key.length} bytes`)
@@ -163,6 +174,7 @@ export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.e
     exactAuditRate: share(env, 'PALMVEIN_EXACT_AUDIT_RATE', 0.01),
     matcherMaxMemoryBytes: env.PALMVEIN_MATCHER_MAX_MEMORY ? integer(env, 'PALMVEIN_MATCHER_MAX_MEMORY', 0, 1 << 20, Number.MAX_SAFE_INTEGER) : null,
     logLevel: oneOf(env, 'PALMVEIN_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    metrics: metricsFrom(env),
     ...overrides,
   }
   // The lease must outlast one attempt (receiver timeout) with room for recording it.

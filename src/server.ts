@@ -21,6 +21,11 @@ import { openDatabase, ping } from './store/database.js'
 import { migrate } from './store/migrate.js'
 import { VERSION } from './version.js'
 import { createWebhookEngine } from './webhooks/index.js'
+import { listenMetrics } from './metrics/listener.js'
+import { createMetrics } from './metrics/metrics.js'
+import { observeQueries } from './store/query-timing.js'
+import { galleryHealthCheck } from './domain/gallery-health.js'
+import { countPendingDeliveries } from './store/webhook-deliveries.js'
 
 /** Boot log line: what the matcher can run on here, before any gallery exists. */
 function describeMatcherBackends(choice: string): string {
@@ -32,6 +37,8 @@ function describeMatcherBackends(choice: string): string {
 export interface Service {
   url: string
   port: number
+  /** Where Prometheus scrapes (config.metrics), or null when it is off. */
+  metricsUrl: string | null
   app: AppContext
   /** Graceful: stop accepting, answer requests in flight, stop workers, close the database. */
   close(): Promise<void>
@@ -54,6 +61,13 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     const applied = await migrate(db.sql, (message) => log.info(`DB: ${message}`))
     if (!applied.length) log.info('DB: schema up to date')
 
+    // Read when scraped: the galleries exist by the time the listener opens.
+    const metrics = createMetrics({ galleries: () => galleries.states(), pendingDeliveries: () => countPendingDeliveries(db.sql) })
+    if (config.metrics) {
+      const unobserve = observeQueries(db.sql, metrics.dbQuery)
+      stops.push(async () => unobserve())
+    }
+
     const master = await loadMasterKey(config)
     const tokens = await loadIdentityTokens(config)
     log.info(`Auth: identity tokens from ${tokens.describe}; master key from ${master.source === 'PALMVEIN_MASTER_KEY' ? 'PALMVEIN_MASTER_KEY' : 'the data directory'}`)
@@ -67,7 +81,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     stops.push(() => enrollmentSignals.stop())
     const keyring = createKeyring(master.key)
     // Galleries close after the HTTP server and the scan writer (stops run in reverse).
-    const galleries = createGalleries({ config, db, keyring, log })
+    const galleries = createGalleries({ config, db, keyring, log, onScan: metrics.scan })
     log.info(`Matcher: ${describeMatcherBackends(config.matcherBackend)}, ${config.matcherThreads} thread(s)`)
     stops.push(() => galleries.close())
     const scans = createScanRecorder(db.sql, log)
@@ -76,7 +90,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     const audit = createAuditTrail({ sql: db.sql, log, retentionDays: config.auditRetentionDays, purge: true })
     stops.push(() => audit.close())
     // The worker stops after the HTTP server (stops run in reverse) and waits for attempts in flight.
-    const webhooks = createWebhookEngine({ db, config, keyring, logger: log.child({ component: 'webhooks' }) })
+    const webhooks = createWebhookEngine({ db, config, keyring, logger: log.child({ component: 'webhooks' }), onAttempt: metrics.webhookAttempt })
     const sealed = await sealPlaintextSecrets(db.sql, webhooks.secrets)
     if (sealed > 0) log.info(`Webhooks: sealed ${sealed} secret(s) stored in plaintext by an earlier version`)
     if (config.webhookWorker) {
@@ -86,14 +100,14 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     log.info(`Webhooks: worker ${config.webhookWorker ? 'on' : 'off'}${config.webhookAllowLocalhost ? ', localhost allowed' : ''}`)
     const app: AppContext = {
       config, db, sql: db.sql, log, tokens, enrollmentSignals, galleries, scans, webhooks, audit,
-      keyring,
+      keyring, metrics,
       apiKeyUsage,
       rateLimiter,
       health: [{ name: 'database', critical: true, check: async () => { await ping(db.sql); return `ok (${db.kind})` } }],
       shuttingDown: false,
     }
 
-    app.health.push(galleries.health)
+    app.health.push(galleryHealthCheck(galleries))
     // Registers every environment as loading (identify answers 503 for it), then loads in the background.
     await galleries.startLoading()
 
@@ -109,10 +123,17 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host
     const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`
     log.info(`HTTP: listening on ${url}`)
+    let metricsUrl: string | null = null
+    if (config.metrics) {
+      const listener = await listenMetrics(metrics.registry, config.metrics.host, config.metrics.port, log)
+      stops.push(() => listener.close())
+      metricsUrl = listener.url
+    }
+    log.info(`Metrics: ${metricsUrl ? `Prometheus scrapes ${metricsUrl}` : 'off (PALMVEIN_METRICS_PORT=0)'}`)
 
     let closing: Promise<void> | null = null
     return {
-      url, port, app,
+      url, port, metricsUrl, app,
       close() {
         closing ??= (async () => {
           for (const stop of stops.reverse()) await stop()

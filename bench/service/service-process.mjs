@@ -36,9 +36,11 @@ export function residentMiB(pid) {
  */
 export async function startService(options) {
   const port = await freePort()
+  // Metrics on, as in production, on a port of its own (another palmvein may hold the default).
+  const metricsPort = options.env.PALMVEIN_METRICS_PORT ?? String(await freePort())
   const started = performance.now()
   const child = spawn(process.execPath, [CLI, 'serve'], {
-    env: { ...process.env, ...options.env, PORT: String(port), HOST: '127.0.0.1', PALMVEIN_LOG_LEVEL: options.env.PALMVEIN_LOG_LEVEL ?? 'warn' },
+    env: { ...process.env, ...options.env, PORT: String(port), HOST: '127.0.0.1', PALMVEIN_METRICS_PORT: metricsPort, PALMVEIN_LOG_LEVEL: options.env.PALMVEIN_LOG_LEVEL ?? 'warn' },
     stdio: ['ignore', 'ignore', 'pipe'],
   })
   let stderr = ''

@@ -73,7 +73,7 @@ function requireServerLookup(project: ProjectRow): void {
 }
 
 export async function identifyAtTerminal(
-  app: Pick<AppContext, 'db' | 'galleries' | 'log' | 'scans' | 'sql'>,
+  app: Pick<AppContext, 'db' | 'galleries' | 'log' | 'metrics' | 'scans' | 'sql'>,
   terminal: Terminal, palm: IdentifyPalm, k: number | undefined,
 ) {
   requireServerLookup(terminal.project)

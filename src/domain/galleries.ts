@@ -11,8 +11,8 @@ import type { Logger } from 'pino'
 import type { Config } from '../config.js'
 import { ServiceError } from '../errors.js'
 import { releaseLoadGarbage } from '../process-memory.js'
-import type { HealthCheck } from '../health.js'
 import { createMatcher, type Gallery, type Matcher } from '../matcher/index.js'
+import type { GalleryState } from './gallery-health.js'
 import type { Database } from '../store/database.js'
 import type { Queryable } from '../store/database.js'
 import { galleryChangesSince, latestGalleryChange } from '../store/gallery-changes.js'
@@ -52,7 +52,10 @@ export interface Galleries {
   announce(environmentId: string, memberId: string): Promise<void>
   /** Registers every environment as loading, then loads them in the background. */
   startLoading(): Promise<void>
-  health: HealthCheck
+  /** Each environment's gallery, for /healthz and the metrics. */
+  states(): GalleryState[]
+  /** The matchers in use ("d=256 native (avx512vnni)"). */
+  backends(): Promise<string[]>
   close(): Promise<void>
 }
 
@@ -84,7 +87,16 @@ const PARALLEL_DECRYPT_FROM_ROWS = 4_096
 const RELEASE_AFTER_ROWS = 50_000
 const PROGRESS_EVERY_MS = 2_000
 
-export function createGalleries(options: { config: Config; db: Database; keyring: Keyring; log: Logger }): Galleries {
+export interface GalleriesOptions {
+  config: Config
+  db: Database
+  keyring: Keyring
+  log: Logger
+  /** Each matcher pass over a gallery (the metrics). */
+  onScan?: (probes: number, seconds: number) => void
+}
+
+export function createGalleries(options: GalleriesOptions): Galleries {
   const { config, db, keyring, log } = options
   const sql = db.sql
   const origin = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`
@@ -101,6 +113,7 @@ export function createGalleries(options: { config: Config; db: Database; keyring
         dimension, threads: config.matcherThreads, backend: config.matcherBackend,
         ...(config.matcherMaxMemoryBytes ? { maxMemoryBytes: config.matcherMaxMemoryBytes } : {}),
         logger: (message) => log.info(`Matcher: d=${dimension}: ${message}`),
+        onScan: options.onScan,
         exactAudit: {
           rate: config.exactAuditRate,
           onDisagreement: (twoStage, exact) => log.warn({
@@ -359,34 +372,13 @@ export function createGalleries(options: { config: Config; db: Database; keyring
       })()
       all.catch((error) => log.error({ err: error }, 'Galleries: loading stopped'))
     },
-    health: {
-      name: 'galleries',
-      critical: true,
-      async check() {
-        let loaded = 0
-        let total = 0
-        let rows = 0
-        let loading = 0
-        const audit = { audited: 0, disagreements: 0 }
-        let notStored = 0
-        for (const entry of entries.values()) {
-          notStored += entry.notStored
-          audit.audited += entry.gallery?.exactAudit.audited ?? 0
-          audit.disagreements += entry.gallery?.exactAudit.disagreements ?? 0
-          if (entry.loading && entry.blocking) {
-            loading += 1
-            loaded += entry.loaded
-            total += entry.total
-          }
-          rows += entry.gallery?.size ?? 0
-        }
-        if (loading > 0) throw new Error(`loading ${loaded}/${total} rows`)
-        const backends = (await Promise.all([...matchers.values()].map((matcher) => matcher.catch(() => null))))
-          .flatMap((matcher) => (matcher ? [`d=${matcher.dimension} ${matcher.backend.name} (${matcher.backend.isa})`] : []))
-        const exactness = `exactness audit ${audit.disagreements} disagreement(s) in ${audit.audited} two-stage search(es)`
-        const full = notStored > 0 ? `; warning: matcher memory is full, ${notStored} reference row(s) not stored (raise PALMVEIN_MATCHER_MAX_MEMORY or use the native backend)` : ''
-        return `ready, ${entries.size} environment(s), ${rows} rows${backends.length ? `; matcher ${backends.join(', ')}` : ''}; ${exactness}${full}`
-      },
+    states: () => [...entries].map(([environmentId, entry]) => ({
+      environmentId, rows: entry.gallery?.size ?? 0, loading: entry.loading, blocking: entry.blocking, loaded: entry.loaded, total: entry.total,
+      notStored: entry.notStored, exactAudit: entry.gallery?.exactAudit ?? { audited: 0, disagreements: 0 },
+    })),
+    async backends() {
+      const ready = await Promise.all([...matchers.values()].map((matcher) => matcher.catch(() => null)))
+      return ready.flatMap((matcher) => (matcher ? [`d=${matcher.dimension} ${matcher.backend.name} (${matcher.backend.isa})`] : []))
     },
     async close() {
       closed = true

@@ -40,7 +40,7 @@ export interface IdentifyOptions {
 }
 
 export async function identifyPalm(
-  app: Pick<AppContext, 'galleries' | 'scans'>,
+  app: Pick<AppContext, 'galleries' | 'scans' | 'metrics'>,
   project: ProjectRow, palm: IdentifyPalm, options: IdentifyOptions,
 ): Promise<IdentifyResult> {
   const started = performance.now()
@@ -60,6 +60,7 @@ export async function identifyPalm(
   })
   const decision = decide(hits, environment)
   const candidates = decision.members.slice(0, k)
+  app.metrics.identified(decision.status)
   app.scans.record({
     id: newId(),
     project_id: project.id,

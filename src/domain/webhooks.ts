@@ -25,6 +25,8 @@ export interface Subscription {
   url: string
   event_types: string[]
   enabled: boolean
+  /** Present when the service disabled it: the receiver answered 410 Gone, or deliveries failed for 5 days. */
+  disabled_reason?: 'gone' | 'failing'
   created_at: string
   updated_at: string
 }
@@ -67,6 +69,7 @@ const view = (row: store.SubscriptionRow): Subscription => ({
   url: row.url,
   event_types: row.event_types,
   enabled: row.enabled,
+  ...(row.disabled_reason ? { disabled_reason: row.disabled_reason } : {}),
   created_at: timestamp(row.created_at)!,
   updated_at: timestamp(row.updated_at)!,
 })
@@ -173,7 +176,29 @@ export async function sendTestEvent(deps: WebhookDeps, projectId: string, subscr
   return { test_id: testId, message: TEST_MESSAGE }
 }
 
-function parseTime(value: Date | string, name: string): Date {
+/** A delivery on the wire (spec "Webhooks" history shape). */
+export function deliveryItem(row: store.DeliveryRow): DeliveryItem {
+  return {
+    id: row.id,
+    subscription_id: row.subscription_id,
+    payload: {
+      event_id: row.payload.event_id,
+      timestamp: row.payload.timestamp,
+      project_id: row.payload.project_id,
+      // The spec's history shows event_type inside data.
+      data: { event_type: row.payload.event_type, ...row.payload.data },
+    },
+    attempt_count: row.attempt_count,
+    attempt_pending: row.status === 'pending' && row.next_attempt_at !== null,
+    response_status: row.response_status,
+    response_body: row.response_body,
+    status: row.status,
+    created_at: timestamp(row.created_at)!,
+    last_attempt_at: timestamp(row.last_attempt_at),
+  }
+}
+
+export function parseTime(value: Date | string, name: string): Date {
   const date = value instanceof Date ? value : new Date(value)
   if (Number.isNaN(date.getTime())) {
     throw new ServiceError('invalid_request', `${name} must be an RFC 3339 date-time`, { errors: [{ path: `/${name}`, message: 'must be a date-time' }] })
@@ -204,24 +229,7 @@ export async function listDeliveries(
   // An empty page past the end still reports the window's total.
   const total = rows[0]?.total_count ?? await store.deliveryCount(deps.db.sql, window)
   return {
-    items: rows.map((row) => ({
-      id: row.id,
-      subscription_id: row.subscription_id,
-      payload: {
-        event_id: row.payload.event_id,
-        timestamp: row.payload.timestamp,
-        project_id: row.payload.project_id,
-        // The spec's history shows event_type inside data.
-        data: { event_type: row.payload.event_type, ...row.payload.data },
-      },
-      attempt_count: row.attempt_count,
-      attempt_pending: row.status === 'pending' && row.next_attempt_at !== null,
-      response_status: row.response_status,
-      response_body: row.response_body,
-      status: row.status,
-      created_at: timestamp(row.created_at)!,
-      last_attempt_at: timestamp(row.last_attempt_at),
-    })),
+    items: rows.map(deliveryItem),
     total_count: total,
   }
 }

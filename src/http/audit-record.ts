@@ -4,7 +4,7 @@
 import type { Principal } from '../auth/principal.js'
 import type { AuditRecord } from '../domain/audit.js'
 import type { ProjectRow } from '../store/projects.js'
-import type { Route } from './route.js'
+import { routeTemplate, type Route } from './route.js'
 
 /** Filled in while the request runs: how far it got. */
 export interface AuditFacts {
@@ -46,7 +46,7 @@ const actions = new WeakMap<Route, string>()
 function actionOf(route: Route): string {
   let action = actions.get(route)
   if (action === undefined) {
-    action = `${route.method.toUpperCase()} ${route.path.replace(/:([a-z_]+)/g, '{$1}')}`
+    action = `${route.method.toUpperCase()} ${routeTemplate(route)}`
     actions.set(route, action)
   }
   return action

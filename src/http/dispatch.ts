@@ -12,7 +12,7 @@ import { parseJsonBody } from './body.js'
 import { BODY_METHODS, type Exchange } from './exchange.js'
 import { databaseUnavailable, problemReply } from './problem.js'
 import { parseQuery } from './query.js'
-import { Reply, StreamReply, type Route, type RouteContext } from './route.js'
+import { Reply, StreamReply, routeTemplate, type Route, type RouteContext } from './route.js'
 import { createRouter } from './router.js'
 import type { ProjectRow } from '../store/projects.js'
 import { compile, type Validator } from './schema.js'
@@ -26,6 +26,8 @@ interface CompiledRoute {
   validateQuery?: Validator
   validateBody?: Validator
   defaultStatus: number
+  /** The route's name in the metrics. */
+  template: string
 }
 
 function compileRoute(route: Route): CompiledRoute {
@@ -35,6 +37,7 @@ function compileRoute(route: Route): CompiledRoute {
     validateQuery: route.query ? compile(route.query, 'query') : undefined,
     validateBody: route.body ? compile(route.body, 'body') : undefined,
     defaultStatus: route.responses.find((response) => response.status < 300)?.status ?? 200,
+    template: routeTemplate(route),
   }
 }
 
@@ -134,9 +137,11 @@ export function createDispatcher(app: AppContext, routes: Route[]) {
         clientAddress, userAgent: exchange.headers['user-agent'], at: new Date(),
       }))
     }
+    const ms = performance.now() - started
+    app.metrics.request(exchange.method, found.kind === 'route' ? found.target.template : found.kind === 'method_not_allowed' ? 'method_not_allowed' : 'unmatched', reply.status, ms / 1000)
     log.info({
       method: exchange.method, url: exchange.path, route: found.kind === 'route' ? found.target.route.path : undefined, status: reply.status,
-      ms: Math.round((performance.now() - started) * 10) / 10, aborted: exchange.isAborted() || undefined,
+      ms: Math.round(ms * 10) / 10, aborted: exchange.isAborted() || undefined,
     }, 'request')
   }
 }

@@ -4,7 +4,7 @@ import type { TSchema } from '@sinclair/typebox'
 import { ERROR_STATUS, type ErrorCode } from '../errors.js'
 import { SchemaComponents } from './openapi-schema.js'
 import { PROBLEM_TYPE } from './problem.js'
-import type { Route } from './route.js'
+import { routeTemplate, type Route } from './route.js'
 import { MAX_JSON_DEPTH } from './json-text.js'
 import { Problem } from './schema.js'
 
@@ -60,7 +60,7 @@ export function buildOpenApi(routes: Route[], version: string) {
   plain(Problem) // registers the Problem component every error response refers to
   const paths: Record<string, Record<string, unknown>> = {}
   for (const route of routes) {
-    const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}')
+    const path = routeTemplate(route)
     const responses: Record<string, unknown> = {}
     for (const response of route.responses) {
       const contentType = response.contentType ?? 'application/json'

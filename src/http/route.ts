@@ -99,6 +99,9 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
 }
 
 /** Identity function that keeps each route's types tied to its schemas and access. */
+/** The path as the OpenAPI document writes it (`/v1/projects/{project_id}`): also the route's name in audit records and metrics. */
+export const routeTemplate = (route: Pick<Route, 'path'>): string => route.path.replace(/:([A-Za-z_]+)/g, '{$1}')
+
 export function defineRoute<P extends TSchema, Q extends TSchema, B extends TSchema, A extends Access>(route: Route<P, Q, B, A>): Route {
   return route as unknown as Route
 }

@@ -92,6 +92,7 @@ export interface GalleryOptions {
   /** Share of two-stage searches re-run exactly in the background (0 = none). */
   exactAuditRate: number
   onExactAuditDisagreement?: (twoStage: Hit[], exact: Hit[]) => void
+  onScan?: (probes: number, seconds: number) => void
 }
 
 const NO_PARTITION = ''
@@ -134,7 +135,9 @@ export function createGallery(memory: SharedMemory, engine: ScanEngine, options:
         for (const entry of entries) entry.reject(new Error('matcher is closed'))
         return
       }
+      const started = performance.now()
       await runSearchBatch(engine, partitions, limits, entries, dimension)
+      options.onScan?.(entries.length, (performance.now() - started) / 1000)
     },
   })
 

@@ -51,6 +51,8 @@ export interface MatcherOptions {
    * `gallery.exactAudit`, each disagreement (a different best id) reported to `onDisagreement`.
    */
   exactAudit?: { rate: number, onDisagreement?: (twoStage: Hit[], exact: Hit[]) => void }
+  /** Called after each pass of a search batch over a gallery: how many probes it served, how long it took. */
+  onScan?: (probes: number, seconds: number) => void
 }
 
 /** The scan's limits in every backend; the native addon states its own. */
@@ -145,6 +147,7 @@ export async function createMatcher(options: MatcherOptions): Promise<Matcher> {
     defaultCandidates: candidates,
     exactAuditRate,
     onExactAuditDisagreement: options.exactAudit?.onDisagreement,
+    onScan: options.onScan,
   }
   return {
     backend, dimension, threads, maxK: limits.maxK - 1,

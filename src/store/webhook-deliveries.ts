@@ -71,3 +71,9 @@ export async function recordAttempt(sql: Sql, attempt: AttemptRecord): Promise<b
     RETURNING id`
   return rows.length > 0
 }
+
+/** Deliveries waiting for an attempt, in every process on this database (the metrics). */
+export async function countPendingDeliveries(sql: Sql): Promise<number> {
+  const [row] = await sql<Array<{ pending: number }>>`SELECT count(*)::int AS pending FROM webhook_deliveries WHERE status = 'pending'`
+  return row.pending
+}

@@ -45,7 +45,7 @@ export async function insertTestEvent(sql: Sql, event: { id: string; projectId: 
 
 // A UUIDv7 made in SQL (the fan-out creates rows in the same statement that finds them): the
 // 48-bit millisecond time, then the random bits of gen_random_uuid() with the version set to 7.
-const uuidV7At = (sql: Sql, time: Date) => sql`
+export const uuidV7At = (sql: Sql, time: Date) => sql`
   encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid())
     placing substring(int8send(floor(extract(epoch FROM ${time}::timestamptz) * 1000)::bigint) FROM 3) FROM 1 FOR 6),
   52, 1), 53, 1), 'hex')::uuid`
@@ -82,7 +82,7 @@ export async function dispatchEvents(sql: Sql, options: { now: Date; limit?: num
              'pending', ${options.now}, ${options.now}
       FROM targets
       ORDER BY created_at, id
-      ON CONFLICT (subscription_id, event_id) DO NOTHING
+      ON CONFLICT (subscription_id, event_id) WHERE resend_of IS NULL DO NOTHING
       RETURNING id
     )
     SELECT (SELECT count(*) FROM marked)::int AS events, (SELECT count(*) FROM inserted)::int AS deliveries`

@@ -8,6 +8,8 @@ export interface SubscriptionRow {
   url: string
   event_types: string[]
   enabled: boolean
+  /** Why the service disabled it (receiver gone, or failing for days); null otherwise. */
+  disabled_reason: 'gone' | 'failing' | null
   created_at: Date
   updated_at: Date
 }
@@ -53,13 +55,13 @@ export async function insertSubscriptionWithinLimit(sql: Sql, row: NewSubscripti
 
 export function subscriptionsOfProject(sql: Sql, projectId: string) {
   return sql<SubscriptionRow[]>`
-    SELECT id, url, event_types, enabled, created_at, updated_at FROM webhook_subscriptions
+    SELECT id, url, event_types, enabled, disabled_reason, created_at, updated_at FROM webhook_subscriptions
     WHERE project_id = ${projectId} ORDER BY created_at, id`
 }
 
 export async function subscriptionById(sql: Sql, projectId: string, subscriptionId: string): Promise<SubscriptionRow | null> {
   const [row] = await sql<SubscriptionRow[]>`
-    SELECT id, url, event_types, enabled, created_at, updated_at FROM webhook_subscriptions
+    SELECT id, url, event_types, enabled, disabled_reason, created_at, updated_at FROM webhook_subscriptions
     WHERE id = ${subscriptionId} AND project_id = ${projectId}`
   return row ?? null
 }
@@ -70,9 +72,12 @@ export async function updateSubscription(
 ): Promise<SubscriptionRow | null> {
   const [row] = await sql<SubscriptionRow[]>`
     UPDATE webhook_subscriptions
-    SET url = ${values.url}, event_types = ${values.event_types}::text[], enabled = ${values.enabled}, updated_at = ${values.updated_at}
+    SET url = ${values.url}, event_types = ${values.event_types}::text[], enabled = ${values.enabled}, updated_at = ${values.updated_at},
+        -- Enabled again: a fresh start, whatever disabled it.
+        disabled_reason = CASE WHEN ${values.enabled} THEN NULL ELSE disabled_reason END,
+        failing_since = CASE WHEN ${values.enabled} AND NOT enabled THEN NULL ELSE failing_since END
     WHERE id = ${subscriptionId} AND project_id = ${projectId}
-    RETURNING id, url, event_types, enabled, created_at, updated_at`
+    RETURNING id, url, event_types, enabled, disabled_reason, created_at, updated_at`
   return row ?? null
 }
 
@@ -93,16 +98,16 @@ export interface DeliveryRow {
   status: 'pending' | 'success' | 'failed'
   created_at: Date
   last_attempt_at: Date | null
-  total_count: number
 }
 
 interface DeliveryWindow { projectId: string; subscriptionId: string; from: Date; to: Date }
 
 /** One page of the deliveries created in [from, to], newest first, each row with the window's total. */
+const DELIVERY_COLUMNS = 'id, subscription_id, payload, attempt_count, next_attempt_at, response_status, response_body, status, created_at, last_attempt_at'
+
 export function deliveriesPage(sql: Sql, window: DeliveryWindow, page: { limit: number; offset: number }) {
-  return sql<DeliveryRow[]>`
-    SELECT id, subscription_id, payload, attempt_count, next_attempt_at, response_status, response_body, status,
-           created_at, last_attempt_at, count(*) OVER ()::int AS total_count
+  return sql<Array<DeliveryRow & { total_count: number }>>`
+    SELECT ${sql.unsafe(DELIVERY_COLUMNS)}, count(*) OVER ()::int AS total_count
     FROM webhook_deliveries
     WHERE subscription_id = ${window.subscriptionId} AND project_id = ${window.projectId} AND created_at >= ${window.from} AND created_at <= ${window.to}
     ORDER BY created_at DESC, id DESC
@@ -114,6 +119,13 @@ export async function deliveryCount(sql: Sql, window: DeliveryWindow): Promise<n
     SELECT count(*)::int AS count FROM webhook_deliveries
     WHERE subscription_id = ${window.subscriptionId} AND project_id = ${window.projectId} AND created_at >= ${window.from} AND created_at <= ${window.to}`
   return count
+}
+
+export async function deliveryById(sql: Sql, projectId: string, subscriptionId: string, deliveryId: string): Promise<DeliveryRow | null> {
+  const [row] = await sql<DeliveryRow[]>`
+    SELECT ${sql.unsafe(DELIVERY_COLUMNS)} FROM webhook_deliveries
+    WHERE id = ${deliveryId} AND subscription_id = ${subscriptionId} AND project_id = ${projectId}`
+  return row ?? null
 }
 
 export async function deliveryExists(sql: Sql, projectId: string, subscriptionId: string, deliveryId: string): Promise<boolean> {

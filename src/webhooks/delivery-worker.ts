@@ -6,7 +6,9 @@
 import type { WebhookSecrets } from '../domain/webhook-secrets.js'
 import type { Sql } from '../store/database.js'
 import { claimDueDeliveries, recordAttempt, type ClaimedDelivery } from '../store/webhook-deliveries.js'
+import { recordSubscriptionHealth } from '../store/webhook-recovery.js'
 import { newId } from '../ids.js'
+import type { WebhookAttemptOutcome } from '../metrics/metrics.js'
 import type { Clock } from './clock.js'
 import type { AttemptOutcome, HttpSender } from './http-sender.js'
 import { envelopeBody } from './outbox.js'
@@ -22,6 +24,9 @@ export interface WebhookLogger {
 
 export type { ClaimedDelivery }
 
+/** A subscription whose deliveries have all failed this long is disabled (Svix's rule). */
+export const DISABLE_AFTER_FAILING_MS = 5 * 24 * 3600_000
+
 export const silentLogger: WebhookLogger = { debug() {}, info() {}, warn() {}, error() {} }
 
 export interface DeliveryWorkerOptions {
@@ -34,6 +39,8 @@ export interface DeliveryWorkerOptions {
   userAgent: string
   random?: () => number
   logger?: WebhookLogger
+  /** Each recorded attempt's outcome (the metrics). */
+  onAttempt?: (outcome: WebhookAttemptOutcome) => void
 }
 
 export interface AttemptResult {
@@ -88,6 +95,20 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     }
   }
 
+  /** A success ends the subscription's failing streak; a 410 or 5 days of failures disable it. */
+  async function noteSubscriptionHealth(delivery: ClaimedDelivery, result: 'success' | 'failure' | 'gone', at: Date): Promise<void> {
+    try {
+      const disabled = await recordSubscriptionHealth(sql, delivery.subscription_id, result, at, DISABLE_AFTER_FAILING_MS)
+      if (disabled) {
+        logger.warn({ subscriptionId: delivery.subscription_id, reason: disabled },
+          disabled === 'gone' ? 'webhook subscription disabled: the receiver answered 410 Gone' : 'webhook subscription disabled: every delivery failed for 5 days')
+      }
+    } catch (error) {
+      // The attempt is recorded; the streak is caught up by the next attempt's record.
+      logger.warn({ err: error, subscriptionId: delivery.subscription_id }, 'recording the subscription\'s delivery health failed')
+    }
+  }
+
   async function attempt(delivery: ClaimedDelivery): Promise<AttemptResult> {
     const attemptNumber = delivery.attempt_count + 1
     const attemptedAt = clock.now()
@@ -108,8 +129,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
 
     let status: AttemptResult['status'] = 'success'
     let nextAttemptAt: Date | null = null
+    // 410 Gone: the receiver says the endpoint is gone for good (Standard Webhooks); no retry.
+    const gone = outcome.status === 410
     if (!outcome.success) {
-      if (attemptNumber >= MAX_ATTEMPTS) {
+      if (gone || attemptNumber >= MAX_ATTEMPTS) {
         status = 'failed'
       } else {
         status = 'pending'
@@ -126,6 +149,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     const recorded = await withRetries(record, (error, attempt) =>
       logger.warn({ err: error, deliveryId: delivery.id, try: attempt }, 'recording a webhook attempt failed; retrying'))
 
+    if (recorded) {
+      options.onAttempt?.(gone ? 'gone' : status === 'pending' ? 'retry' : status)
+      await noteSubscriptionHealth(delivery, outcome.success ? 'success' : gone ? 'gone' : 'failure', attemptedAt)
+    }
     const fields = { deliveryId: delivery.id, subscriptionId: delivery.subscription_id, attempt: attemptNumber, responseStatus: outcome.status, durationMs: outcome.durationMs }
     if (!recorded) {
       // The lease expired mid-attempt (attempt slower than the lease, or the subscription was deleted).

@@ -9,7 +9,7 @@ import { createWebhookSecrets, type WebhookSecrets } from '../domain/webhook-sec
 import type { Database } from '../store/database.js'
 import { VERSION } from '../version.js'
 import { systemClock, type Clock } from './clock.js'
-import { createDeliveryWorker, silentLogger, type WebhookLogger } from './delivery-worker.js'
+import { createDeliveryWorker, silentLogger, type DeliveryWorkerOptions, type WebhookLogger } from './delivery-worker.js'
 import { createHttpSender, loadCaPem, type HttpSender } from './http-sender.js'
 import { dispatchEvents } from '../store/webhook-outbox.js'
 import { DELIVERIES_CHANNEL, OUTBOX_CHANNEL } from './outbox.js'
@@ -41,6 +41,8 @@ export interface WebhookEngineOptions {
   workerId?: string
   /** Replaces the HTTP sender (tests of the engine's bookkeeping). */
   sender?: HttpSender
+  /** Each recorded attempt's outcome (the metrics). */
+  onAttempt?: DeliveryWorkerOptions['onAttempt']
 }
 
 export interface WebhookEngine {
@@ -80,6 +82,7 @@ export function createWebhookEngine(options: WebhookEngineOptions): WebhookEngin
     userAgent: USER_AGENT,
     random: options.random,
     logger,
+    onAttempt: options.onAttempt,
   })
 
   const inFlight = new Set<Promise<unknown>>()

@@ -3,7 +3,7 @@ import { SignJWT, importJWK, type JWK } from 'jose'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { createTestStorage, type TestStorage } from '../support/database.js'
-import { runCli, startServeProcess } from '../support/process.js'
+import { freePort, runCli, startServeProcess } from '../support/process.js'
 import { bootService, expectStatus, type TestService } from '../support/service.js'
 
 describe('palmvein CLI', () => {
@@ -76,9 +76,14 @@ describe('palmvein CLI', () => {
     })
   })
 
-  it('`org create` works while `palmvein serve` runs on the same data directory (it joins its database)', async () => {
-    const server = await startServeProcess({ ...env, PORT: '0', HOST: '127.0.0.1' })
+  it('`org create` works while `palmvein serve` runs on the same data directory (it joins its database); serve exposes metrics where PALMVEIN_METRICS_PORT says', async () => {
+    const metricsPort = await freePort()
+    const server = await startServeProcess({ ...env, PORT: '0', HOST: '127.0.0.1', PALMVEIN_METRICS_PORT: String(metricsPort) })
     try {
+      expect(server.output()).toContain(`Metrics: Prometheus scrapes http://127.0.0.1:${metricsPort}/metrics`)
+      const scraped = await fetch(`http://127.0.0.1:${metricsPort}/metrics`)
+      expect(scraped.status).toBe(200)
+      expect(await scraped.text()).toContain('# TYPE palmvein_http_requests_total counter')
       const created = await runCli(['org', 'create', '--name', 'Joined', '--admin', 'joined@example.com'], env)
       expect(created.stderr).toBe('')
       expect(created.code).toBe(0)

@@ -10,6 +10,7 @@ describe('configuration', () => {
       webhookWorker: true, nodeEnv: 'development', matcherBackend: 'auto', exactAuditRate: 0.01, matcherMaxMemoryBytes: null, logLevel: 'info',
     })
     expect(config.dataDir).toMatch(/\/data$/)
+    expect(config.metrics).toEqual({ host: '127.0.0.1', port: 9464 })
     expect(config.matcherThreads).toBeGreaterThanOrEqual(1)
   })
 
@@ -23,8 +24,14 @@ describe('configuration', () => {
     expect(config.webhookAllowLocalhost).toBe(true)
   })
 
+  it('serves metrics where PALMVEIN_METRICS_HOST and PALMVEIN_METRICS_PORT say, and not at all on port 0', () => {
+    expect(loadConfig({}, { PALMVEIN_METRICS_HOST: '10.0.0.5', PALMVEIN_METRICS_PORT: '9100' }).metrics).toEqual({ host: '10.0.0.5', port: 9100 })
+    expect(loadConfig({}, { PALMVEIN_METRICS_PORT: '0' }).metrics).toBeNull()
+  })
+
   it.each([
     [{ PORT: '70000' }, /PORT must be an integer between 0 and 65535/],
+    [{ PALMVEIN_METRICS_PORT: 'http' }, /PALMVEIN_METRICS_PORT must be an integer between 0 and 65535/],
     [{ PALMVEIN_MASTER_KEY: 'c2hvcnQ=' }, /PALMVEIN_MASTER_KEY must be 32 bytes/],
     [{ PALMVEIN_MATCHER_BACKEND: 'gpu' }, /PALMVEIN_MATCHER_BACKEND must be one of auto, native, wasm, js/],
     [{ WEBHOOK_ALLOW_LOCALHOST: 'maybe' }, /WEBHOOK_ALLOW_LOCALHOST must be true or false/],

@@ -1,5 +1,6 @@
 // Run the CLI from source (tsx) as a separate process, as an operator would run `palmvein ...`.
 import { spawn, type ChildProcess } from 'node:child_process'
+import net from 'node:net'
 import { fileURLToPath } from 'node:url'
 
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url))
@@ -56,4 +57,13 @@ function untilListening(child: ChildProcess, name: string): Promise<{ child: Chi
     child.stderr!.on('data', onData)
     child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`${name} exited with ${code}:\n${output}`)) })
   })
+}
+
+/** A loopback port that is free now (a process started a moment later binds it). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as net.AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
 }

@@ -38,7 +38,7 @@ export interface TestService {
 export function serviceConfig(storage: TestStorage, config: Partial<Config> = {}): Partial<Config> {
   return {
     port: 0, host: '127.0.0.1', databaseUrl: storage.databaseUrl, dataDir: storage.dataDir,
-    logLevel: 'silent', matcherThreads: 1, webhookWorker: false, ...config,
+    logLevel: 'silent', matcherThreads: 1, webhookWorker: false, metrics: { host: '127.0.0.1', port: 0 }, ...config,
   }
 }
 

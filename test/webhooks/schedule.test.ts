@@ -1,8 +1,11 @@
 // The whole retry schedule, driven by the injected clock against a real receiver that always
-// answers 500: 336 attempts, spaced 5 s doubling to 1 h (±10 %), then `failed`.
+// answers 500: 336 attempts, spaced 5 s doubling to 1 h (±10 %), then `failed`. Every 5 days of
+// failures disable the subscription (its delivery waits); the test enables it again at once, as
+// an operator would, and the schedule goes on.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createSubscription, listAttempts, listDeliveries } from '../../src/domain/webhooks.js'
+import { createSubscription, listAttempts, listDeliveries, updateSubscription } from '../../src/domain/webhooks.js'
 import { createWebhookEngine, enqueueEvent } from '../../src/webhooks/index.js'
+import { DISABLE_AFTER_FAILING_MS } from '../../src/webhooks/delivery-worker.js'
 import { MAX_ATTEMPTS, scheduledDelayMs } from '../../src/webhooks/retry-schedule.js'
 import { createTestStorage, usingPostgres, type TestStorage } from '../support/database.js'
 import { createProject, manualClock, webhookConfig, testKeyring } from './fixtures.js'
@@ -31,6 +34,7 @@ describe(`retry schedule end to end (${usingPostgres ? 'PostgreSQL' : 'PGlite'})
       data: { session_id: 's', member_id: 'm', device_id: 'd', completed_at: clock.now().toISOString() },
     }))
 
+    const disabledAt: number[] = []
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
       const [due] = await storage.db.sql<{ next_attempt_at: Date | null }[]>`
         SELECT next_attempt_at FROM webhook_deliveries WHERE subscription_id = ${subscription.id}`
@@ -41,6 +45,13 @@ describe(`retry schedule end to end (${usingPostgres ? 'PostgreSQL' : 'PGlite'})
         clock.set(due.next_attempt_at!)
       }
       expect((await engine.runOnce()).attempts).toBe(1)
+      const [state] = await storage.db.sql<{ enabled: boolean; disabled_reason: string | null }[]>`
+        SELECT enabled, disabled_reason FROM webhook_subscriptions WHERE id = ${subscription.id}`
+      if (!state.enabled) {
+        expect(state.disabled_reason).toBe('failing')
+        disabledAt.push(clock.now().getTime())
+        await updateSubscription(deps, projectId, subscription.id, { enabled: true })
+      }
     }
     expect(target.requests).toHaveLength(MAX_ATTEMPTS)
 
@@ -58,6 +69,13 @@ describe(`retry schedule end to end (${usingPostgres ? 'PostgreSQL' : 'PGlite'})
       const scheduled = scheduledDelayMs(index)
       expect(interval, `interval before attempt ${index + 1}`).toBeGreaterThanOrEqual(Math.floor(scheduled * 0.9))
       expect(interval, `interval before attempt ${index + 1}`).toBeLessThanOrEqual(Math.ceil(scheduled * 1.1))
+    }
+    // Disabled at the first failure 5 days into each streak (attempts are at most 1.1 h apart).
+    expect(disabledAt).toHaveLength(2)
+    for (const [index, at] of disabledAt.entries()) {
+      const streakStart = index === 0 ? times[0] : times.find((time) => time > disabledAt[index - 1])!
+      expect(at - streakStart).toBeGreaterThanOrEqual(DISABLE_AFTER_FAILING_MS)
+      expect(at - streakStart).toBeLessThanOrEqual(DISABLE_AFTER_FAILING_MS + 1.1 * 3_600_000)
     }
     const days = (times[times.length - 1] - times[0]) / 86_400_000
     expect(days).toBeGreaterThan(12)

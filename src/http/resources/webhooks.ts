@@ -9,6 +9,9 @@ export const SubscriptionSchema = Type.Object({
   url: Type.String(),
   event_types: Type.Array(Type.String()),
   enabled: Type.Boolean(),
+  disabled_reason: Type.Optional(Type.Union([Type.Literal('gone'), Type.Literal('failing')], {
+    description: 'extension: present when the service disabled the subscription: gone (the receiver answered 410 Gone) or failing (every delivery failed for 5 days). PATCH enabled: true enables it again',
+  })),
   created_at: Time,
   updated_at: Time,
 }, { $id: 'WebhookSubscription' })

@@ -6,6 +6,7 @@ import {
   createSubscription, deleteSubscription, getSubscription, listAttempts, listDeliveries, listSubscriptions,
   sendTestEvent, updateSubscription, type WebhookDeps,
 } from '../../domain/webhooks.js'
+import { recoverFailedDeliveries, resendDelivery } from '../../domain/webhook-recovery.js'
 import { AttemptSchema, CreatedSubscriptionSchema, DeliverySchema, SubscriptionSchema } from '../resources/webhooks.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, Pagination, PathIds, requireOrderedWindow, TimeWindow, Type } from '../schema.js'
@@ -118,6 +119,33 @@ export const webhookRoutes: Route[] = [
     async handler(context) {
       const { project } = context
       return listAttempts(deps(context.app), project.id, context.params.webhook_id, context.params.delivery_id)
+    },
+  }),
+  defineRoute({
+    operationId: 'resendWebhookDelivery', method: 'post', path: `${base}/:webhook_id/deliveries/:delivery_id/resend`,
+    auth: ['token', 'key'], access: 'project', tags, rateLimited: true, extension: true,
+    summary: 'Send a delivery again: a new delivery of the same event (same event_id, so receivers can deduplicate), attempted now and retried like any',
+    params: PathIds('project_id', 'webhook_id', 'delivery_id'),
+    responses: [
+      { status: 201, description: 'the new delivery', schema: DeliverySchema },
+      { status: 409, description: 'webhook_disabled: enable the subscription first' },
+    ],
+    async handler(context) {
+      return resendDelivery(deps(context.app), context.project.id, context.params.webhook_id, context.params.delivery_id)
+    },
+  }),
+  defineRoute({
+    operationId: 'recoverWebhookDeliveries', method: 'post', path: `${base}/:webhook_id/recover`,
+    auth: ['token', 'key'], access: 'project', tags, rateLimited: true, extension: true,
+    summary: 'Send again every failed delivery created since a time (each failure once: one already sent again is skipped), as new deliveries of the same events',
+    params: WebhookParams,
+    body: Body({ since: Type.String({ format: 'date-time', description: 'failed deliveries created at or after this time are sent again' }) }),
+    responses: [
+      { status: 200, description: 'how many deliveries were sent again', schema: Type.Object({ resent: Type.Integer({ minimum: 0 }) }, { $id: 'WebhookRecovery' }) },
+      { status: 409, description: 'webhook_disabled: enable the subscription first' },
+    ],
+    async handler(context) {
+      return recoverFailedDeliveries(deps(context.app), context.project.id, context.params.webhook_id, context.body.since)
     },
   }),
 ]
