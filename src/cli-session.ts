@@ -32,6 +32,7 @@ export async function withCliSession<T>(task: (session: CliSession) => Promise<T
   try {
     await migrate(db.sql)
     const keyring = createKeyring((await loadMasterKey(config)).key)
+    await keyring.refreshMasterKeys(db.sql)
     const galleries = createGalleries({ config, db, keyring, log })
     try {
       return await task({ config, db, keyring, log, galleries })

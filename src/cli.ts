@@ -9,12 +9,14 @@
 //   palmvein import --project <id> [--allow-duplicates] [--rejects <file>] [--batch <n>] <file.ndjson | ->
 //   palmvein export --project <id> --include-biometrics
 //   palmvein dedup --environment <id> [--threshold <t>]
+//   palmvein keys rotate-master | retire-master
 //   palmvein capture --synthetic --identity <n> --hand left|right [--session <k>] [--attempt <a>] [--dimension <d>] [--seed <s>]
 // Every command honours the same environment as `serve` (DATABASE_URL, PALMVEIN_DATA_DIR, ...).
 import { parseArgs } from 'node:util'
 import { loadLocalIssuer } from './auth/identity-tokens.js'
 import { runDedup } from './cli-dedup.js'
 import { runExport } from './cli-export.js'
+import { runKeys } from './cli-keys.js'
 import { DEFAULT_BATCH, runImport } from './cli-import.js'
 import { CommandRefused } from './cli-session.js'
 import { ConfigError, loadConfig } from './config.js'
@@ -49,12 +51,22 @@ const USAGE = `usage:
   palmvein dedup --environment <environment_id> [--threshold <t>]
                                                    every pair of members whose palms match at or above t (default: the
                                                    environment's match_threshold), as JSON lines, best first
+  palmvein keys rotate-master                      re-wrap every environment key under PALMVEIN_NEW_MASTER_KEY as well
+                                                   (the old and the new master key both work until retire-master)
+  palmvein keys retire-master                      with the new key as PALMVEIN_MASTER_KEY: drop the old key's wrappings
   palmvein capture --synthetic --identity <n> --hand left|right [--session <k>] [--attempt <a>]
                    [--dimension 128|256|512] [--seed <s>] [--extractor-id <id>]
                                                    print a PVT1 palm capture (base64url) of a seeded synthetic
                                                    person: same identity and hand, same palm`
 
 class UsageError extends Error {}
+
+/** A command that could not start (refused, or no database) exits 2 like a usage error. */
+function refusalAsUsage(error: unknown): never {
+  if (error instanceof CommandRefused) throw new UsageError(error.message)
+  if (isDatabaseUnreachable(error)) throw new UsageError(`the database is unreachable: ${(error as Error).message}`)
+  throw error
+}
 
 function options<T extends Record<string, { type: 'string' | 'boolean' }>>(args: string[], spec: T) {
   try {
@@ -209,10 +221,8 @@ async function importCommand(args: string[]): Promise<void> {
     project: values.project, source: positionals[0], allowDuplicates: values['allow-duplicates'] ?? false,
     rejects: values.rejects ?? null, batch: Math.max(1, wholeNumber('batch', values.batch, DEFAULT_BATCH, 10_000)),
   }).catch((error: unknown) => {
-    if (error instanceof CommandRefused) throw new UsageError(error.message)
-    if (isDatabaseUnreachable(error)) throw new UsageError(`the database is unreachable: ${(error as Error).message}`)
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`cannot read ${positionals[0]}: no such file`)
-    throw error
+    return refusalAsUsage(error)
   })
   process.exitCode = code
 }
@@ -220,22 +230,21 @@ async function importCommand(args: string[]): Promise<void> {
 async function exportCommand(args: string[]): Promise<void> {
   const values = options(args, { project: { type: 'string' }, 'include-biometrics': { type: 'boolean' } })
   if (!values.project) throw new UsageError('export needs --project <project_id>')
-  await runExport({ project: values.project, includeBiometrics: values['include-biometrics'] ?? false }).catch((error: unknown) => {
-    if (error instanceof CommandRefused) throw new UsageError(error.message)
-    if (isDatabaseUnreachable(error)) throw new UsageError(`the database is unreachable: ${(error as Error).message}`)
-    throw error
-  })
+  await runExport({ project: values.project, includeBiometrics: values['include-biometrics'] ?? false }).catch(refusalAsUsage)
 }
 
 async function dedupCommand(args: string[]): Promise<void> {
   const values = options(args, { environment: { type: 'string' }, threshold: { type: 'string' } })
   if (!values.environment) throw new UsageError('dedup needs --environment <environment_id>')
   const threshold = values.threshold === undefined ? null : Number(values.threshold)
-  await runDedup({ environment: values.environment, threshold }).catch((error: unknown) => {
-    if (error instanceof CommandRefused) throw new UsageError(error.message)
-    if (isDatabaseUnreachable(error)) throw new UsageError(`the database is unreachable: ${(error as Error).message}`)
-    throw error
-  })
+  await runDedup({ environment: values.environment, threshold }).catch(refusalAsUsage)
+}
+
+async function keys(args: string[]): Promise<void> {
+  const [subcommand, ...rest] = args
+  if (subcommand !== 'rotate-master' && subcommand !== 'retire-master') throw new UsageError('keys needs rotate-master or retire-master')
+  options(rest, {})
+  await runKeys(subcommand).catch(refusalAsUsage)
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -250,6 +259,7 @@ async function main(argv: string[]): Promise<void> {
     case 'import': return importCommand(args)
     case 'export': return exportCommand(args)
     case 'dedup': return dedupCommand(args)
+    case 'keys': return keys(args)
     case undefined: case 'help': case '--help': case '-h':
       console.log(USAGE)
       return

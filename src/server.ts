@@ -80,6 +80,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     const enrollmentSignals = await createEnrollmentSignals(db, (error) => log.warn({ err: error }, 'enrollment session signal failed'))
     stops.push(() => enrollmentSignals.stop())
     const keyring = createKeyring(master.key)
+    await keyring.refreshMasterKeys(db.sql)
     // Galleries close after the HTTP server and the scan writer (stops run in reverse).
     const galleries = createGalleries({ config, db, keyring, log, onScan: metrics.scan })
     log.info(`Matcher: ${describeMatcherBackends(config.matcherBackend)}, ${config.matcherThreads} thread(s)`)

@@ -6,6 +6,8 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { LRUCache } from 'lru-cache'
 import { parseMasterKey, type Config } from '../config.js'
+import type { Queryable } from '../store/database.js'
+import { createMasterKeys } from './master-keys.js'
 
 const NONCE_BYTES = 12
 const TAG_BYTES = 16
@@ -51,6 +53,13 @@ export interface Keyring {
   seal(plaintext: Uint8Array, wrappingKey?: Uint8Array, context?: string): Buffer
   /** The environment's key, unwrapped from its stored form (cached: environments are few). */
   environmentKey(environmentId: string, wrapped: Uint8Array): Buffer
+  /** The master key's id (master-keys.ts). */
+  readonly masterKeyId: string
+  /**
+   * Learns whether a master key rotation is under way (then new blobs are wrapped under both keys).
+   * Call at start and before wrapping anything under the master key.
+   */
+  refreshMasterKeys(sql: Queryable): Promise<void>
 }
 
 export async function loadMasterKey(config: Pick<Config, 'masterKey' | 'dataDir'>): Promise<{ key: Buffer; source: string }> {
@@ -67,25 +76,28 @@ export async function loadMasterKey(config: Pick<Config, 'masterKey' | 'dataDir'
 
 export function createKeyring(masterKey: Buffer): Keyring {
   const environmentKeys = new LRUCache<string, Buffer>({ max: 1024 })
-  const keyring: Keyring = {
-    newKey(wrappingKey = masterKey, context = '') {
+  // Under the master key a blob is a key set (one wrapping per master key during a rotation).
+  const master = createMasterKeys(masterKey, { seal, open })
+  const sealUnder = (wrappingKey: Uint8Array | undefined, plaintext: Uint8Array, context: string) =>
+    wrappingKey ? seal(wrappingKey, plaintext, context) : master.wrap(plaintext, context)
+  return {
+    masterKeyId: master.id,
+    refreshMasterKeys: (sql) => master.refresh(sql),
+    newKey(wrappingKey, context = '') {
       const key = randomBytes(32)
-      return { key, wrapped: seal(wrappingKey, key, context) }
+      return { key, wrapped: sealUnder(wrappingKey, key, context) }
     },
-    unwrap(wrapped, wrappingKey = masterKey, context = '') {
-      return open(wrappingKey, wrapped, context)
+    unwrap(wrapped, wrappingKey, context = '') {
+      return wrappingKey ? open(wrappingKey, wrapped, context) : master.open(wrapped, context)
     },
-    seal(plaintext, wrappingKey = masterKey, context = '') {
-      return seal(wrappingKey, plaintext, context)
-    },
+    seal: (plaintext, wrappingKey, context = '') => sealUnder(wrappingKey, plaintext, context),
     environmentKey(environmentId, wrapped) {
       let key = environmentKeys.get(environmentId)
       if (!key) {
-        key = open(masterKey, wrapped, `environment:${environmentId}`)
+        key = master.open(wrapped, `environment:${environmentId}`)
         environmentKeys.set(environmentId, key)
       }
       return key
     },
   }
-  return keyring
 }

@@ -24,8 +24,10 @@ export interface EnvironmentInput {
   candidates?: number
 }
 
-export function createEnvironment(app: Pick<AppContext, 'keyring' | 'sql'>, ownerOrgId: string, input: EnvironmentInput) {
+export async function createEnvironment(app: Pick<AppContext, 'keyring' | 'sql'>, ownerOrgId: string, input: EnvironmentInput) {
   const id = newId()
+  // During a master key rotation the key is wrapped under both master keys.
+  await app.keyring.refreshMasterKeys(app.sql)
   const { wrapped } = app.keyring.newKey(undefined, `environment:${id}`)
   return insertEnvironment(app.sql, {
     id,

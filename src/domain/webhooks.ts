@@ -114,6 +114,8 @@ export async function createSubscription(
   const secret = generateSecret()
   const now = new Date()
   const enabled = input.enabled ?? true
+  // A project without an environment seals the secret under the master key (both during a rotation).
+  await deps.secrets.prepare(deps.db.sql)
   const outcome = await store.insertSubscriptionWithinLimit(deps.db.sql, {
     id, project_id: projectId, url, sealSecret: (owner) => deps.secrets.seal(owner, secret), event_types: eventTypes, enabled, created_at: now,
   }, MAX_SUBSCRIPTIONS_PER_PROJECT)

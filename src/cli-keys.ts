@@ -1,0 +1,42 @@
+// `palmvein keys rotate-master` and `palmvein keys retire-master`: master key rotation (the
+// procedure is in the README). With the master key in the data directory (no
+// PALMVEIN_MASTER_KEY), rotate-master also writes the new key into that file once the database
+// holds its wrappings, so the next start uses it.
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { CommandRefused, withCliSession } from './cli-session.js'
+import { parseMasterKey } from './config.js'
+import { loadMasterKey } from './domain/keyring.js'
+import { RotationRefused, retireMasterKey, rotateMasterKey } from './domain/master-key-rotation.js'
+
+async function replaceKeyFile(file: string, key: Buffer): Promise<void> {
+  const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}`)
+  await fs.writeFile(temporary, key.toString('base64') + '\n', { mode: 0o600 })
+  await fs.rename(temporary, file)
+}
+
+export async function runKeys(subcommand: 'rotate-master' | 'retire-master'): Promise<void> {
+  const raw = process.env.PALMVEIN_NEW_MASTER_KEY
+  if (subcommand === 'rotate-master' && !raw) throw new CommandRefused('rotate-master reads the new master key from PALMVEIN_NEW_MASTER_KEY (32 bytes, base64; `openssl rand -base64 32` makes one)')
+  const next = subcommand === 'rotate-master' ? parseMasterKey(raw!, 'PALMVEIN_NEW_MASTER_KEY') : null
+  await withCliSession(async (session) => {
+    const master = await loadMasterKey(session.config)
+    try {
+      if (next) {
+        const rotated = await rotateMasterKey(session.db.sql, master.key, next)
+        if (master.source !== 'PALMVEIN_MASTER_KEY') await replaceKeyFile(master.source, next)
+        process.stdout.write(JSON.stringify(rotated) + '\n')
+        process.stderr.write(`palmvein keys: every master-wrapped key now opens with key ${rotated.new_key_id} too. ${master.source === 'PALMVEIN_MASTER_KEY'
+          ? 'Restart each process with PALMVEIN_MASTER_KEY set to the new key'
+          : `${master.source} holds the new key now; restart the service`}, then run \`palmvein keys retire-master\` with the new key.\n`)
+      } else {
+        const retired = await retireMasterKey(session.db.sql, master.key)
+        process.stdout.write(JSON.stringify(retired) + '\n')
+        process.stderr.write(`palmvein keys: key ${retired.retired_key_id} opens nothing in this database any more; destroy its copies (backups taken before now still need it).\n`)
+      }
+    } catch (error) {
+      if (error instanceof RotationRefused) throw new CommandRefused(error.message)
+      throw error
+    }
+  })
+}
