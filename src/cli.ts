@@ -10,11 +10,14 @@
 //   palmvein export --project <id> --include-biometrics
 //   palmvein dedup --environment <id> [--threshold <t>]
 //   palmvein keys rotate-master | retire-master
+//   palmvein backup --out <file>
+//   palmvein restore <file>
 //   palmvein capture --synthetic --identity <n> --hand left|right [--session <k>] [--attempt <a>] [--dimension <d>] [--seed <s>]
 // Every command honours the same environment as `serve` (DATABASE_URL, PALMVEIN_DATA_DIR, ...).
 import { parseArgs } from 'node:util'
 import { loadLocalIssuer } from './auth/identity-tokens.js'
 import { runDedup } from './cli-dedup.js'
+import { runBackup, runRestore } from './cli-backup.js'
 import { runExport } from './cli-export.js'
 import { runKeys } from './cli-keys.js'
 import { DEFAULT_BATCH, runImport } from './cli-import.js'
@@ -54,6 +57,9 @@ const USAGE = `usage:
   palmvein keys rotate-master                      re-wrap every environment key under PALMVEIN_NEW_MASTER_KEY as well
                                                    (the old and the new master key both work until retire-master)
   palmvein keys retire-master                      with the new key as PALMVEIN_MASTER_KEY: drop the old key's wrappings
+  palmvein backup --out <file>                     a consistent backup of the embedded database, while the service runs
+                                                   (not the master key: keep it apart); on PostgreSQL use pg_dump
+  palmvein restore <file>                          restore a backup into an empty data directory (needs the master key)
   palmvein capture --synthetic --identity <n> --hand left|right [--session <k>] [--attempt <a>]
                    [--dimension 128|256|512] [--seed <s>] [--extractor-id <id>]
                                                    print a PVT1 palm capture (base64url) of a seeded synthetic
@@ -240,6 +246,23 @@ async function dedupCommand(args: string[]): Promise<void> {
   await runDedup({ environment: values.environment, threshold }).catch(refusalAsUsage)
 }
 
+async function backup(args: string[]): Promise<void> {
+  const values = options(args, { out: { type: 'string' } })
+  if (!values.out) throw new UsageError('backup needs --out <file>')
+  await runBackup(values.out).catch(refusalAsUsage)
+}
+
+async function restore(args: string[]): Promise<void> {
+  let positionals: string[]
+  try {
+    positionals = parseArgs({ args, options: {}, strict: true, allowPositionals: true }).positionals
+  } catch (error) {
+    throw new UsageError((error as Error).message)
+  }
+  if (positionals.length !== 1) throw new UsageError('restore needs one backup file')
+  await runRestore(positionals[0]).catch(refusalAsUsage)
+}
+
 async function keys(args: string[]): Promise<void> {
   const [subcommand, ...rest] = args
   if (subcommand !== 'rotate-master' && subcommand !== 'retire-master') throw new UsageError('keys needs rotate-master or retire-master')
@@ -260,6 +283,8 @@ async function main(argv: string[]): Promise<void> {
     case 'export': return exportCommand(args)
     case 'dedup': return dedupCommand(args)
     case 'keys': return keys(args)
+    case 'backup': return backup(args)
+    case 'restore': return restore(args)
     case undefined: case 'help': case '--help': case '-h':
       console.log(USAGE)
       return

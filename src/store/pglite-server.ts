@@ -8,13 +8,21 @@
 // connection's units run (the others wait), and a connection that goes away mid-transaction is
 // rolled back.
 import { timingSafeEqual } from 'node:crypto'
+import fs from 'node:fs/promises'
 import net from 'node:net'
+import { pipeline } from 'node:stream/promises'
+import * as tar from 'tar'
 import type { PGlite } from '@electric-sql/pglite'
 
 const SSL_REQUEST = 80877103
 const CANCEL_REQUEST = 80877102
 const GSS_REQUEST = 80877104
 const PROTOCOL_3 = 196608
+/**
+ * palmvein's own request in place of a startup message (embedded-backup.ts): length, this code,
+ * then the password. Answered with a gzip tarball of the database files, and the connection closes.
+ */
+export const BACKUP_REQUEST = 0x50564231
 
 // Messages after which the backend answers and the client waits: a unit ends here.
 const UNIT_END = new Set(['S'.charCodeAt(0), 'Q'.charCodeAt(0), 'X'.charCodeAt(0), 'H'.charCodeAt(0), 'c'.charCodeAt(0), 'f'.charCodeAt(0)])
@@ -73,6 +81,10 @@ class Connection {
         if (this.buffer.length < length) return
         const startup = Buffer.from(this.buffer.subarray(0, length))
         this.buffer = this.buffer.subarray(length)
+        if (code === BACKUP_REQUEST) {
+          this.server.backup(this, startup.subarray(8))
+          return
+        }
         this.started = code === PROTOCOL_3
         if (this.started) {
           // PGlite has no authentication of its own: ask for the password before it sees anything.
@@ -108,9 +120,7 @@ class Connection {
   private passwordAccepted(message: Buffer): boolean {
     if (message[0] !== PASSWORD_MESSAGE) return false
     const end = message.indexOf(0, 5)
-    const given = message.subarray(5, end < 0 ? message.length : end)
-    const expected = Buffer.from(this.server.password)
-    return given.length === expected.length && timingSafeEqual(given, expected)
+    return this.server.acceptsPassword(message.subarray(5, end < 0 ? message.length : end))
   }
 
   /** Track ReadyForQuery's status byte in the backend's output (messages may span chunks). */
@@ -138,8 +148,11 @@ export class PgliteServer {
   /** The connection whose transaction is open: only its units may run. */
   private owner: Connection | null = null
 
-  /** `password`: what every connection must present (cleartext over loopback). */
-  constructor(private readonly db: PGlite, readonly password: string) {
+  /**
+   * `password`: what every connection must present (cleartext over loopback). `directory`: PGlite's
+   * files, for backups.
+   */
+  constructor(private readonly db: PGlite, readonly password: string, private readonly directory?: string) {
     this.server = net.createServer((socket) => this.accept(socket))
   }
 
@@ -172,6 +185,30 @@ export class PgliteServer {
         void this.drain()
       }
     })
+  }
+
+  acceptsPassword(given: Buffer): boolean {
+    const expected = Buffer.from(this.password)
+    return given.length === expected.length && timingSafeEqual(given, expected)
+  }
+
+  /**
+   * Answers a backup request. The files are copied while no unit runs and no transaction is open
+   * (PGlite writes through to them, so the copy is consistent; a restore replays its WAL), which
+   * stalls other work only for the copy; the tarball is then made and sent from the copy.
+   */
+  backup(connection: Connection, password: Buffer): void {
+    const { socket } = connection
+    if (!this.acceptsPassword(password) || !this.directory) {
+      socket.end(fatal('28P01', 'password authentication failed'))
+      return
+    }
+    const directory = this.directory
+    const snapshot = `${directory}.backup-${process.pid}-${Date.now()}`
+    this.whenIdle(() => fs.cp(directory, snapshot, { recursive: true }))
+      .then(() => pipeline(tar.c({ gzip: true, cwd: snapshot, portable: true }, ['.']), socket))
+      .catch((error: unknown) => { if (!socket.destroyed) socket.end(fatal('58000', `backup failed: ${error instanceof Error ? error.message : String(error)}`)) })
+      .finally(() => fs.rm(snapshot, { recursive: true, force: true }))
   }
 
   enqueue(unit: Unit): void {

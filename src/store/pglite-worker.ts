@@ -25,7 +25,7 @@ const post = (message: PgliteWorkerMessage) => parentPort!.postMessage(message)
 try {
   const db = await PGlite.create(directory, { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`] })
   // Connections are multiplexed over PGlite's single session; keep transactions short.
-  const server = new PgliteServer(db, password)
+  const server = new PgliteServer(db, password, directory)
   const port = await server.listen(host)
   // Statistics as autoanalyze would keep them (see pglite-analyze.ts), between clients' units.
   const analyze = setInterval(() => { void server.whenIdle(async () => { await analyzeGrownTables(db) }).catch(() => {}) }, ANALYZE_EVERY_MS)
