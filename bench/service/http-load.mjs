@@ -109,7 +109,8 @@ if (concurrency !== null) {
     const tick = () => {
       const now = performance.now()
       if (now >= end) return resolve()
-      const due = Math.floor(((now - begin) / 1000) * rate)
+      // Request k is scheduled at begin + k / rate: due once that time has come (k = 0 at once).
+      const due = Math.floor(((now - begin) / 1000) * rate) + 1
       while (sent < due) {
         const scheduledAt = begin + (sent / rate) * 1000
         sent += 1

@@ -257,6 +257,9 @@ export class PgliteServer {
           continue
         }
         connection.sawReady = false
+        // One write per unit rather than one per chunk PGlite emits (a syscall each: 0.7 s of this
+        // thread's 2.3 s at 1 000 GETs/s).
+        connection.socket.cork()
         await this.db.runExclusive(async () => {
           for (const message of unit.messages) {
             if (message[0] === TERMINATE && message.length === 5) {
@@ -271,7 +274,7 @@ export class PgliteServer {
               },
             })
           }
-        })
+        }).finally(() => connection.socket.uncork())
         // In a transaction (T or E), or mid-exchange (no ReadyForQuery yet), this connection keeps
         // the session until it is done; one that left meanwhile is rolled back.
         const holds = connection.transactionStatus !== 'I' || !connection.sawReady
