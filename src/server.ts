@@ -17,7 +17,7 @@ import { routeTable } from './http/routes/index.js'
 import { loadTls } from './http/adapters/tls.js'
 import { createHttpServer } from './http/server.js'
 import { createLogger } from './log.js'
-import { openDatabase, ping } from './store/database.js'
+import { openDatabase } from './store/database.js'
 import { migrate } from './store/migrate.js'
 import { VERSION } from './version.js'
 import { createWebhookEngine } from './webhooks/index.js'
@@ -104,7 +104,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
       keyring, metrics,
       apiKeyUsage,
       rateLimiter,
-      health: [{ name: 'database', critical: true, check: async () => { await ping(db.sql); return `ok (${db.kind})` } }],
+      health: [{ name: 'database', critical: true, check: () => db.health() }],
       shuttingDown: false,
     }
 

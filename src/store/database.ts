@@ -31,6 +31,11 @@ export interface Database {
   listen(channel: string, onPayload: (payload: string) => void, onReconnect?: () => void): Promise<{ unlisten(): Promise<void> }>
   /** False while the database cannot be reached (PostgreSQL only: the embedded one lives in this process). */
   readonly available: boolean
+  /**
+   * The health check: a round trip on PostgreSQL; on the embedded database this process serves, the
+   * state of its thread, read at once (a SELECT 1 would queue behind every other client's statement).
+   */
+  health(): Promise<string>
   close(): Promise<void>
 }
 
@@ -168,6 +173,10 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
       describe: where,
       notify: async (channel, payload) => { await sql.notify(channel, payload) },
       listen: (channel, onPayload, onReconnect) => listener.listen(channel, { onPayload, onReconnect }),
+      async health() {
+        await ping(sql)
+        return 'ok (postgres)'
+      },
       async close() {
         availability.stop()
         await Promise.all([sql.end({ timeout: 5 }), probe.end({ timeout: 1 }), listener.close()])
@@ -188,6 +197,17 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
     },
     kind: 'embedded',
     available: true,
+    async health() {
+      const thread = embedded.thread
+      if (!thread) {
+        await ping(sql)
+        return 'ok (embedded, joined)'
+      }
+      if (thread.exited()) throw new Error('the embedded database\'s thread has stopped')
+      const busy = thread.activity.busyForMs()
+      if (busy > STUCK_AFTER_MS) throw new Error(`the embedded database has been running one statement for ${Math.round(busy / 1000)} s`)
+      return busy > 0 ? `ok (embedded; a statement running for ${busy} ms)` : 'ok (embedded)'
+    },
     describe: embedded.owned ? `embedded PGlite in ${embedded.directory}` : `embedded PGlite of the running service (port ${embedded.port})`,
     async close() {
       await sql.end({ timeout: 5 })
@@ -195,6 +215,9 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
     },
   }
 }
+
+// A unit of work running this long on the embedded database means it is stuck, not busy.
+const STUCK_AFTER_MS = 60_000
 
 /** The health check's round trip. */
 export async function ping(sql: Sql): Promise<void> {

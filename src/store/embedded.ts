@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
+import { PgliteActivity } from './pglite-activity.js'
 import { startPgliteWorker, stopPgliteWorker } from './pglite-thread.js'
 
 export interface EmbeddedDatabase {
@@ -17,6 +18,8 @@ export interface EmbeddedDatabase {
   directory: string
   /** True when this process opened PGlite; false when it joined a running service's socket. */
   owned: boolean
+  /** Owned only: the thread's state, read without a round trip (the health check). */
+  thread?: { activity: PgliteActivity; exited: () => boolean }
   close(): Promise<void>
 }
 
@@ -106,7 +109,10 @@ async function openOnce(dataDir: string, exclusive: boolean, sharedBuffers: stri
   }
 
   const password = randomBytes(24).toString('base64url')
-  const { worker, port } = await startPgliteWorker({ directory, host: HOST, password, sharedBuffers })
+  const activity = PgliteActivity.create()
+  const { worker, port } = await startPgliteWorker({ directory, host: HOST, password, sharedBuffers, activity: activity.buffer })
+  let exited = false
+  worker.once('exit', () => { exited = true })
   // Written with O_EXCL after removing a stale file, so the mode is ours (0600) from the first byte.
   await fs.rm(portFile, { force: true })
   await fs.writeFile(portFile, JSON.stringify({ pid: process.pid, port, password }), { mode: 0o600, flag: 'wx' })
@@ -116,6 +122,7 @@ async function openOnce(dataDir: string, exclusive: boolean, sharedBuffers: stri
     password,
     directory,
     owned: true,
+    thread: { activity, exited: () => exited },
     async close() {
       await stopPgliteWorker(worker)
       await fs.rm(portFile, { force: true })

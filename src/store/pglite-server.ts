@@ -12,6 +12,7 @@ import fs from 'node:fs/promises'
 import net from 'node:net'
 import { pipeline } from 'node:stream/promises'
 import * as tar from 'tar'
+import type { PgliteActivity } from './pglite-activity.js'
 import type { PGlite } from '@electric-sql/pglite'
 
 const SSL_REQUEST = 80877103
@@ -148,11 +149,16 @@ export class PgliteServer {
   /** The connection whose transaction is open: only its units may run. */
   private owner: Connection | null = null
 
+  private readonly directory?: string
+  private readonly activity?: PgliteActivity
+
   /**
    * `password`: what every connection must present (cleartext over loopback). `directory`: PGlite's
-   * files, for backups.
+   * files, for backups; `activity`: where the unit running now is shown to the service's thread.
    */
-  constructor(private readonly db: PGlite, readonly password: string, private readonly directory?: string) {
+  constructor(private readonly db: PGlite, readonly password: string, options: { directory?: string, activity?: PgliteActivity } = {}) {
+    this.directory = options.directory
+    this.activity = options.activity
     this.server = net.createServer((socket) => this.accept(socket))
   }
 
@@ -252,8 +258,9 @@ export class PgliteServer {
     try {
       for (let unit = this.next(); unit; unit = this.next()) {
         const { connection } = unit
+        this.activity?.unitStarted()
         if (unit.task) {
-          await unit.task()
+          await unit.task().finally(() => this.activity?.unitEnded())
           continue
         }
         connection.sawReady = false
@@ -274,7 +281,10 @@ export class PgliteServer {
               },
             })
           }
-        }).finally(() => connection.socket.uncork())
+        }).finally(() => {
+          connection.socket.uncork()
+          this.activity?.unitEnded()
+        })
         // In a transaction (T or E), or mid-exchange (no ReadyForQuery yet), this connection keeps
         // the session until it is done; one that left meanwhile is rolled back.
         const holds = connection.transactionStatus !== 'I' || !connection.sawReady

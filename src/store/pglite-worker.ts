@@ -4,6 +4,7 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { PGlite } from '@electric-sql/pglite'
 import { analyzeGrownTables, ANALYZE_EVERY_MS } from './pglite-analyze.js'
+import { PgliteActivity } from './pglite-activity.js'
 import { PgliteServer } from './pglite-server.js'
 
 export interface PgliteWorkerData {
@@ -12,6 +13,8 @@ export interface PgliteWorkerData {
   password: string
   /** PostgreSQL shared_buffers, e.g. '16MB'. */
   sharedBuffers: string
+  /** pglite-activity.ts: the unit running now, for the service's health check. */
+  activity: SharedArrayBuffer
 }
 
 export type PgliteWorkerMessage =
@@ -19,13 +22,13 @@ export type PgliteWorkerMessage =
   | { kind: 'failed', message: string }
   | { kind: 'closed' }
 
-const { directory, host, password, sharedBuffers } = workerData as PgliteWorkerData
+const { directory, host, password, sharedBuffers, activity } = workerData as PgliteWorkerData
 const post = (message: PgliteWorkerMessage) => parentPort!.postMessage(message)
 
 try {
   const db = await PGlite.create(directory, { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`] })
   // Connections are multiplexed over PGlite's single session; keep transactions short.
-  const server = new PgliteServer(db, password, directory)
+  const server = new PgliteServer(db, password, { directory, activity: new PgliteActivity(activity) })
   const port = await server.listen(host)
   // Statistics as autoanalyze would keep them (see pglite-analyze.ts), between clients' units.
   const analyze = setInterval(() => { void server.whenIdle(async () => { await analyzeGrownTables(db) }).catch(() => {}) }, ANALYZE_EVERY_MS)
