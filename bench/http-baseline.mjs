@@ -8,10 +8,10 @@ import { pino } from 'pino'
 
 const dist = new URL('../dist/', import.meta.url)
 const load = (file) => import(new URL(file, dist).href)
-const [{ loadConfig }, { openDatabase }, { loadIdentityTokens }, { createApiKeyUsage }, { createRateLimiter }, { authenticate }, { routeTable }, { compile }, { problemReply }, { newId }] = await Promise.all([
+const [{ loadConfig }, { openDatabase }, { loadIdentityTokens }, { createApiKeyUsage }, { createRateLimiter }, { authenticate }, { routeTable }, { compile }, { problemReply }, { newId }, { grantAccess }] = await Promise.all([
   load('config.js'), load('store/database.js'), load('auth/identity-tokens.js'), load('auth/api-key-usage.js'),
   load('domain/rate-limit.js'), load('auth/authenticate.js'), load('http/routes/index.js'), load('http/schema.js'),
-  load('http/problem.js'), load('ids.js'),
+  load('http/problem.js'), load('ids.js'), load('http/access.js'),
 ])
 
 const config = loadConfig({ logLevel: 'silent' })
@@ -42,10 +42,12 @@ const server = http.createServer(async (req, res) => {
     if (!match) throw Object.assign(new Error('no route'), { status: 404 })
     const params = { project_id: match[1] }
     if (!validateParams(params)) throw new Error('bad project id')
-    const principal = await authenticate(app, req.headers.authorization ?? '', route.auth)
+    const principal = await authenticate(app, req.headers.authorization ?? '', route.auth, params.project_id)
+    // The route's access rule and rate limit, as the service's dispatcher applies them.
+    const granted = await grantAccess(app, route, principal, params, responseHeaders)
     const result = await route.handler({
       params, query: {}, body: undefined, principal, requestId, headers: {}, app, log,
-      aborted: new Promise(() => {}), responseHeaders,
+      aborted: new Promise(() => {}), responseHeaders, ...granted,
     })
     body = JSON.stringify(result)
   } catch (error) {

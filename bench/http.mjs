@@ -6,7 +6,10 @@
 //     the time each request was due): p50 / p95 / p99 and the throughput achieved;
 //   - maximum throughput with wrk (closed loop), or the undici closed loop if wrk is missing.
 // node:http also runs with the rate limiter's leased fast path off (BENCH_MAX_LEASE=1), to show
-// what the fast path saves. Build first: npm run build:ts.
+// what the fast path saves. The HTTP layer alone is compared on GET /livez (no database, no
+// credential): the service on uWS against the service on node:http (PALMVEIN_HTTP_SERVER=node, its
+// own embedded data directory), the same dispatcher; maximum throughput, target at least 2x.
+// Build first: npm run build:ts.
 //
 // Environment: BENCH_RATE (1000), BENCH_DURATION seconds (10), BENCH_WARMUP seconds (2),
 // BENCH_CONNECTIONS for the open loop (64), BENCH_WRK_CONNECTIONS (32), BENCH_WRK_THREADS (1),
@@ -36,6 +39,7 @@ const settings = {
   wrkThreads: Number(process.env.BENCH_WRK_THREADS ?? 1),
 }
 const TARGET_P95_MS = 5
+const TARGET_LAYER_RATIO = 2
 
 async function ensureBuilt() {
   try {
@@ -119,6 +123,13 @@ async function measure(name, baseUrl, fixtures) {
   return { name, openLoop, max }
 }
 
+/** The HTTP layer alone: maximum throughput of GET /livez (no database, no credential). */
+async function measureLayer(name, baseUrl) {
+  process.stderr.write(`${name}: HTTP layer alone (GET /livez), maximum throughput for ${settings.durationSeconds} s ...\n`)
+  const max = await maxThroughput({ url: `${baseUrl}/livez`, headers: {}, connections: settings.wrkConnections, threads: settings.wrkThreads, durationSeconds: settings.durationSeconds })
+  return max.requestsPerSecond
+}
+
 function printTable(results) {
   const rows = [['target', `p50 ms @${settings.rate}/s`, 'p95 ms', 'p99 ms', 'achieved req/s', 'errors', 'max req/s', 'max-load p99 ms']]
   for (const { name, openLoop, max } of results) {
@@ -159,6 +170,7 @@ async function main() {
       return
     }
     const results = [await measure('uWS (service)', serviceUrl, fixtures)]
+    const layer = { uws: await measureLayer('uWS (service)', serviceUrl), node: 0 }
     for (const [name, extra] of [['node:http (same handler)', {}], ['node:http, limiter without leases', { BENCH_MAX_LEASE: '1' }]]) {
       const port = await freePort()
       const baseline = spawnNode(path.join(root, 'bench/http-baseline.mjs'), [], { ...env, BENCH_PORT: String(port), ...extra }, name)
@@ -169,11 +181,26 @@ async function main() {
       await stopChild(baseline)
     }
 
+    {
+      const nodeDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'palmvein-bench-http-node-'))
+      const nodePort = await freePort()
+      const nodeService = spawnNode(path.join(dist, 'cli.js'), ['serve'], {
+        ...env, PALMVEIN_DATA_DIR: nodeDataDir, DATABASE_URL: '', PALMVEIN_HTTP_SERVER: 'node', PORT: String(nodePort), PALMVEIN_METRICS_PORT: '0',
+      }, 'the service on node:http')
+      try {
+        await waitFor(`http://127.0.0.1:${nodePort}/livez`, nodeService, 'the service on node:http')
+        layer.node = await measureLayer('node:http (service)', `http://127.0.0.1:${nodePort}`)
+      } finally {
+        await stopChild(nodeService)
+        await fs.rm(nodeDataDir, { recursive: true, force: true })
+      }
+    }
     const [uws, node, noLease] = results
     const ratios = {
       max_throughput_uws_over_node: Math.round((uws.max.requestsPerSecond / node.max.requestsPerSecond) * 100) / 100,
       p95_node_over_uws: Math.round((node.openLoop.latency.p95 / uws.openLoop.latency.p95) * 100) / 100,
       max_throughput_leases_over_no_leases: Math.round((node.max.requestsPerSecond / noLease.max.requestsPerSecond) * 100) / 100,
+      http_layer_uws_over_node: Math.round((layer.uws / layer.node) * 100) / 100,
     }
     console.log(`\nGET /v1/projects/{id} with an API key; ${databaseUrl ? 'PostgreSQL' : 'embedded PGlite'}; ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), load average ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}; Node ${process.version}\n`)
     printTable(results)
@@ -181,6 +208,8 @@ async function main() {
     const p95 = uws.openLoop.latency.p95
     const met = p95 !== null && p95 < TARGET_P95_MS && uws.openLoop.errors === 0 && uws.openLoop.achievedRps >= settings.rate * 0.95
     console.log(`target p95 < ${TARGET_P95_MS} ms at ${settings.rate} req/s on the service: ${met ? 'met' : 'NOT met'} (p95 ${p95} ms, ${uws.openLoop.achievedRps} req/s, ${uws.openLoop.errors} errors)`)
+    const layerMet = ratios.http_layer_uws_over_node >= TARGET_LAYER_RATIO
+    console.log(`target HTTP layer (GET /livez, max throughput) uWS >= ${TARGET_LAYER_RATIO}x node:http: ${layerMet ? 'met' : 'NOT met'} (${layer.uws} vs ${layer.node} req/s: ${ratios.http_layer_uws_over_node}x)`)
 
     const stamp = new Date().toISOString().replace(/[:.]/g, '-')
     const file = path.join(root, 'bench/results', `http-${stamp}.json`)
@@ -189,6 +218,7 @@ async function main() {
       benchmark: 'http', endpoint: 'GET /v1/projects/{id} (API key)', date: new Date().toISOString(), node: process.version,
       database: databaseUrl ? 'postgres' : 'embedded', cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, loadAverage: os.loadavg(),
       settings, maxThroughputTool: wrkAvailable() ? 'wrk' : 'undici', targetP95Ms: TARGET_P95_MS, targetMet: met, results, ratios,
+      httpLayer: { endpoint: 'GET /livez', uwsRps: layer.uws, nodeRps: layer.node, targetRatio: TARGET_LAYER_RATIO, targetMet: layerMet },
     }, null, 2) + '\n')
     console.log(`written ${path.relative(root, file)}`)
   } finally {
