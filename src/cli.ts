@@ -11,13 +11,16 @@
 //   palmvein dedup --environment <id> [--threshold <t>]
 //   palmvein keys rotate-master | retire-master
 //   palmvein backup --out <file>
+//   palmvein eval --out <dir> (--templates <file.ndjson> | --synthetic [--identities <n>] [--unenrolled <n>] [--seed <s>] [--dimension <d>]) [--fpir <list>] [--threshold <t>] [--margin <m>] [--mode <m>]
 //   palmvein restore <file>
 //   palmvein capture --synthetic --identity <n> --hand left|right [--session <k>] [--attempt <a>] [--dimension <d>] [--seed <s>]
 // Every command honours the same environment as `serve` (DATABASE_URL, PALMVEIN_DATA_DIR, ...).
+import os from 'node:os'
 import { parseArgs } from 'node:util'
 import { loadLocalIssuer } from './auth/identity-tokens.js'
 import { runDedup } from './cli-dedup.js'
 import { runBackup, runRestore } from './cli-backup.js'
+import { runEval } from './cli-eval.js'
 import { runExport } from './cli-export.js'
 import { runKeys } from './cli-keys.js'
 import { DEFAULT_BATCH, runImport } from './cli-import.js'
@@ -60,6 +63,10 @@ const USAGE = `usage:
   palmvein backup --out <file>                     a consistent backup of the embedded database, while the service runs
                                                    (not the master key: keep it apart); on PostgreSQL use pg_dump
   palmvein restore <file>                          restore a backup into an empty data directory (needs the master key)
+  palmvein eval --out <dir> (--templates <file.ndjson | -> | --synthetic [--identities <n>] [--unenrolled <n>] [--seed <s>]
+                [--dimension <d>]) [--fpir 1e-2,1e-3,...] [--threshold <t>] [--margin <m>] [--mode exact|two_stage|auto]
+                                                   open-set 1:N accuracy with the real matcher: FNIR at FPIR, DET, CMC, score
+                                                   distributions (report.json, report.md, SVG charts in <dir>)
   palmvein capture --synthetic --identity <n> --hand left|right [--session <k>] [--attempt <a>]
                    [--dimension 128|256|512] [--seed <s>] [--extractor-id <id>]
                                                    print a PVT1 palm capture (base64url) of a seeded synthetic
@@ -263,6 +270,42 @@ async function restore(args: string[]): Promise<void> {
   await runRestore(positionals[0]).catch(refusalAsUsage)
 }
 
+/** A number from the command line within [min, max]. */
+function fraction(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback
+  const number = Number(value)
+  if (value.trim() === '' || !(number >= min && number <= max)) throw new UsageError(`--${name} must be a number from ${min} to ${max}`)
+  return number
+}
+
+async function evalCommand(args: string[]): Promise<void> {
+  const values = options(args, {
+    out: { type: 'string' }, templates: { type: 'string' }, synthetic: { type: 'boolean' }, identities: { type: 'string' }, unenrolled: { type: 'string' },
+    seed: { type: 'string' }, dimension: { type: 'string' }, fpir: { type: 'string' }, threshold: { type: 'string' }, margin: { type: 'string' }, mode: { type: 'string' },
+  })
+  if (!values.out) throw new UsageError('eval needs --out <dir>')
+  if (Boolean(values.templates) === Boolean(values.synthetic)) throw new UsageError('eval needs either --templates <file> or --synthetic')
+  const mode = values.mode ?? 'exact'
+  if (mode !== 'exact' && mode !== 'two_stage' && mode !== 'auto') throw new UsageError('--mode must be exact, two_stage or auto')
+  const dimension = wholeNumber('dimension', values.dimension, 256, 512)
+  if (![128, 256, 512].includes(dimension)) throw new UsageError('--dimension must be 128, 256 or 512')
+  const targets = (values.fpir ?? '').split(',').filter(Boolean).map((text) => fraction('fpir', text, 0, Number.MIN_VALUE, 1))
+  await runEval({
+    out: values.out,
+    templates: values.templates ?? null,
+    synthetic: values.synthetic ? {
+      enrolled: Math.max(1, wholeNumber('identities', values.identities, 2000, 1_000_000)),
+      unenrolled: wholeNumber('unenrolled', values.unenrolled, 2000, 1_000_000),
+      seed: wholeNumber('seed', values.seed, 42, 2 ** 31), dimension,
+    } : null,
+    settings: {
+      matchThreshold: fraction('threshold', values.threshold, 0.8, 0, 1), margin: fraction('margin', values.margin, 0.03, 0, 1), mode,
+      threads: Math.max(1, Math.min(4, os.availableParallelism())),
+    },
+    targets: targets.length ? targets : undefined,
+  }).catch(refusalAsUsage)
+}
+
 async function keys(args: string[]): Promise<void> {
   const [subcommand, ...rest] = args
   if (subcommand !== 'rotate-master' && subcommand !== 'retire-master') throw new UsageError('keys needs rotate-master or retire-master')
@@ -284,6 +327,7 @@ async function main(argv: string[]): Promise<void> {
     case 'dedup': return dedupCommand(args)
     case 'keys': return keys(args)
     case 'backup': return backup(args)
+    case 'eval': return evalCommand(args)
     case 'restore': return restore(args)
     case undefined: case 'help': case '--help': case '-h':
       console.log(USAGE)
