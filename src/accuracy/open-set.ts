@@ -78,6 +78,19 @@ export function detCurve(scores: OpenSetScores): DetPoint[] {
   return points
 }
 
+/**
+ * The equal error rate: where the DET curve crosses FNIR = FPIR (the mean of the two rates at the
+ * threshold where they are closest). Null without mated or non-mated probes.
+ */
+export function equalErrorRate(scores: OpenSetScores): { threshold: number; rate: number } | null {
+  if (scores.mated.length === 0 || scores.nonMated.length === 0) return null
+  let best: DetPoint | null = null
+  for (const point of detCurve(scores)) {
+    if (!best || Math.abs(point.fnir - point.fpir) < Math.abs(best.fnir - best.fpir)) best = point
+  }
+  return { threshold: best!.threshold, rate: (best!.fnir + best!.fpir) / 2 }
+}
+
 /** Rank-1 … rank-`maxRank` identification rates (the CMC curve). */
 export function cmc(scores: OpenSetScores, maxRank = 10): Array<{ rank: number; rate: number }> {
   const n = scores.mated.length

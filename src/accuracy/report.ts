@@ -1,7 +1,7 @@
 // The evaluation's report: report.json (for other tools), report.md (for people). Every rate comes
 // with its 95 % interval, and a target the sample cannot measure says so.
 import type { EvalOutcome, EvalSettings } from './evaluate.js'
-import { cmc, detCurve, fnirAt, fpirAt, thresholdForFpir } from './open-set.js'
+import { cmc, detCurve, equalErrorRate, fnirAt, fpirAt, thresholdForFpir } from './open-set.js'
 import { describeRate, smallestMeasurableRate, type Rate } from './rates.js'
 
 /** The spec's figures: FAR below 0.00001 %, FRR below 0.01 %. */
@@ -31,6 +31,8 @@ export interface AccuracyReport {
   operating_points: OperatingPoint[]
   spec_figures: { fpir_target: number; fnir_target: number; threshold_for_fpir: number | null; fnir_there: Rate | null; fnir_at_match_threshold: Rate; note: string }
   det: Array<{ threshold: number; fpir: number; fnir: number }>
+  /** Where FNIR = FPIR on the DET curve (null without both kinds of probe). */
+  eer: { threshold: number; rate: number } | null
   cmc: Array<{ rank: number; rate: number }>
   score_histograms: { bins: number[]; mated_top1: number[]; non_mated_top1: number[] }
 }
@@ -75,6 +77,7 @@ export function buildReport(outcome: EvalOutcome, settings: EvalSettings, target
       note: `FPIR ${SPEC_FIGURES.fpir} needs at least ${1 / SPEC_FIGURES.fpir} non-mated probes and FNIR ${SPEC_FIGURES.fnir} at least ${3 / SPEC_FIGURES.fnir} mated probes to be shown with 95 % confidence; this sample has ${outcome.nonMated.length} and ${outcome.mated.length}`,
     },
     det: thin(detCurve(outcome), DET_POINTS),
+    eer: equalErrorRate(outcome),
     cmc: cmc(outcome),
     score_histograms: {
       bins: Array.from({ length: HISTOGRAM_BINS }, (_, index) => index / HISTOGRAM_BINS),
@@ -115,6 +118,8 @@ export function reportMarkdown(report: AccuracyReport): string {
     report.spec_figures.threshold_for_fpir === null
       ? `FPIR ${report.spec_figures.fpir_target}: not measurable with this sample. FNIR at the environment's threshold: ${describeRate(report.spec_figures.fnir_at_match_threshold)}.`
       : `Threshold for FPIR ${report.spec_figures.fpir_target}: ${report.spec_figures.threshold_for_fpir.toFixed(4)}, FNIR there ${describeRate(report.spec_figures.fnir_there!)}.`,
+    '',
+    report.eer ? `Equal error rate (FNIR = FPIR): ${(report.eer.rate * 100).toPrecision(3)} % at threshold ${report.eer.threshold.toFixed(4)}.` : 'Equal error rate: needs mated and non-mated probes.',
     '',
     '## Rank-k identification (CMC)',
     '',

@@ -1,6 +1,6 @@
 // The open-set metrics as ISO/IEC 19795-1 defines them, on small hand-made score lists.
 import { describe, expect, it } from 'vitest'
-import { cmc, detCurve, fnirAt, fpirAt, thresholdForFpir, type OpenSetScores } from '../../src/accuracy/open-set.js'
+import { cmc, detCurve, equalErrorRate, fnirAt, fpirAt, thresholdForFpir, type OpenSetScores } from '../../src/accuracy/open-set.js'
 import { describeRate, smallestMeasurableRate, wilson } from '../../src/accuracy/rates.js'
 
 const scores: OpenSetScores = {
@@ -34,6 +34,32 @@ describe('open-set identification metrics', () => {
       expect(det[index].fnir).toBeGreaterThanOrEqual(det[index - 1].fnir)
     }
     expect(cmc(scores, 3)).toEqual([{ rank: 1, rate: 0.75 }, { rank: 2, rate: 1 }, { rank: 3, rate: 1 }])
+  })
+
+  it('counts a score equal to the threshold as passing, for mated and non-mated probes alike', () => {
+    const tied: OpenSetScores = { mated: [{ top1Score: 0.8, mateRank: 1 }], nonMated: [0.8, 0.8, 0.5] }
+    expect(fnirAt(tied, 0.8).errors).toBe(0)
+    expect(fpirAt(tied, 0.8).errors).toBe(2)
+    // Two tied non-mated scores cannot be split: FPIR 1/3 is reached only above both.
+    expect(fpirAt(tied, thresholdForFpir(tied, 1 / 3)!).errors).toBe(0)
+  })
+
+  it('handles empty classes: no rate, no EER, an empty CMC', () => {
+    const empty: OpenSetScores = { mated: [], nonMated: [] }
+    expect(fnirAt(empty, 0.5)).toMatchObject({ trials: 0, rate: null })
+    expect(thresholdForFpir(empty, 0.1)).toBeNull()
+    expect(equalErrorRate(empty)).toBeNull()
+    expect(detCurve(empty)).toEqual([])
+    expect(cmc(empty, 2)).toEqual([{ rank: 1, rate: 0 }, { rank: 2, rate: 0 }])
+  })
+
+  it('finds the equal error rate where FNIR and FPIR cross', () => {
+    const crossing: OpenSetScores = {
+      mated: [0.9, 0.8, 0.7, 0.6].map((top1Score) => ({ top1Score, mateRank: 1 })),
+      nonMated: [0.3, 0.4, 0.5, 0.65],
+    }
+    // At 0.65: FNIR 1/4 (0.6 misses), FPIR 1/4 (0.65 passes).
+    expect(equalErrorRate(crossing)).toEqual({ threshold: 0.65, rate: 0.25 })
   })
 
   it('gives Wilson intervals, and the smallest rate a sample supports', () => {

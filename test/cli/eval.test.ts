@@ -5,6 +5,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { syntheticTemplateSet } from '../../src/accuracy/synthetic-set.js'
+import { encodeTemplate } from '../../src/matcher/index.js'
 import { runCli } from '../support/process.js'
 
 describe('palmvein eval', () => {
@@ -39,6 +40,41 @@ describe('palmvein eval', () => {
     const fromFile = path.join(dir, 'file')
     expect((await runCli(['eval', '--templates', file, '--fpir', '0.01,0.001', '--out', fromFile], {})).code).toBe(0)
     expect(await read(fromFile)).toEqual(report)
+  })
+
+  it('gives the known answer for a hand-made template file', async () => {
+    // d = 128, one left-hand reference each for A, B, C on axes 0, 1, 2. Probes: A exactly (1.0);
+    // B at 0.6 (under the threshold); C closer to A (0.9) than to itself (0.44): a misidentification.
+    // Non-mated: D at 0.85 from B (a false positive at 0.8), E orthogonal to every reference.
+    const vector = (entries: Array<[number, number]>) => {
+      const values = new Float32Array(128)
+      for (const [axis, value] of entries) values[axis] = value
+      return values
+    }
+    const line = (subject: string, role: string, entries: Array<[number, number]>) => JSON.stringify({
+      subject, hand: 'left', role,
+      capture: Buffer.from(encodeTemplate({ vector: vector(entries), extractorId: 1, extractorVersion: 1, hand: 'left' })).toString('base64url'),
+    })
+    const file = path.join(dir, 'known.ndjson')
+    await fs.writeFile(file, [
+      line('A', 'gallery', [[0, 1]]), line('B', 'gallery', [[1, 1]]), line('C', 'gallery', [[2, 1]]),
+      line('A', 'probe', [[0, 1]]), line('B', 'probe', [[1, 0.6], [3, 0.8]]), line('C', 'probe', [[0, 0.9], [2, Math.sqrt(0.19)]]),
+      line('D', 'probe', [[1, 0.85], [4, Math.sqrt(1 - 0.85 ** 2)]]), line('E', 'probe', [[5, 1]]),
+    ].join('\n') + '\n')
+    const out = path.join(dir, 'known')
+    expect((await runCli(['eval', '--templates', file, '--threshold', '0.8', '--fpir', '0.5', '--out', out], {})).code).toBe(0)
+    const report = await read(out)
+    expect(report).toMatchObject({ gallery_size: 3, mated_probes: 3, non_mated_probes: 2, dimension: 128 })
+    expect(report.at_match_threshold.fnir).toMatchObject({ errors: 2, trials: 3 })
+    expect(report.at_match_threshold.fpir).toMatchObject({ errors: 1, trials: 2 })
+    expect(report.at_match_threshold.decisions).toEqual({
+      mated: { Found: 1, FoundWrong: 1, Ambiguous: 0, NotFound: 1 }, nonMated: { Found: 1, Ambiguous: 0, NotFound: 1 },
+    })
+    expect(report.cmc.slice(0, 2)).toEqual([{ rank: 1, rate: 2 / 3 }, { rank: 2, rate: 1 }])
+    // FPIR 0.5 allows one of the two non-mated probes through: the threshold sits just above E's 0.
+    expect(report.operating_points[0].threshold).toBeGreaterThan(0)
+    expect(report.operating_points[0].threshold).toBeLessThan(0.01)
+    expect(report.operating_points[0].fnir).toMatchObject({ errors: 1 })
   })
 
   it('refuses bad input by line number, and bad usage, with exit code 2', async () => {
