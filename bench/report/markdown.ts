@@ -1,7 +1,8 @@
 // The Markdown report of one run: the machine header, the targets with met / missed, the identify
 // summary with ratios, REST GETs, load and boot times, and the charts. `renderSummary` is the part
 // the README quotes.
-import type { BenchResult, EnvironmentResult, IdentifyLoad, RestLoad } from './result.js'
+import { describeRate } from '../../src/accuracy/rates.js'
+import type { AccuracyRate, BenchResult, EnvironmentResult, IdentifyLoad, RestLoad } from './result.js'
 import { checkTargets, IDENTIFY_P95_ONE_CLIENT_MS, IDENTIFY_SIXTEEN_CLIENTS, REST_GET, TARGET_MEMBERS, verdictMark } from './targets.js'
 
 export const CHART_FILES = {
@@ -120,6 +121,38 @@ function accuracyTable(result: BenchResult): string {
   return table(['members', 'clients', 'mated probes found (right member)', 'non-mated probes found (false match)', 'answers'], rows, [true, true, true, true, false])
 }
 
+/** The DET chart of one environment's accuracy pass. */
+export const detChartFile = (members: number) => `det-${members}.svg`
+
+function accuracySection(result: BenchResult): string {
+  const measured = result.environments.filter((environment) => environment.accuracy)
+  if (!measured.length) return 'No accuracy pass in this run.'
+  const describe = (rate: AccuracyRate | null) => (rate ? describeRate(rate) : '')
+  const rows = measured.map((environment) => {
+    const accuracy = environment.accuracy!
+    const point = (target: number) => {
+      const found = accuracy.points.find((entry) => entry.targetFpir === target)
+      return !found ? '' : found.threshold === null ? found.note ?? 'not measurable' : `${describe(found.fnir)} (T = ${found.threshold.toFixed(3)})`
+    }
+    const { misses } = accuracy
+    return [
+      count(environment.members), `${count(accuracy.matedProbes)} / ${count(accuracy.nonMatedProbes)}`,
+      `FNIR ${describe(accuracy.atThreshold.fnir)}; FPIR ${describe(accuracy.atThreshold.fpir)}`,
+      point(3e-3), point(1e-4),
+      accuracy.eer ? `${(accuracy.eer.rate * 100).toPrecision(3)} % (T = ${accuracy.eer.threshold.toFixed(3)})` : '',
+      misses.total ? `${misses.total}: ${misses.hard} hard, ${misses.related} look-alike, ${misses.other} other` : 'none',
+    ]
+  })
+  return [
+    'Open-set identification per ISO/IEC 19795-1 at each gallery size N: every probe identified once more with `?k=10`. FNIR(T): mated probes whose top-1 member is not theirs or scores below T; FPIR(T): non-mated probes whose top-1 scores at least T. 95 % Wilson intervals; a target the sample cannot resolve says so. Misses are mated probes not Found as their member at the environment\'s threshold, by what the generator made of the identity: hard identities have twice the capture noise, look-alikes resemble an earlier identity. `palmvein eval` gives the full report (docs/accuracy.md).',
+    '',
+    table(['members', 'mated / non-mated probes', `at threshold ${measured[0].accuracy!.threshold.toFixed(2)}`, 'FNIR at FPIR 3e-3', 'FNIR at FPIR 1e-4', 'EER', 'misses explained'], rows,
+      [true, true, false, false, false, false, false]),
+    '',
+    ...measured.map((environment) => `![DET at ${count(environment.members)} members](${detChartFile(environment.members)})`),
+  ].join('\n')
+}
+
 function matcherSection(result: BenchResult): string {
   const { matcher } = result
   if (matcher.status === 'skipped') return 'Skipped (`--skip-matcher`).'
@@ -173,6 +206,10 @@ export function renderMarkdown(result: BenchResult): string {
     '## Identification outcomes',
     '',
     accuracyTable(result),
+    '',
+    '## Accuracy',
+    '',
+    accuracySection(result),
     '',
     '## Matcher',
     '',

@@ -67,6 +67,30 @@ export interface EnvironmentResult {
   serviceRssMiB: number | null
   identify: IdentifyLoad[]
   rest: RestLoad[]
+  /** The accuracy pass (bench/service/accuracy.mjs); absent in results recorded before it. */
+  accuracy?: AccuracyResult
+}
+
+export interface AccuracyRate {
+  errors: number
+  trials: number
+  rate: number | null
+  low: number | null
+  high: number | null
+}
+
+export interface AccuracyResult {
+  matedProbes: number
+  nonMatedProbes: number
+  /** The environment's match threshold. */
+  threshold: number
+  atThreshold: { fnir: AccuracyRate; fpir: AccuracyRate }
+  /** FNIR at each target FPIR (threshold null: not measurable with this many non-mated probes). */
+  points: Array<{ targetFpir: number; threshold: number | null; fpir: AccuracyRate | null; fnir: AccuracyRate | null; note?: string }>
+  eer: { threshold: number; rate: number } | null
+  det: Array<{ threshold: number; fpir: number; fnir: number }>
+  /** Mated probes not Found as their member at the threshold, by what the generator made of the identity. */
+  misses: { total: number; hard: number; related: number; other: number }
 }
 
 export interface MatcherPhase {

@@ -3,7 +3,8 @@
 // same report (the test does exactly that).
 import fs from 'node:fs'
 import path from 'node:path'
-import { CHART_FILES, renderMarkdown } from './markdown.js'
+import { detSvg } from '../../src/accuracy/svg.js'
+import { CHART_FILES, detChartFile, renderMarkdown } from './markdown.js'
 import type { BenchResult } from './result.js'
 import { compactNumber, renderLineChart, type ChartSeries } from './svg-chart.js'
 import { IDENTIFY_P95_ONE_CLIENT_MS, IDENTIFY_SIXTEEN_CLIENTS } from './targets.js'
@@ -29,7 +30,12 @@ export function renderCharts(result: BenchResult): Record<string, string> {
     points: environment.identify.filter((load) => load.requests > 0).map((load) => ({ x: load.concurrency, y: load[pick] })),
   }))
 
+  const detCharts = Object.fromEntries(environments.filter((environment) => environment.accuracy).map((environment) => [
+    detChartFile(environment.members),
+    detSvg({ gallery_size: environment.members, det: environment.accuracy!.det, mated_probes: environment.accuracy!.matedProbes, non_mated_probes: environment.accuracy!.nonMatedProbes }),
+  ]))
   return {
+    ...detCharts,
     [CHART_FILES.p95BySize]: renderLineChart({
       title: 'Identify p95 latency against gallery size',
       xLabel: 'enrolled members (2 gallery rows each)', yLabel: 'p95 latency (ms)', xScale: 'log',

@@ -9,6 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import readline from 'node:readline'
 import { fileURLToPath } from 'node:url'
+import { measureAccuracy } from './accuracy.mjs'
 import { scratchDatabase } from './scratch-database.mjs'
 import { matcherFromHealth, residentMiB, startService } from './service-process.mjs'
 
@@ -121,9 +122,17 @@ export async function runEnvironment(members, options, ui) {
       ui.log(`  ${route} at ${options.restRate}/s: ${result.throughput.toFixed(0)}/s answered in time, ${describe(result)}`)
     }
 
+    // After the loads, so its requests do not mix with theirs. The environment has the defaults.
+    const accuracyBar = ui.phase('accuracy: every probe once more, with its 10 best candidates', 0, '')
+    const accuracy = await measureAccuracy({ url: service.url, credential: seeded.api_key, base, probes: seeded.probes, threshold: 0.8, margin: 0.03 })
+    accuracyBar.stop()
+    const headline = accuracy.points[0]
+    ui.log(`  accuracy: FNIR ${(accuracy.atThreshold.fnir.rate * 100).toFixed(2)} % at threshold 0.80 (${accuracy.misses.hard} of ${accuracy.misses.total} misses are hard identities)` +
+      (headline.threshold === null ? '' : `; FNIR ${(headline.fnir.rate * 100).toFixed(2)} % at FPIR ${headline.targetFpir} (threshold ${headline.threshold.toFixed(3)})`))
+
     return {
       environment: {
-        members: seeded.members, galleryRows: rows, dimension: seeded.dimension,
+        members: seeded.members, galleryRows: rows, dimension: seeded.dimension, accuracy,
         seed: { seconds: seeded.seconds, membersPerSecond: seeded.members / seeded.seconds },
         boot: { seconds: service.bootSeconds, rowsPerSecond: rows / service.bootSeconds },
         serviceRssMiB: rss,

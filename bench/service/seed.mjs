@@ -111,11 +111,17 @@ try {
   const hands = ['left', 'right']
   const probes = []
   let index = 0
+  // Each probe says whose palm it is and what the generator made of that identity (the accuracy
+  // section explains misses by it: hard identities have noisier captures, related ones resemble another).
+  const describe = (identity) => {
+    const profile = population.profile(identity)
+    return { identity, hard: profile.hard, related: profile.relatedTo !== null }
+  }
   for (const [identity, memberId] of matedIdentities) {
-    probes.push({ capture: capture(identity, hands[index++ % 2], 1, 0, 'float32'), member_id: memberId })
+    probes.push({ capture: capture(identity, hands[index++ % 2], 1, 0, 'float32'), member_id: memberId, ...describe(identity) })
   }
   for (let offset = 0; offset < probeCount - matedCount; offset++) {
-    probes.push({ capture: capture(members + offset, hands[offset % 2], 1, 0, 'float32'), member_id: null })
+    probes.push({ capture: capture(members + offset, hands[offset % 2], 1, 0, 'float32'), member_id: null, ...describe(members + offset) })
   }
   // Interleave mated and non-mated so any slice of the run mixes both.
   const mixed = []

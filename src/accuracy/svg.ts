@@ -42,7 +42,7 @@ const decades = (low: number) => Array.from({ length: -Math.log10(low) + 1 }, (_
 const scientific = (value: number) => (value >= 0.01 ? String(value) : `1e${Math.round(Math.log10(value))}`)
 const percent = (value: number) => `${Math.round(value * 100)} %`
 
-export function detSvg(report: AccuracyReport): string {
+export function detSvg(report: Pick<AccuracyReport, 'gallery_size' | 'det' | 'mated_probes' | 'non_mated_probes'>): string {
   const floor = Math.min(1e-3, 10 ** Math.floor(Math.log10(1 / Math.max(10, report.non_mated_probes, report.mated_probes))))
   const axis = (label: string): Axis => ({ min: floor, max: 1, log: true, label, ticks: decades(floor), format: scientific })
   const points = report.det.filter((point) => point.fpir > 0 && point.fnir > 0).map((point) => [point.fpir, point.fnir] as [number, number])

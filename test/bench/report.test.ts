@@ -57,6 +57,33 @@ describe('bench report writer', () => {
     expect(JSON.parse(fs.readFileSync(path.join(directory, RESULT_FILE), 'utf8'))).toEqual(fixture)
   })
 
+  it('reports each environment\'s accuracy pass with its DET chart, and says when a run has none', () => {
+    expect(written(fixture).markdown).toContain('No accuracy pass in this run.')
+    const withAccuracy = structuredClone(fixture)
+    const environment = withAccuracy.environments[0]
+    const rate = (errors: number, trials: number) => ({ errors, trials, rate: errors / trials, low: 0, high: 1 })
+    environment.accuracy = {
+      matedProbes: 500, nonMatedProbes: 500, threshold: 0.8,
+      atThreshold: { fnir: rate(20, 500), fpir: rate(0, 500) },
+      points: [
+        { targetFpir: 3e-3, threshold: 0.662, fpir: rate(1, 500), fnir: rate(4, 500) },
+        { targetFpir: 1e-4, threshold: null, fpir: null, fnir: null, note: 'not measurable with 500 non-mated probes (needs 10000)' },
+      ],
+      eer: { threshold: 0.61, rate: 0.004 },
+      det: [{ threshold: 0.5, fpir: 0.02, fnir: 0.002 }, { threshold: 0.7, fpir: 0.002, fnir: 0.01 }],
+      misses: { total: 20, hard: 18, related: 1, other: 1 },
+    }
+    const { directory, files, markdown } = written(withAccuracy)
+    const [row] = tableAfter(markdown.slice(markdown.indexOf('## Accuracy')), 'members')
+    expect(row[0]).toBe(environment.members.toLocaleString('en-US'))
+    expect(row[3]).toMatch(/^0\.8 % .* \(T = 0\.662\)$/)
+    expect(row[4]).toBe('not measurable with 500 non-mated probes (needs 10000)')
+    expect(row[6]).toBe('20: 18 hard, 1 look-alike, 1 other')
+    const chart = `det-${environment.members}.svg`
+    expect(files.map((file) => path.basename(file))).toContain(chart)
+    expect(checkWellFormedXml(fs.readFileSync(path.join(directory, chart), 'utf8'))[0]).toBe('svg')
+  })
+
   it('puts the machine, the matcher backend and every identify run in the report', () => {
     const { markdown } = written(fixture)
     const machine = Object.fromEntries(tableAfter(markdown, '').map(([key, value]) => [key, value]))

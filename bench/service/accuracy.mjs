@@ -1,0 +1,60 @@
+// The benchmark's accuracy pass (ISO/IEC 19795-1 open-set, at the environment's gallery size):
+// every probe identified once more with ?k=10 through the service, then FNIR at FPIR 3e-3 (NIST
+// FRTE's headline point) and 1e-4, the rates at the environment's threshold, the EER, a thinned
+// DET curve, and the misses explained by what the generator made of each identity.
+const CONCURRENCY = 8
+export const ACCURACY_TARGET_FPIRS = [3e-3, 1e-4]
+const DET_POINTS = 120
+
+/**
+ * @param {{ url: string, credential: string, base: string, probes: Array<{ capture: string, member_id: string | null, hard?: boolean, related?: boolean }>,
+ *           threshold: number, margin: number }} input
+ */
+export async function measureAccuracy(input) {
+  const { fnirAt, fpirAt, thresholdForFpir, detCurve, equalErrorRate } = await import('../../src/accuracy/open-set.ts')
+  const answers = new Array(input.probes.length)
+  let next = 0
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (next < input.probes.length) {
+      const index = next++
+      const response = await fetch(`${input.url}${input.base}/biometrics/identify?k=10`, {
+        method: 'POST', headers: { authorization: `Bearer ${input.credential}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ palm: { identify_capture: input.probes[index].capture } }),
+      })
+      if (response.status !== 200) throw new Error(`identify answered ${response.status}: ${await response.text()}`)
+      answers[index] = await response.json()
+    }
+  }))
+  const scores = { mated: [], nonMated: [] }
+  const misses = { total: 0, hard: 0, related: 0, other: 0 }
+  input.probes.forEach((probe, index) => {
+    const answer = answers[index]
+    const top1Score = answer.candidates[0]?.match_score ?? 0
+    if (probe.member_id === null) {
+      scores.nonMated.push(top1Score)
+      return
+    }
+    const rank = answer.candidates.findIndex((candidate) => candidate.member_id === probe.member_id)
+    scores.mated.push({ top1Score, mateRank: rank === -1 ? null : rank + 1 })
+    if (answer.status === 'Found' && answer.member_id === probe.member_id) return
+    misses.total += 1
+    misses[probe.hard ? 'hard' : probe.related ? 'related' : 'other'] += 1
+  })
+  const points = ACCURACY_TARGET_FPIRS.map((target) => {
+    const threshold = thresholdForFpir(scores, target)
+    return threshold === null
+      ? { targetFpir: target, threshold: null, fpir: null, fnir: null, note: `not measurable with ${scores.nonMated.length} non-mated probes (needs ${Math.ceil(1 / target)})` }
+      : { targetFpir: target, threshold, fpir: fpirAt(scores, threshold), fnir: fnirAt(scores, threshold) }
+  })
+  const det = detCurve(scores)
+  return {
+    matedProbes: scores.mated.length,
+    nonMatedProbes: scores.nonMated.length,
+    threshold: input.threshold,
+    atThreshold: { fnir: fnirAt(scores, input.threshold), fpir: fpirAt(scores, input.threshold) },
+    points,
+    eer: equalErrorRate(scores),
+    det: det.length <= DET_POINTS ? det : Array.from({ length: DET_POINTS }, (_, index) => det[Math.round((index * (det.length - 1)) / (DET_POINTS - 1))]),
+    misses,
+  }
+}
