@@ -47,15 +47,19 @@ for node_dir in "${node_dirs[@]}"; do
 
   echo "[package] Node $version: npx palmvein serve → /healthz"
   data="$project/data"
-  (cd "$project" && PATH="$path" PORT=$port HOST=127.0.0.1 PALMVEIN_DATA_DIR="$data" PALMVEIN_LOG_LEVEL=warn exec npx --no-install palmvein serve >"$project/serve.log" 2>&1) &
+  # A session of its own: npx does not pass SIGTERM on to the node it starts, so the whole group is
+  # stopped (a serve left running would hold its ports, the metrics port 9464 among them).
+  (cd "$project" && PATH="$path" PORT=$port HOST=127.0.0.1 PALMVEIN_DATA_DIR="$data" PALMVEIN_LOG_LEVEL=warn exec setsid npx --no-install palmvein serve >"$project/serve.log" 2>&1) &
   server=$!
   healthy=""
   for _ in $(seq 1 60); do
     if health="$(curl -sf "http://127.0.0.1:$port/healthz")"; then healthy=1; break; fi
     sleep 1
   done
-  kill -TERM "$server" 2>/dev/null || true
+  kill -TERM -- "-$server" 2>/dev/null || kill -TERM "$server" 2>/dev/null || true
   wait "$server" || true
+  # The group's last member (node) may outlive the wrapper by its graceful close.
+  for _ in $(seq 1 30); do pgrep -g "$server" >/dev/null || break; sleep 0.5; done
   [ -n "$healthy" ] || { echo "[package] /healthz did not answer:" >&2; cat "$project/serve.log" >&2; exit 1; }
   echo "$health" | sed 's/^/[package]   /'
   # The install's postinstall patched postgres.js (a lost connection must not end the process).

@@ -126,11 +126,19 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     log.info(`HTTP: listening on ${url}`)
     let metricsUrl: string | null = null
     if (config.metrics) {
-      const listener = await listenMetrics(metrics.registry, config.metrics.host, config.metrics.port, log)
-      stops.push(() => listener.close())
-      metricsUrl = listener.url
-    }
-    log.info(`Metrics: ${metricsUrl ? `Prometheus scrapes ${metricsUrl}` : 'off (PALMVEIN_METRICS_PORT=0)'}`)
+      const { host: metricsHost, port: metricsPort } = config.metrics
+      try {
+        const listener = await listenMetrics(metrics.registry, metricsHost, metricsPort, log)
+        stops.push(() => listener.close())
+        metricsUrl = listener.url
+        log.info(`Metrics: Prometheus scrapes ${metricsUrl}`)
+      } catch (error) {
+        // The API serves on without its metrics (another process may hold the default port).
+        const reason = `cannot listen on ${metricsHost}:${metricsPort} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); set PALMVEIN_METRICS_PORT to a free port, or 0 to turn metrics off`
+        log.error(`Metrics: ${reason}`)
+        app.health.push({ name: 'metrics', critical: false, check: async () => { throw new Error(reason) } })
+      }
+    } else log.info('Metrics: off (PALMVEIN_METRICS_PORT=0)')
 
     let closing: Promise<void> | null = null
     return {

@@ -55,6 +55,19 @@ describe('Prometheus metrics', () => {
     expect((await fetch(svc.service.metricsUrl!.replace('/metrics', '/other'))).status).toBe(404)
   })
 
+  it('serves on without metrics when their port is taken, and /healthz warns', async () => {
+    const taken = new URL(svc.service.metricsUrl!)
+    const other = await bootService({ config: { metrics: { host: '127.0.0.1', port: Number(taken.port) } } })
+    try {
+      expect(other.service.metricsUrl).toBeNull()
+      const health = await fetch(`${other.url}/healthz`)
+      expect(health.status).toBe(200)
+      expect(await health.text()).toMatch(new RegExp(`WARNING metrics: cannot listen on 127\\.0\\.0\\.1:${taken.port} \\(EADDRINUSE\\)`))
+    } finally {
+      await other.close()
+    }
+  })
+
   it('counts requests by route template and status, never by a path with ids', async () => {
     const route = '/v1/projects/{project_id}'
     const before = await scrape(svc)
