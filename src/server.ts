@@ -21,7 +21,7 @@ import { openDatabase } from './store/database.js'
 import { migrate } from './store/migrate.js'
 import { VERSION } from './version.js'
 import { createWebhookEngine } from './webhooks/index.js'
-import { listenMetrics } from './metrics/listener.js'
+import { openMetricsListener } from './metrics/listener.js'
 import { createMetrics } from './metrics/metrics.js'
 import { observeQueries } from './store/query-timing.js'
 import { galleryHealthCheck } from './domain/gallery-health.js'
@@ -126,17 +126,11 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     log.info(`HTTP: listening on ${url}`)
     let metricsUrl: string | null = null
     if (config.metrics) {
-      const { host: metricsHost, port: metricsPort } = config.metrics
-      try {
-        const listener = await listenMetrics(metrics.registry, metricsHost, metricsPort, log)
-        stops.push(() => listener.close())
-        metricsUrl = listener.url
-        log.info(`Metrics: Prometheus scrapes ${metricsUrl}`)
-      } catch (error) {
-        // The API serves on without its metrics (another process may hold the default port).
-        const reason = `cannot listen on ${metricsHost}:${metricsPort} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); set PALMVEIN_METRICS_PORT to a free port, or 0 to turn metrics off`
-        log.error(`Metrics: ${reason}`)
-        app.health.push({ name: 'metrics', critical: false, check: async () => { throw new Error(reason) } })
+      const opened = await openMetricsListener(metrics.registry, config.metrics, log)
+      if ('failure' in opened) app.health.push({ name: 'metrics', critical: false, check: async () => { throw new Error(opened.failure) } })
+      else {
+        stops.push(() => opened.close())
+        metricsUrl = opened.url
       }
     } else log.info('Metrics: off (PALMVEIN_METRICS_PORT=0)')
 

@@ -3,14 +3,14 @@
 // disabled subscription is refused (409 webhook_disabled): its deliveries would only wait.
 import { ServiceError, notFound } from '../errors.js'
 import * as recovery from '../store/webhook-recovery.js'
-import { deliveryById } from '../store/webhook-subscriptions.js'
+import { deliveryById, subscriptionById } from '../store/webhook-subscriptions.js'
 import { DELIVERIES_CHANNEL } from '../webhooks/outbox.js'
 import { deliveryItem, parseTime, type DeliveryItem, type WebhookDeps } from './webhooks.js'
 
 async function enabledSubscription(deps: WebhookDeps, projectId: string, subscriptionId: string): Promise<void> {
-  const state = await recovery.subscriptionState(deps.db.sql, projectId, subscriptionId)
-  if (!state) throw notFound('Webhook subscription')
-  if (!state.enabled) throw new ServiceError('webhook_disabled', 'the subscription is disabled: enable it (PATCH enabled: true) before sending deliveries again')
+  const subscription = await subscriptionById(deps.db.sql, projectId, subscriptionId)
+  if (!subscription) throw notFound('Webhook subscription')
+  if (!subscription.enabled) throw new ServiceError('webhook_disabled', 'the subscription is disabled: enable it (PATCH enabled: true) before sending deliveries again')
 }
 
 /** Wakes the delivery workers of every process now rather than at their next poll. */

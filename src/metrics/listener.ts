@@ -10,6 +10,22 @@ export interface MetricsListener {
   close(): Promise<void>
 }
 
+/**
+ * Opens the listener of `config.metrics`. When its port cannot be had the service serves on without
+ * metrics: the reason is logged and returned for /healthz (another process may hold the default).
+ */
+export async function openMetricsListener(registry: Registry, at: { host: string; port: number }, log: Logger): Promise<MetricsListener | { failure: string }> {
+  try {
+    const listener = await listenMetrics(registry, at.host, at.port, log)
+    log.info(`Metrics: Prometheus scrapes ${listener.url}`)
+    return listener
+  } catch (error) {
+    const failure = `cannot listen on ${at.host}:${at.port} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); set PALMVEIN_METRICS_PORT to a free port, or 0 to turn metrics off`
+    log.error(`Metrics: ${failure}`)
+    return { failure }
+  }
+}
+
 export async function listenMetrics(registry: Registry, host: string, port: number, log: Logger): Promise<MetricsListener> {
   const server = http.createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0]

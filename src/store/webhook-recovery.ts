@@ -5,13 +5,6 @@ import { uuidV7At } from './webhook-outbox.js'
 
 export type DisabledReason = 'gone' | 'failing'
 
-/** The subscription's state as recovery needs it; null when it is not the project's. */
-export async function subscriptionState(sql: Sql, projectId: string, subscriptionId: string): Promise<{ enabled: boolean } | null> {
-  const [row] = await sql<Array<{ enabled: boolean }>>`
-    SELECT enabled FROM webhook_subscriptions WHERE id = ${subscriptionId} AND project_id = ${projectId}`
-  return row ?? null
-}
-
 /** A new pending delivery of the same event as `deliveryId`; its id, or null when there is no such delivery. */
 export async function resendDelivery(sql: Sql, target: { projectId: string; subscriptionId: string; deliveryId: string }, now: Date): Promise<string | null> {
   const [row] = await sql<Array<{ id: string }>>`
