@@ -1,44 +1,31 @@
 // Webhook recovery through HTTP: resend one delivery, recover every failure since a time, a
 // receiver's 410 Gone disables its subscription at once, 5 days of failures disable it, and
 // PATCH enabled: true brings it back.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { newId } from '../../src/ids.js'
-import { createTenant, type Tenant } from '../support/security.js'
-import { bootService, expectProblem, expectStatus, type TestService } from '../support/service.js'
-import { startReceiver, type Receiver } from '../webhooks/receivers.js'
+import { bootService, expectProblem, expectStatus } from '../support/service.js'
+import { useWebhookService } from '../support/webhook-service.js'
+import type { Receiver } from '../webhooks/receivers.js'
 
 describe('webhook recovery', () => {
-  let svc: TestService
-  let tenant: Tenant
-  let other: Tenant
-  const receivers: Receiver[] = []
-  beforeAll(async () => {
-    svc = await bootService({ config: { webhookWorker: true, webhookAllowLocalhost: true, webhookTimeoutMs: 2000 } })
-    tenant = await createTenant(svc, 'recovery@example.com')
-    other = await createTenant(svc, 'recovery-other@example.com')
-  })
-  afterAll(async () => { await svc.close() })
-  afterEach(async () => { await Promise.all(receivers.splice(0).map((receiver) => receiver.close())) })
-
-  const path = (suffix = '', projectId = tenant.projectId) => `/v1/projects/${projectId}/webhooks${suffix}`
-  const post = (suffix: string, body?: unknown, auth = tenant.orgKey) => svc.request('POST', path(suffix), { auth, body })
+  const w = useWebhookService('recovery')
+  const { path } = w
+  const post = (suffix: string, body?: unknown, auth = w.tenant.orgKey) => w.svc.request('POST', path(suffix), { auth, body })
   async function subscribe(receiver: Receiver): Promise<string> {
     const created = await post('', { url: receiver.url, event_types: ['enrollment.completed'] })
     expectStatus(created, 201)
     return created.body.id
   }
   async function receive(status: number): Promise<Receiver> {
-    const receiver = await startReceiver({ respond: () => ({ status, body: `answered ${status}` }) })
-    receivers.push(receiver)
-    return receiver
+    return w.receiver({ respond: () => ({ status, body: `answered ${status}` }) })
   }
   async function deliveries(id: string) {
     const window = `from=${encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString())}&to=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`
-    const page = await svc.request('GET', path(`/${id}/deliveries?${window}&page=1&per_page=100`), { auth: tenant.orgKey })
+    const page = await w.svc.request('GET', path(`/${id}/deliveries?${window}&page=1&per_page=100`), { auth: w.tenant.orgKey })
     expectStatus(page, 200)
     return page.body.items as Array<{ id: string; status: string; payload: { event_id: string } }>
   }
-  const subscription = async (id: string) => (await svc.request('GET', path(`/${id}`), { auth: tenant.orgKey })).body
+  const subscription = async (id: string) => (await w.svc.request('GET', path(`/${id}`), { auth: w.tenant.orgKey })).body
   const eventIdOf = (receiver: Receiver, index: number) => JSON.parse(receiver.requests[index].body).event_id
 
   it('resends a delivery as a new delivery of the same event, answered with the new delivery', async () => {
@@ -58,8 +45,8 @@ describe('webhook recovery', () => {
 
     expectProblem(await post(`/${id}/deliveries/${newId()}/resend`), 404, 'not_found')
     // Another tenant's project, or its key on this one: not found, and nothing is sent.
-    expectProblem(await svc.request('POST', path(`/${id}/deliveries/${original.id}/resend`, other.projectId), { auth: other.orgKey }), 404, 'not_found')
-    expectProblem(await post(`/${id}/deliveries/${original.id}/resend`, undefined, other.orgKey), 404, 'not_found')
+    expectProblem(await w.svc.request('POST', path(`/${id}/deliveries/${original.id}/resend`, w.other.projectId), { auth: w.other.orgKey }), 404, 'not_found')
+    expectProblem(await post(`/${id}/deliveries/${original.id}/resend`, undefined, w.other.orgKey), 404, 'not_found')
     expect(await deliveries(id)).toHaveLength(2)
   })
 
@@ -76,7 +63,7 @@ describe('webhook recovery', () => {
 
     expectProblem(await post(`/${id}/recover`, { since }), 409, 'webhook_disabled')
     expectProblem(await post(`/${id}/deliveries/${(await deliveries(id))[0].id}/resend`), 409, 'webhook_disabled')
-    const enabled = await svc.request('PATCH', path(`/${id}`), { auth: tenant.orgKey, body: { enabled: true } })
+    const enabled = await w.svc.request('PATCH', path(`/${id}`), { auth: w.tenant.orgKey, body: { enabled: true } })
     expectStatus(enabled, 200)
     expect(enabled.body.enabled).toBe(true)
     expect(enabled.body).not.toHaveProperty('disabled_reason')
@@ -97,27 +84,27 @@ describe('webhook recovery', () => {
   it('disables a subscription whose deliveries have all failed for 5 days; a success ends the streak', async () => {
     const failing = await receive(500)
     const id = await subscribe(failing)
-    await svc.storage.db.sql`UPDATE webhook_subscriptions SET failing_since = now() - interval '4 days 23 hours' WHERE id = ${id}`
+    await w.svc.storage.db.sql`UPDATE webhook_subscriptions SET failing_since = now() - interval '4 days 23 hours' WHERE id = ${id}`
     expectStatus(await post(`/${id}/test`), 200)
     await expect.poll(() => failing.requests.length, { timeout: 10_000 }).toBe(1)
     // Not yet 5 days: still enabled, retrying.
     await expect.poll(async () => (await deliveries(id))[0]?.status, { timeout: 10_000 }).toBe('pending')
     expect(await subscription(id)).toMatchObject({ enabled: true })
 
-    await svc.storage.db.sql`UPDATE webhook_subscriptions SET failing_since = now() - interval '5 days 1 hour' WHERE id = ${id}`
+    await w.svc.storage.db.sql`UPDATE webhook_subscriptions SET failing_since = now() - interval '5 days 1 hour' WHERE id = ${id}`
     expectStatus(await post(`/${id}/test`), 200)
     await expect.poll(async () => (await subscription(id)).disabled_reason, { timeout: 10_000 }).toBe('failing')
     expect((await subscription(id)).enabled).toBe(false)
 
     const healthy = await receive(200)
-    const other = await subscribe(healthy)
-    await svc.storage.db.sql`UPDATE webhook_subscriptions SET failing_since = now() - interval '6 days' WHERE id = ${other}`
-    expectStatus(await post(`/${other}/test`), 200)
+    const recovering = await subscribe(healthy)
+    await w.svc.storage.db.sql`UPDATE webhook_subscriptions SET failing_since = now() - interval '6 days' WHERE id = ${recovering}`
+    expectStatus(await post(`/${recovering}/test`), 200)
     await expect.poll(async () => {
-      const [row] = await svc.storage.db.sql<Array<{ failing_since: Date | null }>>`SELECT failing_since FROM webhook_subscriptions WHERE id = ${other}`
+      const [row] = await w.svc.storage.db.sql<Array<{ failing_since: Date | null }>>`SELECT failing_since FROM webhook_subscriptions WHERE id = ${recovering}`
       return row.failing_since
     }, { timeout: 10_000 }).toBeNull()
-    expect(await subscription(other)).toMatchObject({ enabled: true })
+    expect(await subscription(recovering)).toMatchObject({ enabled: true })
   })
 
   it('refuses a recovery without a valid since, changing nothing', async () => {

@@ -1,29 +1,17 @@
 // The webhook endpoints of the spec through the real service: CRUD, the test event delivered to a
 // loopback receiver by the service's own worker, delivery history with paging and attempts.
 import { createHmac } from 'node:crypto'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { newId } from '../../src/ids.js'
-import { createTenant, type Tenant } from '../support/security.js'
-import { bootService, expectProblem, expectStatus, type Response, type TestService } from '../support/service.js'
-import { startReceiver, type Receiver } from '../webhooks/receivers.js'
+import { bootService, expectProblem, expectStatus, type Response } from '../support/service.js'
+import { useWebhookService } from '../support/webhook-service.js'
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
 describe('webhook endpoints', () => {
-  let svc: TestService
-  let tenant: Tenant
-  let other: Tenant
-  const receivers: Receiver[] = []
-  beforeAll(async () => {
-    svc = await bootService({ config: { webhookWorker: true, webhookAllowLocalhost: true, webhookTimeoutMs: 2000 } })
-    tenant = await createTenant(svc, 'webhooks@example.com')
-    other = await createTenant(svc, 'webhooks-other@example.com')
-  })
-  afterAll(async () => { await svc.close() })
-  afterEach(async () => { await Promise.all(receivers.splice(0).map((receiver) => receiver.close())) })
-
-  const path = (suffix = '', projectId = tenant.projectId) => `/v1/projects/${projectId}/webhooks${suffix}`
-  const create = (body: unknown, auth = tenant.orgKey, projectId = tenant.projectId) => svc.request('POST', path('', projectId), { auth, body })
+  const w = useWebhookService('webhooks')
+  const { path } = w
+  const create = (body: unknown, auth = w.tenant.orgKey, projectId = w.tenant.projectId) => w.svc.request('POST', path('', projectId), { auth, body })
 
   it('creates, lists, reads, updates and deletes a subscription in the spec shapes', async () => {
     const created = await create({ url: 'http://127.0.0.1:9/first', event_types: ['enrollment.completed'] })
@@ -34,34 +22,34 @@ describe('webhook endpoints', () => {
     expect(created.body.created_at).toMatch(ISO)
     const id = created.body.id
 
-    const listed = await svc.request('GET', path(), { auth: tenant.token })
+    const listed = await w.svc.request('GET', path(), { auth: w.tenant.token })
     expectStatus(listed, 200)
     const item = listed.body.find((subscription: { id: string }) => subscription.id === id)
     expect(item).toEqual({ id, url: 'http://127.0.0.1:9/first', event_types: ['enrollment.completed'], enabled: true, created_at: created.body.created_at, updated_at: created.body.created_at })
     expect(listed.text).not.toContain('whsec_')
 
-    const read = await svc.request('GET', path(`/${id}`), { auth: tenant.orgKey })
+    const read = await w.svc.request('GET', path(`/${id}`), { auth: w.tenant.orgKey })
     expectStatus(read, 200)
     expect(read.body).toEqual(item)
 
-    const patched = await svc.request('PATCH', path(`/${id}`), {
-      auth: tenant.token, body: { url: 'https://127.0.0.1:9/second', event_types: ['demo.scan.success', 'enrollment.completed'], enabled: false },
+    const patched = await w.svc.request('PATCH', path(`/${id}`), {
+      auth: w.tenant.token, body: { url: 'https://127.0.0.1:9/second', event_types: ['demo.scan.success', 'enrollment.completed'], enabled: false },
     })
     expectStatus(patched, 200)
     expect(patched.body).toMatchObject({ id, url: 'https://127.0.0.1:9/second', event_types: ['demo.scan.success', 'enrollment.completed'], enabled: false })
     expect(patched.body).not.toHaveProperty('secret')
     expect(Date.parse(patched.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(created.body.created_at))
-    const reenabled = await svc.request('PATCH', path(`/${id}`), { auth: tenant.orgKey, body: { enabled: true } })
+    const reenabled = await w.svc.request('PATCH', path(`/${id}`), { auth: w.tenant.orgKey, body: { enabled: true } })
     expect(reenabled.body).toMatchObject({ enabled: true, url: 'https://127.0.0.1:9/second' })
 
     // The singular alias of the guides answers the same.
-    expectStatus(await svc.request('GET', `/v1/project/${tenant.projectId}/webhooks/${id}`, { auth: tenant.orgKey }), 200)
+    expectStatus(await w.svc.request('GET', `/v1/project/${w.tenant.projectId}/webhooks/${id}`, { auth: w.tenant.orgKey }), 200)
 
-    const deleted = await svc.request('DELETE', path(`/${id}`), { auth: tenant.orgKey })
+    const deleted = await w.svc.request('DELETE', path(`/${id}`), { auth: w.tenant.orgKey })
     expectStatus(deleted, 204)
     expect(deleted.text).toBe('')
-    expectProblem(await svc.request('GET', path(`/${id}`), { auth: tenant.orgKey }), 404, 'not_found')
-    expectProblem(await svc.request('DELETE', path(`/${id}`), { auth: tenant.orgKey }), 404, 'not_found')
+    expectProblem(await w.svc.request('GET', path(`/${id}`), { auth: w.tenant.orgKey }), 404, 'not_found')
+    expectProblem(await w.svc.request('DELETE', path(`/${id}`), { auth: w.tenant.orgKey }), 404, 'not_found')
   })
 
   it('refuses invalid bodies (400), event types outside the allowlist and unsafe URLs (422)', async () => {
@@ -77,37 +65,36 @@ describe('webhook endpoints', () => {
     }
     const created = await create({ url: 'http://127.0.0.1:9/x', event_types: ['enrollment.completed'] })
     expectStatus(created, 201)
-    expectProblem(await svc.request('PATCH', path(`/${created.body.id}`), { auth: tenant.orgKey, body: { url: 'https://172.16.0.1/' } }), 422, 'webhook_url_rejected')
-    expectProblem(await svc.request('PATCH', path(`/${created.body.id}`), { auth: tenant.orgKey, body: { event_types: ['webhook.test'] } }), 422, 'event_type_not_allowed')
-    expectProblem(await svc.request('PATCH', path(`/${created.body.id}`), { auth: tenant.orgKey, body: { secret: 'mine' } }), 400, 'invalid_request')
+    expectProblem(await w.svc.request('PATCH', path(`/${created.body.id}`), { auth: w.tenant.orgKey, body: { url: 'https://172.16.0.1/' } }), 422, 'webhook_url_rejected')
+    expectProblem(await w.svc.request('PATCH', path(`/${created.body.id}`), { auth: w.tenant.orgKey, body: { event_types: ['webhook.test'] } }), 422, 'event_type_not_allowed')
+    expectProblem(await w.svc.request('PATCH', path(`/${created.body.id}`), { auth: w.tenant.orgKey, body: { secret: 'mine' } }), 400, 'invalid_request')
   })
 
   it('allows at most 25 subscriptions per project', async () => {
-    const projectId = tenant.secondProjectId
+    const projectId = w.tenant.secondProjectId
     for (let index = 0; index < 25; index += 1) {
-      expectStatus(await create({ url: `http://127.0.0.1:9/n${index}`, event_types: ['demo.scan.success'] }, tenant.orgKey, projectId), 201)
+      expectStatus(await create({ url: `http://127.0.0.1:9/n${index}`, event_types: ['demo.scan.success'] }, w.tenant.orgKey, projectId), 201)
     }
-    expectProblem(await create({ url: 'http://127.0.0.1:9/too-many', event_types: ['demo.scan.success'] }, tenant.orgKey, projectId), 422, 'webhook_limit_reached')
-    const listed = await svc.request('GET', path('', projectId), { auth: tenant.orgKey })
+    expectProblem(await create({ url: 'http://127.0.0.1:9/too-many', event_types: ['demo.scan.success'] }, w.tenant.orgKey, projectId), 422, 'webhook_limit_reached')
+    const listed = await w.svc.request('GET', path('', projectId), { auth: w.tenant.orgKey })
     expect(listed.body).toHaveLength(25)
   })
 
   it("answers 404 for another project's or another organization's subscription", async () => {
     const created = await create({ url: 'http://127.0.0.1:9/mine', event_types: ['enrollment.completed'] })
     const id = created.body.id
-    expectProblem(await svc.request('GET', path(`/${id}`, tenant.secondProjectId), { auth: tenant.orgKey }), 404, 'not_found')
-    expectProblem(await svc.request('POST', path(`/${id}/test`, tenant.secondProjectId), { auth: tenant.orgKey }), 404, 'not_found')
-    expectProblem(await svc.request('GET', path(`/${id}`), { auth: other.orgKey }), 404, 'not_found')
-    expectProblem(await svc.request('GET', path(`/${id}`, other.projectId), { auth: other.orgKey }), 404, 'not_found')
-    expectProblem(await svc.request('GET', path(`/${newId()}`), { auth: tenant.orgKey }), 404, 'not_found')
+    expectProblem(await w.svc.request('GET', path(`/${id}`, w.tenant.secondProjectId), { auth: w.tenant.orgKey }), 404, 'not_found')
+    expectProblem(await w.svc.request('POST', path(`/${id}/test`, w.tenant.secondProjectId), { auth: w.tenant.orgKey }), 404, 'not_found')
+    expectProblem(await w.svc.request('GET', path(`/${id}`), { auth: w.other.orgKey }), 404, 'not_found')
+    expectProblem(await w.svc.request('GET', path(`/${id}`, w.other.projectId), { auth: w.other.orgKey }), 404, 'not_found')
+    expectProblem(await w.svc.request('GET', path(`/${newId()}`), { auth: w.tenant.orgKey }), 404, 'not_found')
   })
 
   it('sends a signed webhook.test event through the worker and shows it in the history', async () => {
-    const receiver = await startReceiver()
-    receivers.push(receiver)
+    const receiver = await w.receiver()
     const created = await create({ url: receiver.url, event_types: ['enrollment.completed'] })
     const id = created.body.id
-    const tested = await svc.request('POST', path(`/${id}/test`), { auth: tenant.orgKey })
+    const tested = await w.svc.request('POST', path(`/${id}/test`), { auth: w.tenant.orgKey })
     expectStatus(tested, 200)
     expect(Object.keys(tested.body).sort()).toEqual(['message', 'test_id'])
 
@@ -115,13 +102,13 @@ describe('webhook endpoints', () => {
     const [request] = receiver.requests
     expect(request.headers['x-webhook-signature']).toBe('sha256=' + createHmac('sha256', created.body.secret).update(request.body).digest('hex'))
     const body = JSON.parse(request.body)
-    expect(body).toMatchObject({ event_type: 'webhook.test', project_id: tenant.projectId, data: { test_id: tested.body.test_id, message: tested.body.message } })
+    expect(body).toMatchObject({ event_type: 'webhook.test', project_id: w.tenant.projectId, data: { test_id: tested.body.test_id, message: tested.body.message } })
     expect(body.data.triggered_at).toMatch(ISO)
 
     const window = `from=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}&to=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`
-    let page: Response = await svc.request('GET', path(`/${id}/deliveries?${window}&page=1&per_page=10`), { auth: tenant.orgKey })
+    let page: Response = await w.svc.request('GET', path(`/${id}/deliveries?${window}&page=1&per_page=10`), { auth: w.tenant.orgKey })
     await expect.poll(async () => {
-      page = await svc.request('GET', path(`/${id}/deliveries?${window}&page=1&per_page=10`), { auth: tenant.orgKey })
+      page = await w.svc.request('GET', path(`/${id}/deliveries?${window}&page=1&per_page=10`), { auth: w.tenant.orgKey })
       return page.body.items?.[0]?.status
     }, { timeout: 10_000 }).toBe('success')
     expectStatus(page, 200)
@@ -129,24 +116,24 @@ describe('webhook endpoints', () => {
     const [delivery] = page.body.items
     expect(delivery).toEqual({
       id: expect.any(String), subscription_id: id,
-      payload: { event_id: body.event_id, timestamp: body.timestamp, project_id: tenant.projectId, data: { event_type: 'webhook.test', ...body.data } },
+      payload: { event_id: body.event_id, timestamp: body.timestamp, project_id: w.tenant.projectId, data: { event_type: 'webhook.test', ...body.data } },
       attempt_count: 1, attempt_pending: false, response_status: 200, response_body: 'ok', status: 'success',
       created_at: expect.stringMatching(ISO), last_attempt_at: expect.stringMatching(ISO),
     })
 
-    const attempts = await svc.request('GET', path(`/${id}/deliveries/${delivery.id}/attempts`), { auth: tenant.token })
+    const attempts = await w.svc.request('GET', path(`/${id}/deliveries/${delivery.id}/attempts`), { auth: w.tenant.token })
     expectStatus(attempts, 200)
     expect(attempts.body).toEqual([{
       id: expect.any(String), delivery_id: delivery.id, attempt_number: 1, attempted_at: expect.stringMatching(ISO),
       response_status: 200, response_body: 'ok', error_message: null, duration_ms: expect.any(Number),
     }])
-    expectProblem(await svc.request('GET', path(`/${id}/deliveries/${newId()}/attempts`), { auth: tenant.orgKey }), 404, 'not_found')
+    expectProblem(await w.svc.request('GET', path(`/${id}/deliveries/${newId()}/attempts`), { auth: w.tenant.orgKey }), 404, 'not_found')
   })
 
   it('pages deliveries newest first within [from, to], with total_count', async () => {
     const created = await create({ url: 'http://127.0.0.1:9/history', event_types: ['enrollment.completed'], enabled: false })
     const id = created.body.id
-    const sql = svc.storage.db.sql
+    const sql = w.svc.storage.db.sql
     const start = Date.parse('2026-02-01T00:00:00.000Z')
     const ids: string[] = []
     for (let index = 0; index < 25; index += 1) {
@@ -155,11 +142,11 @@ describe('webhook endpoints', () => {
       const createdAt = new Date(start + index * 60_000)
       // Already failed: the worker leaves them alone.
       await sql`INSERT INTO webhook_deliveries (id, subscription_id, project_id, event_id, event_type, payload, status, attempt_count, created_at)
-        VALUES (${deliveryId}, ${id}, ${tenant.projectId}, ${newId()}, 'enrollment.completed',
-                ${sql.json({ event_id: 'e', event_type: 'enrollment.completed', timestamp: createdAt.toISOString(), project_id: tenant.projectId, data: { member_id: `m${index}` } })},
+        VALUES (${deliveryId}, ${id}, ${w.tenant.projectId}, ${newId()}, 'enrollment.completed',
+                ${sql.json({ event_id: 'e', event_type: 'enrollment.completed', timestamp: createdAt.toISOString(), project_id: w.tenant.projectId, data: { member_id: `m${index}` } })},
                 'failed', 336, ${createdAt})`
     }
-    const get = (query: string) => svc.request('GET', path(`/${id}/deliveries?${query}`), { auth: tenant.orgKey })
+    const get = (query: string) => w.svc.request('GET', path(`/${id}/deliveries?${query}`), { auth: w.tenant.orgKey })
     const all = 'from=2026-02-01T00:00:00.000Z&to=2026-02-01T01:00:00.000Z'
     const first = await get(`${all}&page=1&per_page=10`)
     expectStatus(first, 200)
@@ -184,11 +171,10 @@ describe('webhook endpoints', () => {
   })
 
   it('keeps secrets sealed at rest: the stored row does not reveal the secret, and the delivery is still signed with it', async () => {
-    const receiver = await startReceiver()
-    receivers.push(receiver)
+    const receiver = await w.receiver()
     const created = await create({ url: receiver.url, event_types: ['enrollment.completed'] })
     const secret: string = created.body.secret
-    const [row] = await svc.storage.db.sql<{ dump: string; secret: string | null; sealed: Buffer | null }[]>`
+    const [row] = await w.svc.storage.db.sql<{ dump: string; secret: string | null; sealed: Buffer | null }[]>`
       SELECT row_to_json(s)::text AS dump, s.secret, s.secret_sealed AS sealed FROM webhook_subscriptions s WHERE s.id = ${created.body.id}`
     expect(row.secret).toBeNull()
     expect(row.sealed).not.toBeNull()
@@ -196,23 +182,22 @@ describe('webhook endpoints', () => {
       expect(row.dump).not.toContain(revealing)
       expect(row.sealed!.includes(Buffer.from(revealing))).toBe(false)
     }
-    expectStatus(await svc.request('POST', path(`/${created.body.id}/test`), { auth: tenant.orgKey }), 200)
+    expectStatus(await w.svc.request('POST', path(`/${created.body.id}/test`), { auth: w.tenant.orgKey }), 200)
     await expect.poll(() => receiver.requests.length, { timeout: 10_000 }).toBe(1)
     expect(receiver.requests[0].headers['x-webhook-signature']).toBe('sha256=' + createHmac('sha256', secret).update(receiver.requests[0].body).digest('hex'))
   })
 
   it('seals a secret an earlier version stored in plaintext when the service starts, and signs with it as before', async () => {
-    const receiver = await startReceiver()
-    receivers.push(receiver)
+    const receiver = await w.receiver()
     const legacy = 'whsec_' + Buffer.alloc(32, 7).toString('base64')
     const id = newId()
-    await svc.storage.db.sql`INSERT INTO webhook_subscriptions (id, project_id, url, secret, event_types)
-      VALUES (${id}, ${tenant.projectId}, ${receiver.url}, ${legacy}, ${['enrollment.completed']})`
-    await svc.restart({ webhookWorker: true, webhookAllowLocalhost: true, webhookTimeoutMs: 2000 })
-    const [row] = await svc.storage.db.sql<{ secret: string | null; sealed: Buffer | null }[]>`
+    await w.svc.storage.db.sql`INSERT INTO webhook_subscriptions (id, project_id, url, secret, event_types)
+      VALUES (${id}, ${w.tenant.projectId}, ${receiver.url}, ${legacy}, ${['enrollment.completed']})`
+    await w.svc.restart({ webhookWorker: true, webhookAllowLocalhost: true, webhookTimeoutMs: 2000 })
+    const [row] = await w.svc.storage.db.sql<{ secret: string | null; sealed: Buffer | null }[]>`
       SELECT secret, secret_sealed AS sealed FROM webhook_subscriptions WHERE id = ${id}`
     expect(row).toEqual({ secret: null, sealed: expect.any(Buffer) })
-    expectStatus(await svc.request('POST', path(`/${id}/test`), { auth: tenant.orgKey }), 200)
+    expectStatus(await w.svc.request('POST', path(`/${id}/test`), { auth: w.tenant.orgKey }), 200)
     await expect.poll(() => receiver.requests.length, { timeout: 10_000 }).toBe(1)
     expect(receiver.requests[0].headers['x-webhook-signature']).toBe('sha256=' + createHmac('sha256', legacy).update(receiver.requests[0].body).digest('hex'))
   })
