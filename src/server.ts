@@ -22,7 +22,7 @@ import { migrate } from './store/migrate.js'
 import { VERSION } from './version.js'
 import { createWebhookEngine } from './webhooks/index.js'
 import { openMetricsListener } from './metrics/listener.js'
-import { createMetrics } from './metrics/metrics.js'
+import { createMetrics, disabledMetrics } from './metrics/metrics.js'
 import { observeQueries } from './store/query-timing.js'
 import { galleryHealthCheck } from './domain/gallery-health.js'
 import { countPendingDeliveries } from './store/webhook-deliveries.js'
@@ -62,7 +62,9 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     if (!applied.length) log.info('DB: schema up to date')
 
     // Read when scraped: the galleries exist by the time the listener opens.
-    const metrics = createMetrics({ galleries: () => galleries.states(), pendingDeliveries: () => countPendingDeliveries(db.sql) })
+    const metrics = config.metrics
+      ? createMetrics({ galleries: () => galleries.states(), pendingDeliveries: () => countPendingDeliveries(db.sql) })
+      : disabledMetrics()
     if (config.metrics) {
       const unobserve = observeQueries(db.sql, metrics.dbQuery)
       stops.push(async () => unobserve())

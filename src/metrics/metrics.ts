@@ -34,6 +34,15 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
 // Latency buckets from 0.25 ms (a cached GET) to 10 s (a long poll or a huge scan).
 const LATENCY_BUCKETS = [0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
+/**
+ * With metrics off (PALMVEIN_METRICS_PORT=0) nobody can scrape: the hot path records nothing and
+ * no default collectors (event-loop monitor) run.
+ */
+export function disabledMetrics(): ServiceMetrics {
+  const nothing = () => {}
+  return { registry: new Registry(), request: nothing, identified: nothing, scan: nothing, webhookAttempt: nothing, dbQuery: nothing }
+}
+
 export function createMetrics(sources: MetricsSources): ServiceMetrics {
   const registry = new Registry()
   const registers = [registry]
