@@ -2,7 +2,8 @@
 // summary with ratios, REST GETs, load and boot times, and the charts. `renderSummary` is the part
 // the README quotes.
 import { describeRate } from '../../src/accuracy/rates.js'
-import type { AccuracyRate, BenchResult, EnvironmentResult, IdentifyLoad, RestLoad } from './result.js'
+import type { Rate } from '../../src/accuracy/rates.js'
+import type { BenchResult, EnvironmentResult, IdentifyLoad, RestLoad } from './result.js'
 import { checkTargets, IDENTIFY_P95_ONE_CLIENT_MS, IDENTIFY_SIXTEEN_CLIENTS, REST_GET, TARGET_MEMBERS, verdictMark } from './targets.js'
 
 export const CHART_FILES = {
@@ -127,11 +128,11 @@ export const detChartFile = (members: number) => `det-${members}.svg`
 function accuracySection(result: BenchResult): string {
   const measured = result.environments.filter((environment) => environment.accuracy)
   if (!measured.length) return 'No accuracy pass in this run.'
-  const describe = (rate: AccuracyRate | null) => (rate ? describeRate(rate) : '')
+  const describe = (rate: Rate | null) => (rate ? describeRate(rate) : '')
   const rows = measured.map((environment) => {
     const accuracy = environment.accuracy!
     const point = (target: number) => {
-      const found = accuracy.points.find((entry) => entry.targetFpir === target)
+      const found = accuracy.points.find((entry) => entry.target_fpir === target)
       return !found ? '' : found.threshold === null ? found.note ?? 'not measurable' : `${describe(found.fnir)} (T = ${found.threshold.toFixed(3)})`
     }
     const { misses } = accuracy

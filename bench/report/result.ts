@@ -1,6 +1,8 @@
 // The shape of one `npm run bench` run, as written to bench/results/<timestamp>/results.json and
 // read back by the report writer. Every latency is in milliseconds, every rate per second.
 // Bump RESULT_VERSION when a field changes meaning, so old recorded results are not misread.
+import type { OperatingPoint } from '../../src/accuracy/report.js'
+import type { Rate } from '../../src/accuracy/rates.js'
 import type { ResultRow } from '../matcher-report.js'
 
 export const RESULT_VERSION = 1
@@ -71,22 +73,14 @@ export interface EnvironmentResult {
   accuracy?: AccuracyResult
 }
 
-export interface AccuracyRate {
-  errors: number
-  trials: number
-  rate: number | null
-  low: number | null
-  high: number | null
-}
-
 export interface AccuracyResult {
   matedProbes: number
   nonMatedProbes: number
   /** The environment's match threshold. */
   threshold: number
-  atThreshold: { fnir: AccuracyRate; fpir: AccuracyRate }
+  atThreshold: { fnir: Rate; fpir: Rate }
   /** FNIR at each target FPIR (threshold null: not measurable with this many non-mated probes). */
-  points: Array<{ targetFpir: number; threshold: number | null; fpir: AccuracyRate | null; fnir: AccuracyRate | null; note?: string }>
+  points: OperatingPoint[]
   eer: { threshold: number; rate: number } | null
   det: Array<{ threshold: number; fpir: number; fnir: number }>
   /** Mated probes not Found as their member at the threshold, by what the generator made of the identity. */

@@ -11,7 +11,8 @@ const DET_POINTS = 120
  *           threshold: number, margin: number }} input
  */
 export async function measureAccuracy(input) {
-  const { fnirAt, fpirAt, thresholdForFpir, detCurve, equalErrorRate } = await import('../../src/accuracy/open-set.ts')
+  const { fnirAt, fpirAt, detCurve, equalErrorRate } = await import('../../src/accuracy/open-set.ts')
+  const { operatingPoint, thin } = await import('../../src/accuracy/report.ts')
   const answers = new Array(input.probes.length)
   let next = 0
   await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
@@ -40,21 +41,14 @@ export async function measureAccuracy(input) {
     misses.total += 1
     misses[probe.hard ? 'hard' : probe.related ? 'related' : 'other'] += 1
   })
-  const points = ACCURACY_TARGET_FPIRS.map((target) => {
-    const threshold = thresholdForFpir(scores, target)
-    return threshold === null
-      ? { targetFpir: target, threshold: null, fpir: null, fnir: null, note: `not measurable with ${scores.nonMated.length} non-mated probes (needs ${Math.ceil(1 / target)})` }
-      : { targetFpir: target, threshold, fpir: fpirAt(scores, threshold), fnir: fnirAt(scores, threshold) }
-  })
-  const det = detCurve(scores)
   return {
     matedProbes: scores.mated.length,
     nonMatedProbes: scores.nonMated.length,
     threshold: input.threshold,
     atThreshold: { fnir: fnirAt(scores, input.threshold), fpir: fpirAt(scores, input.threshold) },
-    points,
+    points: ACCURACY_TARGET_FPIRS.map((target) => operatingPoint(scores, target)),
     eer: equalErrorRate(scores),
-    det: det.length <= DET_POINTS ? det : Array.from({ length: DET_POINTS }, (_, index) => det[Math.round((index * (det.length - 1)) / (DET_POINTS - 1))]),
+    det: thin(detCurve(scores), DET_POINTS),
     misses,
   }
 }

@@ -128,7 +128,7 @@ export async function runEnvironment(members, options, ui) {
     accuracyBar.stop()
     const headline = accuracy.points[0]
     ui.log(`  accuracy: FNIR ${(accuracy.atThreshold.fnir.rate * 100).toFixed(2)} % at threshold 0.80 (${accuracy.misses.hard} of ${accuracy.misses.total} misses are hard identities)` +
-      (headline.threshold === null ? '' : `; FNIR ${(headline.fnir.rate * 100).toFixed(2)} % at FPIR ${headline.targetFpir} (threshold ${headline.threshold.toFixed(3)})`))
+      (headline.threshold === null ? '' : `; FNIR ${(headline.fnir.rate * 100).toFixed(2)} % at FPIR ${headline.target_fpir} (threshold ${headline.threshold.toFixed(3)})`))
 
     return {
       environment: {

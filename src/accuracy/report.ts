@@ -1,7 +1,7 @@
 // The evaluation's report: report.json (for other tools), report.md (for people). Every rate comes
 // with its 95 % interval, and a target the sample cannot measure says so.
 import type { EvalOutcome, EvalSettings } from './evaluate.js'
-import { cmc, detCurve, equalErrorRate, fnirAt, fpirAt, thresholdForFpir } from './open-set.js'
+import { cmc, detCurve, equalErrorRate, fnirAt, fpirAt, thresholdForFpir, type OpenSetScores } from './open-set.js'
 import { describeRate, smallestMeasurableRate, type Rate } from './rates.js'
 
 /** The spec's figures: FAR below 0.00001 %, FRR below 0.01 %. */
@@ -37,16 +37,17 @@ export interface AccuracyReport {
   score_histograms: { bins: number[]; mated_top1: number[]; non_mated_top1: number[] }
 }
 
-function operatingPoint(outcome: EvalOutcome, target: number): OperatingPoint {
-  const threshold = thresholdForFpir(outcome, target)
+/** The lowest threshold for `target` FPIR and the rates there, or why the sample cannot say. */
+export function operatingPoint(scores: OpenSetScores, target: number): OperatingPoint {
+  const threshold = thresholdForFpir(scores, target)
   if (threshold === null) {
-    return { target_fpir: target, threshold: null, fpir: null, fnir: null, note: `not measurable with ${outcome.nonMated.length} non-mated probes (needs at least ${Math.ceil(1 / target)})` }
+    return { target_fpir: target, threshold: null, fpir: null, fnir: null, note: `not measurable with ${scores.nonMated.length} non-mated probes (needs at least ${Math.ceil(1 / target)})` }
   }
-  return { target_fpir: target, threshold, fpir: fpirAt(outcome, threshold), fnir: fnirAt(outcome, threshold) }
+  return { target_fpir: target, threshold, fpir: fpirAt(scores, threshold), fnir: fnirAt(scores, threshold) }
 }
 
 /** At most `count` points of the curve, evenly spread over it (its ends kept). */
-function thin<T>(points: T[], count: number): T[] {
+export function thin<T>(points: T[], count: number): T[] {
   if (points.length <= count) return points
   return Array.from({ length: count }, (_, index) => points[Math.round((index * (points.length - 1)) / (count - 1))])
 }

@@ -66,8 +66,8 @@ describe('bench report writer', () => {
       matedProbes: 500, nonMatedProbes: 500, threshold: 0.8,
       atThreshold: { fnir: rate(20, 500), fpir: rate(0, 500) },
       points: [
-        { targetFpir: 3e-3, threshold: 0.662, fpir: rate(1, 500), fnir: rate(4, 500) },
-        { targetFpir: 1e-4, threshold: null, fpir: null, fnir: null, note: 'not measurable with 500 non-mated probes (needs 10000)' },
+        { target_fpir: 3e-3, threshold: 0.662, fpir: rate(1, 500), fnir: rate(4, 500) },
+        { target_fpir: 1e-4, threshold: null, fpir: null, fnir: null, note: 'not measurable with 500 non-mated probes (needs 10000)' },
       ],
       eer: { threshold: 0.61, rate: 0.004 },
       det: [{ threshold: 0.5, fpir: 0.02, fnir: 0.002 }, { threshold: 0.7, fpir: 0.002, fnir: 0.01 }],
