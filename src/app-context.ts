@@ -9,6 +9,7 @@ import type { RateLimiter } from './domain/rate-limit.js'
 import type { HealthCheck } from './health.js'
 import type { EnrollmentSignals } from './domain/enrollment-signals.js'
 import type { Galleries } from './domain/galleries.js'
+import type { Calibrator } from './domain/calibration.js'
 import type { ScanRecorder } from './domain/scans.js'
 import type { WebhookEngine } from './webhooks/index.js'
 import type { AuditTrail } from './domain/audit.js'
@@ -29,6 +30,8 @@ export interface AppContext {
   enrollmentSignals: EnrollmentSignals
   /** One in-memory matcher gallery per environment, kept in sync across processes. */
   galleries: Galleries
+  /** Derives the match threshold of environments given a target FPIR. */
+  calibrator: Calibrator
   /** Batched writer of identify scan results (flushed on shutdown). */
   scans: ScanRecorder
   /** Webhook dispatcher and delivery worker; its guard checks subscription URLs. */

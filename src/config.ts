@@ -51,6 +51,10 @@ export interface Config {
   /** The matcher's memory budget in bytes (PALMVEIN_MATCHER_MAX_MEMORY); null: the matcher's default. */
   matcherMaxMemoryBytes: number | null
   logLevel: LogLevel
+  /** PALMVEIN_CALIBRATION_CHECK_MS: how often environments with a target FPIR are checked for (re)calibration. */
+  calibrationCheckMs: number
+  /** PALMVEIN_CALIBRATION_SAMPLES: stored identify captures searched per calibration (non-mated top-1 scores). */
+  calibrationSamples: number
   /**
    * The Prometheus listener (GET /metrics), never the public port: PALMVEIN_METRICS_HOST (default
    * 127.0.0.1) and PALMVEIN_METRICS_PORT (default 9464; 0 turns it off). null: off. A port of 0
@@ -174,6 +178,8 @@ export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.e
     exactAuditRate: share(env, 'PALMVEIN_EXACT_AUDIT_RATE', 0.01),
     matcherMaxMemoryBytes: env.PALMVEIN_MATCHER_MAX_MEMORY ? integer(env, 'PALMVEIN_MATCHER_MAX_MEMORY', 0, 1 << 20, Number.MAX_SAFE_INTEGER) : null,
     logLevel: oneOf(env, 'PALMVEIN_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    calibrationCheckMs: integer(env, 'PALMVEIN_CALIBRATION_CHECK_MS', 60_000, 10, 86_400_000),
+    calibrationSamples: integer(env, 'PALMVEIN_CALIBRATION_SAMPLES', 2_000, 20, 1_000_000),
     metrics: metricsFrom(env),
     ...overrides,
   }

@@ -10,6 +10,7 @@ import { sealPlaintextSecrets } from './domain/webhook-secrets.js'
 import { createAuditTrail } from './domain/audit.js'
 import { createRateLimiter } from './domain/rate-limit.js'
 import { createEnrollmentSignals } from './domain/enrollment-signals.js'
+import { createCalibrator } from './domain/calibration.js'
 import { createGalleries } from './domain/galleries.js'
 import { availableBackends, loadNativeAddon } from './matcher/backend.js'
 import { createScanRecorder } from './domain/scans.js'
@@ -101,9 +102,12 @@ export async function start(options: StartOptions = {}): Promise<Service> {
       stops.push(() => webhooks.stop())
     }
     log.info(`Webhooks: worker ${config.webhookWorker ? 'on' : 'off'}${config.webhookAllowLocalhost ? ', localhost allowed' : ''}`)
+    // Stops before the galleries it searches (stops run in reverse).
+    const calibrator = createCalibrator({ config, sql: db.sql, galleries, keyring, log })
+    stops.push(() => calibrator.close())
     const app: AppContext = {
       config, db, sql: db.sql, log, tokens, enrollmentSignals, galleries, scans, webhooks, audit,
-      keyring, metrics,
+      keyring, metrics, calibrator,
       apiKeyUsage,
       rateLimiter,
       health: [{ name: 'database', critical: true, check: () => db.health() }],

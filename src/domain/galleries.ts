@@ -11,7 +11,8 @@ import type { Logger } from 'pino'
 import type { Config } from '../config.js'
 import { ServiceError } from '../errors.js'
 import { releaseLoadGarbage } from '../process-memory.js'
-import { createMatcher, type Gallery, type Matcher } from '../matcher/index.js'
+import type { Gallery } from '../matcher/index.js'
+import { createGalleryMatchers } from './gallery-matchers.js'
 import type { GalleryState } from './gallery-health.js'
 import type { Database } from '../store/database.js'
 import type { Queryable } from '../store/database.js'
@@ -50,6 +51,8 @@ export interface Galleries {
   removeMember(environmentId: string, memberId: string): void
   /** Tells the other service processes on this database; call after commit. */
   announce(environmentId: string, memberId: string): Promise<void>
+  /** Re-reads the environment's settings here and in every other service process (after a change). */
+  environmentChanged(environmentId: string): Promise<void>
   /** Registers every environment as loading, then loads them in the background. */
   startLoading(): Promise<void>
   /** Each environment's gallery, for /healthz and the metrics. */
@@ -100,33 +103,11 @@ export function createGalleries(options: GalleriesOptions): Galleries {
   const { config, db, keyring, log } = options
   const sql = db.sql
   const origin = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`
-  const matchers = new Map<number, Promise<Matcher>>()
+  const matchers = createGalleryMatchers(config, log, options.onScan)
   const entries = new Map<string, Entry>()
   let closed = false
   let listener: { unlisten(): Promise<void> } | null = null
   let changeWatch: NodeJS.Timeout | null = null
-
-  function matcherFor(dimension: number): Promise<Matcher> {
-    let matcher = matchers.get(dimension)
-    if (!matcher) {
-      matcher = createMatcher({
-        dimension, threads: config.matcherThreads, backend: config.matcherBackend,
-        ...(config.matcherMaxMemoryBytes ? { maxMemoryBytes: config.matcherMaxMemoryBytes } : {}),
-        logger: (message) => log.info(`Matcher: d=${dimension}: ${message}`),
-        onScan: options.onScan,
-        exactAudit: {
-          rate: config.exactAuditRate,
-          onDisagreement: (twoStage, exact) => log.warn({
-            two_stage: twoStage[0] ? { member_id: twoStage[0].id, hand: twoStage[0].partition, match_score: twoStage[0].score } : null,
-            exact: exact[0] ? { member_id: exact[0].id, hand: exact[0].partition, match_score: exact[0].score } : null,
-          }, 'Galleries: a two-stage search disagreed with the exact scan'),
-        },
-      })
-      matchers.set(dimension, matcher)
-      matcher.catch(() => matchers.delete(dimension))
-    }
-    return matcher
-  }
 
   /**
    * The rows' int8 vectors, opened by one implementation (reference-decrypt-worker.ts): on the
@@ -152,7 +133,7 @@ export function createGalleries(options: GalleriesOptions): Galleries {
     entry.environment = environment
     // Taken first: a change committed while the pages are read is applied again by the next catch-up.
     const watermark = await latestGalleryChange(sql, environmentId)
-    const gallery = (await matcherFor(environment.dimension)).createGallery({ ids: 'uuid' })
+    const gallery = (await matchers.forDimension(environment.dimension)).createGallery({ ids: 'uuid' })
     let lastLog = performance.now()
     // Loads on demand (an environment first used after boot, a CLI command) count first, as boot does.
     if (entry.total === 0) entry.total = await countEnvironmentReferences(sql, environmentId)
@@ -300,8 +281,14 @@ export function createGalleries(options: GalleriesOptions): Galleries {
     return run
   }
 
+  /** The environment's settings as they are now in the database (changed by PATCH or calibration). */
+  async function rereadSettings(entry: Entry, environmentId: string): Promise<void> {
+    const environment = await environmentById(sql, environmentId)
+    if (environment) entry.environment = environment
+  }
+
   function onNotification(payload: string): void {
-    let message: { origin: string; environment_id: string }
+    let message: { origin: string; environment_id: string; settings?: boolean }
     try {
       message = JSON.parse(payload)
     } catch {
@@ -310,14 +297,16 @@ export function createGalleries(options: GalleriesOptions): Galleries {
     if (message.origin === origin) return
     // An environment this process has not loaded yet reads the change when it loads.
     const entry = entries.get(message.environment_id)
-    if (entry) void queueCatchUp(entry, 'a notification').catch(() => {})
+    if (entry && message.settings) void rereadSettings(entry, message.environment_id).catch((error) => log.error({ err: error }, 'Galleries: re-reading settings failed'))
+    else if (entry) void queueCatchUp(entry, 'a notification').catch(() => {})
   }
 
   /** The notification connection was away: every loaded gallery reads what changed meanwhile. */
   function onReconnect(): void {
     const loaded = [...entries.values()].filter((entry) => entry.gallery)
-    void Promise.all(loaded.map((entry) => queueCatchUp(entry, 'after reconnecting').catch(() => 0))).then((counts) => {
-      const changes = counts.reduce((sum, count) => sum + count, 0)
+    const settings = loaded.map((entry) => rereadSettings(entry, entry.environment!.id).catch(() => {}))
+    void Promise.all([...loaded.map((entry) => queueCatchUp(entry, 'after reconnecting').catch(() => 0)), ...settings]).then((counts) => {
+      const changes = counts.reduce<number>((sum, count) => sum + (count ?? 0), 0)
       log.info(`Galleries: notifications were interrupted; caught up ${changes} change(s) in ${loaded.length} environment(s)`)
     })
   }
@@ -337,6 +326,11 @@ export function createGalleries(options: GalleriesOptions): Galleries {
     },
     async announce(environmentId, memberId) {
       await db.notify(GALLERY_CHANNEL, JSON.stringify({ origin, environment_id: environmentId, member_id: memberId }))
+    },
+    async environmentChanged(environmentId) {
+      const entry = entries.get(environmentId)
+      if (entry) await rereadSettings(entry, environmentId)
+      await db.notify(GALLERY_CHANNEL, JSON.stringify({ origin, environment_id: environmentId, settings: true }))
     },
     async startLoading() {
       listener = await db.listen(GALLERY_CHANNEL, onNotification, onReconnect)
@@ -376,16 +370,12 @@ export function createGalleries(options: GalleriesOptions): Galleries {
       environmentId, rows: entry.gallery?.size ?? 0, loading: entry.loading, blocking: entry.blocking, loaded: entry.loaded, total: entry.total,
       notStored: entry.notStored, exactAudit: entry.gallery?.exactAudit ?? { audited: 0, disagreements: 0 },
     })),
-    async backends() {
-      const ready = await Promise.all([...matchers.values()].map((matcher) => matcher.catch(() => null)))
-      return ready.flatMap((matcher) => (matcher ? [`d=${matcher.dimension} ${matcher.backend.name} (${matcher.backend.isa})`] : []))
-    },
+    backends: () => matchers.backends(),
     async close() {
       closed = true
       if (changeWatch) clearInterval(changeWatch)
       await listener?.unlisten().catch(() => {})
-      for (const matcher of matchers.values()) await (await matcher.catch(() => null))?.close()
-      matchers.clear()
+      await matchers.close()
     },
   }
 }

@@ -3,7 +3,10 @@ import type { AppContext } from '../app-context.js'
 import { ServiceError } from '../errors.js'
 import { newId } from '../ids.js'
 import type { Sql } from '../store/database.js'
-import { environmentById, environmentsOwnedBy, insertEnvironment, insertOrganization, organizationsAdministeredBy } from '../store/organizations.js'
+import {
+  environmentById, environmentsOwnedBy, insertEnvironment, insertOrganization, organizationsAdministeredBy, updateEnvironmentOfOrganization,
+  type EnvironmentChanges,
+} from '../store/organizations.js'
 import { insertProject, projectsOfOrganization, updateProjectOfOrganization, type ProjectChanges } from '../store/projects.js'
 import { PLANS, type PlanId } from '../plans.js'
 
@@ -22,6 +25,9 @@ export interface EnvironmentInput {
   enables_server_lookup?: boolean
   search_mode?: 'exact' | 'two_stage' | 'auto'
   candidates?: number
+  /** Derive match_threshold from this FPIR by calibration; match_threshold serves until the first one. */
+  target_fpir?: number | null
+  min_match_threshold?: number
 }
 
 export async function createEnvironment(app: Pick<AppContext, 'keyring' | 'sql'>, ownerOrgId: string, input: EnvironmentInput) {
@@ -42,8 +48,33 @@ export async function createEnvironment(app: Pick<AppContext, 'keyring' | 'sql'>
     enables_server_lookup: input.enables_server_lookup ?? false,
     search_mode: input.search_mode ?? 'auto',
     candidates: input.candidates ?? 256,
+    target_fpir: input.target_fpir ?? null,
+    min_match_threshold: input.min_match_threshold ?? 0.5,
     wrapped_key: wrapped,
   })
+}
+
+export type EnvironmentUpdate = EnvironmentChanges
+
+/**
+ * Changes an environment's settings; every service process on the database takes them up. While a
+ * target FPIR derives the threshold, match_threshold cannot be set (409): set target_fpir to null
+ * first, or with it.
+ */
+export async function updateEnvironment(app: Pick<AppContext, 'sql' | 'galleries' | 'calibrator'>, orgId: string, environmentId: string, update: EnvironmentUpdate) {
+  const current = await environmentById(app.sql, environmentId)
+  if (!current || current.owner_org_id !== orgId) throw new ServiceError('not_found', `organization ${orgId} has no environment ${environmentId}`)
+  const targetAfter = update.target_fpir === undefined ? current.target_fpir : update.target_fpir
+  if (update.match_threshold !== undefined && targetAfter !== null) {
+    throw new ServiceError('conflict', `environment ${environmentId} derives match_threshold from target_fpir ${targetAfter}; set target_fpir to null to fix the threshold`, {
+      errors: [{ path: '/match_threshold', message: 'derived from target_fpir' }],
+    })
+  }
+  const environment = await updateEnvironmentOfOrganization(app.sql, orgId, environmentId, update)
+  if (!environment) throw new ServiceError('not_found', `organization ${orgId} has no environment ${environmentId}`)
+  await app.galleries.environmentChanged(environmentId)
+  if (environment.target_fpir !== null) app.calibrator.kick()
+  return environment
 }
 
 export interface ProjectInput {

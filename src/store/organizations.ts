@@ -1,5 +1,5 @@
 // Queries of organizations, their admins and their environments.
-import type { Sql } from './database.js'
+import type { Queryable, Sql } from './database.js'
 
 export interface OrganizationRow { id: string; name: string; kind: 'platform' | 'customer'; created_at: Date }
 
@@ -17,6 +17,10 @@ export interface EnvironmentRow {
   /** How identify searches the gallery: every row, or a sign-bit scan keeping `candidates` rows per probe. */
   search_mode: 'exact' | 'two_stage' | 'auto'
   candidates: number
+  /** Set: match_threshold is derived from this target FPIR by calibration (domain/calibration.ts). */
+  target_fpir: number | null
+  /** The lowest threshold calibration may set. */
+  min_match_threshold: number
   wrapped_key: Buffer
   created_at: Date
   /** Joined: the owner's kind decides the environment's kind. */
@@ -47,14 +51,30 @@ export async function isOrganizationAdmin(sql: Sql, orgId: string, subject: stri
   return Boolean(row)
 }
 
-const environmentColumns = (sql: Sql) => sql`e.*, o.kind AS owner_kind FROM environments e JOIN organizations o ON o.id = e.owner_org_id`
+const environmentColumns = (sql: Queryable) => sql`e.*, o.kind AS owner_kind FROM environments e JOIN organizations o ON o.id = e.owner_org_id`
 
 export async function insertEnvironment(sql: Sql, environment: Omit<EnvironmentRow, 'created_at' | 'owner_kind'>) {
   await sql`INSERT INTO environments ${sql(environment as never)}`
   return (await environmentById(sql, environment.id))!
 }
 
-export async function environmentById(sql: Sql, id: string) {
+export type EnvironmentChanges = Partial<Pick<EnvironmentRow,
+  'name' | 'match_threshold' | 'margin' | 'min_quality' | 'enables_server_lookup' | 'search_mode' | 'candidates' | 'target_fpir' | 'min_match_threshold'>>
+
+/**
+ * Applies the changes to the organization's environment; null when it has none such. Back to a
+ * fixed threshold (target_fpir null), the environment's calibration record goes.
+ */
+export async function updateEnvironmentOfOrganization(sql: Sql, orgId: string, id: string, changes: EnvironmentChanges) {
+  const updated = await sql.begin(async (tx) => {
+    const rows = await tx`UPDATE environments SET ${tx(changes as never, Object.keys(changes) as never)} WHERE id = ${id} AND owner_org_id = ${orgId} RETURNING id`
+    if (rows.length && changes.target_fpir === null) await tx`DELETE FROM environment_calibrations WHERE environment_id = ${id}`
+    return rows.length > 0
+  })
+  return updated ? (await environmentById(sql, id))! : null
+}
+
+export async function environmentById(sql: Queryable, id: string) {
   const [row] = await sql<EnvironmentRow[]>`SELECT ${environmentColumns(sql)} WHERE e.id = ${id}`
   return row ?? null
 }

@@ -22,6 +22,8 @@ export interface EnvironmentOptions {
   candidates?: number
   margin?: number
   min_quality?: number
+  target_fpir?: number | null
+  min_match_threshold?: number
 }
 
 async function post(svc: TestService, token: string, path: string, body: unknown) {

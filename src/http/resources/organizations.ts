@@ -25,6 +25,8 @@ export const EnvironmentSchema = Type.Object({
   enables_server_lookup: Type.Boolean(),
   search_mode: Type.Union([Type.Literal('exact'), Type.Literal('two_stage'), Type.Literal('auto')]),
   candidates: Type.Integer(),
+  target_fpir: Nullable(Type.Number({ description: 'Set: match_threshold is derived by calibration so that the FPIR at the current gallery size is at most this (GET …/accuracy)' })),
+  min_match_threshold: Type.Number({ description: 'The lowest threshold calibration may set' }),
   created_at: Type.String({ format: 'date-time' }),
 }, { $id: 'Environment' })
 
@@ -46,6 +48,8 @@ export const environmentResource = (row: EnvironmentRow) => ({
   enables_server_lookup: row.enables_server_lookup,
   search_mode: row.search_mode,
   candidates: row.candidates,
+  target_fpir: row.target_fpir,
+  min_match_threshold: row.min_match_threshold,
   created_at: timestamp(row.created_at),
 })
 

@@ -1,17 +1,41 @@
 // Admin extensions (token only, organization admins only): organizations, their environments and
 // their projects. Not in the spec; marked as extensions in the OpenAPI document.
+import { environmentAccuracy } from '../../domain/environment-accuracy.js'
 import {
-  createEnvironment, createOrganization, createProject, environmentsOf, organizationsOf, projectsOf, updateProject, type ProjectInput,
-  type ProjectUpdate,
+  createEnvironment, createOrganization, createProject, environmentsOf, organizationsOf, projectsOf, updateEnvironment, updateProject,
+  type EnvironmentUpdate, type ProjectInput, type ProjectUpdate,
 } from '../../domain/organizations.js'
+import { EnvironmentAccuracySchema } from '../resources/environment-accuracy.js'
 import {
   environmentResource, EnvironmentSchema, organizationResource, OrganizationSchema, ProjectFieldsSchema, ProjectInputSchema,
 } from '../resources/organizations.js'
 import { projectResource, ProjectSchema } from '../resources/projects.js'
 import { defineRoute, type Route } from '../route.js'
-import { Body, PathIds, Type } from '../schema.js'
+import { Body, Nullable, PathIds, Type } from '../schema.js'
 
 const tags = ['Organizations (extension)']
+
+// What defines an environment's templates: fixed at creation.
+const EnvironmentFixedFields = {
+  dimension: Type.Optional(Type.Union([Type.Literal(128), Type.Literal(256), Type.Literal(512)])),
+  extractor_id: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  extractor_version: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+}
+// What may change later (PATCH), all optional there.
+const EnvironmentSettingsFields = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  match_threshold: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
+  margin: Type.Optional(Type.Number({ minimum: 0, exclusiveMaximum: 1 })),
+  min_quality: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+  enables_server_lookup: Type.Optional(Type.Boolean()),
+  search_mode: Type.Optional(Type.Union([Type.Literal('exact'), Type.Literal('two_stage'), Type.Literal('auto')])),
+  candidates: Type.Optional(Type.Integer({ minimum: 1, maximum: 65536 })),
+  target_fpir: Type.Optional(Nullable(Type.Number({
+    exclusiveMinimum: 0, exclusiveMaximum: 1,
+    description: 'Derive match_threshold by calibration so that the FPIR at the gallery size stays at most this; match_threshold serves until the first calibration. null: a fixed match_threshold',
+  }))),
+  min_match_threshold: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1, description: 'The lowest threshold calibration may set (default 0.5)' })),
+}
 const OrgParams = PathIds('org_id')
 
 export const organizationRoutes: Route[] = [
@@ -38,18 +62,7 @@ export const organizationRoutes: Route[] = [
     operationId: 'createEnvironment', method: 'post', path: '/v1/organization/:org_id/environments', auth: ['token'], access: 'org-admin', tags, extension: true,
     summary: "Create an environment owned by the organization (global when the organization is a platform one)",
     params: OrgParams,
-    body: Body({
-      name: Type.String({ minLength: 1, maxLength: 200 }),
-      dimension: Type.Optional(Type.Union([Type.Literal(128), Type.Literal(256), Type.Literal(512)])),
-      extractor_id: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
-      extractor_version: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
-      match_threshold: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
-      margin: Type.Optional(Type.Number({ minimum: 0, exclusiveMaximum: 1 })),
-      min_quality: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
-      enables_server_lookup: Type.Optional(Type.Boolean()),
-      search_mode: Type.Optional(Type.Union([Type.Literal('exact'), Type.Literal('two_stage'), Type.Literal('auto')])),
-      candidates: Type.Optional(Type.Integer({ minimum: 1, maximum: 65536 })),
-    }),
+    body: Body({ ...EnvironmentFixedFields, ...EnvironmentSettingsFields }),
     responses: [{ status: 201, description: 'the environment', schema: EnvironmentSchema }],
     async handler(context) {
       return environmentResource(await createEnvironment(context.app, context.params.org_id, context.body))
@@ -62,6 +75,28 @@ export const organizationRoutes: Route[] = [
     responses: [{ status: 200, description: 'environments', schema: Type.Array(EnvironmentSchema) }],
     async handler(context) {
       return (await environmentsOf(context.app.sql, context.params.org_id)).map(environmentResource)
+    },
+  }),
+  defineRoute({
+    operationId: 'updateEnvironment', method: 'patch', path: '/v1/organization/:org_id/environments/:environment_id', auth: ['token'], access: 'org-admin', tags, extension: true,
+    summary: "Change an environment's settings (not its dimension or extractor); every service process takes them up",
+    params: PathIds('org_id', 'environment_id'),
+    body: Type.Partial(Body(EnvironmentSettingsFields), { additionalProperties: false, minProperties: 1 }),
+    responses: [
+      { status: 200, description: 'the environment as changed', schema: EnvironmentSchema },
+      { status: 409, description: 'conflict: match_threshold is derived from target_fpir (set target_fpir to null with it)' },
+    ],
+    async handler(context) {
+      return environmentResource(await updateEnvironment(context.app, context.params.org_id, context.params.environment_id, context.body as EnvironmentUpdate))
+    },
+  }),
+  defineRoute({
+    operationId: 'getEnvironmentAccuracy', method: 'get', path: '/v1/organization/:org_id/environments/:environment_id/accuracy', auth: ['token'], access: 'org-admin', tags, extension: true,
+    summary: "The environment's match threshold and what it is worth: how it was calibrated from target_fpir, the estimated FPIR at the current gallery size with its interval, the sample behind it",
+    params: PathIds('org_id', 'environment_id'),
+    responses: [{ status: 200, description: 'the accuracy of the threshold in use', schema: EnvironmentAccuracySchema }],
+    async handler(context) {
+      return environmentAccuracy(context.app, context.params.org_id, context.params.environment_id)
     },
   }),
   defineRoute({

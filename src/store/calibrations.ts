@@ -1,0 +1,94 @@
+// Queries of the match-threshold calibration (migration 0023): which environments want one, the
+// claim that lets one process compute it, the result, and the sample of stored identify captures.
+import type { Calibration, CalibrationSettings } from '../accuracy/calibration.js'
+import type { Queryable, Sql } from './database.js'
+import type { Hand } from './templates.js'
+
+export interface CalibrationRow {
+  environment_id: string
+  threshold: number | null
+  derived_threshold: number | null
+  method: 'empirical' | 'extreme_value' | null
+  gallery_size: number | null
+  non_mated_samples: number | null
+  exceedances: number | null
+  estimated_fpir: number | null
+  fpir_low: number | null
+  fpir_high: number | null
+  gumbel_location: number | null
+  gumbel_scale: number | null
+  target_fpir: number | null
+  min_match_threshold: number | null
+  computed_at: Date | null
+}
+
+export async function calibrationOf(sql: Queryable, environmentId: string): Promise<CalibrationRow | null> {
+  const [row] = await sql<CalibrationRow[]>`SELECT * FROM environment_calibrations WHERE environment_id = ${environmentId}`
+  return row ?? null
+}
+
+/** Environments given a target FPIR, with what their latest calibration was computed for (nulls when none). */
+export function environmentsToCalibrate(sql: Sql) {
+  return sql<Array<{ id: string; target_fpir: number; min_match_threshold: number; calibrated: CalibratedFor }>>`
+    SELECT e.id, e.target_fpir, e.min_match_threshold,
+      jsonb_build_object('threshold', c.threshold, 'gallery_size', c.gallery_size, 'target_fpir', c.target_fpir, 'min_match_threshold', c.min_match_threshold) AS calibrated
+    FROM environments e LEFT JOIN environment_calibrations c ON c.environment_id = e.id
+    WHERE e.target_fpir IS NOT NULL ORDER BY e.id`
+}
+
+export type CalibratedFor = Pick<CalibrationRow, 'threshold' | 'gallery_size' | 'target_fpir' | 'min_match_threshold'>
+
+/** Takes the environment's calibration for `leaseMs` unless another process holds it. */
+export async function claimCalibration(sql: Sql, environmentId: string, claimant: string, leaseMs: number): Promise<boolean> {
+  const rows = await sql`
+    INSERT INTO environment_calibrations (environment_id, claimed_by, claimed_until)
+    VALUES (${environmentId}, ${claimant}, now() + ${leaseMs} * interval '1 millisecond')
+    ON CONFLICT (environment_id) DO UPDATE SET claimed_by = EXCLUDED.claimed_by, claimed_until = EXCLUDED.claimed_until
+    WHERE environment_calibrations.claimed_until IS NULL OR environment_calibrations.claimed_until < now()
+    RETURNING environment_id`
+  return rows.length === 1
+}
+
+export async function releaseCalibrationClaim(sql: Sql, environmentId: string, claimant: string): Promise<void> {
+  await sql`UPDATE environment_calibrations SET claimed_by = NULL, claimed_until = NULL WHERE environment_id = ${environmentId} AND claimed_by = ${claimant}`
+}
+
+/**
+ * Stores the result and sets the environment's match_threshold, if this process still holds the
+ * claim and the settings are the ones it calibrated for. Returns whether the threshold changed hands.
+ */
+export async function saveCalibration(sql: Sql, environmentId: string, claimant: string, settings: CalibrationSettings, gallerySize: number, result: Calibration): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    const saved = await tx`
+      UPDATE environment_calibrations SET
+        claimed_by = NULL, claimed_until = NULL, threshold = ${result.threshold}, derived_threshold = ${result.derived_threshold},
+        method = ${result.method}, gallery_size = ${gallerySize}, non_mated_samples = ${result.non_mated_samples},
+        exceedances = ${result.exceedances}, estimated_fpir = ${result.estimated_fpir.rate}, fpir_low = ${result.estimated_fpir.low},
+        fpir_high = ${result.estimated_fpir.high}, gumbel_location = ${result.gumbel?.location ?? null}, gumbel_scale = ${result.gumbel?.scale ?? null},
+        target_fpir = ${settings.target_fpir}, min_match_threshold = ${settings.min_match_threshold}, computed_at = now()
+      WHERE environment_id = ${environmentId} AND claimed_by = ${claimant}
+      RETURNING environment_id`
+    if (saved.length === 0) return false
+    const updated = await tx`
+      UPDATE environments SET match_threshold = ${result.threshold}
+      WHERE id = ${environmentId} AND target_fpir = ${settings.target_fpir} AND min_match_threshold = ${settings.min_match_threshold}
+      RETURNING id`
+    return updated.length === 1
+  })
+}
+
+export interface IdentifyCaptureRow {
+  member_id: string
+  hand: Hand
+  ciphertext: Buffer
+  wrapped_key: Buffer | null
+}
+
+/** Up to `limit` stored identify captures of the environment, drawn at random. */
+export function identifyCaptureSample(sql: Sql, environmentId: string, limit: number) {
+  return sql<IdentifyCaptureRow[]>`
+    SELECT t.member_id, t.hand, t.ciphertext, m.wrapped_key
+    FROM palm_templates t JOIN members m ON m.id = t.member_id
+    WHERE t.environment_id = ${environmentId} AND t.kind = 'identify'
+    ORDER BY random() LIMIT ${limit}`
+}
