@@ -150,7 +150,31 @@ function accuracySection(result: BenchResult): string {
     table(['members', 'mated / non-mated probes', `at threshold ${measured[0].accuracy!.threshold.toFixed(2)}`, 'FNIR at FPIR 3e-3', 'FNIR at FPIR 1e-4', 'EER', 'misses explained'], rows,
       [true, true, false, false, false, false, false]),
     '',
+    calibrationTable(measured),
+    '',
     ...measured.map((environment) => `![DET at ${count(environment.members)} members](${detChartFile(environment.members)})`),
+  ].join('\n')
+}
+
+/** The service's calibration of its threshold for a target FPIR, against what the probes show there. */
+function calibrationTable(measured: EnvironmentResult[]): string {
+  const checked = measured.filter((environment) => environment.accuracy!.calibration)
+  if (!checked.length) return "The service's calibration for a target FPIR was not measured: it samples the members' stored captures, and this run seeded references only (`--store-captures` seeds both)."
+
+  const percent = (rate: number) => `${(rate * 100).toPrecision(2)} %`
+  const rows = checked.map((environment) => {
+    const calibration = environment.accuracy!.calibration!
+    const { estimatedFpir: estimate } = calibration
+    return [
+      count(environment.members), `${calibration.threshold.toFixed(3)} (${calibration.method.replace('_', '-')}, ${count(calibration.samples)} samples, ${seconds(calibration.seconds)})`,
+      `${percent(estimate.rate)} [${percent(estimate.low)}, ${percent(estimate.high)}]`, describeRate(calibration.measuredFpir), describeRate(calibration.fnir),
+      calibration.probesThreshold === null ? 'not measurable' : calibration.probesThreshold.toFixed(3),
+    ]
+  })
+  return [
+    `The service's own calibration (\`PATCH\` the environment's \`target_fpir\` to ${checked[0].accuracy!.calibration!.targetFpir}, then \`GET …/accuracy\`): the threshold it derived from its members' stored captures, checked with the pass's non-mated probes, which it never saw.`,
+    '',
+    table(['members', 'calibrated threshold', 'its estimated FPIR', 'FPIR of the probes there', 'FNIR there', "the probes' own threshold"], rows, [true, false, false, false, false, true]),
   ].join('\n')
 }
 

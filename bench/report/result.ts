@@ -85,6 +85,24 @@ export interface AccuracyResult {
   det: Array<{ threshold: number; fpir: number; fnir: number }>
   /** Mated probes not Found as their member at the threshold, by what the generator made of the identity. */
   misses: { total: number; hard: number; related: number; other: number }
+  /** The service's own calibration for a target FPIR, checked with the non-mated probes (absent before it was measured). */
+  calibration?: CalibrationCheck
+}
+
+export interface CalibrationCheck {
+  targetFpir: number
+  /** The threshold the service derived, its method and sample (GET …/accuracy). */
+  threshold: number
+  method: 'empirical' | 'extreme_value'
+  samples: number
+  estimatedFpir: { rate: number; low: number; high: number }
+  /** From PATCH target_fpir until the accuracy endpoint said calibrated. */
+  seconds: number
+  /** The non-mated probes' FPIR and the mated probes' FNIR at that threshold. */
+  measuredFpir: Rate
+  fnir: Rate
+  /** The threshold the probes alone give for the target (null: too few non-mated probes). */
+  probesThreshold: number | null
 }
 
 export interface MatcherPhase {

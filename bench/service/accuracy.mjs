@@ -50,5 +50,50 @@ export async function measureAccuracy(input) {
     eer: equalErrorRate(scores),
     det: thin(detCurve(scores), DET_POINTS),
     misses,
+    // For the calibration pass; not part of the result.
+    scores,
+  }
+}
+
+export const CALIBRATION_TARGET_FPIR = 3e-3
+const CALIBRATION_TIMEOUT_MS = 15 * 60_000
+
+/**
+ * The service's own calibration (PATCH target_fpir, then GET …/accuracy until calibrated), checked
+ * against the pass's non-mated probes: the FPIR they give at the calibrated threshold, and the
+ * threshold they alone would set for the target. The environment goes back to a fixed 0.80 after.
+ * @param {{ url: string, token: string, orgId: string, environmentId: string, scores: { mated: any[], nonMated: number[] } }} input
+ */
+export async function measureCalibration(input) {
+  const { fnirAt, fpirAt, thresholdForFpir } = await import('../../src/accuracy/open-set.ts')
+  const path = `${input.url}/v1/organization/${input.orgId}/environments/${input.environmentId}`
+  const call = async (method, url, body) => {
+    const response = await fetch(url, {
+      method, headers: { authorization: `Bearer ${input.token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body && JSON.stringify(body),
+    })
+    if (response.status !== 200) throw new Error(`${method} ${url} answered ${response.status}: ${await response.text()}`)
+    return response.json()
+  }
+  const started = performance.now()
+  await call('PATCH', path, { target_fpir: CALIBRATION_TARGET_FPIR })
+  let accuracy = await call('GET', `${path}/accuracy`)
+  while (accuracy.status !== 'calibrated') {
+    if (performance.now() - started > CALIBRATION_TIMEOUT_MS) throw new Error(`not calibrated after ${CALIBRATION_TIMEOUT_MS / 1000} s: ${JSON.stringify(accuracy)}`)
+    await new Promise((resolve) => setTimeout(resolve, 250))
+    accuracy = await call('GET', `${path}/accuracy`)
+  }
+  const seconds = (performance.now() - started) / 1000
+  await call('PATCH', path, { target_fpir: null, match_threshold: 0.8 })
+  const { calibration } = accuracy
+  return {
+    targetFpir: CALIBRATION_TARGET_FPIR,
+    threshold: calibration.threshold,
+    method: calibration.method,
+    samples: calibration.non_mated_samples,
+    estimatedFpir: calibration.estimated_fpir,
+    seconds,
+    measuredFpir: fpirAt(input.scores, calibration.threshold),
+    fnir: fnirAt(input.scores, calibration.threshold),
+    probesThreshold: thresholdForFpir(input.scores, CALIBRATION_TARGET_FPIR),
   }
 }

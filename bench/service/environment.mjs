@@ -9,7 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import readline from 'node:readline'
 import { fileURLToPath } from 'node:url'
-import { measureAccuracy } from './accuracy.mjs'
+import { CALIBRATION_TARGET_FPIR, measureAccuracy, measureCalibration } from './accuracy.mjs'
 import { scratchDatabase } from './scratch-database.mjs'
 import { matcherFromHealth, residentMiB, startService } from './service-process.mjs'
 
@@ -124,11 +124,20 @@ export async function runEnvironment(members, options, ui) {
 
     // After the loads, so its requests do not mix with theirs. The environment has the defaults.
     const accuracyBar = ui.phase('accuracy: every probe once more, with its 10 best candidates', 0, '')
-    const accuracy = await measureAccuracy({ url: service.url, credential: seeded.api_key, base, probes: seeded.probes, threshold: 0.8, margin: 0.03 })
+    const { scores, ...accuracy } = await measureAccuracy({ url: service.url, credential: seeded.api_key, base, probes: seeded.probes, threshold: 0.8, margin: 0.03 })
     accuracyBar.stop()
+    // The service calibrates from its members' stored captures: none with references only.
+    if (options.storeCaptures) {
+      const calibrationBar = ui.phase(`accuracy: the service calibrates its threshold for FPIR ${CALIBRATION_TARGET_FPIR}`, 0, '')
+      accuracy.calibration = await measureCalibration({ url: service.url, token: seeded.admin_token, orgId: seeded.org_id, environmentId: seeded.environment_id, scores })
+      calibrationBar.stop()
+    }
     const headline = accuracy.points[0]
     ui.log(`  accuracy: FNIR ${(accuracy.atThreshold.fnir.rate * 100).toFixed(2)} % at threshold 0.80 (${accuracy.misses.hard} of ${accuracy.misses.total} misses are hard identities)` +
       (headline.threshold === null ? '' : `; FNIR ${(headline.fnir.rate * 100).toFixed(2)} % at FPIR ${headline.target_fpir} (threshold ${headline.threshold.toFixed(3)})`))
+    const calibrated = accuracy.calibration
+    if (calibrated) ui.log(`  calibration for FPIR ${calibrated.targetFpir}: threshold ${calibrated.threshold.toFixed(3)} (${calibrated.method}, ${calibrated.samples} samples, ${calibrated.seconds.toFixed(1)} s); ` +
+      `the probes' FPIR there ${calibrated.measuredFpir.errors}/${calibrated.measuredFpir.trials}, FNIR ${(calibrated.fnir.rate * 100).toFixed(2)} %`)
 
     return {
       environment: {

@@ -8,7 +8,7 @@
 //
 // Runs on the compiled service (dist/), honours DATABASE_URL, PALMVEIN_DATA_DIR and
 // PALMVEIN_MASTER_KEY like `palmvein serve`. Progress goes to stdout as JSON lines; the output file
-// holds the API key, so it is written with mode 0600 and never printed.
+// holds the API key and an admin token, so it is written with mode 0600 and never printed.
 //   node bench/service/seed.mjs --members 10000 --seed 42 --probes 1000 --out /tmp/x/seed.json
 import fs from 'node:fs'
 import { parseArgs } from 'node:util'
@@ -21,6 +21,7 @@ const [{ loadConfig }, { openDatabase }, { migrate }, keyring, organizations, ap
   load('store/organizations.js'),
 ])
 const { newId } = await load('ids.js')
+const { loadLocalIssuer } = await load('auth/identity-tokens.js')
 
 const { values } = parseArgs({
   options: {
@@ -130,7 +131,11 @@ try {
     if (matedCount + position < probes.length) mixed.push(probes[matedCount + position])
   }
   const sample = [...matedIdentities.values()].slice(0, 200)
+  // The organization admin's token (the service trusts the data directory's local issuer), for the
+  // calibration pass's admin calls.
+  const adminToken = await (await loadLocalIssuer(config)).sign(ADMIN, 24 * 3600)
   fs.writeFileSync(values.out, JSON.stringify({
+    org_id: organization.id, admin_token: adminToken,
     project_id: project.id, environment_id: environment.id, api_key: key.key, members: done, dimension: environment.dimension,
     seconds, prepare_seconds: prepareMs / 1000, insert_seconds: insertMs / 1000, member_sample: sample, probes: mixed,
   }), { mode: 0o600 })

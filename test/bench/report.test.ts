@@ -82,6 +82,26 @@ describe('bench report writer', () => {
     const chart = `det-${environment.members}.svg`
     expect(files.map((file) => path.basename(file))).toContain(chart)
     expect(checkWellFormedXml(fs.readFileSync(path.join(directory, chart), 'utf8'))[0]).toBe('svg')
+    expect(markdown).toContain("The service's calibration for a target FPIR was not measured")
+  })
+
+  it("reports the service's calibration against the probes' FPIR at its threshold", () => {
+    const withCalibration = structuredClone(fixture)
+    const rate = (errors: number, trials: number) => ({ errors, trials, rate: errors / trials, low: 0, high: 1 })
+    withCalibration.environments[0].accuracy = {
+      matedProbes: 500, nonMatedProbes: 500, threshold: 0.8, atThreshold: { fnir: rate(20, 500), fpir: rate(0, 500) }, points: [], eer: null, det: [],
+      misses: { total: 0, hard: 0, related: 0, other: 0 },
+      calibration: {
+        targetFpir: 3e-3, threshold: 0.6543, method: 'extreme_value', samples: 2000, estimatedFpir: { rate: 3e-3, low: 1.5e-3, high: 5.1e-3 }, seconds: 4.2,
+        measuredFpir: rate(1, 500), fnir: rate(9, 500), probesThreshold: 0.641,
+      },
+    }
+    const { markdown } = written(withCalibration)
+    const [row] = tableAfter(markdown.slice(markdown.indexOf("The service's own calibration")), 'members')
+    expect(row.slice(1)).toEqual([
+      '0.654 (extreme-value, 2,000 samples, 4.2 s)', '0.30 % [0.15 %, 0.51 %]', expect.stringContaining('(1 / 500)'), expect.stringContaining('(9 / 500)'), '0.641',
+    ])
+
   })
 
   it('puts the machine, the matcher backend and every identify run in the report', () => {

@@ -103,11 +103,12 @@ describe(`calibration of match_threshold from target_fpir (${usingPostgres ? 'Po
   it('calibrates again when the gallery has grown by a tenth', async () => {
     const before = (await accuracy()).calibration
     await enrollIdentities(MEMBERS, MEMBERS + 4)
-    const body = await accuracyWhen((answer) => answer.calibration?.gallery_size === (MEMBERS + 4) * 2)
-    expect(body.calibration.gallery_size).toBe((MEMBERS + 4) * 2)
-    expect(body.calibration.non_mated_samples).toBe((MEMBERS + 4) * 2)
+    // From 60 rows, the next calibration runs at 66 or more (after the third or the fourth member).
+    const body = await accuracyWhen((answer) => answer.calibration?.gallery_size >= 66)
+    expect(body.calibration.gallery_size).toBeGreaterThanOrEqual(66)
+    expect(body.calibration.non_mated_samples).toBe(body.calibration.gallery_size)
     expect(Date.parse(body.calibration.computed_at)).toBeGreaterThan(Date.parse(before.computed_at))
-  })
+  }, 60_000)
 
   it('refuses a fixed match_threshold while the target derives it, and goes back to fixed on request', async () => {
     const refused = await svc.request('PATCH', environmentPath, { auth: tenant.token, body: { match_threshold: 0.7 } })
