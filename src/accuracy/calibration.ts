@@ -1,9 +1,9 @@
 // The match threshold for a target FPIR, from a sample of non-mated top-1 scores taken at gallery
 // size N (the service's calibration, domain/calibration.ts). Where the sample expects enough
 // exceedances of the target to count them, the threshold is the empirical one and its FPIR a
-// Wilson interval; further out, a Gumbel fit of the sample gives both (extreme-value.ts). The
+// Wilson interval; further out, a fit of the sample's tail gives both (extreme-value.ts). The
 // threshold never falls below the configured floor, and never passes 1 (no score can).
-import { fitGumbel, gumbelExceedance, gumbelExceedanceInterval, gumbelThreshold, type GumbelFit } from './extreme-value.js'
+import { fitTail, tailExceedance, tailExceedanceInterval, tailThreshold, type TailFit } from './extreme-value.js'
 import { fpirAt, thresholdForFpir } from './open-set.js'
 
 /** Fewer non-mated samples than this cannot calibrate (a fit of a handful of points says little). */
@@ -34,7 +34,8 @@ export interface Calibration {
   exceedances: number
   /** FPIR at `threshold` at the sample's gallery size, with its 95 % interval. */
   estimated_fpir: EstimatedRate
-  gumbel: GumbelFit | null
+  /** The tail fit (extreme_value only). */
+  tail: TailFit | null
 }
 
 export function calibrate(nonMated: readonly number[], settings: CalibrationSettings): Calibration | null {
@@ -42,25 +43,25 @@ export function calibrate(nonMated: readonly number[], settings: CalibrationSett
   if (n < MIN_CALIBRATION_SAMPLES) return null
   const scores = { mated: [], nonMated: [...nonMated] }
   const countable = settings.target_fpir * n >= COUNTABLE_EXCEEDANCES
-  const gumbel = countable ? null : fitGumbel(nonMated)
-  // No spread to fit (every sample equal): just above the highest score, the sample's best guess.
-  const derived = countable ? thresholdForFpir(scores, settings.target_fpir)! : gumbel ? gumbelThreshold(gumbel, settings.target_fpir) : Math.max(...nonMated) + 1e-6
+  const tail = countable ? null : fitTail(nonMated)
+  // No spread to fit (the top scores all equal): just above the highest, the sample's best guess.
+  const derived = countable ? thresholdForFpir(scores, settings.target_fpir)! : tail ? tailThreshold(tail, settings.target_fpir) : Math.max(...nonMated) + 1e-6
   const threshold = Math.min(1, Math.max(settings.min_match_threshold, derived))
   const counted = fpirAt(scores, threshold)
   let estimated: EstimatedRate = { rate: counted.rate!, low: counted.low!, high: counted.high! }
-  if (gumbel) {
-    const interval = gumbelExceedanceInterval(nonMated, threshold)
-    const rate = gumbelExceedance(gumbel, threshold)
+  if (tail) {
+    const interval = tailExceedanceInterval(nonMated, threshold)
+    const rate = tailExceedance(tail, threshold)
     estimated = { rate, low: Math.min(rate, interval?.low ?? rate), high: Math.max(rate, interval?.high ?? counted.high!) }
   }
   return {
     threshold,
     derived_threshold: derived,
     floor_applied: threshold > derived,
-    method: gumbel ? 'extreme_value' : 'empirical',
+    method: tail ? 'extreme_value' : 'empirical',
     non_mated_samples: n,
     exceedances: counted.errors,
     estimated_fpir: estimated,
-    gumbel,
+    tail,
   }
 }

@@ -27,7 +27,7 @@ export async function environmentAccuracy(app: Pick<AppContext, 'sql' | 'galleri
     non_mated_samples: row.non_mated_samples!,
     exceedances: row.exceedances!,
     estimated_fpir: { rate: row.estimated_fpir!, low: row.fpir_low!, high: row.fpir_high! },
-    gumbel: row.gumbel_location === null ? null : { location: row.gumbel_location, scale: row.gumbel_scale! },
+    tail: row.tail_start === null ? null : { start: row.tail_start, scale: row.tail_scale!, samples: row.tail_samples! },
     target_fpir: row.target_fpir!,
     min_match_threshold: row.min_match_threshold!,
     computed_at: timestamp(row.computed_at!),

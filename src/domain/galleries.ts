@@ -6,7 +6,8 @@
 // database, one environment at a time in order, so a late notification never undoes a newer change.
 // What changed is read from the change log (store/gallery-changes.ts) past the last change this
 // process applied, so a notification lost with a dropped connection is caught up on reconnect, and
-// an enrollment catches up under the environment's lock before its duplicate check.
+// an enrollment catches up under the environment's lock before its duplicate check. A change of an
+// environment's settings (PATCH, calibration) is announced on the same channel and re-read.
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
 import { ServiceError } from '../errors.js'

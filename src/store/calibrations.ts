@@ -15,8 +15,9 @@ export interface CalibrationRow {
   estimated_fpir: number | null
   fpir_low: number | null
   fpir_high: number | null
-  gumbel_location: number | null
-  gumbel_scale: number | null
+  tail_start: number | null
+  tail_scale: number | null
+  tail_samples: number | null
   target_fpir: number | null
   min_match_threshold: number | null
   computed_at: Date | null
@@ -64,7 +65,8 @@ export async function saveCalibration(sql: Sql, environmentId: string, claimant:
         claimed_by = NULL, claimed_until = NULL, threshold = ${result.threshold}, derived_threshold = ${result.derived_threshold},
         method = ${result.method}, gallery_size = ${gallerySize}, non_mated_samples = ${result.non_mated_samples},
         exceedances = ${result.exceedances}, estimated_fpir = ${result.estimated_fpir.rate}, fpir_low = ${result.estimated_fpir.low},
-        fpir_high = ${result.estimated_fpir.high}, gumbel_location = ${result.gumbel?.location ?? null}, gumbel_scale = ${result.gumbel?.scale ?? null},
+        fpir_high = ${result.estimated_fpir.high}, tail_start = ${result.tail?.start ?? null}, tail_scale = ${result.tail?.scale ?? null},
+        tail_samples = ${result.tail?.tailSamples ?? null},
         target_fpir = ${settings.target_fpir}, min_match_threshold = ${settings.min_match_threshold}, computed_at = now()
       WHERE environment_id = ${environmentId} AND claimed_by = ${claimant}
       RETURNING environment_id`

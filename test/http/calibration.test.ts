@@ -68,7 +68,8 @@ describe(`calibration of match_threshold from target_fpir (${usingPostgres ? 'Po
     const { calibration } = body
     // 60 identify captures, each against the 29 other members; 0.6 exceedances expected: fitted.
     expect(calibration).toMatchObject({ method: 'extreme_value', gallery_size: MEMBERS * 2, non_mated_samples: MEMBERS * 2, floor_applied: false, target_fpir: 0.01 })
-    expect(calibration.gumbel.scale).toBeGreaterThan(0)
+    expect(calibration.tail).toMatchObject({ samples: 20, scale: expect.any(Number) })
+    expect(calibration.tail.scale).toBeGreaterThan(0)
     expect(calibration.threshold).toBeGreaterThan(0.05)
     expect(calibration.threshold).toBeLessThan(0.5)
     expect(body.match_threshold).toBe(calibration.threshold)

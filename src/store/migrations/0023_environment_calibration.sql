@@ -21,8 +21,10 @@ CREATE TABLE environment_calibrations (
   estimated_fpir       double precision,
   fpir_low             double precision,
   fpir_high            double precision,
-  gumbel_location      double precision,
-  gumbel_scale         double precision,
+  -- The tail fit (extreme_value): excesses over tail_start of the tail_samples highest scores.
+  tail_start           double precision,
+  tail_scale           double precision,
+  tail_samples         integer,
   -- The settings the result was computed for: a change of either makes it stale.
   target_fpir          double precision,
   min_match_threshold  double precision,
