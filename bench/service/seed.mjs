@@ -71,7 +71,7 @@ try {
   const matedIdentities = new Map()
   for (let index = 0; index < matedCount; index++) matedIdentities.set(Math.floor(((index + 0.5) * members) / matedCount), null)
 
-  const loader = bulk.createBulkLoader({ sql: db.sql, keyring: app.keyring, project: { id: project.id, headcount }, environment, storeCaptures: !values['references-only'] })
+  const loader = bulk.createBulkLoader({ sql: db.sql, write: db.kind === 'postgres' ? 'copy' : 'insert', keyring: app.keyring, project: { id: project.id, headcount }, environment, storeCaptures: !values['references-only'] })
   const started = performance.now()
   let prepareMs = 0
   let insertMs = 0

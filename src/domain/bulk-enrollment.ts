@@ -17,7 +17,7 @@ import type postgres from 'postgres'
 import { ServiceError } from '../errors.js'
 import { newId } from '../ids.js'
 import type { Sql } from '../store/database.js'
-import { countMembersOfProject, insertMembersWithTemplates } from '../store/members.js'
+import { countMembersOfProject, insertMembersWithTemplates, type BulkWrite } from '../store/members.js'
 import type { EnvironmentRow } from '../store/organizations.js'
 import type { ProjectRow } from '../store/projects.js'
 import type { Hand } from '../store/templates.js'
@@ -39,6 +39,8 @@ export interface BulkMember {
 
 export interface BulkEnrollment {
   sql: Sql
+  /** Binary COPY on PostgreSQL, INSERTs on the embedded database (store/members.ts bulkWriteFor). */
+  write: BulkWrite
   keyring: Keyring
   project: Pick<ProjectRow, 'id' | 'headcount'>
   environment: EnvironmentRow
@@ -123,7 +125,7 @@ export function createBulkLoader(target: BulkEnrollment): BulkLoader {
       if (members + memberRows.length > project.headcount) {
         throw new ServiceError('conflict', `project ${project.id} has ${members} members; ${memberRows.length} more would exceed its headcount of ${project.headcount}`)
       }
-      await insertMembersWithTemplates(sql, memberRows, templateRows)
+      await insertMembersWithTemplates(sql, memberRows, templateRows, target.write)
       members += memberRows.length
       return memberRows.map((row) => row.id as string)
     },

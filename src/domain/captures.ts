@@ -73,8 +73,20 @@ export function parseCapture(text: string, field: string, rules: CaptureRules, h
   return { bytes, template }
 }
 
+// Enrollment asks for each capture's unit vector twice (the agreement check, the reference).
+const unitVectors = new WeakMap<Template, Float64Array>()
+
 /** A capture's components as a unit-norm float vector (int8 payloads are scaled back first). */
 function unitVector(template: Template): Float64Array {
+  let values = unitVectors.get(template)
+  if (!values) {
+    values = computeUnitVector(template)
+    unitVectors.set(template, values)
+  }
+  return values
+}
+
+function computeUnitVector(template: Template): Float64Array {
   // A plain loop: Float64Array.from(vector, mapFn) walks the iterator protocol per component, and
   // was a fifth of an import's time.
   const scale = template.elementType === 'int8' ? template.scale : 1

@@ -13,7 +13,7 @@ import { ServiceError, type ErrorCode } from '../errors.js'
 import { newId } from '../ids.js'
 import type { Sql } from '../store/database.js'
 import { lockEnvironmentGallery, recordGalleryChanges } from '../store/gallery-changes.js'
-import { countMembersOfProject, existingMembers, insertMembersAndTemplates } from '../store/members.js'
+import { bulkWriteFor, countMembersOfProject, existingMembers, insertMembersAndTemplates } from '../store/members.js'
 import { environmentById, type EnvironmentRow } from '../store/organizations.js'
 import type { ProjectRow } from '../store/projects.js'
 import type { TemplateInsert } from '../store/templates.js'
@@ -64,8 +64,10 @@ interface Candidate {
   line: number
   id: string
   member: ImportMember
-  metadata: unknown
   hands: PreparedHand[]
+  /** Its rows, sealed under a new member key before the batch is written (off the write's critical path). */
+  row: Record<string, unknown>
+  templates: TemplateInsert[]
 }
 
 /** The project's member count as last counted plus what this import added since. */
@@ -77,7 +79,7 @@ interface HeadcountEstimate {
 // meanwhile are seen before the limit (the API checks its own enrollments itself).
 const RECOUNT_ABOVE_SHARE = 0.9
 
-type ImportApp = Pick<AppContext, 'galleries' | 'keyring' | 'log' | 'sql'>
+type ImportApp = Pick<AppContext, 'db' | 'galleries' | 'keyring' | 'log' | 'sql'>
 
 function rejectionOf(line: number, error: unknown): ImportRejection {
   if (error instanceof ServiceError) return { line, code: error.code, detail: error.message, ...(error.errors ? { errors: error.errors } : {}) }
@@ -101,36 +103,49 @@ export async function importMembers(app: ImportApp, project: ProjectRow, items: 
   }
 
   let batch: Candidate[] = []
+  // One batch is written while the next is parsed and sealed; batches are written in order.
+  let writing: Promise<void> = Promise.resolve()
   const flush = async () => {
     if (!batch.length) return
     const candidates = batch
     batch = []
-    await importBatch(app, project, environment, candidates, options.allowDuplicates ?? false, summary, reject, headcount)
-    options.onProgress?.(summary.imported + summary.skipped + summary.rejected)
+    await writing
+    writing = importBatch(app, project, environment, candidates, options.allowDuplicates ?? false, summary, reject, headcount)
+      .then(() => options.onProgress?.(summary.imported + summary.skipped + summary.rejected))
+    // Awaited by the next flush; until then a failure must not count as unhandled.
+    writing.catch(() => {})
   }
-  for await (const item of items) {
-    if ('rejection' in item) {
-      reject(item.rejection)
-      continue
-    }
-    try {
-      const { member } = item
-      if (!member.left_hand && !member.right_hand) {
-        throw new ServiceError('invalid_request', 'at least one of left_hand and right_hand is required', { errors: [{ path: '/left_hand', message: 'is required when right_hand is absent' }] })
-      }
-      const id = member.member_id?.toLowerCase() ?? newId()
-      if (seen.has(id)) {
-        summary.skipped += 1
+  try {
+    for await (const item of items) {
+      if ('rejection' in item) {
+        reject(item.rejection)
         continue
       }
-      seen.add(id)
-      batch.push({ line: item.line, id, member, metadata: checkMetadata(member.metadata), hands: prepareHands(member, environment) })
-    } catch (error) {
-      reject(rejectionOf(item.line, error))
+      try {
+        const { member } = item
+        if (!member.left_hand && !member.right_hand) {
+          throw new ServiceError('invalid_request', 'at least one of left_hand and right_hand is required', { errors: [{ path: '/left_hand', message: 'is required when right_hand is absent' }] })
+        }
+        const id = member.member_id?.toLowerCase() ?? newId()
+        if (seen.has(id)) {
+          summary.skipped += 1
+          continue
+        }
+        seen.add(id)
+        const metadata = checkMetadata(member.metadata)
+        const hands = prepareHands(member, environment)
+        batch.push({ line: item.line, id, member, hands, ...sealCandidate(app, project, environment, id, member, metadata, hands) })
+      } catch (error) {
+        reject(rejectionOf(item.line, error))
+      }
+      if (batch.length >= batchSize) await flush()
     }
-    if (batch.length >= batchSize) await flush()
+    await flush()
+    await writing
+  } finally {
+    // A failure while parsing leaves no write running behind the caller's back.
+    await writing.catch(() => {})
   }
-  await flush()
   summary.seconds = (performance.now() - started) / 1000
   return summary
 }
@@ -182,8 +197,7 @@ async function importBatch(
           accepted.push(candidate)
         }
         if (!accepted.length) return
-        const { members, templates } = sealBatch(app, project, environment, accepted)
-        await insertMembersAndTemplates(tx as unknown as Sql, members, templates)
+        await insertMembersAndTemplates(tx as unknown as Sql, accepted.map((candidate) => candidate.row), accepted.flatMap((candidate) => candidate.templates), bulkWriteFor(app.db))
         changeSeq = await recordGalleryChanges(tx, environment.id, accepted.map((candidate) => candidate.id))
       })
     } catch (error) {
@@ -201,19 +215,16 @@ async function importBatch(
   else await app.galleries.exclusive(environment.id, write)
 }
 
-function sealBatch(app: ImportApp, project: ProjectRow, environment: EnvironmentRow, accepted: readonly Candidate[]) {
+/** The member's row and its template rows, sealed under a new member key. */
+function sealCandidate(app: ImportApp, project: ProjectRow, environment: EnvironmentRow, id: string, member: ImportMember, metadata: unknown, hands: PreparedHand[]) {
   const now = new Date()
-  const members: Array<Record<string, unknown>> = []
-  const templates: TemplateInsert[] = []
-  for (const candidate of accepted) {
-    const key = newMemberKey(app.keyring, environment, candidate.id)
-    const rows = sealedTemplateRows(key.key, candidate.id, environment.id, candidate.hands)
-    templates.push(...rows)
-    members.push({
-      id: candidate.id, project_id: project.id, environment_id: environment.id, display_name: candidate.member.display_name,
-      metadata: candidate.metadata ?? null, wrapped_key: key.wrapped, palm_templates_enrolled: 2 * candidate.hands.length,
+  const key = newMemberKey(app.keyring, environment, id)
+  return {
+    row: {
+      id, project_id: project.id, environment_id: environment.id, display_name: member.display_name,
+      metadata: metadata ?? null, wrapped_key: key.wrapped, palm_templates_enrolled: 2 * hands.length,
       created_at: now, updated_at: now, last_enrolled_at: now,
-    })
+    },
+    templates: sealedTemplateRows(key.key, id, environment.id, hands),
   }
-  return { members, templates }
 }

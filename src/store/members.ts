@@ -1,7 +1,8 @@
 // Queries of the member aggregate. Every query is scoped by project: a member of another project
 // is invisible, exactly like a missing one.
 import type postgres from 'postgres'
-import type { Queryable, Sql } from './database.js'
+import { copyRows, type CopyColumn } from './copy-binary.js'
+import type { Database, Queryable, Sql } from './database.js'
 
 /** A client or an open transaction. */
 
@@ -110,13 +111,36 @@ export async function countMembersOfProject(sql: Sql, projectId: string): Promis
 // A multi-row INSERT carries at most 65 535 parameters; template rows have 8 columns.
 const TEMPLATE_ROWS_PER_STATEMENT = 6_000
 
-/** A bulk load's batch in one transaction: the members, then their templates in statements of bounded size. */
-export async function insertMembersWithTemplates(sql: Sql, memberRows: Array<Record<string, unknown>>, templateRows: Array<Record<string, unknown>>): Promise<void> {
-  await sql.begin((tx) => insertMembersAndTemplates(tx as unknown as Sql, memberRows, templateRows))
+const MEMBER_COLUMNS: CopyColumn[] = [
+  { name: 'id', type: 'uuid' }, { name: 'project_id', type: 'uuid' }, { name: 'environment_id', type: 'uuid' }, { name: 'display_name', type: 'text' },
+  { name: 'metadata', type: 'jsonb' }, { name: 'wrapped_key', type: 'bytea' }, { name: 'palm_templates_enrolled', type: 'int4' },
+  { name: 'created_at', type: 'timestamptz' }, { name: 'updated_at', type: 'timestamptz' }, { name: 'last_enrolled_at', type: 'timestamptz' },
+]
+const TEMPLATE_COLUMNS: CopyColumn[] = [
+  { name: 'id', type: 'uuid' }, { name: 'member_id', type: 'uuid' }, { name: 'environment_id', type: 'uuid' }, { name: 'hand', type: 'text' },
+  { name: 'kind', type: 'text' }, { name: 'ciphertext', type: 'bytea' }, { name: 'silhouette', type: 'text' }, { name: 'palm_position', type: 'jsonb' },
+]
+
+/**
+ * How a bulk write reaches the database: binary COPY on PostgreSQL (several times cheaper for both
+ * sides), multi-row INSERTs on the embedded database (it takes no COPY from a client).
+ */
+export type BulkWrite = 'copy' | 'insert'
+
+export const bulkWriteFor = (db: Pick<Database, 'kind'>): BulkWrite => (db.kind === 'postgres' ? 'copy' : 'insert')
+
+/** A bulk load's batch in one transaction: the members, then their templates. */
+export async function insertMembersWithTemplates(sql: Sql, memberRows: Array<Record<string, unknown>>, templateRows: Array<Record<string, unknown>>, write: BulkWrite): Promise<void> {
+  await sql.begin((tx) => insertMembersAndTemplates(tx as unknown as Sql, memberRows, templateRows, write))
 }
 
-/** The multi-row inserts of insertMembersWithTemplates, inside the caller's transaction. */
-export async function insertMembersAndTemplates(tx: Sql, memberRows: ReadonlyArray<Record<string, unknown>>, templateRows: ReadonlyArray<object>): Promise<void> {
+/** The writes of insertMembersWithTemplates, inside the caller's transaction. */
+export async function insertMembersAndTemplates(tx: Sql, memberRows: ReadonlyArray<Record<string, unknown>>, templateRows: ReadonlyArray<object>, write: BulkWrite): Promise<void> {
+  if (write === 'copy') {
+    await copyRows(tx, 'members', MEMBER_COLUMNS, memberRows)
+    await copyRows(tx, 'palm_templates', TEMPLATE_COLUMNS, templateRows as ReadonlyArray<Record<string, unknown>>)
+    return
+  }
   await tx`INSERT INTO members ${tx(memberRows.map((row) => ({ ...row, metadata: row.metadata === null ? null : tx.json(row.metadata as postgres.JSONValue) })) as never)}`
   for (let start = 0; start < templateRows.length; start += TEMPLATE_ROWS_PER_STATEMENT) {
     await tx`INSERT INTO palm_templates ${tx(templateRows.slice(start, start + TEMPLATE_ROWS_PER_STATEMENT) as never)}`

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createBulkLoader, type BulkMember } from '../../src/domain/bulk-enrollment.js'
 import { createKeyring, loadMasterKey } from '../../src/domain/keyring.js'
+import { bulkWriteFor } from '../../src/store/members.js'
 import { environmentById } from '../../src/store/organizations.js'
 import { base64url, createMember, createPalmTenant, enroll, enrollBody, identify, identifyBody, population, waitUntilReady, type PalmTenant } from '../support/palms.js'
 import { bootService, expectStatus, type TestService } from '../support/service.js'
@@ -28,7 +29,7 @@ async function loaderFor(headcount: number, storeCaptures?: boolean) {
   const sql = svc.storage.db.sql
   const master = await loadMasterKey({ masterKey: null, dataDir: svc.storage.dataDir })
   const environment = (await environmentById(sql, tenant.environmentId))!
-  return createBulkLoader({ sql, keyring: createKeyring(master.key), project: { id: tenant.projectId, headcount }, environment, storeCaptures })
+  return createBulkLoader({ sql, write: bulkWriteFor(svc.storage.db), keyring: createKeyring(master.key), project: { id: tenant.projectId, headcount }, environment, storeCaptures })
 }
 
 beforeAll(async () => {
