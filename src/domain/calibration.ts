@@ -50,7 +50,8 @@ function calibrationDue(calibrated: CalibratedFor | null, settings: CalibrationS
 
 /** Non-mated top-1 scores of up to `samples` stored identify captures, each against the other members. */
 async function nonMatedScores(options: Pick<CalibratorOptions, 'sql' | 'keyring' | 'log'>, { environment, gallery }: EnvironmentGallery, samples: number): Promise<number[]> {
-  const rows = await identifyCaptureSample(options.sql, environment.id, samples)
+  // About one stored identify capture per gallery row (both are per hand).
+  const rows = await identifyCaptureSample(options.sql, environment.id, samples, gallery.size)
   const probes: Array<{ memberId: string; vector: Int8Array; hand: string | null }> = []
   for (const row of rows) {
     try {

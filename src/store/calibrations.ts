@@ -86,11 +86,20 @@ export interface IdentifyCaptureRow {
   wrapped_key: Buffer | null
 }
 
-/** Up to `limit` stored identify captures of the environment, drawn at random. */
-export function identifyCaptureSample(sql: Sql, environmentId: string, limit: number) {
+// Pages read for a sample: enough for about this many times the rows asked for.
+const SAMPLE_MARGIN = 4
+
+/**
+ * Up to `limit` stored identify captures of the environment, drawn at random. A large environment
+ * is sampled by pages (TABLESAMPLE SYSTEM, about SAMPLE_MARGIN × limit of its rows), never by
+ * sorting all of them: at 10M members that would read every template of the database.
+ */
+export function identifyCaptureSample(sql: Sql, environmentId: string, limit: number, environmentRows: number) {
+  const percent = (100 * SAMPLE_MARGIN * limit) / Math.max(1, environmentRows)
+  const source = percent >= 100 ? sql`palm_templates t` : sql`palm_templates t TABLESAMPLE SYSTEM (${percent})`
   return sql<IdentifyCaptureRow[]>`
     SELECT t.member_id, t.hand, t.ciphertext, m.wrapped_key
-    FROM palm_templates t JOIN members m ON m.id = t.member_id
+    FROM ${source} JOIN members m ON m.id = t.member_id
     WHERE t.environment_id = ${environmentId} AND t.kind = 'identify'
     ORDER BY random() LIMIT ${limit}`
 }
