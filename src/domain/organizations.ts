@@ -10,6 +10,8 @@ import {
 import { insertProject, projectsOfOrganization, updateProjectOfOrganization, type ProjectChanges } from '../store/projects.js'
 import { PLANS, type PlanId } from '../plans.js'
 
+export type { EnvironmentChanges }
+
 export function createOrganization(app: Pick<AppContext, 'sql'>, input: { name: string; kind: 'platform' | 'customer' }, adminSubject: string) {
   return insertOrganization(app.sql, { id: newId(), name: input.name, kind: input.kind }, adminSubject)
 }
@@ -54,14 +56,12 @@ export async function createEnvironment(app: Pick<AppContext, 'keyring' | 'sql'>
   })
 }
 
-export type EnvironmentUpdate = EnvironmentChanges
-
 /**
  * Changes an environment's settings; every service process on the database takes them up. While a
  * target FPIR derives the threshold, match_threshold cannot be set (409): set target_fpir to null
  * first, or with it.
  */
-export async function updateEnvironment(app: Pick<AppContext, 'sql' | 'galleries' | 'calibrator'>, orgId: string, environmentId: string, update: EnvironmentUpdate) {
+export async function updateEnvironment(app: Pick<AppContext, 'sql' | 'galleries' | 'calibrator'>, orgId: string, environmentId: string, update: EnvironmentChanges) {
   const current = await environmentById(app.sql, environmentId)
   if (!current || current.owner_org_id !== orgId) throw new ServiceError('not_found', `organization ${orgId} has no environment ${environmentId}`)
   const targetAfter = update.target_fpir === undefined ? current.target_fpir : update.target_fpir

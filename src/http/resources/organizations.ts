@@ -53,6 +53,28 @@ export const environmentResource = (row: EnvironmentRow) => ({
   created_at: timestamp(row.created_at),
 })
 
+// What defines an environment's templates: fixed at creation.
+export const EnvironmentFixedFields = {
+  dimension: Type.Optional(Type.Union([Type.Literal(128), Type.Literal(256), Type.Literal(512)])),
+  extractor_id: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  extractor_version: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+}
+// What may change later (PATCH), all optional there.
+export const EnvironmentSettingsFields = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  match_threshold: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
+  margin: Type.Optional(Type.Number({ minimum: 0, exclusiveMaximum: 1 })),
+  min_quality: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+  enables_server_lookup: Type.Optional(Type.Boolean()),
+  search_mode: Type.Optional(Type.Union([Type.Literal('exact'), Type.Literal('two_stage'), Type.Literal('auto')])),
+  candidates: Type.Optional(Type.Integer({ minimum: 1, maximum: 65536 })),
+  target_fpir: Type.Optional(Nullable(Type.Number({
+    exclusiveMinimum: 0, exclusiveMaximum: 1,
+    description: 'Derive match_threshold by calibration so that the FPIR at the gallery size stays at most this; match_threshold serves until the first calibration. null: a fixed match_threshold',
+  }))),
+  min_match_threshold: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1, description: 'The lowest threshold calibration may set (default 0.5)' })),
+}
+
 /** What describes a project and may change later; the environment is fixed at creation. */
 export const ProjectFieldsSchema = {
   name: Type.String({ minLength: 1, maxLength: 200 }),

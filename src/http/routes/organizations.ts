@@ -3,39 +3,19 @@
 import { environmentAccuracy } from '../../domain/environment-accuracy.js'
 import {
   createEnvironment, createOrganization, createProject, environmentsOf, organizationsOf, projectsOf, updateEnvironment, updateProject,
-  type EnvironmentUpdate, type ProjectInput, type ProjectUpdate,
+  type EnvironmentChanges, type ProjectInput, type ProjectUpdate,
 } from '../../domain/organizations.js'
 import { EnvironmentAccuracySchema } from '../resources/environment-accuracy.js'
 import {
-  environmentResource, EnvironmentSchema, organizationResource, OrganizationSchema, ProjectFieldsSchema, ProjectInputSchema,
+  environmentResource, EnvironmentFixedFields, EnvironmentSchema, EnvironmentSettingsFields, organizationResource, OrganizationSchema, ProjectFieldsSchema,
+  ProjectInputSchema,
 } from '../resources/organizations.js'
 import { projectResource, ProjectSchema } from '../resources/projects.js'
 import { defineRoute, type Route } from '../route.js'
-import { Body, Nullable, PathIds, Type } from '../schema.js'
+import { Body, PathIds, Type } from '../schema.js'
 
 const tags = ['Organizations (extension)']
 
-// What defines an environment's templates: fixed at creation.
-const EnvironmentFixedFields = {
-  dimension: Type.Optional(Type.Union([Type.Literal(128), Type.Literal(256), Type.Literal(512)])),
-  extractor_id: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
-  extractor_version: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
-}
-// What may change later (PATCH), all optional there.
-const EnvironmentSettingsFields = {
-  name: Type.String({ minLength: 1, maxLength: 200 }),
-  match_threshold: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
-  margin: Type.Optional(Type.Number({ minimum: 0, exclusiveMaximum: 1 })),
-  min_quality: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
-  enables_server_lookup: Type.Optional(Type.Boolean()),
-  search_mode: Type.Optional(Type.Union([Type.Literal('exact'), Type.Literal('two_stage'), Type.Literal('auto')])),
-  candidates: Type.Optional(Type.Integer({ minimum: 1, maximum: 65536 })),
-  target_fpir: Type.Optional(Nullable(Type.Number({
-    exclusiveMinimum: 0, exclusiveMaximum: 1,
-    description: 'Derive match_threshold by calibration so that the FPIR at the gallery size stays at most this; match_threshold serves until the first calibration. null: a fixed match_threshold',
-  }))),
-  min_match_threshold: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1, description: 'The lowest threshold calibration may set (default 0.5)' })),
-}
 const OrgParams = PathIds('org_id')
 
 export const organizationRoutes: Route[] = [
@@ -87,7 +67,7 @@ export const organizationRoutes: Route[] = [
       { status: 409, description: 'conflict: match_threshold is derived from target_fpir (set target_fpir to null with it)' },
     ],
     async handler(context) {
-      return environmentResource(await updateEnvironment(context.app, context.params.org_id, context.params.environment_id, context.body as EnvironmentUpdate))
+      return environmentResource(await updateEnvironment(context.app, context.params.org_id, context.params.environment_id, context.body as EnvironmentChanges))
     },
   }),
   defineRoute({
