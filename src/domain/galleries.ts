@@ -369,7 +369,7 @@ export function createGalleries(options: GalleriesOptions): Galleries {
     },
     states: () => [...entries].map(([environmentId, entry]) => ({
       environmentId, rows: entry.gallery?.size ?? 0, loading: entry.loading, blocking: entry.blocking, loaded: entry.loaded, total: entry.total,
-      notStored: entry.notStored, exactAudit: entry.gallery?.exactAudit ?? { audited: 0, disagreements: 0 },
+      notStored: entry.notStored, matchThreshold: entry.environment?.match_threshold ?? null, exactAudit: entry.gallery?.exactAudit ?? { audited: 0, disagreements: 0 },
     })),
     backends: () => matchers.backends(),
     async close() {

@@ -14,6 +14,8 @@ export interface GalleryState {
   total: number
   /** Reference rows left out because the matcher's memory is full. */
   notStored: number
+  /** The environment's match threshold as this process uses it (null before its settings are read). */
+  matchThreshold: number | null
   exactAudit: ExactAuditCounts
 }
 

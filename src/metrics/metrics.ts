@@ -8,6 +8,8 @@ export interface GalleryGauge {
   environmentId: string
   rows: number
   loading: boolean
+  /** The threshold identify uses (null until the environment's settings are read). */
+  matchThreshold: number | null
 }
 
 export type WebhookAttemptOutcome = 'success' | 'retry' | 'failed' | 'gone'
@@ -75,6 +77,13 @@ export function createMetrics(sources: MetricsSources): ServiceMetrics {
     collect() {
       this.reset()
       for (const gallery of sources.galleries()) this.set({ environment_id: gallery.environmentId }, gallery.loading ? 1 : 0)
+    },
+  })
+  new Gauge({
+    name: 'palmvein_match_threshold', help: 'The match threshold identify uses in an environment (derived by calibration when it has a target_fpir)', labelNames: ['environment_id'], registers,
+    collect() {
+      this.reset()
+      for (const gallery of sources.galleries()) if (gallery.matchThreshold !== null) this.set({ environment_id: gallery.environmentId }, gallery.matchThreshold)
     },
   })
   new Gauge({

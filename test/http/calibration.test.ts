@@ -81,6 +81,9 @@ describe(`calibration of match_threshold from target_fpir (${usingPostgres ? 'Po
     expect(body.recalibrates_at).toEqual({ at_most: 54, at_least: 66 })
     const listed = (await svc.request('GET', `/v1/organization/${tenant.orgId}/environments`, { auth: tenant.token })).body
     expect(listed[0]).toMatchObject({ target_fpir: 0.001, min_match_threshold: 0.05, match_threshold: calibration.threshold })
+    // The process says so on its metrics listener too.
+    const metrics = await (await fetch(svc.service.metricsUrl!)).text()
+    expect(metrics).toContain(`palmvein_match_threshold{environment_id="${tenant.environmentId}"} ${calibration.threshold}`)
     // Half the palm: below the default 0.80, above the calibrated threshold.
     const found = await identify(svc, tenant, halfMatchingProbe())
     expect(found.status).toBe('Found')

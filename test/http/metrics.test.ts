@@ -47,7 +47,7 @@ describe('Prometheus metrics', () => {
     const families = await scrape(svc)
     for (const name of ['nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes', 'process_resident_memory_bytes',
       'palmvein_http_requests_total', 'palmvein_http_request_duration_seconds', 'palmvein_identify_total', 'palmvein_matcher_scan_seconds',
-      'palmvein_gallery_rows', 'palmvein_gallery_loading', 'palmvein_webhook_attempts_total', 'palmvein_webhook_pending_deliveries',
+      'palmvein_gallery_rows', 'palmvein_gallery_loading', 'palmvein_match_threshold', 'palmvein_webhook_attempts_total', 'palmvein_webhook_pending_deliveries',
       'palmvein_rate_limited_total', 'palmvein_db_query_duration_seconds']) {
       expect(families.has(name), name).toBe(true)
     }
@@ -91,6 +91,7 @@ describe('Prometheus metrics', () => {
     const before = await scrape(svc)
     expect(valueOf(before, 'palmvein_gallery_rows', { environment_id: tenant.environmentId })).toBe(2)
     expect(valueOf(before, 'palmvein_gallery_loading', { environment_id: tenant.environmentId })).toBe(0)
+    expect(valueOf(before, 'palmvein_match_threshold', { environment_id: tenant.environmentId })).toBe(0.8)
     expect((await identify(svc, tenant, identifyBody(palms, 0, 'left'))).status).toBe('Found')
     expect((await identify(svc, tenant, identifyBody(palms, 0, 'right'))).status).toBe('Found')
     expect((await identify(svc, tenant, identifyBody(palms, 7, 'left'))).status).toBe('NotFound')
