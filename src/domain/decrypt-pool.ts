@@ -1,12 +1,7 @@
 // Threads for a boot load's AES-GCM (reference-decrypt-worker.ts), alive for one load: a restart
 // decrypts millions of references, then the threads go (their memory with them).
-import { Piscina } from 'piscina'
 import { packRows, type DecryptResult, type DecryptRow, type DecryptTask } from './reference-decrypt-worker.js'
-
-// Under vitest/tsx this is the .ts source and so is the worker (loaded through tsx); from dist/ both are .js.
-const ownUrl = import.meta.url
-const runsFromSource = ownUrl.endsWith('.ts')
-const workerUrl = new URL(runsFromSource ? './reference-decrypt-worker.ts' : './reference-decrypt-worker.js', ownUrl)
+import { createThreadPool } from './thread-pool.js'
 
 export interface DecryptPool {
   /** The rows' vectors in order (rows.length x dimension) and the rows that failed, split across the threads. */
@@ -15,10 +10,7 @@ export interface DecryptPool {
 }
 
 export function createDecryptPool(threads: number): DecryptPool {
-  const piscina = new Piscina<DecryptTask, DecryptResult>({
-    filename: workerUrl.href, minThreads: threads, maxThreads: threads,
-    ...(runsFromSource ? { execArgv: ['--import', 'tsx'] } : {}),
-  })
+  const piscina = createThreadPool<DecryptTask, DecryptResult>('reference-decrypt-worker', threads)
   return {
     async decrypt(environmentKey, dimension, rows) {
       const slice = Math.ceil(rows.length / threads)

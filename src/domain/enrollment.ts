@@ -67,9 +67,20 @@ export function prepareHands(input: Pick<EnrollInput, 'left_hand' | 'right_hand'
   return hands
 }
 
+/** One hand's vectors for the duplicate-palm search: the reference and both captures. */
+export interface HandProbes {
+  hand: Hand
+  reference: Int8Array
+  enroll: Int8Array
+  identify: Int8Array
+}
+
+export const handProbes = (hands: readonly PreparedHand[]): HandProbes[] =>
+  hands.map((hand) => ({ hand: hand.hand, reference: hand.reference, enroll: probeVector(hand.enroll), identify: probeVector(hand.identify) }))
+
 /** The best score of another member against any of the new hands' captures or references. */
-export async function findDuplicate(environment: EnvironmentGallery, memberId: string, hands: PreparedHand[]) {
-  const probes = hands.flatMap((hand) => [hand.reference, probeVector(hand.enroll), probeVector(hand.identify)])
+export async function findDuplicate(environment: EnvironmentGallery, memberId: string, hands: readonly HandProbes[]) {
+  const probes = hands.flatMap((hand) => [hand.reference, hand.enroll, hand.identify])
   // Four rows always include another member's best row, even when the member's own two lead.
   const results = await environment.gallery.searchBatch(probes, { k: rowsForMembers(2) })
   let worst: { hand: Hand; score: number } | null = null
@@ -140,7 +151,7 @@ export async function enrollMember(
         // ones they committed before are read into the gallery, so the duplicate check sees them all.
         await lockEnvironmentGallery(tx, environmentId)
         await app.galleries.catchUp(environment, tx)
-        const duplicate = await findDuplicate(environment, member.id, hands)
+        const duplicate = await findDuplicate(environment, member.id, handProbes(hands))
         if (duplicate) {
           app.scans.record({ ...scan, success: false, results: [{ match_score: duplicate.score, position: 1 }], response_time_ms: Math.round(performance.now() - started) })
           throw new ServiceError('duplicate_palm', `the ${duplicate.hand} hand matches another member of this environment (score ${duplicate.score.toFixed(4)})`)

@@ -8,6 +8,7 @@
 // What it leaves out: no scan record and no enrollment.completed event (an import is a migration,
 // not a person at a terminal; a million webhook deliveries would be a flood). A member_id already
 // in the project is skipped, so re-running an interrupted import completes it.
+import os from 'node:os'
 import type { AppContext } from '../app-context.js'
 import { ServiceError, type ErrorCode } from '../errors.js'
 import { newId } from '../ids.js'
@@ -16,11 +17,10 @@ import { lockEnvironmentGallery, recordGalleryChanges } from '../store/gallery-c
 import { bulkWriteFor, countMembersOfProject, existingMembers, insertMembersAndTemplates } from '../store/members.js'
 import { environmentById, type EnvironmentRow } from '../store/organizations.js'
 import type { ProjectRow } from '../store/projects.js'
-import type { TemplateInsert } from '../store/templates.js'
-import { findDuplicate, prepareHands, sealedTemplateRows, type EnrollHand, type PreparedHand } from './enrollment.js'
+import { findDuplicate, type EnrollHand } from './enrollment.js'
+import { createImportPool, type ImportPool } from './import-pool.js'
+import { prepareImportItems, type PrepareResult, type PrepareTask, type PreparedMember } from './import-prepare.js'
 import type { EnvironmentGallery } from './galleries.js'
-import { checkMetadata } from './members.js'
-import { newMemberKey } from './template-crypto.js'
 
 /** One member to import: the member fields and the enroll body's hands. */
 export interface ImportMember {
@@ -55,20 +55,14 @@ export interface ImportOptions {
   onRejected?(rejection: ImportRejection): void
   /** After each batch: members handled so far (imported, skipped or rejected). */
   onProgress?(handled: number): void
+  /** Threads that check and seal members once the input exceeds one batch (default: the CPUs but one; 0: this thread). */
+  threads?: number
 }
 
 /** An input item: a member to import, or a line already refused by the caller's parsing. */
 export type ImportItem = { line: number; member: ImportMember } | { line: number; rejection: ImportRejection }
 
-interface Candidate {
-  line: number
-  id: string
-  member: ImportMember
-  hands: PreparedHand[]
-  /** Its rows, sealed under a new member key before the batch is written (off the write's critical path). */
-  row: Record<string, unknown>
-  templates: TemplateInsert[]
-}
+type Candidate = PreparedMember
 
 /** The project's member count as last counted plus what this import added since. */
 interface HeadcountEstimate {
@@ -80,11 +74,6 @@ interface HeadcountEstimate {
 const RECOUNT_ABOVE_SHARE = 0.9
 
 type ImportApp = Pick<AppContext, 'db' | 'galleries' | 'keyring' | 'log' | 'sql'>
-
-function rejectionOf(line: number, error: unknown): ImportRejection {
-  if (error instanceof ServiceError) return { line, code: error.code, detail: error.message, ...(error.errors ? { errors: error.errors } : {}) }
-  throw error
-}
 
 /** Imports `items` into the project's environment in batches of `batchSize`. */
 export async function importMembers(app: ImportApp, project: ProjectRow, items: AsyncIterable<ImportItem>, batchSize: number, options: ImportOptions = {}): Promise<ImportSummary> {
@@ -102,18 +91,36 @@ export async function importMembers(app: ImportApp, project: ProjectRow, items: 
     options.onRejected?.(rejection)
   }
 
-  let batch: Candidate[] = []
-  // One batch is written while the next is parsed and sealed; batches are written in order.
+  // Members are checked and sealed (import-prepare.ts) ahead of the write, on threads once the
+  // input has more than one batch; batches are written one at a time, in input order.
+  const environmentKey = app.keyring.environmentKey(environment.id, environment.wrapped_key)
+  const { id, dimension, extractor_id, extractor_version, min_quality, match_threshold } = environment
+  const rules = { id, dimension, extractor_id, extractor_version, min_quality, match_threshold }
+  const threads = options.threads ?? Math.max(0, os.availableParallelism() - 1)
+  let pool: ImportPool | null = null
+  let batch: PrepareTask['items'] = []
+  const preparing: Array<Promise<PrepareResult>> = []
   let writing: Promise<void> = Promise.resolve()
-  const flush = async () => {
-    if (!batch.length) return
-    const candidates = batch
-    batch = []
+  const writeNext = async () => {
+    const result = await preparing.shift()!
     await writing
-    writing = importBatch(app, project, environment, candidates, options.allowDuplicates ?? false, summary, reject, headcount)
+    for (const rejection of result.rejected) reject(rejection)
+    writing = importBatch(app, project, environment, result.prepared, options.allowDuplicates ?? false, summary, reject, headcount)
       .then(() => options.onProgress?.(summary.imported + summary.skipped + summary.rejected))
-    // Awaited by the next flush; until then a failure must not count as unhandled.
+    // Awaited by the next write; until then a failure must not count as unhandled.
     writing.catch(() => {})
+  }
+  const flush = async (last: boolean) => {
+    if (batch.length) {
+      const task: PrepareTask = { environment: rules, environmentKey, projectId: project.id, items: batch }
+      batch = []
+      if (!pool && !last && threads > 0) pool = createImportPool(threads)
+      const prepared = pool ? pool.prepare(task) : Promise.resolve().then(() => prepareImportItems(task))
+      prepared.catch(() => {})
+      preparing.push(prepared)
+    }
+    // The threads stay busy: up to one batch each prepared ahead of the write.
+    while (preparing.length > (last ? 0 : pool?.threads ?? 0)) await writeNext()
   }
   try {
     for await (const item of items) {
@@ -121,30 +128,26 @@ export async function importMembers(app: ImportApp, project: ProjectRow, items: 
         reject(item.rejection)
         continue
       }
-      try {
-        const { member } = item
-        if (!member.left_hand && !member.right_hand) {
-          throw new ServiceError('invalid_request', 'at least one of left_hand and right_hand is required', { errors: [{ path: '/left_hand', message: 'is required when right_hand is absent' }] })
-        }
-        const id = member.member_id?.toLowerCase() ?? newId()
-        if (seen.has(id)) {
-          summary.skipped += 1
-          continue
-        }
-        seen.add(id)
-        const metadata = checkMetadata(member.metadata)
-        const hands = prepareHands(member, environment)
-        batch.push({ line: item.line, id, member, hands, ...sealCandidate(app, project, environment, id, member, metadata, hands) })
-      } catch (error) {
-        reject(rejectionOf(item.line, error))
+      const { member } = item
+      if (!member.left_hand && !member.right_hand) {
+        reject({ line: item.line, code: 'invalid_request', detail: 'at least one of left_hand and right_hand is required', errors: [{ path: '/left_hand', message: 'is required when right_hand is absent' }] })
+        continue
       }
-      if (batch.length >= batchSize) await flush()
+      const id = member.member_id?.toLowerCase() ?? newId()
+      if (seen.has(id)) {
+        summary.skipped += 1
+        continue
+      }
+      seen.add(id)
+      batch.push({ line: item.line, id, member })
+      if (batch.length >= batchSize) await flush(false)
     }
-    await flush()
+    await flush(true)
     await writing
   } finally {
-    // A failure while parsing leaves no write running behind the caller's back.
+    // A failure while reading leaves no write running behind the caller's back.
     await writing.catch(() => {})
+    await (pool as ImportPool | null)?.close()
   }
   summary.seconds = (performance.now() - started) / 1000
   return summary
@@ -213,18 +216,4 @@ async function importBatch(
   }
   if (allowDuplicates) await write(null)
   else await app.galleries.exclusive(environment.id, write)
-}
-
-/** The member's row and its template rows, sealed under a new member key. */
-function sealCandidate(app: ImportApp, project: ProjectRow, environment: EnvironmentRow, id: string, member: ImportMember, metadata: unknown, hands: PreparedHand[]) {
-  const now = new Date()
-  const key = newMemberKey(app.keyring, environment, id)
-  return {
-    row: {
-      id, project_id: project.id, environment_id: environment.id, display_name: member.display_name,
-      metadata: metadata ?? null, wrapped_key: key.wrapped, palm_templates_enrolled: 2 * hands.length,
-      created_at: now, updated_at: now, last_enrolled_at: now,
-    },
-    templates: sealedTemplateRows(key.key, id, environment.id, hands),
-  }
 }

@@ -3,6 +3,7 @@
 // authenticated context binds each blob to its member, hand and kind, so a ciphertext copied into
 // another row does not decrypt. Deleting the member row destroys its only wrapped key.
 import type { Keyring } from './keyring.js'
+import { randomBytes } from 'node:crypto'
 import { open, seal } from './keyring.js'
 
 export type TemplateKind = 'enroll' | 'identify' | 'reference'
@@ -20,6 +21,12 @@ const silhouetteContext = (memberId: string, hand: string) => `silhouette:${memb
 /** A fresh data key for a new member and its wrapped form (stored in members.wrapped_key). */
 export function newMemberKey(keyring: Keyring, environment: WrappedEnvironmentKey, memberId: string): { key: Buffer; wrapped: Buffer } {
   return keyring.newKey(keyring.environmentKey(environment.id, environment.wrapped_key), memberContext(memberId))
+}
+
+/** newMemberKey with the environment key already unwrapped (an import's threads). */
+export function newMemberKeyUnder(environmentKey: Uint8Array, memberId: string): { key: Buffer; wrapped: Buffer } {
+  const key = randomBytes(32)
+  return { key, wrapped: seal(environmentKey, key, memberContext(memberId)) }
 }
 
 export function unwrapMemberKey(keyring: Keyring, environment: WrappedEnvironmentKey, memberId: string, wrapped: Uint8Array): Buffer {
