@@ -7,6 +7,8 @@
 // misses the few (measured on the synthetic generator at N = 10 000: a whole-sample Gumbel fit for
 // FPIR 3e-3 let 1.9 % through; this tail fit, 0.09–0.14 %).
 
+import { createRandom } from '../matcher/random.js'
+
 export interface TailFit {
   /** u: the score the excesses are counted above. */
   start: number
@@ -52,24 +54,13 @@ export function fpirAtSize(fpir: number, from: number, to: number): number {
   return -Math.expm1((to / from) * Math.log1p(-Math.min(fpir, 1 - 1e-16)))
 }
 
-/** A seeded generator (mulberry32): the same sample gives the same interval on every process. */
-function random(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 /**
  * A 95 % percentile-bootstrap interval of the fitted exceedance at `threshold`: the sample is
  * resampled with replacement and its tail refitted `rounds` times.
  */
 export function tailExceedanceInterval(samples: readonly number[], threshold: number, rounds = 200, seed = 1): { low: number; high: number } | null {
-  const next = random(seed)
+  // Seeded: the same sample gives the same interval on every process.
+  const { next } = createRandom(seed)
   const k = tailSize(samples.length)
   const estimates: number[] = []
   for (let round = 0; round < rounds; round++) {
