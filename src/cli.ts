@@ -10,6 +10,7 @@
 //   palmvein export --project <id> --include-biometrics
 //   palmvein dedup --environment <id> [--threshold <t>]
 //   palmvein keys rotate-master | retire-master
+//   palmvein cluster status
 //   palmvein backup --out <file>
 //   palmvein eval --out <dir> (--templates <file.ndjson> | --synthetic [--identities <n>] [--unenrolled <n>] [--seed <s>] [--dimension <d>]) [--fpir <list>] [--threshold <t>] [--margin <m>] [--mode <m>]
 //   palmvein restore <file>
@@ -23,6 +24,7 @@ import { runBackup, runRestore } from './cli-backup.js'
 import { runEval } from './cli-eval.js'
 import { runExport } from './cli-export.js'
 import { runKeys } from './cli-keys.js'
+import { runClusterStatus } from './cli-cluster.js'
 import { DEFAULT_BATCH, runImport } from './cli-import.js'
 import { CommandRefused } from './cli-session.js'
 import { ConfigError, loadConfig } from './config.js'
@@ -60,6 +62,8 @@ const USAGE = `usage:
   palmvein keys rotate-master                      re-wrap every environment key under PALMVEIN_NEW_MASTER_KEY as well
                                                    (the old and the new master key both work until retire-master)
   palmvein keys retire-master                      with the new key as PALMVEIN_MASTER_KEY: drop the old key's wrappings
+  palmvein cluster status                          the cluster's nodes and each shard's replicas as JSON (PostgreSQL);
+                                                   exit 1 when a shard has fewer ready replicas than wanted
   palmvein backup --out <file>                     a consistent backup of the embedded database, while the service runs
                                                    (not the master key: keep it apart); on PostgreSQL use pg_dump
   palmvein restore <file>                          restore a backup into an empty data directory (needs the master key)
@@ -313,6 +317,13 @@ async function keys(args: string[]): Promise<void> {
   await runKeys(subcommand).catch(refusalAsUsage)
 }
 
+async function cluster(args: string[]): Promise<void> {
+  const [subcommand, ...rest] = args
+  if (subcommand !== 'status') throw new UsageError('cluster needs status')
+  options(rest, {})
+  process.exitCode = await runClusterStatus().catch(refusalAsUsage)
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv
   switch (command) {
@@ -326,6 +337,7 @@ async function main(argv: string[]): Promise<void> {
     case 'export': return exportCommand(args)
     case 'dedup': return dedupCommand(args)
     case 'keys': return keys(args)
+    case 'cluster': return cluster(args)
     case 'backup': return backup(args)
     case 'eval': return evalCommand(args)
     case 'restore': return restore(args)

@@ -61,6 +61,23 @@ export interface Config {
    * passed to loadConfig() picks a free one (tests).
    */
   metrics: { host: string; port: number } | null
+  /** Cluster mode (PALMVEIN_NODE_URL set; docs/scale-out.md); null: this process holds every environment whole. */
+  cluster: ClusterConfig | null
+}
+
+export interface ClusterConfig {
+  /** PALMVEIN_NODE_URL: how other nodes reach this one (http://10.0.0.5:8080). */
+  nodeUrl: string
+  /** PALMVEIN_CLUSTER_SECRET: authenticates node-to-node calls (at least 32 characters). */
+  secret: string
+  /** PALMVEIN_NODE_LEASE_MS: how long a silent node keeps its shards. */
+  leaseMs: number
+  /** PALMVEIN_SHARD_REPLICAS: nodes holding each shard (fewer when fewer are up). */
+  replicas: number
+  /** PALMVEIN_NODE_MEMORY_BYTES: past this the node takes no more shards; null: no limit. */
+  memoryBytes: number | null
+  /** PALMVEIN_CLUSTER_HEDGE_MS: a shard search slower than this is also sent to another replica. */
+  hedgeMs: number
 }
 
 export interface TlsConfig {
@@ -136,6 +153,33 @@ function tlsFrom(env: Env): TlsConfig | null {
   return { certFile, keyFile, passphrase: text(env, 'PALMVEIN_TLS_KEY_PASSPHRASE'), minVersion: minVersion === '1.3' ? 'TLSv1.3' : 'TLSv1.2' }
 }
 
+const MIN_CLUSTER_SECRET = 32
+
+/** The lease and the replicas: what every node and `palmvein cluster status` must agree on. */
+export function clusterShape(env: Env = process.env): Pick<ClusterConfig, 'leaseMs' | 'replicas'> {
+  return {
+    leaseMs: integer(env, 'PALMVEIN_NODE_LEASE_MS', 10_000, 1_000, 3_600_000),
+    replicas: integer(env, 'PALMVEIN_SHARD_REPLICAS', 2, 1, 16),
+  }
+}
+
+function clusterFrom(env: Env, databaseUrl: string | null): ClusterConfig | null {
+  const nodeUrl = text(env, 'PALMVEIN_NODE_URL')
+  if (!nodeUrl) return null
+  if (!URL.canParse(nodeUrl) || !/^https?:$/.test(new URL(nodeUrl).protocol)) throw new ConfigError(`PALMVEIN_NODE_URL must be an http(s) URL, got ${JSON.stringify(nodeUrl)}`)
+  if (!databaseUrl) throw new ConfigError('cluster mode (PALMVEIN_NODE_URL) needs PostgreSQL (DATABASE_URL): the embedded database serves one process')
+  const secret = text(env, 'PALMVEIN_CLUSTER_SECRET')
+  if (!secret || secret.length < MIN_CLUSTER_SECRET) throw new ConfigError(`cluster mode needs PALMVEIN_CLUSTER_SECRET, at least ${MIN_CLUSTER_SECRET} characters, the same on every node`)
+  const memory = text(env, 'PALMVEIN_NODE_MEMORY_BYTES')
+  return {
+    nodeUrl: nodeUrl.replace(/\/+$/, ''),
+    secret,
+    ...clusterShape(env),
+    memoryBytes: memory ? integer(env, 'PALMVEIN_NODE_MEMORY_BYTES', 0, 1 << 20, Number.MAX_SAFE_INTEGER) : null,
+    hedgeMs: integer(env, 'PALMVEIN_CLUSTER_HEDGE_MS', 100, 1, 60_000),
+  }
+}
+
 function metricsFrom(env: Env): Config['metrics'] {
   const port = integer(env, 'PALMVEIN_METRICS_PORT', 9464, 0, 65535)
   return port === 0 ? null : { host: env.PALMVEIN_METRICS_HOST || '127.0.0.1', port }
@@ -181,8 +225,10 @@ export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.e
     calibrationCheckMs: integer(env, 'PALMVEIN_CALIBRATION_CHECK_MS', 60_000, 10, 86_400_000),
     calibrationSamples: integer(env, 'PALMVEIN_CALIBRATION_SAMPLES', 2_000, 20, 1_000_000),
     metrics: metricsFrom(env),
+    cluster: null,
     ...overrides,
   }
+  if (overrides.cluster === undefined) config.cluster = clusterFrom(env, config.databaseUrl)
   // The lease must outlast one attempt (receiver timeout) with room for recording it.
   if (!overrides.webhookLeaseMs) config.webhookLeaseMs = integer(env, 'PALMVEIN_WEBHOOK_LEASE_MS', config.webhookTimeoutMs + 60_000, 1_000, 86_400_000)
   if (config.jwksUrl && config.jwtPublicKey) {

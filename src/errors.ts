@@ -34,6 +34,7 @@ export const ERROR_STATUS = {
   not_implemented: 501,
   unavailable: 503,
   database_unavailable: 503,
+  shard_unavailable: 503,
 } as const
 
 export type ErrorCode = keyof typeof ERROR_STATUS
@@ -70,6 +71,7 @@ export const ERROR_TITLE: Record<ErrorCode, string> = {
   not_implemented: 'Not implemented',
   unavailable: 'Service unavailable',
   database_unavailable: 'The database is unavailable',
+  shard_unavailable: 'A shard of the environment has no live replica',
 }
 
 export interface FieldError {

@@ -12,6 +12,9 @@ import { createRateLimiter } from './domain/rate-limit.js'
 import { createEnrollmentSignals } from './domain/enrollment-signals.js'
 import { createCalibrator } from './domain/calibration.js'
 import { createGalleries } from './domain/galleries.js'
+import { createClusterNode } from './cluster/node.js'
+import { createScatter } from './cluster/scatter.js'
+import { clusterRoutes } from './http/routes/cluster.js'
 import { availableBackends, loadNativeAddon } from './matcher/backend.js'
 import { createScanRecorder } from './domain/scans.js'
 import { routeTable } from './http/routes/index.js'
@@ -85,7 +88,13 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     const keyring = createKeyring(master.key)
     await keyring.refreshMasterKeys(db.sql)
     // Galleries close after the HTTP server and the scan writer (stops run in reverse).
-    const galleries = createGalleries({ config, db, keyring, log, onScan: metrics.scan })
+    // Cluster mode: searches reach every shard's holder (scatter.ts); this node's share is its peers' to ask.
+    const clusterNode = config.cluster ? createClusterNode({ cluster: config.cluster, sql: db.sql, log }) : null
+    const distribution = clusterNode && config.cluster ? createScatter({
+      directory: clusterNode, secret: config.cluster.secret, hedgeMs: config.cluster.hedgeMs, log,
+      searchHere: (...search) => galleries.searchShards(...search),
+    }) : undefined
+    const galleries = createGalleries({ config, db, keyring, log, onScan: metrics.scan, distribution })
     log.info(`Matcher: ${describeMatcherBackends(config.matcherBackend)}, ${config.matcherThreads} thread(s)`)
     stops.push(() => galleries.close())
     const scans = createScanRecorder(db.sql, log)
@@ -122,7 +131,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     if (!tls && config.nodeEnv === 'production') {
       log.warn('HTTP: NODE_ENV=production without TLS: terminate TLS 1.3 in front of the service, or set PALMVEIN_TLS_CERT_FILE and PALMVEIN_TLS_KEY_FILE')
     }
-    const http = createHttpServer(app, routeTable(VERSION), config.httpServer, tls)
+    const http = createHttpServer(app, routeTable(VERSION, clusterNode ? clusterRoutes : []), config.httpServer, tls)
     log.info(`HTTP: ${http.describe}`)
     app.health.push({ name: 'http', critical: false, check: async () => http.describe })
     const port = await http.listen(config.host, config.port)
@@ -130,6 +139,12 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host
     const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`
     log.info(`HTTP: listening on ${url}`)
+    if (clusterNode) {
+      // Once peers can reach it; it leaves the cluster first on shutdown (stops run in reverse).
+      await clusterNode.start(galleries)
+      stops.push(() => clusterNode.close())
+      app.health.push(clusterNode.health)
+    }
     let metricsUrl: string | null = null
     if (config.metrics) {
       const opened = await openMetricsListener(metrics.registry, config.metrics, log)

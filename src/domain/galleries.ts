@@ -8,60 +8,26 @@
 // process applied, so a notification lost with a dropped connection is caught up on reconnect, and
 // an enrollment catches up under the environment's lock before its duplicate check. A change of an
 // environment's settings (PATCH, calibration) is announced on the same channel and re-read.
-import type { Logger } from 'pino'
-import type { Config } from '../config.js'
+// In cluster mode (src/cluster/) a gallery holds only the shards the node was assigned
+// (loadShard/dropShard), and its searches go through `distribution` to every shard's holder.
 import { ServiceError } from '../errors.js'
 import { releaseLoadGarbage } from '../process-memory.js'
 import type { Gallery } from '../matcher/index.js'
+import { shardOf } from '../cluster/shard-of.js'
+import { memberIdsOfShard } from '../store/cluster.js'
 import { createGalleryMatchers } from './gallery-matchers.js'
-import type { GalleryState } from './gallery-health.js'
-import type { Database } from '../store/database.js'
 import type { Queryable } from '../store/database.js'
 import { galleryChangesSince, latestGalleryChange } from '../store/gallery-changes.js'
 import { allEnvironments, environmentById, type EnvironmentRow } from '../store/organizations.js'
-import { countEnvironmentReferences, environmentReferencePage, referenceCountsByEnvironment, referenceRowsOfMember, type Hand, type ReferenceRow } from '../store/templates.js'
-import type { Keyring } from './keyring.js'
-import { createDecryptPool, type DecryptPool } from './decrypt-pool.js'
-import { decryptReferences, packRows } from './reference-decrypt-worker.js'
+import { countEnvironmentReferences, referenceCountsByEnvironment, referenceRowsOfMember, type Hand } from '../store/templates.js'
+import { createReferenceReader } from './reference-reader.js'
+
+export type { Distribution, EnvironmentGallery, Galleries, GalleriesOptions } from './galleries-api.js'
+import type { EnvironmentGallery, Galleries, GalleriesOptions } from './galleries-api.js'
 
 export const GALLERY_CHANNEL = 'palmvein_gallery'
 export const HANDS: readonly Hand[] = ['left', 'right']
 
-export interface EnvironmentGallery {
-  environment: EnvironmentRow
-  gallery: Gallery
-}
-
-export interface Galleries {
-  /** The ready gallery of an environment: 503 while the boot load runs, awaited when loaded on demand. */
-  acquire(environmentId: string): Promise<EnvironmentGallery>
-  /** Runs `task` after every earlier change of the environment (enroll, remote syncs) has finished. */
-  exclusive<T>(environmentId: string, task: (environment: EnvironmentGallery) => Promise<T>): Promise<T>
-  /** Stores one hand's reference; 503 unavailable when the matcher's memory is full (nothing changes). */
-  upsert(environment: EnvironmentGallery, memberId: string, hand: Hand, vector: Int8Array): void
-  /** Makes the gallery match the database for one member (after a change, or to undo a failed one). */
-  syncMember(environment: EnvironmentGallery, memberId: string, via?: Queryable): Promise<void>
-  /**
-   * Applies every change committed since this process last caught up (run inside `exclusive`,
-   * under the environment's lock to see all of them; `via` the caller's transaction). Returns how many.
-   */
-  catchUp(environment: EnvironmentGallery, via?: Queryable): Promise<number>
-  /** Records that this process applied change `seq` itself (only when caught up just before it, under the lock). */
-  applied(environmentId: string, seq: number): void
-  /** Takes a deleted member out at once (no database read: the rows are gone). */
-  removeMember(environmentId: string, memberId: string): void
-  /** Tells the other service processes on this database; call after commit. */
-  announce(environmentId: string, memberId: string): Promise<void>
-  /** Re-reads the environment's settings here and in every other service process (after a change). */
-  environmentChanged(environmentId: string): Promise<void>
-  /** Registers every environment as loading, then loads them in the background. */
-  startLoading(): Promise<void>
-  /** Each environment's gallery, for /healthz and the metrics. */
-  states(): GalleryState[]
-  /** The matchers in use ("d=256 native (avx512vnni)"). */
-  backends(): Promise<string[]>
-  close(): Promise<void>
-}
 
 interface Entry {
   environment: EnvironmentRow | null
@@ -74,101 +40,66 @@ interface Entry {
   ready: Promise<void>
   /** Serialises the environment's changes. */
   chain: Promise<unknown>
+  /** Serialises catch-ups. */
+  catchingUp: Promise<unknown>
   /** Reference rows left out because the matcher's memory is full. */
   notStored: number
   /** The change-log number up to which this gallery matches the database. */
   syncedSeq: number
+  /** Cluster mode: the shards whose rows are kept here (loading or ready), and those that serve; null: all. */
+  shardsHeld: Set<number> | null
+  shardsReady: Set<number>
+  /** Cluster mode: the gallery searches go through (scatter-gather). */
+  distributed: Gallery | null
 }
 
 const isMemoryFull = (error: unknown): boolean => error instanceof RangeError && error.message.startsWith('matcher memory is full')
 
-const PAGE_ROWS = 2_000
 // How often a service on the embedded database looks for gallery changes other processes made.
 const FOREIGN_CHANGES_EVERY_MS = 1_000
-// Loads of at least this many rows decrypt on threads (decrypt-pool.ts); a pool costs ~50 ms to start.
-const PARALLEL_DECRYPT_FROM_ROWS = 4_096
 // Boot loads at least this large release their garbage when done (process-memory.ts).
 const RELEASE_AFTER_ROWS = 50_000
-const PROGRESS_EVERY_MS = 2_000
 
-export interface GalleriesOptions {
-  config: Config
-  db: Database
-  keyring: Keyring
-  log: Logger
-  /** Each matcher pass over a gallery (the metrics). */
-  onScan?: (probes: number, seconds: number) => void
-}
 
 export function createGalleries(options: GalleriesOptions): Galleries {
   const { config, db, keyring, log } = options
   const sql = db.sql
   const origin = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`
   const matchers = createGalleryMatchers(config, log, options.onScan)
+  const reader = createReferenceReader({ config, sql, keyring, log, stopped: () => closed })
   const entries = new Map<string, Entry>()
   let closed = false
   let listener: { unlisten(): Promise<void> } | null = null
   let changeWatch: NodeJS.Timeout | null = null
 
-  /**
-   * The rows' int8 vectors, opened by one implementation (reference-decrypt-worker.ts): on the
-   * load's threads when it has them, else here. A row that cannot be read is logged and null.
-   */
-  async function openReferences(environment: EnvironmentRow, rows: ReferenceRow[], pool: DecryptPool | null): Promise<Array<Int8Array | null>> {
-    const environmentKey = keyring.environmentKey(environment.id, environment.wrapped_key)
-    const { dimension } = environment
-    const { vectors, failures } = pool ? await pool.decrypt(environmentKey, dimension, rows) : decryptReferences(packRows(environmentKey, dimension, rows))
-    const failed = new Map(failures.map((failure) => [failure.index, failure.reason]))
-    return rows.map((row, index) => {
-      const reason = failed.get(index)
-      if (reason === undefined) return vectors.subarray(index * dimension, (index + 1) * dimension)
-      log.error({ template_id: row.id, member_id: row.member_id, reason }, 'Galleries: reference template unreadable, skipped')
-      return null
-    })
+  /** What a load does with each row read: stored (or counted out when the matcher is full), counted as loaded. */
+  const store = (entry: Entry, gallery: Gallery) => (memberId: string, hand: Hand, vector: Int8Array | null) => {
+    if (vector) storeRow(entry, gallery, memberId, hand, vector, false)
+    entry.loaded += 1
   }
 
   async function load(entry: Entry, environmentId: string): Promise<void> {
-    const started = performance.now()
     const environment = entry.environment ?? (await environmentById(sql, environmentId))
     if (!environment) throw new ServiceError('not_found', `environment ${environmentId} not found`)
     entry.environment = environment
     // Taken first: a change committed while the pages are read is applied again by the next catch-up.
     const watermark = await latestGalleryChange(sql, environmentId)
     const gallery = (await matchers.forDimension(environment.dimension)).createGallery({ ids: 'uuid' })
-    let lastLog = performance.now()
-    // Loads on demand (an environment first used after boot, a CLI command) count first, as boot does.
-    if (entry.total === 0) entry.total = await countEnvironmentReferences(sql, environmentId)
-    // Large loads decrypt on threads of their own (every core), small ones here.
-    const pool = entry.total >= PARALLEL_DECRYPT_FROM_ROWS && config.bootDecryptThreads > 0 ? createDecryptPool(config.bootDecryptThreads) : null
     entry.loaded = 0
-    try {
-      // The next page is read while this one is decrypted.
-      let next: Promise<ReferenceRow[]> | null = environmentReferencePage(sql, environmentId, null, PAGE_ROWS)
-      while (next && !closed) {
-        const page: ReferenceRow[] = await next
-        next = page.length < PAGE_ROWS ? null : environmentReferencePage(sql, environmentId, page[page.length - 1].id, PAGE_ROWS)
-        // Not awaited until the next turn: an error surfaces there (or is dropped if the load stops).
-        next?.catch(() => {})
-        const vectors = await openReferences(environment, page, pool)
-        page.forEach((row, index) => {
-          const vector = vectors[index]
-          if (vector) storeRow(entry, gallery, row.member_id, row.hand, vector, false)
-        })
-        entry.loaded += page.length
-        if (performance.now() - lastLog > PROGRESS_EVERY_MS) {
-          lastLog = performance.now()
-          log.info(`Galleries: environment ${environmentId} loading, ${entry.loaded}/${entry.total} rows, ${((lastLog - started) / 1000).toFixed(1)} s`)
-        }
-      }
-    } finally {
-      await pool?.close()
+    if (options.distribution) {
+      // Cluster mode: the node's shards are loaded as they are assigned (loadShard).
+      entry.shardsHeld = new Set()
+      entry.distributed = options.distribution.wrap(environment, gallery, () => entry.syncedSeq)
+      entry.total = 0
+    } else {
+      // Loads on demand (an environment first used after boot, a CLI command) count first, as boot does.
+      if (entry.total === 0) entry.total = await countEnvironmentReferences(sql, environmentId)
+      await reader.read(environment, entry.total, store(entry, gallery))
     }
     entry.total = Math.max(entry.total, entry.loaded)
     entry.syncedSeq = watermark
     entry.gallery = gallery
     entry.loading = false
-    const seconds = (performance.now() - started) / 1000
-    log.info(`Galleries: environment ${environmentId} ready, ${gallery.size} rows in ${seconds.toFixed(2)} s (${Math.round(entry.loaded / seconds)} rows/s, decrypted ${pool ? `on ${config.bootDecryptThreads} threads` : 'on the main thread'})`)
   }
 
   /** Boot loads retry until they succeed or the service stops; the environment stays 'loading'. */
@@ -185,7 +116,7 @@ export function createGalleries(options: GalleriesOptions): Galleries {
   }
 
   function newEntry(blocking: boolean, environment: EnvironmentRow | null, total: number): Entry {
-    return { environment, gallery: null, loading: true, blocking, loaded: 0, total, ready: Promise.resolve(), chain: Promise.resolve(), notStored: 0, syncedSeq: 0 }
+    return { environment, gallery: null, loading: true, blocking, loaded: 0, total, ready: Promise.resolve(), chain: Promise.resolve(), catchingUp: Promise.resolve(), notStored: 0, syncedSeq: 0, shardsHeld: null, shardsReady: new Set(), distributed: null }
   }
 
   /**
@@ -193,6 +124,7 @@ export function createGalleries(options: GalleriesOptions): Galleries {
    * shown in /healthz); a request that needs it stored gets 503, a load goes on without it.
    */
   function storeRow(entry: Entry | undefined, gallery: Gallery, memberId: string, hand: Hand, vector: Int8Array, strict: boolean): void {
+    if (!keeps(entry, memberId)) return
     try {
       gallery.upsert(memberId, vector, { partition: hand })
     } catch (error) {
@@ -229,12 +161,19 @@ export function createGalleries(options: GalleriesOptions): Galleries {
       if (error instanceof ServiceError) throw error
       throw new ServiceError('unavailable', `the gallery of environment ${environmentId} could not be loaded; retry shortly`, { retryAfter: 5, cause: error })
     }
-    return { environment: entry.environment!, gallery: entry.gallery! }
+    return { environment: entry.environment!, gallery: entry.distributed ?? entry.gallery! }
+  }
+
+  /** Whether this process keeps the member's rows (always, unless a node holds some shards only). */
+  function keeps(entry: Entry | undefined, memberId: string): boolean {
+    if (!entry?.shardsHeld || !entry.environment) return true
+    return entry.shardsHeld.has(shardOf(memberId, entry.environment.shards))
   }
 
   async function syncMember(environment: EnvironmentGallery, memberId: string, via: Queryable = sql): Promise<void> {
+    if (!keeps(entries.get(environment.environment.id), memberId)) return
     const rows = await referenceRowsOfMember(via, memberId)
-    const vectors = await openReferences(environment.environment, rows, null)
+    const vectors = await reader.open(environment.environment, rows)
     const present = new Set<Hand>()
     for (const [index, row] of rows.entries()) {
       const vector = vectors[index]
@@ -245,7 +184,14 @@ export function createGalleries(options: GalleriesOptions): Galleries {
     for (const hand of HANDS) if (!present.has(hand)) environment.gallery.remove(memberId, { partition: hand })
   }
 
-  async function catchUpEntry(entry: Entry, via: Queryable = sql): Promise<number> {
+  /** Catch-ups run one at a time (a peer's search catches up outside the environment's chain). */
+  function catchUpEntry(entry: Entry, via: Queryable = sql): Promise<number> {
+    const run = entry.catchingUp.then(() => applyChanges(entry, via))
+    entry.catchingUp = run.catch(() => 0)
+    return run
+  }
+
+  async function applyChanges(entry: Entry, via: Queryable): Promise<number> {
     if (closed || !entry.gallery || !entry.environment) return 0
     const environment = { environment: entry.environment, gallery: entry.gallery }
     const changes = await galleryChangesSince(via, entry.environment.id, entry.syncedSeq)
@@ -372,6 +318,30 @@ export function createGalleries(options: GalleriesOptions): Galleries {
       notStored: entry.notStored, matchThreshold: entry.environment?.match_threshold ?? null, exactAudit: entry.gallery?.exactAudit ?? { audited: 0, disagreements: 0 },
     })),
     backends: () => matchers.backends(),
+    loadShard: (environmentId, shard) => exclusive(environmentId, async ({ environment }) => {
+      const entry = entries.get(environmentId)!
+      if (!entry.shardsHeld || !entry.gallery) throw new Error('loadShard needs cluster mode')
+      // Held before the read: changes applied meanwhile keep the shard's rows too.
+      entry.shardsHeld.add(shard)
+      await reader.read(environment, 0, store(entry, entry.gallery), { shard, shards: environment.shards })
+      await catchUpEntry(entry)
+      entry.shardsReady.add(shard)
+      return entry.gallery.size
+    }),
+    dropShard: (environmentId, shard) => exclusive(environmentId, async ({ environment }) => {
+      const entry = entries.get(environmentId)!
+      entry.shardsReady.delete(shard)
+      entry.shardsHeld?.delete(shard)
+      for (const memberId of await memberIdsOfShard(sql, environmentId, shard, environment.shards)) entry.gallery?.remove(memberId)
+    }),
+    async searchShards(environmentId, shards, minSeq, probe, searchOptions) {
+      const entry = entries.get(environmentId)
+      const missing = shards.filter((shard) => !entry?.shardsReady.has(shard))
+      if (!entry?.gallery || missing.length) throw new ServiceError('shard_unavailable', `this node does not serve shard(s) ${missing.join(', ')} of environment ${environmentId}`)
+      // Not queued behind the environment's changes: one of them may be an enrollment waiting for the peer's lock.
+      if (entry.syncedSeq < minSeq) await catchUpEntry(entry)
+      return entry.gallery.search(probe, searchOptions)
+    },
     async close() {
       closed = true
       if (changeWatch) clearInterval(changeWatch)

@@ -30,6 +30,7 @@ export interface EnvironmentInput {
   /** Derive match_threshold from this FPIR by calibration; match_threshold serves until the first one. */
   target_fpir?: number | null
   min_match_threshold?: number
+  shards?: number
 }
 
 export async function createEnvironment(app: Pick<AppContext, 'keyring' | 'sql'>, ownerOrgId: string, input: EnvironmentInput) {
@@ -52,6 +53,7 @@ export async function createEnvironment(app: Pick<AppContext, 'keyring' | 'sql'>
     candidates: input.candidates ?? 256,
     target_fpir: input.target_fpir ?? null,
     min_match_threshold: input.min_match_threshold ?? 0.5,
+    shards: input.shards ?? 1,
     wrapped_key: wrapped,
   })
 }

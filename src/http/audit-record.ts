@@ -14,8 +14,8 @@ export interface AuditFacts {
   granted?: boolean
 }
 
-/** Health checks and the API description reach no tenant data and change nothing. */
-export const isAudited = (route: Route): boolean => !(route.method === 'get' && route.auth.every((kind) => kind === 'none'))
+/** Health checks and the API description reach no tenant data and change nothing; node-to-node calls serve an audited request. */
+export const isAudited = (route: Route): boolean => !route.internal && !(route.method === 'get' && route.auth.every((kind) => kind === 'none'))
 
 const ID_LENGTH = 64
 const USER_AGENT_LENGTH = 256

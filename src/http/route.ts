@@ -85,6 +85,8 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   tags: string[]
   /** Our additions to the spec (admin routes, Device-Com): marked so in OpenAPI. */
   extension?: boolean
+  /** Node-to-node (cluster mode): not in OpenAPI, not audited (the request that caused it is). */
+  internal?: boolean
   /** False for the few routes that never touch the database (liveness, readiness, the OpenAPI document). */
   usesDatabase?: boolean
   /** Each request is charged to the project its access resolves (project routes, device routes, Device-Com). */

@@ -21,6 +21,8 @@ export interface EnvironmentRow {
   target_fpir: number | null
   /** The lowest threshold calibration may set. */
   min_match_threshold: number
+  /** Cluster mode: the environment's members are spread over this many shards (src/cluster/shard-of.ts). */
+  shards: number
   wrapped_key: Buffer
   created_at: Date
   /** Joined: the owner's kind decides the environment's kind. */

@@ -57,13 +57,17 @@ export async function referenceCountsByEnvironment(sql: Sql): Promise<Map<string
   return new Map(rows.map((row) => [row.environment_id, row.count]))
 }
 
-/** One page of an environment's reference rows in id order, after `afterId` (keyset pagination). */
-export function environmentReferencePage(sql: Sql, environmentId: string, afterId: string | null, limit: number) {
+/** A shard of an environment's members (cluster mode): `shard` of `shards`. */
+export interface ShardFilter { shard: number; shards: number }
+
+/** One page of an environment's reference rows (or one shard's) in id order, after `afterId` (keyset pagination). */
+export function environmentReferencePage(sql: Sql, environmentId: string, afterId: string | null, limit: number, only?: ShardFilter) {
   return sql<ReferenceRow[]>`
     SELECT t.id, t.member_id, t.hand, t.ciphertext, m.wrapped_key
     FROM palm_templates t JOIN members m ON m.id = t.member_id
     WHERE t.environment_id = ${environmentId} AND t.kind = 'reference'
       AND t.id > ${afterId ?? '00000000-0000-0000-0000-000000000000'}
+      ${only ? sql`AND palmvein_shard_of(t.member_id, ${only.shards}) = ${only.shard}` : sql``}
     ORDER BY t.id LIMIT ${limit}`
 }
 

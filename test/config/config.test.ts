@@ -14,6 +14,18 @@ describe('configuration', () => {
     expect(config.matcherThreads).toBeGreaterThanOrEqual(1)
   })
 
+  it('is in cluster mode only with PALMVEIN_NODE_URL, on PostgreSQL, with a long enough secret', () => {
+    expect(loadConfig({}, {}).cluster).toBeNull()
+    const env = { DATABASE_URL: 'postgres://db/palmvein', PALMVEIN_NODE_URL: 'http://10.0.0.5:8080/', PALMVEIN_CLUSTER_SECRET: 's'.repeat(32) }
+    expect(loadConfig({}, env).cluster).toEqual({ nodeUrl: 'http://10.0.0.5:8080', secret: 's'.repeat(32), leaseMs: 10_000, replicas: 2, memoryBytes: null, hedgeMs: 100 })
+    expect(loadConfig({}, { ...env, PALMVEIN_NODE_LEASE_MS: '3000', PALMVEIN_SHARD_REPLICAS: '3', PALMVEIN_NODE_MEMORY_BYTES: String(2 ** 33), PALMVEIN_CLUSTER_HEDGE_MS: '20' }).cluster)
+      .toMatchObject({ leaseMs: 3000, replicas: 3, memoryBytes: 2 ** 33, hedgeMs: 20 })
+    expect(() => loadConfig({}, { ...env, PALMVEIN_CLUSTER_SECRET: 's'.repeat(31) })).toThrow(/at least 32 characters/)
+    expect(() => loadConfig({}, { ...env, DATABASE_URL: '' })).toThrow(/needs PostgreSQL/)
+    expect(() => loadConfig({}, { ...env, PALMVEIN_NODE_URL: 'ftp://x' })).toThrow(/must be an http\(s\) URL/)
+    expect(() => loadConfig({}, { ...env, PALMVEIN_SHARD_REPLICAS: '0' })).toThrow(ConfigError)
+  })
+
   it('reads the environment and lets explicit overrides win', () => {
     const key = Buffer.alloc(32, 7).toString('base64')
     const config = loadConfig({ port: 0 }, { PORT: '9000', PALMVEIN_MASTER_KEY: key, PALMVEIN_MATCHER_BACKEND: 'wasm', WEBHOOK_ALLOW_LOCALHOST: 'true', PALMVEIN_EXACT_AUDIT_RATE: '0.5' })

@@ -24,6 +24,7 @@ export interface EnvironmentOptions {
   min_quality?: number
   target_fpir?: number | null
   min_match_threshold?: number
+  shards?: number
 }
 
 async function post(svc: TestService, token: string, path: string, body: unknown) {

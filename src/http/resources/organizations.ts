@@ -27,6 +27,7 @@ export const EnvironmentSchema = Type.Object({
   candidates: Type.Integer(),
   target_fpir: Nullable(Type.Number({ description: 'Set: match_threshold is derived by calibration so that the FPIR at the current gallery size is at most this (GET …/accuracy)' })),
   min_match_threshold: Type.Number({ description: 'The lowest threshold calibration may set' }),
+  shards: Type.Integer({ description: 'Cluster mode: the members are spread over this many shards, each held by several nodes (docs/scale-out.md)' }),
   created_at: Type.String({ format: 'date-time' }),
 }, { $id: 'Environment' })
 
@@ -50,6 +51,7 @@ export const environmentResource = (row: EnvironmentRow) => ({
   candidates: row.candidates,
   target_fpir: row.target_fpir,
   min_match_threshold: row.min_match_threshold,
+  shards: row.shards,
   created_at: timestamp(row.created_at),
 })
 
@@ -58,6 +60,10 @@ export const EnvironmentFixedFields = {
   dimension: Type.Optional(Type.Union([Type.Literal(128), Type.Literal(256), Type.Literal(512)])),
   extractor_id: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   extractor_version: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  shards: Type.Optional(Type.Integer({
+    minimum: 1, maximum: 1024,
+    description: 'Admin extension. Cluster mode (PALMVEIN_NODE_URL): spread the members over this many shards, a member in shard hash(member_id) mod shards, each shard held by PALMVEIN_SHARD_REPLICAS nodes; without cluster mode every process holds the whole environment. Default 1',
+  })),
 }
 // What may change later (PATCH), all optional there.
 export const EnvironmentSettingsFields = {

@@ -16,7 +16,8 @@ import { selfEnrollmentRoutes } from './self-enrollment.js'
 import { transactionRoutes } from './transactions.js'
 import { webhookRoutes } from './webhooks.js'
 
-export function routeTable(version: string): Route[] {
+/** `internal`: node-to-node routes (cluster mode), served but not in the OpenAPI document. */
+export function routeTable(version: string, internal: Route[] = []): Route[] {
   const routes: Route[] = [
     ...healthRoutes,
     ...organizationRoutes,
@@ -33,5 +34,5 @@ export function routeTable(version: string): Route[] {
     ...deviceComRoutes,
     ...selfEnrollmentRoutes,
   ]
-  return [...routes, openApiRoute(routes, version)]
+  return [...routes, openApiRoute(routes, version), ...internal]
 }

@@ -1,0 +1,142 @@
+// Scatter-gather: a search of a sharded environment goes to one ready replica of every shard (this
+// node for the shards it serves), in parallel, and the top-k of the answers is merged. The merge
+// is exact: a row of the global top-k is in the top-k of any set of shards that contains its own.
+// Replicas are picked at random among those that did not fail lately; a replica slower than the
+// hedge delay is raced by another, and one that fails is replaced by another. A shard no live
+// replica answers for makes the search fail with 503 shard_unavailable: a partial search could
+// turn a mate into NotFound.
+import type { Logger } from 'pino'
+import { ServiceError } from '../errors.js'
+import type { Gallery, Hit, SearchOptions } from '../matcher/index.js'
+import { byScoreThenId } from '../matcher/gallery-search.js'
+import { toInt8Vector, type VectorInput } from '../matcher/vector-input.js'
+import type { EnvironmentRow } from '../store/organizations.js'
+import { searchPeer, type PeerSearch } from './peer-client.js'
+
+/** Where each shard can be searched now (node.ts keeps it from the leases). */
+export interface ShardDirectory {
+  readonly selfId: string
+  /** Live nodes holding the shard ready, this node included when it serves it. */
+  replicas(environmentId: string, shard: number): readonly string[]
+  urlOf(nodeId: string): string | undefined
+  /** Whether this node serves the shard (its rows are loaded and caught up). */
+  servesHere(environmentId: string, shard: number): boolean
+}
+
+export interface ScatterOptions {
+  directory: ShardDirectory
+  secret: string
+  hedgeMs: number
+  /** Searches this node's rows for the given shards (galleries.searchShards). */
+  searchHere(environmentId: string, shards: readonly number[], minSeq: number, probe: Int8Array, options: SearchOptions): Promise<Hit[]>
+  log: Logger
+}
+
+// A replica that failed is asked last for this long.
+const FAILED_FOR_MS = 5_000
+
+export interface Scatter {
+  search(environment: EnvironmentRow, probe: Int8Array, options: SearchOptions, minSeq: number): Promise<Hit[]>
+  /** The environment's gallery as identify, enrollment and calibration see it: changes stay local, searches scatter. */
+  wrap(environment: EnvironmentRow, local: Gallery, syncedSeq: () => number): Gallery
+}
+
+export function mergeHits(parts: readonly Hit[][], k: number): Hit[] {
+  const seen = new Set<string>()
+  const merged: Hit[] = []
+  for (const hit of parts.flat()) {
+    const key = `${hit.id}/${hit.partition ?? ''}`
+    if (seen.has(key)) continue
+    seen.add(key)
+    merged.push(hit)
+  }
+  return merged.sort(byScoreThenId).slice(0, k)
+}
+
+export function createScatter(options: ScatterOptions): Scatter {
+  const { directory, log } = options
+  const failedAt = new Map<string, number>()
+
+  function pick(environmentId: string, shard: number, tried: ReadonlySet<string>): string | null {
+    if (!tried.has(directory.selfId) && directory.servesHere(environmentId, shard)) return directory.selfId
+    const open = directory.replicas(environmentId, shard).filter((nodeId) => !tried.has(nodeId) && nodeId !== directory.selfId)
+    if (open.length === 0) return null
+    const now = Date.now()
+    const healthy = open.filter((nodeId) => now - (failedAt.get(nodeId) ?? -Infinity) > FAILED_FOR_MS)
+    const from = healthy.length ? healthy : open
+    return from[Math.floor(Math.random() * from.length)]
+  }
+
+  /** The shards grouped by the node that will search them; throws when a shard has no replica left. */
+  function plan(environmentId: string, shards: readonly number[], tried: ReadonlySet<string>): Map<string, number[]> {
+    const groups = new Map<string, number[]>()
+    for (const shard of shards) {
+      const nodeId = pick(environmentId, shard, tried)
+      if (!nodeId) throw new ServiceError('shard_unavailable', `shard ${shard} of environment ${environmentId} has no live replica; retry shortly`, { retryAfter: 5 })
+      groups.set(nodeId, [...(groups.get(nodeId) ?? []), shard])
+    }
+    return groups
+  }
+
+  /** Searches `shards` somewhere, avoiding the nodes in `tried`. */
+  async function cover(environment: EnvironmentRow, shards: readonly number[], request: Omit<PeerSearch, 'shards'>, tried: ReadonlySet<string>): Promise<Hit[]> {
+    const groups = plan(environment.id, shards, tried)
+    const parts = await Promise.all([...groups].map(([nodeId, group]) => ask(environment, nodeId, group, request, new Set([...tried, nodeId]))))
+    return mergeHits(parts, request.options.k ?? 1)
+  }
+
+  /** One node's part, hedged: slower than the hedge delay or failed, the same shards are asked elsewhere. */
+  function ask(environment: EnvironmentRow, nodeId: string, shards: number[], request: Omit<PeerSearch, 'shards'>, tried: Set<string>): Promise<Hit[]> {
+    if (nodeId === directory.selfId) return options.searchHere(environment.id, shards, request.minSeq, request.probe, request.options)
+    const url = directory.urlOf(nodeId)
+    const attempt = url ? searchPeer(url, options.secret, { ...request, shards }) : Promise.reject(new Error(`node ${nodeId} has no URL`))
+    return new Promise<Hit[]>((resolve, reject) => {
+      let settled = false
+      let attemptError: unknown = null
+      let fallback: Promise<Hit[]> | null = null
+      const win = (hits: Hit[]) => { if (!settled) { settled = true; clearTimeout(timer); resolve(hits) } }
+      const startFallback = () => {
+        fallback ??= cover(environment, shards, request, tried)
+        fallback.then(win, (error) => {
+          // Hedged while the first answer is pending: that answer may still come.
+          if (attemptError !== null && !settled) { settled = true; reject(error) }
+        })
+      }
+      const timer = setTimeout(startFallback, options.hedgeMs)
+      attempt.then(win, (error) => {
+        attemptError = error
+        failedAt.set(nodeId, Date.now())
+        log.warn({ node_id: nodeId, shards, reason: (error as Error).message }, 'Cluster: a replica did not answer; asking another')
+        clearTimeout(timer)
+        if (fallback) fallback.catch((fallbackError) => { if (!settled) { settled = true; reject(fallbackError) } })
+        else startFallback()
+      })
+    })
+  }
+
+  const search: Scatter['search'] = (environment, probe, searchOptions, minSeq) => {
+    const shards = Array.from({ length: environment.shards }, (_, shard) => shard)
+    return cover(environment, shards, { environmentId: environment.id, probe, options: searchOptions, minSeq }, new Set())
+  }
+
+  return {
+    search,
+    wrap(environment, local, syncedSeq) {
+      const scatter = (probe: VectorInput, searchOptions: SearchOptions = {}) =>
+        search(environment, toInt8Vector(probe, environment.dimension), searchOptions, syncedSeq())
+      return {
+        upsert: (id, vector, upsertOptions) => local.upsert(id, vector, upsertOptions),
+        remove: (id, removeOptions) => local.remove(id, removeOptions),
+        has: (id, hasOptions) => local.has(id, hasOptions),
+        vector: (id, vectorOptions) => local.vector(id, vectorOptions),
+        partitionsOf: (id) => local.partitionsOf(id),
+        get size() { return local.size },
+        get deadRows() { return local.deadRows },
+        get exactAudit() { return local.exactAudit },
+        search: scatter,
+        searchBatch: (probes, batchOptions) => Promise.all(probes.map((probe) => scatter(probe, batchOptions))),
+        compact: () => local.compact(),
+      }
+    },
+  }
+}

@@ -1,0 +1,55 @@
+// What the cluster looks like from the database: live nodes, and for every environment each
+// shard's live replicas. /healthz (through node.ts) and `palmvein cluster status` print it.
+import type { Queryable } from '../store/database.js'
+import { environmentShardCounts, liveHolds, liveNodes, type NodeRow, type ShardHoldRow } from '../store/cluster.js'
+
+export interface ShardStatus { shard: number; ready: string[]; loading: string[] }
+
+export interface EnvironmentShards {
+  environment_id: string
+  name: string
+  shards: number
+  /** Replicas each shard should have now: PALMVEIN_SHARD_REPLICAS, fewer when fewer nodes (with memory to spare) are up. */
+  replicas_wanted: number
+  shard_replicas: ShardStatus[]
+}
+
+export interface ClusterStatus {
+  nodes: Array<{ node_id: string; url: string; started_at: string; heartbeat_at: string; full: boolean; shards_held: number }>
+  environments: EnvironmentShards[]
+  /** One line per shard with fewer ready replicas than wanted. */
+  warnings: string[]
+}
+
+export function describeCluster(nodes: readonly NodeRow[], holds: readonly ShardHoldRow[], environments: ReadonlyArray<{ id: string; name: string; shards: number }>, replicas: number): ClusterStatus {
+  const byShard = new Map<string, ShardHoldRow[]>()
+  for (const hold of holds) {
+    const key = `${hold.environment_id}/${hold.shard}`
+    byShard.set(key, [...(byShard.get(key) ?? []), hold])
+  }
+  // Nodes past their memory budget take no shards; at least one replica is always wanted.
+  const wanted = Math.max(1, Math.min(replicas, nodes.filter((node) => !node.full).length))
+  const warnings: string[] = []
+  const described = environments.map((environment) => {
+    const shardReplicas = Array.from({ length: environment.shards }, (_, shard) => {
+      const held = byShard.get(`${environment.id}/${shard}`) ?? []
+      const ready = held.filter((hold) => hold.state === 'ready').map((hold) => hold.node_id)
+      if (ready.length < wanted) warnings.push(`shard ${shard} of environment ${environment.id} has ${ready.length} ready replica(s) of ${wanted} wanted`)
+      return { shard, ready, loading: held.filter((hold) => hold.state === 'loading').map((hold) => hold.node_id) }
+    })
+    return { environment_id: environment.id, name: environment.name, shards: environment.shards, replicas_wanted: wanted, shard_replicas: shardReplicas }
+  })
+  return {
+    nodes: nodes.map((node) => ({
+      node_id: node.node_id, url: node.url, started_at: node.started_at.toISOString(), heartbeat_at: node.heartbeat_at.toISOString(),
+      full: node.full, shards_held: holds.filter((hold) => hold.node_id === node.node_id).length,
+    })),
+    environments: described,
+    warnings,
+  }
+}
+
+export async function clusterStatus(sql: Queryable, leaseMs: number, replicas: number): Promise<ClusterStatus> {
+  const [nodes, holds, environments] = await Promise.all([liveNodes(sql, leaseMs), liveHolds(sql, leaseMs), environmentShardCounts(sql)])
+  return describeCluster(nodes, holds, environments, replicas)
+}
