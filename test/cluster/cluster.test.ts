@@ -189,4 +189,12 @@ describe(`cluster mode (${usingPostgres ? 'PostgreSQL, 3 processes' : 'PGlite'})
     expect(status.warnings).toEqual([])
     expect(status.nodes).toHaveLength(2)
   }, 90_000)
+
+  it('a node joining takes its share: every shard gets its second replica back', async () => {
+    await startNode('C', nodes.C.port)
+    await shardsHeldBy(['B', 'C'])
+    for (const node of [nodes.A, nodes.C]) {
+      for (let identity = 0; identity < IDENTITIES; identity++) expect((await identifyOn(node, identity)).body.member_id).toBe(members[identity])
+    }
+  }, 60_000)
 })
