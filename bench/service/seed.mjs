@@ -29,6 +29,8 @@ const { values } = parseArgs({
     batch: { type: 'string', default: '1000' }, out: { type: 'string' },
     // Store only the per-hand reference templates (see storeCaptures in bulk-enrollment.ts).
     'references-only': { type: 'boolean', default: false },
+    // Cluster mode (bench/cluster.ts): the environment's members spread over this many shards.
+    shards: { type: 'string', default: '1' },
   },
   strict: true,
 })
@@ -56,7 +58,7 @@ try {
   const app = { sql: db.sql, keyring: keyring.createKeyring(master.key) }
 
   const organization = await insertOrganization(db.sql, { id: newId(), name: `bench ${members}`, kind: 'customer' }, ADMIN)
-  const environment = await organizations.createEnvironment(app, organization.id, { name: `bench ${members} members` })
+  const environment = await organizations.createEnvironment(app, organization.id, { name: `bench ${members} members`, shards: Number(values.shards) })
   const project = await organizations.createProject(app, organization.id, { name: `bench ${members}`, environment_id: environment.id, plan: 'enterprise' })
   const headcount = Math.max(project.headcount, members)
   await db.sql`UPDATE projects SET requests_per_minute = ${BENCH_REQUESTS_PER_MINUTE}, daily_request_limit = ${BENCH_REQUESTS_PER_MINUTE}, headcount = ${headcount} WHERE id = ${project.id}`

@@ -31,11 +31,13 @@ export function residentMiB(pid) {
 }
 
 /**
- * @param {{ env: Record<string, string>, onProgress?: (loaded: number, total: number) => void, timeoutMs?: number }} options
- * @returns {Promise<{ url: string, pid: number, bootSeconds: number, health: string, stop(): Promise<void> }>}
+ * `port`: a port chosen beforehand (a cluster node's PALMVEIN_NODE_URL names it); `ready`: what /healthz
+ * must say besides 200 (a cluster node: every shard replicated).
+ * @param {{ env: Record<string, string>, onProgress?: (loaded: number, total: number) => void, timeoutMs?: number, port?: number, ready?: (health: string) => boolean }} options
+ * @returns {Promise<{ url: string, pid: number, bootSeconds: number, health: string, stop(): Promise<void>, kill(): Promise<void> }>}
  */
 export async function startService(options) {
-  const port = await freePort()
+  const port = options.port ?? await freePort()
   // Metrics on, as in production, on a port of its own (another palmvein may hold the default).
   const metricsPort = options.env.PALMVEIN_METRICS_PORT ?? String(await freePort())
   const started = performance.now()
@@ -66,8 +68,9 @@ export async function startService(options) {
     try {
       const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(5_000) })
       const text = await response.text()
-      if (response.status === 200) {
-        return { url, pid: child.pid, bootSeconds: (performance.now() - started) / 1000, health: text, stop }
+      if (response.status === 200 && (options.ready?.(text) ?? true)) {
+        const kill = async () => { child.kill('SIGKILL'); await exit }
+        return { url, pid: child.pid, bootSeconds: (performance.now() - started) / 1000, health: text, stop, kill }
       }
       // "FAIL galleries: loading 123/456 rows" while the boot load runs.
       const loading = /loading (\d+)\/(\d+) rows/.exec(text)
