@@ -85,9 +85,14 @@ async function scanCostPerRow(rows: number) {
   const matcher = await createMatcher({ dimension: 256, threads: 1, backend: 'auto' })
   try {
     const gallery = matcher.createGallery({ ids: 'uuid' })
+    // Random rows (distinct: equal rows would tie and make the search widen its k).
     const vector = new Int8Array(256)
+    let state = 12345
     for (let row = 0; row < rows; row++) {
-      for (let index = 0; index < 256; index++) vector[index] = ((row * 31 + index * 17) % 255) - 127
+      for (let index = 0; index < 256; index++) {
+        state = (Math.imul(state, 1103515245) + 12345) >>> 0
+        vector[index] = ((state >>> 24) % 255) - 127
+      }
       gallery.upsert(`00000000-0000-4000-8000-${row.toString(16).padStart(12, '0')}`, vector)
     }
     const time = async (mode: 'exact' | 'two_stage') => {
@@ -118,16 +123,18 @@ try {
   await runSeed(env, seedFile)
   const seeded = JSON.parse(fs.readFileSync(seedFile, 'utf8')) as { project_id: string; api_key: string; probes: Probe[] }
   const probes = seeded.probes
-  const askAll = async (urls: string[]) => {
+  const askAll = async (urls: string[], which: Probe[] = probes) => {
     const answers: Answer[] = []
-    for (const [index, probe] of probes.entries()) answers.push(await ask(urls[index % urls.length], seeded.project_id, seeded.api_key, probe))
+    for (const [index, probe] of which.entries()) answers.push(await ask(urls[index % urls.length], seeded.project_id, seeded.api_key, probe))
     return answers
   }
+  // Warm-up: connections, JIT, the matcher's pages.
+  const WARM_UP = probes.slice(0, 200)
 
   // 1. One node, no cluster mode: the reference.
   const single = await startService({ env })
   log(`single node ready in ${single.bootSeconds.toFixed(1)} s`)
-  await askAll([single.url]) // warm-up
+  await askAll([single.url], WARM_UP)
   const reference = await askAll([single.url])
   await single.stop()
   const singleLatency = summary(reference.map((answer) => answer.ms))
@@ -144,7 +151,7 @@ try {
   const clusterBootSeconds = (performance.now() - bootStarted) / 1000
   log(`cluster ready (every shard replicated) in ${clusterBootSeconds.toFixed(1)} s`)
   const urls = nodes.map((node) => node.url)
-  await askAll(urls)
+  await askAll(urls, WARM_UP)
   const clustered = await askAll(urls)
   const clusterLatency = summary(clustered.map((answer) => answer.ms))
   const differing = clustered.filter((answer, index) => answer.decision !== reference[index].decision).length
@@ -187,7 +194,7 @@ try {
   running.length = 0
 
   // 4. The model.
-  const scan = await scanCostPerRow(200_000)
+  const scan = await scanCostPerRow(1_000_000)
   const spread = clustered.map((answer) => answer.ms - clusterLatency.p50).sort((a, b) => a - b)
   const input: ClusterModelInput = {
     exactMsPerRow: scan.exactMsPerRow, twoStageMsPerRow: scan.twoStageMsPerRow,

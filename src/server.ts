@@ -94,6 +94,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
       directory: clusterNode, secret: config.cluster.secret, hedgeMs: config.cluster.hedgeMs, log,
       searchHere: (...search) => galleries.searchShards(...search),
     }) : undefined
+    if (distribution) stops.push(() => distribution.close())
     const galleries = createGalleries({ config, db, keyring, log, onScan: metrics.scan, distribution })
     log.info(`Matcher: ${describeMatcherBackends(config.matcherBackend)}, ${config.matcherThreads} thread(s)`)
     stops.push(() => galleries.close())

@@ -1,5 +1,6 @@
 // Node-to-node search calls: POST {node}/internal/cluster/search with the cluster secret. Not part
 // of the public API (no OpenAPI entry); the route is in src/http/routes/cluster.ts.
+import { Pool } from 'undici'
 import type { Hit, SearchOptions } from '../matcher/index.js'
 
 export const CLUSTER_SEARCH_PATH = '/internal/cluster/search'
@@ -16,23 +17,52 @@ export interface PeerSearch {
   options: SearchOptions
 }
 
-export async function searchPeer(nodeUrl: string, secret: string, request: PeerSearch): Promise<Hit[]> {
-  const response = await fetch(`${nodeUrl}${CLUSTER_SEARCH_PATH}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', [CLUSTER_SECRET_HEADER]: secret },
-    body: JSON.stringify({
-      environment_id: request.environmentId,
-      shards: request.shards,
-      min_seq: request.minSeq,
-      probe: Buffer.from(request.probe.buffer, request.probe.byteOffset, request.probe.byteLength).toString('base64'),
-      k: request.options.k ?? 1,
-      ...(request.options.partition !== undefined ? { partition: request.options.partition } : {}),
-      ...(request.options.mode !== undefined ? { mode: request.options.mode } : {}),
-      ...(request.options.candidates !== undefined ? { candidates: request.options.candidates } : {}),
-    }),
-    signal: AbortSignal.timeout(PEER_TIMEOUT_MS),
-  })
-  const body = await response.json().catch(() => null) as { hits?: Hit[]; detail?: string } | null
-  if (!response.ok || !body?.hits) throw new Error(`peer answered ${response.status}${body?.detail ? `: ${body.detail}` : ''}`)
-  return body.hits
+export interface PeerClient {
+  search(nodeUrl: string, request: PeerSearch): Promise<Hit[]>
+  /** Closes the connections to every peer (at shutdown). */
+  close(): Promise<void>
+}
+
+/**
+ * One keep-alive pool per peer: undici's request API costs a fraction of fetch's per call, which
+ * every identify pays once per remote shard group.
+ */
+export function createPeerClient(secret: string): PeerClient {
+  const pools = new Map<string, Pool>()
+  const poolFor = (nodeUrl: string): Pool => {
+    let pool = pools.get(nodeUrl)
+    if (!pool) {
+      pool = new Pool(nodeUrl, { connections: 16, keepAliveTimeout: 60_000, headersTimeout: PEER_TIMEOUT_MS, bodyTimeout: PEER_TIMEOUT_MS })
+      pools.set(nodeUrl, pool)
+    }
+    return pool
+  }
+  return {
+    async search(nodeUrl, request) {
+      const response = await poolFor(nodeUrl).request({
+        path: CLUSTER_SEARCH_PATH,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [CLUSTER_SECRET_HEADER]: secret },
+        body: JSON.stringify({
+          environment_id: request.environmentId,
+          shards: request.shards,
+          min_seq: request.minSeq,
+          probe: Buffer.from(request.probe.buffer, request.probe.byteOffset, request.probe.byteLength).toString('base64'),
+          k: request.options.k ?? 1,
+          ...(request.options.partition !== undefined ? { partition: request.options.partition } : {}),
+          ...(request.options.mode !== undefined ? { mode: request.options.mode } : {}),
+          ...(request.options.candidates !== undefined ? { candidates: request.options.candidates } : {}),
+        }),
+      })
+      const body = await response.body.json().catch(() => null) as { hits?: Hit[]; detail?: string } | null
+      if (response.statusCode !== 200 || !body?.hits) throw new Error(`peer answered ${response.statusCode}${body?.detail ? `: ${body.detail}` : ''}`)
+      return body.hits
+    },
+    async close() {
+      const open = [...pools.values()]
+      pools.clear()
+      // At shutdown nothing waits for these answers any more (the HTTP server has drained).
+      await Promise.all(open.map((pool) => pool.destroy().catch(() => {})))
+    },
+  }
 }

@@ -11,7 +11,7 @@ import type { Gallery, Hit, SearchOptions } from '../matcher/index.js'
 import { byScoreThenId } from '../matcher/gallery-search.js'
 import { toInt8Vector, type VectorInput } from '../matcher/vector-input.js'
 import type { EnvironmentRow } from '../store/organizations.js'
-import { searchPeer, type PeerSearch } from './peer-client.js'
+import { createPeerClient, type PeerSearch } from './peer-client.js'
 
 /** Where each shard can be searched now (node.ts keeps it from the leases). */
 export interface ShardDirectory {
@@ -39,6 +39,8 @@ export interface Scatter {
   search(environment: EnvironmentRow, probe: Int8Array, options: SearchOptions, minSeq: number): Promise<Hit[]>
   /** The environment's gallery as identify, enrollment and calibration see it: changes stay local, searches scatter. */
   wrap(environment: EnvironmentRow, local: Gallery, syncedSeq: () => number): Gallery
+  /** Closes the connections to the peers. */
+  close(): Promise<void>
 }
 
 export function mergeHits(parts: readonly Hit[][], k: number): Hit[] {
@@ -56,22 +58,24 @@ export function mergeHits(parts: readonly Hit[][], k: number): Hit[] {
 export function createScatter(options: ScatterOptions): Scatter {
   const { directory, log } = options
   const failedAt = new Map<string, number>()
+  const peers = createPeerClient(options.secret)
 
-  function pick(environmentId: string, shard: number, tried: ReadonlySet<string>): string | null {
+  /** This node when it serves the shard; else a node already asked for another shard (fewer requests); else a random healthy replica. */
+  function pick(environmentId: string, shard: number, tried: ReadonlySet<string>, chosen: ReadonlyMap<string, unknown>): string | null {
     if (!tried.has(directory.selfId) && directory.servesHere(environmentId, shard)) return directory.selfId
     const open = directory.replicas(environmentId, shard).filter((nodeId) => !tried.has(nodeId) && nodeId !== directory.selfId)
     if (open.length === 0) return null
     const now = Date.now()
     const healthy = open.filter((nodeId) => now - (failedAt.get(nodeId) ?? -Infinity) > FAILED_FOR_MS)
     const from = healthy.length ? healthy : open
-    return from[Math.floor(Math.random() * from.length)]
+    return from.find((nodeId) => chosen.has(nodeId)) ?? from[Math.floor(Math.random() * from.length)]
   }
 
   /** The shards grouped by the node that will search them; throws when a shard has no replica left. */
   function plan(environmentId: string, shards: readonly number[], tried: ReadonlySet<string>): Map<string, number[]> {
     const groups = new Map<string, number[]>()
     for (const shard of shards) {
-      const nodeId = pick(environmentId, shard, tried)
+      const nodeId = pick(environmentId, shard, tried, groups)
       if (!nodeId) throw new ServiceError('shard_unavailable', `shard ${shard} of environment ${environmentId} has no live replica; retry shortly`, { retryAfter: 5 })
       groups.set(nodeId, [...(groups.get(nodeId) ?? []), shard])
     }
@@ -89,7 +93,7 @@ export function createScatter(options: ScatterOptions): Scatter {
   function ask(environment: EnvironmentRow, nodeId: string, shards: number[], request: Omit<PeerSearch, 'shards'>, tried: Set<string>): Promise<Hit[]> {
     if (nodeId === directory.selfId) return options.searchHere(environment.id, shards, request.minSeq, request.probe, request.options)
     const url = directory.urlOf(nodeId)
-    const attempt = url ? searchPeer(url, options.secret, { ...request, shards }) : Promise.reject(new Error(`node ${nodeId} has no URL`))
+    const attempt = url ? peers.search(url, { ...request, shards }) : Promise.reject(new Error(`node ${nodeId} has no URL`))
     return new Promise<Hit[]>((resolve, reject) => {
       let settled = false
       let attemptError: unknown = null
@@ -121,6 +125,7 @@ export function createScatter(options: ScatterOptions): Scatter {
 
   return {
     search,
+    close: () => peers.close(),
     wrap(environment, local, syncedSeq) {
       const scatter = (probe: VectorInput, searchOptions: SearchOptions = {}) =>
         search(environment, toInt8Vector(probe, environment.dimension), searchOptions, syncedSeq())

@@ -63,6 +63,8 @@ describe('scatter-gather', () => {
   })
   afterAll(async () => { for (const each of Object.values(peers)) await each.close() })
 
+  const scatters: Array<{ close(): Promise<void> }> = []
+  afterAll(async () => { for (const scatter of scatters) await scatter.close() })
   const scatterOver = (replicas: Record<number, string[]>) => {
     const directory: ShardDirectory = {
       selfId: 'self',
@@ -70,7 +72,9 @@ describe('scatter-gather', () => {
       urlOf: (nodeId) => peers[nodeId]?.url,
       servesHere: () => false,
     }
-    return createScatter({ directory, secret: SECRET, hedgeMs: 20, log: pino({ level: 'silent' }), searchHere: async () => [] })
+    const scatter = createScatter({ directory, secret: SECRET, hedgeMs: 20, log: pino({ level: 'silent' }), searchHere: async () => [] })
+    scatters.push(scatter)
+    return scatter
   }
 
   it('answers from another replica while a silent one still has the request', async () => {
