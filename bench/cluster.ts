@@ -212,6 +212,7 @@ try {
       cluster: { bootSeconds: clusterBootSeconds, identify: clusterLatency, fanOutOverheadP50Ms: clusterLatency.p50 - singleLatency.p50, decisionsCompared: probes.length, decisionsDiffering: differing },
       failover: { answersAfterKill: afterKill.length, wrong, unavailable: unavailable.length, lastUnavailableSeconds: lastUnavailable, identifyAfterKill: failoverLatency, rereplicatedSeconds },
     },
+    modelInput: { ...input, spreadMs: undefined, spreadQuantiles: [0.5, 0.9, 0.95, 0.99, 0.999].map((q) => [q, quantile(spread, q)]) },
     model,
   }
   const directory = path.join(here, 'results', `${started.toISOString().replace(/[:.]/g, '-').slice(0, 19)}Z-cluster`)

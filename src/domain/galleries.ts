@@ -28,7 +28,6 @@ import type { EnvironmentGallery, Galleries, GalleriesOptions } from './gallerie
 export const GALLERY_CHANNEL = 'palmvein_gallery'
 export const HANDS: readonly Hand[] = ['left', 'right']
 
-
 interface Entry {
   environment: EnvironmentRow | null
   gallery: Gallery | null
@@ -59,7 +58,6 @@ const isMemoryFull = (error: unknown): boolean => error instanceof RangeError &&
 const FOREIGN_CHANGES_EVERY_MS = 1_000
 // Boot loads at least this large release their garbage when done (process-memory.ts).
 const RELEASE_AFTER_ROWS = 50_000
-
 
 export function createGalleries(options: GalleriesOptions): Galleries {
   const { config, db, keyring, log } = options
