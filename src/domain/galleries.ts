@@ -27,6 +27,9 @@ import type { EnvironmentGallery, Galleries, GalleriesOptions } from './gallerie
 
 export const GALLERY_CHANNEL = 'palmvein_gallery'
 export const HANDS: readonly Hand[] = ['left', 'right']
+/** Cluster mode's matcher partitions: a hand in a shard ("left.3"). */
+const shardPartition = (hand: string, shard: number): string => `${hand}.${shard}`
+const handOfPartition = (partition: string | undefined): string | undefined => partition?.split('.')[0]
 
 interface Entry {
   environment: EnvironmentRow | null
@@ -124,7 +127,7 @@ export function createGalleries(options: GalleriesOptions): Galleries {
   function storeRow(entry: Entry | undefined, gallery: Gallery, memberId: string, hand: Hand, vector: Int8Array, strict: boolean): void {
     if (!keeps(entry, memberId)) return
     try {
-      gallery.upsert(memberId, vector, { partition: hand })
+      gallery.upsert(memberId, vector, { partition: rowPartition(entry, memberId, hand) })
     } catch (error) {
       if (!isMemoryFull(error)) throw error
       if (entry) {
@@ -162,6 +165,14 @@ export function createGalleries(options: GalleriesOptions): Galleries {
     return { environment: entry.environment!, gallery: entry.distributed ?? entry.gallery! }
   }
 
+  /**
+   * The matcher partition of a member's row: its hand, and in cluster mode its hand in its shard
+   * ("left.3"), so a peer's search of some shards reads only their rows.
+   */
+  function rowPartition(entry: Entry | undefined, memberId: string, hand: Hand): string {
+    return entry?.shardsHeld && entry.environment ? shardPartition(hand, shardOf(memberId, entry.environment.shards)) : hand
+  }
+
   /** Whether this process keeps the member's rows (always, unless a node holds some shards only). */
   function keeps(entry: Entry | undefined, memberId: string): boolean {
     if (!entry?.shardsHeld || !entry.environment) return true
@@ -179,7 +190,8 @@ export function createGalleries(options: GalleriesOptions): Galleries {
       storeRow(entries.get(environment.environment.id), environment.gallery, memberId, row.hand, vector, true)
       present.add(row.hand)
     }
-    for (const hand of HANDS) if (!present.has(hand)) environment.gallery.remove(memberId, { partition: hand })
+    const entry = entries.get(environment.environment.id)
+    for (const hand of HANDS) if (!present.has(hand)) environment.gallery.remove(memberId, { partition: rowPartition(entry, memberId, hand) })
   }
 
   /** Catch-ups run one at a time (a peer's search catches up outside the environment's chain). */
@@ -338,7 +350,20 @@ export function createGalleries(options: GalleriesOptions): Galleries {
       if (!entry?.gallery || missing.length) throw new ServiceError('shard_unavailable', `this node does not serve shard(s) ${missing.join(', ')} of environment ${environmentId}`)
       // Not queued behind the environment's changes: one of them may be an enrollment waiting for the peer's lock.
       if (entry.syncedSeq < minSeq) await catchUpEntry(entry)
-      return entry.gallery.search(probe, searchOptions)
+      const environment = entry.environment!
+      const hands = searchOptions.partition ? [searchOptions.partition] : HANDS
+      let mode = searchOptions.mode
+      if (mode === 'auto') {
+        // As one process holding the whole environment would decide: by a hand's rows in it, not in one shard.
+        const { twoStageFromRows } = await matchers.forDimension(environment.dimension)
+        const handRows = (entry.gallery.size / HANDS.length) * (environment.shards / Math.max(1, entry.shardsHeld?.size ?? 1))
+        mode = handRows >= twoStageFromRows ? 'two_stage' : 'exact'
+      }
+      const hits = await entry.gallery.search(probe, {
+        k: searchOptions.k, mode, candidates: searchOptions.candidates,
+        partitions: shards.flatMap((shard) => hands.map((hand) => shardPartition(hand, shard))),
+      })
+      return hits.map((hit) => ({ ...hit, partition: handOfPartition(hit.partition) }))
     },
     async close() {
       closed = true

@@ -1,5 +1,5 @@
-// How a batch of searches runs over a gallery's partitions: grouped by what they read (one
-// partition or all, exact or two-stage), one scan per partition store for each group, each
+// How a batch of searches runs over a gallery's partitions: grouped by what they read (some
+// partitions or all, exact or two-stage), one scan per partition store for each group, each
 // probe's hits made exact with respect to ties and concurrent removes (`resolveProbe`), then
 // merged across partitions.
 import type { GalleryStore } from './gallery-store.js'
@@ -12,8 +12,8 @@ export interface PendingSearch {
   probe: Int8Array
   norm: number
   k: number
-  /** undefined: every partition. */
-  partition: string | undefined
+  /** The partitions read, sorted; undefined: every partition. */
+  partitions: string[] | undefined
   mode: SearchMode
   candidates: number
   resolve(hits: Hit[]): void
@@ -76,15 +76,15 @@ export async function runSearchBatch(engine: ScanEngine, partitions: ReadonlyMap
   entries: PendingSearch[], dimension: number): Promise<void> {
   const groups = new Map<string, PendingSearch[]>()
   for (const entry of entries) {
-    const key = JSON.stringify([entry.partition ?? null, entry.mode, entry.candidates])
+    const key = JSON.stringify([entry.partitions ?? null, entry.mode, entry.candidates])
     let group = groups.get(key)
     if (!group) groups.set(key, group = [])
     group.push(entry)
   }
   await Promise.all([...groups.values()].map(async (group) => {
     try {
-      const { partition } = group[0]
-      const stores = [...partitions].filter(([name]) => partition === undefined || name === partition)
+      const reading = group[0].partitions
+      const stores = [...partitions].filter(([name]) => reading === undefined || reading.includes(name))
       const perStore = await Promise.all(stores.map(async ([name, store]) => {
         const found = await searchStore(engine, store, limits, group, dimension)
         // Hits of a partitioned row say which partition it is in.

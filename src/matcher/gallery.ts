@@ -18,6 +18,8 @@ export interface SearchOptions {
   k?: number
   /** Search only this partition's rows (default: every partition). */
   partition?: string
+  /** Or only these partitions' rows, merged (1 to 4096 of them; not with `partition`). */
+  partitions?: readonly string[]
   /**
    * 'exact' (default) scores every row; 'two_stage' scores only the `candidates` rows whose sign
    * bits are nearest the probe's (every reported score is still exact, but a row outside the
@@ -104,6 +106,18 @@ export function galleryStoreOf(gallery: Gallery, partition = NO_PARTITION): Gall
   return storesOf.get(gallery)?.get(partition)
 }
 
+const MAX_PARTITIONS_PER_SEARCH = 4096
+
+/** The partitions a search reads, sorted and distinct; undefined: every one. */
+function partitionsOf(options: SearchOptions): string[] | undefined {
+  if (options.partitions === undefined) return options.partition === undefined ? undefined : [checkPartition(options.partition)]
+  if (options.partition !== undefined) throw new TypeError('give partition or partitions, not both')
+  if (!Array.isArray(options.partitions) || options.partitions.length === 0 || options.partitions.length > MAX_PARTITIONS_PER_SEARCH) {
+    throw new TypeError(`partitions must be a list of 1 to ${MAX_PARTITIONS_PER_SEARCH} partitions`)
+  }
+  return [...new Set(options.partitions.map(checkPartition))].sort()
+}
+
 function checkPartition(partition: unknown): string {
   if (partition === undefined) return NO_PARTITION
   if (typeof partition !== 'string' || partition.length === 0 || partition.length > 64) {
@@ -157,24 +171,24 @@ export function createGallery(memory: SharedMemory, engine: ScanEngine, options:
     const mode = searchOptions.mode ?? 'exact'
     const candidates = searchOptions.candidates ?? options.defaultCandidates
     let probe: Int8Array
-    let partition: string | undefined
+    let reading: string[] | undefined
     try {
       if (!Number.isInteger(k) || k < 1 || k > maxK) throw new RangeError(`k must be an integer in 1..${maxK}, got ${k}`)
       if (!MODES.includes(mode)) throw new RangeError(`mode must be one of ${MODES.join(', ')}, got ${JSON.stringify(mode)}`)
       if (!Number.isInteger(candidates) || candidates < 1 || candidates > limits.maxCandidates) {
         throw new RangeError(`candidates must be an integer in 1..${limits.maxCandidates}, got ${candidates}`)
       }
-      partition = searchOptions.partition === undefined ? undefined : checkPartition(searchOptions.partition)
+      reading = partitionsOf(searchOptions)
       if (isClosed()) throw new Error('matcher is closed')
       probe = toInt8Vector(input, dimension)
     } catch (error) {
       return Promise.reject(error)
     }
-    const stores = partition === undefined ? [...partitions.values()] : [partitions.get(partition)]
+    const stores = reading === undefined ? [...partitions.values()] : reading.map((name) => partitions.get(name))
     if (!stores.some((store) => store && store.rows > 0)) return Promise.resolve([])
     const copy = new Int8Array(probe)
     const found = new Promise<Hit[]>((resolve, reject) => {
-      batcher.add({ probe: copy, norm: normSquaredInt8(copy), k, partition, mode, candidates, resolve, reject })
+      batcher.add({ probe: copy, norm: normSquaredInt8(copy), k, partitions: reading, mode, candidates, resolve, reject })
     })
     if (mode === 'exact') return found
     return found.then((hits) => {

@@ -64,6 +64,8 @@ export interface Matcher {
   readonly threads: number
   /** Largest k a search accepts. */
   readonly maxK: number
+  /** Mode 'auto' searches a partition two-stage from this many rows. */
+  readonly twoStageFromRows: number
   createGallery(settings?: GallerySettings): Gallery
   /** Bytes the galleries have reserved (it grows, never shrinks; compaction reuses a gallery's own). */
   memoryBytes(): number
@@ -150,7 +152,7 @@ export async function createMatcher(options: MatcherOptions): Promise<Matcher> {
     onScan: options.onScan,
   }
   return {
-    backend, dimension, threads, maxK: limits.maxK - 1,
+    backend, dimension, threads, maxK: limits.maxK - 1, twoStageFromRows,
     createGallery: (settings) => {
       if (closed) throw new Error('matcher is closed')
       return createGallery(memory, engine, galleryOptions, () => closed, settings)

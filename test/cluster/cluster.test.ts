@@ -6,6 +6,7 @@
 import type { ChildProcess } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadLocalIssuer } from '../../src/auth/identity-tokens.js'
+import { shardOf } from '../../src/cluster/shard-of.js'
 import { createTestStorage, usingPostgres, type TestStorage } from '../support/database.js'
 import { enroll, enrollBody, createMember, createPalmTenant, identifyBody, population, type PalmTenant } from '../support/palms.js'
 import { freePort, runCli, startServeProcess } from '../support/process.js'
@@ -144,6 +145,17 @@ describe(`cluster mode (${usingPostgres ? 'PostgreSQL, 3 processes' : 'PGlite'})
     const answered = await request(nodes.B.url, 'POST', '/internal/cluster/search', { body: { ...body, probe }, headers: withSecret })
     expectStatus(answered, 200)
     expect(answered.body.hits).toHaveLength(1)
+    // B holds every shard; asked for one it reads that shard's rows only, and names hands.
+    const shard = shardOf(members[0], SHARDS)
+    const ofShard = members.filter((memberId) => shardOf(memberId, SHARDS) === shard)
+    const all = await request(nodes.B.url, 'POST', '/internal/cluster/search', { body: { ...body, shards: [shard], probe, k: 100 }, headers: withSecret })
+    expect(all.body.hits).toHaveLength(ofShard.length * 2)
+    for (const hit of all.body.hits) {
+      expect(ofShard).toContain(hit.id)
+      expect(['left', 'right']).toContain(hit.partition)
+    }
+    const leftOnly = await request(nodes.B.url, 'POST', '/internal/cluster/search', { body: { ...body, shards: [shard], probe, k: 100, partition: 'left' }, headers: withSecret })
+    expect(leftOnly.body.hits.map((hit: { partition: string }) => hit.partition)).toEqual(ofShard.map(() => 'left'))
     const document = await request(nodes.B.url, 'GET', '/v1/openapi.json')
     expect(Object.keys(document.body.paths).filter((path) => path.includes('internal'))).toEqual([])
   }, 30_000)

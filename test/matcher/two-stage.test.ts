@@ -143,6 +143,21 @@ describe.each(backends)('%s matcher: partitions and two-stage search', (backend)
     expect(() => gallery.upsert('x', probe, { partition: 'x'.repeat(65) })).toThrow(TypeError)
   })
 
+  it('a search of several partitions reads those only, merged like the brute force over them', async () => {
+    const { gallery, rows } = fill(60)
+    for (let index = 0; index < 60; index++) gallery.upsert(`m${index}`, randomInt8(index + 200_001, 128), { partition: 'left.1' })
+    const probe = randomInt8(200_001 + 7, 128)
+    const shardOne = rows.filter((row) => row.partition === 'left').map((row) => ({ ...row, partition: 'left' as const }))
+    const both = await gallery.search(probe, { k: 10, partitions: ['right', 'left.1'] })
+    expect(both[0]).toEqual({ id: 'm7', score: 1, partition: 'left.1' })
+    expect(both.every((hit) => hit.partition === 'right' || hit.partition === 'left.1')).toBe(true)
+    expect(await gallery.search(probe, { k: 10, partitions: ['left'] })).toEqual(ranked(probe, shardOne, 10))
+    expect(await gallery.search(probe, { k: 10, partitions: ['left', 'left', 'nowhere'] })).toEqual(ranked(probe, shardOne, 10))
+    expect(await gallery.search(probe, { k: 5, partitions: ['left', 'right', 'left.1'] })).toEqual(await gallery.search(probe, { k: 5 }))
+    await expect(gallery.search(probe, { partitions: [] })).rejects.toThrow(TypeError)
+    await expect(gallery.search(probe, { partition: 'left', partitions: ['right'] })).rejects.toThrow(/partition or partitions/)
+  })
+
   it('two-stage returns exact scores, finds what exact finds when c covers the gallery, and survives compaction', async () => {
     const { gallery, rows } = fill(120)
     const vectorOf = (id: string, partition?: string) => rows.find((row) => row.id === id && row.partition === partition)!.vector
