@@ -27,7 +27,7 @@ export interface ClusterModelRow {
   nodes: number
   shards: number
   rowsPerShard: number
-  /** A node's shards share one gallery per hand: a node asked for any of them scans every row it holds. */
+  /** A node is usually asked for every shard it holds (the coordinator prefers nodes already asked): it scans all these. */
   rowsPerNode: number
   exact: ModeFigures
   twoStage: ModeFigures
@@ -111,7 +111,7 @@ export function clusterReport(result: ClusterResult): string {
     `## Modelled: node count and p95 identify latency`,
     '',
     `A node of ${MODEL_NODE.memoryGiB} GiB (${MODEL_NODE.galleryShare * 100} % for galleries), ${MODEL_NODE.cores} cores, ${BYTES_PER_ROW} bytes per row (d = 256: int8, sign bits, ids), two rows per member, ${REPLICAS} replicas; shards = nodes (each node holds ${REPLICAS}).`,
-    'p95 = the service\'s own cost + fan-out overhead + the scan of every row a node holds (its shards share one gallery per hand) on one thread, as measured here',
+    'p95 = the service\'s own cost + fan-out overhead + the scan of every row a node holds (it is usually asked for all its shards) on one thread, as measured here',
     '(conservative: a node\'s matcher threads split one scan) + the measured spread at the 0.95^(1/S) quantile (the slowest of S answers).',
     `Throughput: every probe scans every row once somewhere, on one core. "Nodes for p95 ≤ ${P95_BUDGET_MS} ms": more nodes than memory needs, each holding a smaller share.`,
     '',
