@@ -3,7 +3,7 @@
 // disabled subscription is refused (409 webhook_disabled): its deliveries would only wait.
 import { ServiceError, notFound } from '../errors.js'
 import * as recovery from '../store/webhook-recovery.js'
-import { deliveryById, subscriptionById } from '../store/webhook-subscriptions.js'
+import { subscriptionById } from '../store/webhook-subscriptions.js'
 import { DELIVERIES_CHANNEL } from '../webhooks/outbox.js'
 import { deliveryItem, parseTime, type DeliveryItem, type WebhookDeps } from './webhooks.js'
 
@@ -18,10 +18,11 @@ const wakeWorkers = (deps: WebhookDeps) => deps.db.notify(DELIVERIES_CHANNEL, ''
 
 export async function resendDelivery(deps: WebhookDeps, projectId: string, subscriptionId: string, deliveryId: string): Promise<DeliveryItem> {
   await enabledSubscription(deps, projectId, subscriptionId)
-  const id = await recovery.resendDelivery(deps.db.sql, { projectId, subscriptionId, deliveryId }, new Date())
-  if (!id) throw notFound('Webhook delivery')
+  const resent = await recovery.resendDelivery(deps.db.sql, { projectId, subscriptionId, deliveryId }, new Date())
+  if (!resent) throw notFound('Webhook delivery')
+  // The delivery as created: read after waking the workers, a fast receiver had already answered it.
   await wakeWorkers(deps)
-  return deliveryItem((await deliveryById(deps.db.sql, projectId, subscriptionId, id))!)
+  return deliveryItem(resent)
 }
 
 export async function recoverFailedDeliveries(deps: WebhookDeps, projectId: string, subscriptionId: string, since: string): Promise<{ resent: number }> {

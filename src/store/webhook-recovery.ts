@@ -2,18 +2,19 @@
 // a subscription's health (the failing streak that disables it, or a receiver's 410 Gone).
 import type { Sql } from './database.js'
 import { uuidV7At } from './webhook-outbox.js'
+import { DELIVERY_COLUMNS, type DeliveryRow } from './webhook-subscriptions.js'
 
 export type DisabledReason = 'gone' | 'failing'
 
 /** A new pending delivery of the same event as `deliveryId`; its id, or null when there is no such delivery. */
-export async function resendDelivery(sql: Sql, target: { projectId: string; subscriptionId: string; deliveryId: string }, now: Date): Promise<string | null> {
-  const [row] = await sql<Array<{ id: string }>>`
+export async function resendDelivery(sql: Sql, target: { projectId: string; subscriptionId: string; deliveryId: string }, now: Date): Promise<DeliveryRow | null> {
+  const [row] = await sql<DeliveryRow[]>`
     INSERT INTO webhook_deliveries (id, subscription_id, project_id, event_id, event_type, payload, status, next_attempt_at, created_at, resend_of)
     SELECT ${uuidV7At(sql, now)}, subscription_id, project_id, event_id, event_type, payload, 'pending', ${now}, ${now}, id
     FROM webhook_deliveries
     WHERE id = ${target.deliveryId} AND subscription_id = ${target.subscriptionId} AND project_id = ${target.projectId}
-    RETURNING id`
-  return row?.id ?? null
+    RETURNING ${sql.unsafe(DELIVERY_COLUMNS)}`
+  return row ?? null
 }
 
 /**

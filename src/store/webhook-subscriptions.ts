@@ -103,7 +103,7 @@ export interface DeliveryRow {
 interface DeliveryWindow { projectId: string; subscriptionId: string; from: Date; to: Date }
 
 /** One page of the deliveries created in [from, to], newest first, each row with the window's total. */
-const DELIVERY_COLUMNS = 'id, subscription_id, payload, attempt_count, next_attempt_at, response_status, response_body, status, created_at, last_attempt_at'
+export const DELIVERY_COLUMNS = 'id, subscription_id, payload, attempt_count, next_attempt_at, response_status, response_body, status, created_at, last_attempt_at'
 
 export function deliveriesPage(sql: Sql, window: DeliveryWindow, page: { limit: number; offset: number }) {
   return sql<Array<DeliveryRow & { total_count: number }>>`
