@@ -43,6 +43,15 @@ export interface NativeAddon {
   activePopcountIsa(): string
   limits(): { maxK: number, maxDimension: number, maxCandidates: number }
   chooseIsa(requested: string | undefined): { isa: string, warning?: string }
+  /** AES-256-GCM over many blobs (crates/matcher-node/src/sealing.rs; used by src/domain/gcm-batch.ts). */
+  gcmOpenBatch(
+    keys: Uint8Array, keyOfItem: Uint32Array, sealed: Uint8Array, sealedEnds: Uint32Array,
+    aad: Uint8Array, aadEnds: Uint32Array, out: Uint8Array, opened: Uint8Array,
+  ): number
+  gcmSealBatch(
+    keys: Uint8Array, keyOfItem: Uint32Array, plain: Uint8Array, plainEnds: Uint32Array,
+    aad: Uint8Array, aadEnds: Uint32Array, nonces: Uint8Array, out: Uint8Array,
+  ): void
 }
 
 /** The AssemblyScript module's exports (assembly/index.ts): arrays are byte offsets. */
@@ -94,7 +103,7 @@ export function loadNativeAddon(path = NATIVE_ADDON_PATH): Loaded<NativeAddon> {
 function loadAddonFrom(path: string): Loaded<NativeAddon> {
   try {
     const addon = createRequire(import.meta.url)(path) as NativeAddon
-    for (const name of ['scanTopK', 'dotI8', 'activeIsa', 'availableIsas', 'setIsa', 'streamRead', 'nearestBySignBits', 'scorePairs', 'activePopcountIsa', 'limits', 'chooseIsa', 'releaseFreeHeap'] as const) {
+    for (const name of ['scanTopK', 'dotI8', 'activeIsa', 'availableIsas', 'setIsa', 'streamRead', 'nearestBySignBits', 'scorePairs', 'activePopcountIsa', 'limits', 'chooseIsa', 'releaseFreeHeap', 'gcmOpenBatch', 'gcmSealBatch'] as const) {
       if (typeof addon[name] !== 'function') return { ok: false, reason: `${path} does not export ${name}` }
     }
     return { ok: true, value: addon }

@@ -15,6 +15,7 @@ use napi_derive::napi;
 use palmvein_matcher::{CoreError, GalleryView, ProbeBatch, TopKOutput};
 
 mod heap;
+mod sealing;
 mod two_stage;
 
 /// The binding's errors: the core's, plus the JS-level checks on number arguments and memory.
@@ -77,6 +78,20 @@ pub(crate) fn bytes_of<T>(values: &[T]) -> std::ops::Range<usize> {
     start..start + std::mem::size_of_val(values)
 }
 
+/// Outputs must not overlap each other or any input before they become `&mut` slices.
+pub(crate) fn check_outputs(
+    outputs: &[(&str, std::ops::Range<usize>)],
+    inputs: &[(&str, std::ops::Range<usize>)],
+) -> BindingResult<()> {
+    check_disjoint(outputs)?;
+    for input in inputs {
+        for output in outputs {
+            check_disjoint(&[output.clone(), input.clone()])?;
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn check_disjoint(ranges: &[(&str, std::ops::Range<usize>)]) -> BindingResult<()> {
     for (index, (name, range)) in ranges.iter().enumerate() {
         for (other_name, other) in &ranges[index + 1..] {
@@ -134,21 +149,19 @@ pub fn scan_top_k(
         let row_start = integer("rowStart", row_start, 0, i32::MAX as usize)?;
         let row_end = integer("rowEnd", row_end, 0, i32::MAX as usize)?;
         let k = integer("k", k, 1, palmvein_matcher::MAX_K)?;
-        // Outputs must not alias an input (or each other) before they become `&mut` slices.
-        check_disjoint(&[
-            ("outRows", bytes_of(&out_rows)),
-            ("outScores", bytes_of(&out_scores)),
-            ("gallery", bytes_of(&gallery)),
-        ])?;
-        for (name, range) in [
-            ("normsSquared", bytes_of(&norms_squared)),
-            ("live", bytes_of(&live)),
-            ("probes", bytes_of(&probes)),
-            ("probeNormsSquared", bytes_of(&probe_norms_squared)),
-        ] {
-            check_disjoint(&[("outRows", bytes_of(&out_rows)), (name, range.clone())])?;
-            check_disjoint(&[("outScores", bytes_of(&out_scores)), (name, range)])?;
-        }
+        check_outputs(
+            &[
+                ("outRows", bytes_of(&out_rows)),
+                ("outScores", bytes_of(&out_scores)),
+            ],
+            &[
+                ("gallery", bytes_of(&gallery)),
+                ("normsSquared", bytes_of(&norms_squared)),
+                ("live", bytes_of(&live)),
+                ("probes", bytes_of(&probes)),
+                ("probeNormsSquared", bytes_of(&probe_norms_squared)),
+            ],
+        )?;
         let view = GalleryView {
             rows: &gallery,
             stride_in_bytes,

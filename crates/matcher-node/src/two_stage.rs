@@ -9,7 +9,7 @@ use napi::Error;
 use napi_derive::napi;
 use palmvein_matcher::{GalleryView, ProbeBatch};
 
-use crate::{bytes_of, check_disjoint, integer, typed_array, BindingResult};
+use crate::{bytes_of, check_outputs, integer, typed_array, BindingResult};
 
 /// Stage 1 of a two-stage search: per probe, the `c` live rows of `[rowStart, rowEnd)` nearest in
 /// Hamming distance over their sign bits (row `r` at `bits[r * bitsStride ..][..signBytes]`),
@@ -44,20 +44,17 @@ pub fn nearest_by_sign_bits(
         let row_start = integer("rowStart", row_start, 0, i32::MAX as usize)?;
         let row_end = integer("rowEnd", row_end, 0, i32::MAX as usize)?;
         let c = integer("c", c, 1, palmvein_matcher::MAX_CANDIDATES)?;
-        let outputs = [
-            ("outRows", bytes_of(&out_rows)),
-            ("outDistances", bytes_of(&out_distances)),
-        ];
-        check_disjoint(&outputs)?;
-        for input in [
-            ("bits", bytes_of(&bits)),
-            ("live", bytes_of(&live)),
-            ("probeBits", bytes_of(&probe_bits)),
-        ] {
-            for output in &outputs {
-                check_disjoint(&[output.clone(), input.clone()])?;
-            }
-        }
+        check_outputs(
+            &[
+                ("outRows", bytes_of(&out_rows)),
+                ("outDistances", bytes_of(&out_distances)),
+            ],
+            &[
+                ("bits", bytes_of(&bits)),
+                ("live", bytes_of(&live)),
+                ("probeBits", bytes_of(&probe_bits)),
+            ],
+        )?;
         let view = palmvein_matcher::SignBitsView {
             bits: &bits,
             stride,
@@ -122,16 +119,17 @@ pub fn score_pairs(
             palmvein_matcher::kernel::MAX_DIMENSION,
         )?;
         let stride_in_bytes = integer("strideInBytes", stride_in_bytes, 1, u32::MAX as usize)?;
-        for input in [
-            ("gallery", bytes_of(&gallery)),
-            ("normsSquared", bytes_of(&norms_squared)),
-            ("pairRows", bytes_of(&pair_rows)),
-            ("pairProbes", bytes_of(&pair_probes)),
-            ("probes", bytes_of(&probes)),
-            ("probeNormsSquared", bytes_of(&probe_norms_squared)),
-        ] {
-            check_disjoint(&[("outScores", bytes_of(&out_scores)), input])?;
-        }
+        check_outputs(
+            &[("outScores", bytes_of(&out_scores))],
+            &[
+                ("gallery", bytes_of(&gallery)),
+                ("normsSquared", bytes_of(&norms_squared)),
+                ("pairRows", bytes_of(&pair_rows)),
+                ("pairProbes", bytes_of(&pair_probes)),
+                ("probes", bytes_of(&probes)),
+                ("probeNormsSquared", bytes_of(&probe_norms_squared)),
+            ],
+        )?;
         // Liveness is stage 1's business; stage 2 scores the rows it is given.
         let live = vec![1u8; norms_squared.len()];
         let view = GalleryView {
