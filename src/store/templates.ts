@@ -60,15 +60,61 @@ export async function referenceCountsByEnvironment(sql: Sql): Promise<Map<string
 /** A shard of an environment's members (cluster mode): `shard` of `shards`. */
 export interface ShardFilter { shard: number; shards: number }
 
-/** One page of an environment's reference rows (or one shard's) in id order, after `afterId` (keyset pagination). */
-export function environmentReferencePage(sql: Sql, environmentId: string, afterId: string | null, limit: number, only?: ShardFilter) {
-  return sql<ReferenceRow[]>`
-    SELECT t.id, t.member_id, t.hand, t.ciphertext, m.wrapped_key
-    FROM palm_templates t JOIN members m ON m.id = t.member_id
+/**
+ * Where a page of `rows` reference rows after `afterId` ends (its last template id; null when fewer
+ * are left): a walk over the index alone, so a load can ask for the next pages while it reads one.
+ */
+export async function referencePageEnd(sql: Sql, environmentId: string, afterId: string | null, rows: number, only?: ShardFilter): Promise<string | null> {
+  // Numbers written into the statement: as parameters, PostgreSQL's generic plan (used from the
+  // sixth call) cannot see how few rows are asked for.
+  const [end] = await sql<Array<{ id: string }>>`
+    SELECT t.id FROM palm_templates t
     WHERE t.environment_id = ${environmentId} AND t.kind = 'reference'
       AND t.id > ${afterId ?? '00000000-0000-0000-0000-000000000000'}
       ${only ? sql`AND palmvein_shard_of(t.member_id, ${only.shards}) = ${only.shard}` : sql``}
-    ORDER BY t.id LIMIT ${limit}`
+    ORDER BY t.id OFFSET ${sql.unsafe(String(Math.trunc(rows) - 1))} LIMIT 1`
+  return end?.id ?? null
+}
+
+/**
+ * A page of an environment's reference rows (or one shard's): those after `afterId` through
+ * `throughId` (to the end when null), packed into one result row where each column holds every
+ * row's value end to end, in the same order. A boot reads millions of rows, and a row object each
+ * (its bytea hex-decoded apart) cost the main thread more than decrypting them.
+ */
+export interface PackedReferencePage {
+  rows: number
+  /** 36 characters per row. */
+  member_ids: string
+  /** 'l' or 'r' per row. */
+  hands: string
+  /** The members' wrapped keys end to end (a member without one has a length of 0). */
+  keys: Buffer
+  key_lengths: number[]
+  ciphertexts: Buffer
+  cipher_lengths: number[]
+}
+
+export async function environmentReferencePage(sql: Sql, environmentId: string, afterId: string | null, throughId: string | null, only?: ShardFilter): Promise<PackedReferencePage> {
+  // Every aggregate reads the page's rows in the one order the aggregation sees them.
+  const [page] = await sql<PackedReferencePage[]>`
+    SELECT count(*)::int AS rows,
+      coalesce(string_agg(p.member_id::text, ''), '') AS member_ids,
+      coalesce(string_agg(left(p.hand, 1), ''), '') AS hands,
+      coalesce(string_agg(p.wrapped_key, ''::bytea), ''::bytea) AS keys,
+      coalesce(array_agg(coalesce(octet_length(p.wrapped_key), 0)), '{}') AS key_lengths,
+      coalesce(string_agg(p.ciphertext, ''::bytea), ''::bytea) AS ciphertexts,
+      coalesce(array_agg(octet_length(p.ciphertext)), '{}') AS cipher_lengths
+    FROM (
+      SELECT t.id, t.member_id, t.hand, t.ciphertext, m.wrapped_key
+      FROM palm_templates t JOIN members m ON m.id = t.member_id
+      WHERE t.environment_id = ${environmentId} AND t.kind = 'reference'
+        AND t.id > ${afterId ?? '00000000-0000-0000-0000-000000000000'}
+        ${throughId ? sql`AND t.id <= ${throughId}` : sql``}
+        ${only ? sql`AND palmvein_shard_of(t.member_id, ${only.shards}) = ${only.shard}` : sql``}
+      ORDER BY t.id
+    ) p`
+  return page
 }
 
 export interface CaptureRow {

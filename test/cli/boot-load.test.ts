@@ -1,7 +1,8 @@
-// A restart loads a gallery of thousands of rows with its AES-GCM on threads of its own
-// (decrypt-pool.ts, from 4 096 rows): the members imported before are identified afterwards,
-// exactly as when the main thread decrypts them.
+// A restart loads a gallery of thousands of rows: with the native batch cipher on the main thread,
+// and with node:crypto (no native code) on threads of its own (decrypt-pool.ts, from 4 096 rows)
+// or on the main thread. The members imported before are identified after each.
 import { describe, expect, it } from 'vitest'
+import type { Config } from '../../src/config.js'
 import { createSyntheticPopulation, DEMO_CAPTURES } from '../../src/matcher/index.js'
 import { useCliTenant } from '../support/cli-tenant.js'
 import { base64url, identify, identifyBody, waitUntilReady } from '../support/palms.js'
@@ -14,7 +15,7 @@ const memberId = (identity: number) => `0190a6b2-0000-7000-8000-${String(identit
 describe('boot load of a large gallery', () => {
   const cli = useCliTenant('boot-admin@example.com')
 
-  it('identifies every sampled member after restarts that decrypt on threads and on the main thread', async () => {
+  it('identifies every sampled member after restarts that decrypt natively, on threads and on the main thread', async () => {
     const capture = (identity: number, hand: 'left' | 'right', attempt: number) => base64url(palms.template(identity, hand, 0, attempt, { quality: 90 }))
     const lines = Array.from({ length: MEMBERS }, (_, identity) => JSON.stringify({
       member_id: memberId(identity), display_name: `P${identity}`,
@@ -32,8 +33,9 @@ describe('boot load of a large gallery', () => {
       return [answer.status, answer.member_id, answer.hand]
     })))
     const expected = sample.flatMap((identity) => ['left', 'right'].map((hand) => ['Found', memberId(identity), hand]))
-    for (const bootDecryptThreads of [2, 0]) {
-      await svc.restart({ bootDecryptThreads })
+    const restarts: Array<Partial<Config>> = [{}, { matcherBackend: 'wasm', bootDecryptThreads: 2 }, { matcherBackend: 'wasm', bootDecryptThreads: 0 }]
+    for (const config of restarts) {
+      await svc.restart(config)
       await waitUntilReady(svc.url, 60_000)
       expect(await answers()).toEqual(expected)
     }
