@@ -18,7 +18,8 @@ import { enqueueEvent, wakeDispatcher } from '../webhooks/outbox.js'
 import { parseCapture, probeVector, referenceTemplate, requireCapturesAgree, type Capture } from './captures.js'
 import { HANDS, type EnvironmentGallery } from './galleries.js'
 import { bestPerMember, rowsForMembers } from './identify-decision.js'
-import { newMemberKey, sealSilhouette, sealTemplate, unwrapMemberKey } from './template-crypto.js'
+import { sealMemberHands } from './member-sealing.js'
+import { newMemberKey, unwrapMemberKey } from './template-crypto.js'
 
 export interface EnrollHand {
   enroll_capture: string
@@ -94,22 +95,6 @@ export async function findDuplicate(environment: EnvironmentGallery, memberId: s
 }
 
 /** The rows enrollment stores per hand, sealed under the member's key: both captures and the reference. */
-export function sealedTemplateRows(key: Uint8Array, memberId: string, environmentId: string, hands: readonly PreparedHand[]): TemplateInsert[] {
-  return hands.flatMap(({ hand, input: handInput, enroll, identify, reference }) => {
-    const common = {
-      member_id: memberId, environment_id: environmentId, hand,
-      silhouette: handInput.silhouette ? sealSilhouette(key, memberId, hand, handInput.silhouette) : null,
-      palm_position: (handInput.palm_position ?? null) as Record<string, number> | null,
-    }
-    return [
-      { ...common, id: newId(), kind: 'enroll' as const, ciphertext: sealTemplate(key, memberId, hand, 'enroll', enroll.bytes) },
-      { ...common, id: newId(), kind: 'identify' as const, ciphertext: sealTemplate(key, memberId, hand, 'identify', identify.bytes) },
-      { ...common, id: newId(), kind: 'reference' as const, silhouette: null, palm_position: null,
-        ciphertext: sealTemplate(key, memberId, hand, 'reference', new Uint8Array(reference.buffer, reference.byteOffset, reference.length)) },
-    ]
-  })
-}
-
 export async function enrollMember(
   app: Pick<AppContext, 'db' | 'galleries' | 'keyring' | 'log' | 'scans' | 'sql'>,
   project: ProjectRow, input: EnrollInput, options: EnrollOptions,
@@ -140,7 +125,7 @@ export async function enrollMember(
     const freshKey = member.wrapped_key ? null : newMemberKey(app.keyring, environment.environment, member.id)
     const wrappedKey = freshKey?.wrapped ?? member.wrapped_key!
     const key = freshKey?.key ?? unwrapMemberKey(app.keyring, environment.environment, member.id, wrappedKey)
-    const rows = sealedTemplateRows(key, member.id, environmentId, hands)
+    const rows = sealMemberHands(key, member.id, environmentId, hands)
 
     const completedAt = new Date()
     let published = false

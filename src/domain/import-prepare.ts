@@ -6,10 +6,10 @@
 import { ServiceError } from '../errors.js'
 import type { EnvironmentRow } from '../store/organizations.js'
 import type { TemplateInsert } from '../store/templates.js'
-import { handProbes, prepareHands, sealedTemplateRows, type HandProbes } from './enrollment.js'
+import { handProbes, prepareHands, type HandProbes, type PreparedHand } from './enrollment.js'
 import type { ImportMember, ImportRejection } from './member-import.js'
 import { checkMetadata } from './members.js'
-import { newMemberKeyUnder } from './template-crypto.js'
+import { sealNewMembers } from './member-sealing.js'
 
 /** What the checks need of the environment (cloned into a thread). */
 export type PrepareEnvironment = Pick<EnvironmentRow, 'id' | 'dimension' | 'extractor_id' | 'extractor_version' | 'min_quality' | 'match_threshold'>
@@ -37,30 +37,31 @@ export interface PrepareResult {
 
 export function prepareImportItems(task: PrepareTask): PrepareResult {
   const { environment, environmentKey, projectId } = task
-  const prepared: PreparedMember[] = []
+  const checked: Array<{ line: number; id: string; member: ImportMember; metadata: unknown; hands: PreparedHand[] }> = []
   const rejected: ImportRejection[] = []
   for (const { line, id, member } of task.items) {
     try {
       const metadata = checkMetadata(member.metadata)
-      const hands = prepareHands(member, environment as EnvironmentRow)
-      const { key, wrapped } = newMemberKeyUnder(environmentKey, id)
-      const now = new Date()
-      prepared.push({
-        line,
-        id,
-        row: {
-          id, project_id: projectId, environment_id: environment.id, display_name: member.display_name,
-          metadata: metadata ?? null, wrapped_key: wrapped, palm_templates_enrolled: 2 * hands.length,
-          created_at: now, updated_at: now, last_enrolled_at: now,
-        },
-        templates: sealedTemplateRows(key, id, environment.id, hands),
-        hands: handProbes(hands),
-      })
+      checked.push({ line, id, member, metadata, hands: prepareHands(member, environment as EnvironmentRow) })
     } catch (error) {
       if (!(error instanceof ServiceError)) throw error
       rejected.push({ line, code: error.code, detail: error.message, ...(error.errors ? { errors: error.errors } : {}) })
     }
   }
+  // Every member of the task sealed in two batches.
+  const sealed = sealNewMembers(environmentKey, environment.id, checked)
+  const now = new Date()
+  const prepared = checked.map(({ line, id, member, metadata, hands }, index): PreparedMember => ({
+    line,
+    id,
+    row: {
+      id, project_id: projectId, environment_id: environment.id, display_name: member.display_name,
+      metadata: metadata ?? null, wrapped_key: sealed[index].wrapped, palm_templates_enrolled: 2 * hands.length,
+      created_at: now, updated_at: now, last_enrolled_at: now,
+    },
+    templates: sealed[index].templates,
+    hands: handProbes(hands),
+  }))
   return { prepared, rejected }
 }
 

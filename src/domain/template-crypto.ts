@@ -14,19 +14,13 @@ export interface WrappedEnvironmentKey {
   wrapped_key: Uint8Array
 }
 
-const memberContext = (memberId: string) => `member:${memberId}`
-const templateContext = (memberId: string, hand: string, kind: TemplateKind) => `template:${memberId}:${hand}:${kind}`
-const silhouetteContext = (memberId: string, hand: string) => `silhouette:${memberId}:${hand}`
+export const memberContext = (memberId: string) => `member:${memberId}`
+export const templateContext = (memberId: string, hand: string, kind: TemplateKind) => `template:${memberId}:${hand}:${kind}`
+export const silhouetteContext = (memberId: string, hand: string) => `silhouette:${memberId}:${hand}`
 
 /** A fresh data key for a new member and its wrapped form (stored in members.wrapped_key). */
 export function newMemberKey(keyring: Keyring, environment: WrappedEnvironmentKey, memberId: string): { key: Buffer; wrapped: Buffer } {
   return keyring.newKey(keyring.environmentKey(environment.id, environment.wrapped_key), memberContext(memberId))
-}
-
-/** newMemberKey with the environment key already unwrapped (an import's threads). */
-export function newMemberKeyUnder(environmentKey: Uint8Array, memberId: string): { key: Buffer; wrapped: Buffer } {
-  const key = randomBytes(32)
-  return { key, wrapped: seal(environmentKey, key, memberContext(memberId)) }
 }
 
 export function unwrapMemberKey(keyring: Keyring, environment: WrappedEnvironmentKey, memberId: string, wrapped: Uint8Array): Buffer {
@@ -47,11 +41,7 @@ export function openTemplate(memberKey: Uint8Array, memberId: string, hand: stri
   return open(memberKey, sealed, templateContext(memberId, hand, kind))
 }
 
-/** The silhouette is an outline of the hand: kept encrypted like the templates (base64 text column). */
-export function sealSilhouette(memberKey: Uint8Array, memberId: string, hand: string, silhouette: string): string {
-  return seal(memberKey, Buffer.from(silhouette, 'utf8'), silhouetteContext(memberId, hand)).toString('base64')
-}
-
+/** The silhouette is an outline of the hand: kept encrypted like the templates (base64 text column; member-sealing.ts seals it). */
 export function openSilhouette(memberKey: Uint8Array, memberId: string, hand: string, sealed: string): string {
   return open(memberKey, Buffer.from(sealed, 'base64'), silhouetteContext(memberId, hand)).toString('utf8')
 }
