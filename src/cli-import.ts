@@ -1,7 +1,8 @@
-// `palmvein import --project <id> [--allow-duplicates] [--rejects <file>] [--batch <n>] <file.ndjson | ->`
+// `palmvein import --project <id> [--allow-duplicates] [--rejects <file>] [--batch <n>] [--progress-lines] <file.ndjson | ->`
 // One member a line: the POST .../members fields and the enroll body's hands. Each line is checked
 // against the same schema as the API, then by domain/member-import.ts. Prints one JSON summary
-// line on stdout; a progress bar goes to stderr on a terminal. Exit 0 when every line was
+// line on stdout; a progress bar goes to stderr on a terminal, or with --progress-lines one JSON
+// line after each batch (what a script or the benchmark reads). Exit 0 when every line was
 // imported (or already present), 1 when some were refused; usage and connection errors exit 2
 // through the CLI's error handler.
 import { createReadStream, createWriteStream, statSync, type WriteStream } from 'node:fs'
@@ -30,6 +31,8 @@ export interface ImportArguments {
   allowDuplicates: boolean
   rejects: string | null
   batch: number
+  /** `{"handled": n}` on stderr after each batch instead of a bar. */
+  progressLines?: boolean
 }
 
 /** The input's lines as import items: JSON and schema errors become rejections with their line numbers. */
@@ -60,7 +63,8 @@ async function* parsedLines(lines: AsyncIterator<string>): AsyncGenerator<Import
   }
 }
 
-function progressBar(total: number | null): { update(handled: number, bytes: number): void; stop(): void } {
+function progressBar(total: number | null, lines: boolean): { update(handled: number, bytes: number): void; stop(): void } {
+  if (lines) return { update: (handled) => { process.stderr.write(`${JSON.stringify({ handled })}\n`) }, stop() {} }
   if (!process.stderr.isTTY) return { update() {}, stop() {} }
   const bar = new SingleBar({
     stream: process.stderr, etaBuffer: 50,
@@ -78,7 +82,7 @@ export async function runImport(args: ImportArguments): Promise<number> {
   return withCliSession(async (session) => {
     const project = await tenantProject(session, args.project, 'members are imported into')
     const rejects: WriteStream | null = args.rejects ? createWriteStream(args.rejects, { mode: 0o600 }) : null
-    const bar = progressBar(total)
+    const bar = progressBar(total, args.progressLines ?? false)
     try {
       const input = args.source === '-' ? process.stdin : createReadStream(args.source)
       let bytes = 0

@@ -6,7 +6,7 @@
 //   palmvein org create --name <name> --admin <subject> [--platform]
 //   palmvein audit verify [--org <id>]
 //   palmvein audit purge [--days <n>]
-//   palmvein import --project <id> [--allow-duplicates] [--rejects <file>] [--batch <n>] <file.ndjson | ->
+//   palmvein import --project <id> [--allow-duplicates] [--rejects <file>] [--batch <n>] [--progress-lines] <file.ndjson | ->
 //   palmvein export --project <id> --include-biometrics
 //   palmvein dedup --environment <id> [--threshold <t>]
 //   palmvein keys rotate-master | retire-master
@@ -49,11 +49,12 @@ const USAGE = `usage:
   palmvein audit verify [--org <id>]              check the audit trail's hash chains (one organization's, or all);
                                                    exit 1 when a record was edited, inserted or deleted
   palmvein audit purge [--days <n>]                run the retention purge now (default PALMVEIN_AUDIT_RETENTION_DAYS)
-  palmvein import --project <project_id> [--allow-duplicates] [--rejects <file>] [--batch <n>] <file.ndjson | ->
+  palmvein import --project <project_id> [--allow-duplicates] [--rejects <file>] [--batch <n>] [--progress-lines] <file.ndjson | ->
                                                    import members with their palms, one JSON object a line
                                                    ({"member_id"?, "display_name", "metadata"?, "left_hand"?, "right_hand"?},
                                                    the hands as in the enroll body); prints a JSON summary; exit 1
-                                                   when some lines were refused (--rejects lists them with their codes)
+                                                   when some lines were refused (--rejects lists them with their codes);
+                                                   --progress-lines: {"handled": n} on stderr after each batch (for scripts)
   palmvein export --project <project_id> --include-biometrics
                                                    print the members with their palm captures (decrypted) as import lines
   palmvein dedup --environment <environment_id> [--threshold <t>]
@@ -228,7 +229,7 @@ function capture(args: string[]): void {
 async function importCommand(args: string[]): Promise<void> {
   let parsed
   try {
-    parsed = parseArgs({ args, options: { project: { type: 'string' }, 'allow-duplicates': { type: 'boolean' }, rejects: { type: 'string' }, batch: { type: 'string' } }, strict: true, allowPositionals: true })
+    parsed = parseArgs({ args, options: { project: { type: 'string' }, 'allow-duplicates': { type: 'boolean' }, rejects: { type: 'string' }, batch: { type: 'string' }, 'progress-lines': { type: 'boolean' } }, strict: true, allowPositionals: true })
   } catch (error) {
     throw new UsageError((error as Error).message)
   }
@@ -237,6 +238,7 @@ async function importCommand(args: string[]): Promise<void> {
   const code = await runImport({
     project: values.project, source: positionals[0], allowDuplicates: values['allow-duplicates'] ?? false,
     rejects: values.rejects ?? null, batch: Math.max(1, wholeNumber('batch', values.batch, DEFAULT_BATCH, 10_000)),
+    progressLines: values['progress-lines'] ?? false,
   }).catch((error: unknown) => {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`cannot read ${positionals[0]}: no such file`)
     return refusalAsUsage(error)

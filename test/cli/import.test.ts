@@ -106,8 +106,10 @@ describe('palmvein import', () => {
     const file = await writeLines('resume.ndjson', [line(11, { member_id: ids[0] }), line(12, { member_id: ids[1] })])
     const first = await runCli(['import', '--project', tenant.projectId, file], env)
     expect([first.code, JSON.parse(first.stdout)]).toMatchObject([0, { imported: 2, skipped: 0, rejected: 0 }])
-    const again = await runCli(['import', '--project', tenant.projectId, file], env)
+    // --progress-lines: one JSON line on stderr per batch, for scripts (the benchmark reads them).
+    const again = await runCli(['import', '--project', tenant.projectId, '--batch', '1', '--progress-lines', file], env)
     expect([again.code, JSON.parse(again.stdout)]).toMatchObject([0, { imported: 0, skipped: 2, rejected: 0 }])
+    expect(again.stderr.trim().split('\n').map((text) => JSON.parse(text))).toEqual([{ handled: 1 }, { handled: 2 }])
   })
 
   it('a SIGKILL mid-import leaves whole members only, and a rerun completes it', async () => {
