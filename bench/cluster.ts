@@ -57,7 +57,7 @@ const summary = (latencies: number[]) => {
 function runSeed(env: Record<string, string>, out: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(here, 'service/seed.mjs'), '--members', String(settings.members), '--probes', String(settings.probes),
-      '--references-only', '--shards', String(settings.shards), '--out', out], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+      '--shards', String(settings.shards), '--out', out], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
     let last = 0
     child.stdout.on('data', (chunk) => {
       for (const line of String(chunk).split('\n').filter(Boolean)) {

@@ -34,7 +34,6 @@ const USAGE = `usage: npm run bench -- [options]
   --rest-rate <per s>     open-loop rate of the REST GETs (default 1000)
   --database-url <url>    PostgreSQL server for the environments (default: DATABASE_URL, else embedded PGlite)
   --embedded              use the embedded database even when DATABASE_URL is set
-  --store-captures        also store each member's encrypted enroll/identify captures (3.5x the rows)
   --seed <int>            synthetic population seed (default 42)
   --skip-matcher          do not run the matcher benchmarks
   --matcher-json <file>   do not run them: put this earlier bench:matcher result in the report
@@ -53,7 +52,7 @@ try {
     options: {
       quick: { type: 'boolean', default: false }, sizes: { type: 'string' }, duration: { type: 'string' }, warmup: { type: 'string' },
       timeout: { type: 'string' }, concurrency: { type: 'string' }, 'rest-rate': { type: 'string' }, 'database-url': { type: 'string' }, embedded: { type: 'boolean', default: false },
-      'store-captures': { type: 'boolean', default: false }, seed: { type: 'string' }, 'skip-matcher': { type: 'boolean', default: false }, 'matcher-json': { type: 'string' },
+      seed: { type: 'string' }, 'skip-matcher': { type: 'boolean', default: false }, 'matcher-json': { type: 'string' },
       'skip-service': { type: 'boolean', default: false }, 'no-build': { type: 'boolean', default: false }, out: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -215,7 +214,7 @@ if (!parsed['skip-service']) {
     console.log(`\n== service under load: ${members.toLocaleString('en-US')} members (${(2 * members).toLocaleString('en-US')} gallery rows) ==`)
     const { environment, matcher: chosen } = await runEnvironment(members, {
       databaseUrl, seed: options.seed, durationSeconds: options.durationSeconds, warmupSeconds: options.warmupSeconds, timeoutSeconds: options.timeoutSeconds,
-      concurrency: options.concurrency, restRate: options.restRate, probes: 1000, storeCaptures: parsed['store-captures'],
+      concurrency: options.concurrency, restRate: options.restRate, probes: 1000,
     }, ui)
     environments.push(environment)
     matcher ??= chosen
@@ -228,7 +227,8 @@ const result = {
   startedAt: startedAt.toISOString(),
   finishedAt: new Date().toISOString(),
   machine: { ...machineInfo(matcher), loadAverage: { before: loadBefore, after: loadAfter } },
-  options: { ...options, storeCaptures: parsed['store-captures'] },
+  // Imported members keep their captures, as enrollment does (older results may have references only).
+  options: { ...options, storeCaptures: true },
   matcher: matcherPhase,
   environments,
 }

@@ -103,7 +103,7 @@ function machineSection(result: BenchResult): string {
 
 function environmentsTable(result: BenchResult): string {
   return table(
-    ['members', 'gallery rows', 'bulk load', 'members/s', 'boot (decrypt + gallery)', 'rows/s', 'service RSS'],
+    ['members', 'gallery rows', 'import', 'members/s', 'boot (decrypt + gallery)', 'rows/s', 'service RSS'],
     result.environments.map((environment) => [
       count(environment.members), count(environment.galleryRows), seconds(environment.seed.seconds), count(Math.round(environment.seed.membersPerSecond)),
       seconds(environment.boot.seconds), count(Math.round(environment.boot.rowsPerSecond)),
@@ -159,7 +159,7 @@ function accuracySection(result: BenchResult): string {
 /** The service's calibration of its threshold for a target FPIR, against what the probes show there. */
 function calibrationTable(measured: EnvironmentResult[]): string {
   const checked = measured.filter((environment) => environment.accuracy!.calibration)
-  if (!checked.length) return "The service's calibration for a target FPIR was not measured: it samples the members' stored captures, and this run seeded references only (`--store-captures` seeds both)."
+  if (!checked.length) return "The service's calibration for a target FPIR was not measured: it samples the members' stored captures, and this run seeded references only (a run from before the benchmark imported its members)."
 
   const percent = (rate: number) => `${(rate * 100).toPrecision(2)} %`
   const rows = checked.map((environment) => {
@@ -224,7 +224,7 @@ export function renderMarkdown(result: BenchResult): string {
     '',
     '## Loading the environments',
     '',
-    'Bulk load: a separate process generates the synthetic members (two hands each), encrypts each member\'s templates under its own data key (wrapped by the environment key) and inserts them in batches, through the same code as enrollment. Boot: the service starts, decrypts every reference template and builds the galleries, as in production.',
+    'Import: a separate process generates the synthetic members (two hands each) as NDJSON, then loads them with `palmvein import` (the CLI: every capture checked as enrollment checks it, each member sealed under its own data key, written in batches; members whose two captures disagree are captured again, as a terminal would, in further passes); members/s is the first pass\'s (nearly every member), the time all passes together. Boot: the service starts, decrypts every reference template and builds the galleries, as in production.',
     '',
     environmentsTable(result),
     '',

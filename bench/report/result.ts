@@ -61,7 +61,7 @@ export interface EnvironmentResult {
   galleryRows: number
   /** Components per gallery row (absent in results before it was recorded: they were all 256). */
   dimension?: number
-  /** Bulk load (generate, encrypt, insert) in its own process before the service starts. */
+  /** `palmvein import` of the members (every pass), before the service starts; the rate is its first pass's (older results: a bulk load's). */
   seed: { seconds: number; membersPerSecond: number }
   /** Service start until it answers /healthz with the gallery loaded (decrypting every template). */
   boot: { seconds: number; rowsPerSecond: number }

@@ -1,4 +1,4 @@
-// One "service under load" phase: a fresh database, N members bulk-loaded by the seeder process,
+// One "service under load" phase: a fresh database, N members imported by the seeder process,
 // the service started from dist/ (timing its boot: decrypting every template into the gallery),
 // then identify at each client count and the REST GETs at a fixed rate, each load in its own
 // generator process. Cleans up its database and data directory whatever happens.
@@ -62,7 +62,7 @@ function writePlan(directory, name, plan) {
 /**
  * @param {number} members
  * @param {{ databaseUrl: string | null, seed: number, durationSeconds: number, warmupSeconds: number,
- *           timeoutSeconds: number, concurrency: number[], restRate: number, probes: number, storeCaptures: boolean }} options
+ *           timeoutSeconds: number, concurrency: number[], restRate: number, probes: number }} options
  * @param {{ phase(name: string, total: number, unit: string): { update(value: number, total?: number): void, stop(): void }, log(line: string): void }} ui
  */
 export async function runEnvironment(members, options, ui) {
@@ -71,16 +71,15 @@ export async function runEnvironment(members, options, ui) {
   let service = null
   try {
     const seedFile = path.join(storage.dataDir, 'seed.json')
-    const seedBar = ui.phase(`bulk load ${members.toLocaleString('en-US')} members`, members, 'members')
+    const seedBar = ui.phase(`palmvein import ${members.toLocaleString('en-US')} members`, members, 'members')
     const seedArgs = ['--members', String(members), '--seed', String(options.seed), '--probes', String(options.probes), '--out', seedFile]
-    if (!options.storeCaptures) seedArgs.push('--references-only')
     await runNode(path.join(here, 'seed.mjs'), seedArgs, env, (line) => {
       const message = JSON.parse(line)
       if (message.type === 'progress') seedBar.update(message.done)
     })
     seedBar.stop()
     const seeded = JSON.parse(fs.readFileSync(seedFile, 'utf8'))
-    ui.log(`  bulk load: ${seeded.members.toLocaleString('en-US')} members in ${seeded.seconds.toFixed(1)} s (${Math.round(seeded.members / seeded.seconds).toLocaleString('en-US')}/s; generate + encrypt ${seeded.prepare_seconds.toFixed(1)} s, insert ${seeded.insert_seconds.toFixed(1)} s)`)
+    ui.log(`  import: ${seeded.members.toLocaleString('en-US')} members in ${seeded.seconds.toFixed(1)} s (first pass ${Math.round(seeded.members_per_second).toLocaleString('en-US')}/s; NDJSON generated beforehand in ${seeded.generate_seconds.toFixed(1)} s; ${seeded.refused.toLocaleString('en-US')} lines refused for captures that disagree, imported again from other attempts or replaced in further passes)`)
 
     const rows = 2 * seeded.members
     const bootBar = ui.phase('boot: decrypt templates into the gallery', rows, 'rows')
@@ -126,12 +125,10 @@ export async function runEnvironment(members, options, ui) {
     const accuracyBar = ui.phase('accuracy: every probe once more, with its 10 best candidates', 0, '')
     const { scores, ...accuracy } = await measureAccuracy({ url: service.url, credential: seeded.api_key, base, probes: seeded.probes, threshold: 0.8, margin: 0.03 })
     accuracyBar.stop()
-    // The service calibrates from its members' stored captures: none with references only.
-    if (options.storeCaptures) {
-      const calibrationBar = ui.phase(`accuracy: the service calibrates its threshold for FPIR ${CALIBRATION_TARGET_FPIR}`, 0, '')
-      accuracy.calibration = await measureCalibration({ url: service.url, token: seeded.admin_token, orgId: seeded.org_id, environmentId: seeded.environment_id, scores })
-      calibrationBar.stop()
-    }
+    // The service calibrates from its members' stored captures (the import keeps them, as enrollment does).
+    const calibrationBar = ui.phase(`accuracy: the service calibrates its threshold for FPIR ${CALIBRATION_TARGET_FPIR}`, 0, '')
+    accuracy.calibration = await measureCalibration({ url: service.url, token: seeded.admin_token, orgId: seeded.org_id, environmentId: seeded.environment_id, scores })
+    calibrationBar.stop()
     const headline = accuracy.points[0]
     ui.log(`  accuracy: FNIR ${(accuracy.atThreshold.fnir.rate * 100).toFixed(2)} % at threshold 0.80 (${accuracy.misses.hard} of ${accuracy.misses.total} misses are hard identities)` +
       (headline.threshold === null ? '' : `; FNIR ${(headline.fnir.rate * 100).toFixed(2)} % at FPIR ${headline.target_fpir} (threshold ${headline.threshold.toFixed(3)})`))
@@ -142,7 +139,7 @@ export async function runEnvironment(members, options, ui) {
     return {
       environment: {
         members: seeded.members, galleryRows: rows, dimension: seeded.dimension, accuracy,
-        seed: { seconds: seeded.seconds, membersPerSecond: seeded.members / seeded.seconds },
+        seed: { seconds: seeded.seconds, membersPerSecond: seeded.members_per_second },
         boot: { seconds: service.bootSeconds, rowsPerSecond: rows / service.bootSeconds },
         serviceRssMiB: rss,
         identify: identify.map(({ errorSamples, ...load }) => load),

@@ -1,7 +1,7 @@
 // Export of a tenant-managed environment's members with their palms (`palmvein export`): the
 // import's line format, captures decrypted, so importing an export reproduces the members. Members
-// whose captures were never stored (a bulk load of references only) are exported without hands
-// and counted: their palms cannot be re-enrolled from a reference alone.
+// whose captures were never stored (references only, from before the benchmark used the import)
+// are exported without hands and counted: their palms cannot be re-enrolled from a reference alone.
 import type { AppContext } from '../app-context.js'
 import { ServiceError } from '../errors.js'
 import { membersPageWithKeys } from '../store/members.js'

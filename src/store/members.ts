@@ -129,12 +129,7 @@ export type BulkWrite = 'copy' | 'insert'
 
 export const bulkWriteFor = (db: Pick<Database, 'kind'>): BulkWrite => (db.kind === 'postgres' ? 'copy' : 'insert')
 
-/** A bulk load's batch in one transaction: the members, then their templates. */
-export async function insertMembersWithTemplates(sql: Sql, memberRows: Array<Record<string, unknown>>, templateRows: Array<Record<string, unknown>>, write: BulkWrite): Promise<void> {
-  await sql.begin((tx) => insertMembersAndTemplates(tx as unknown as Sql, memberRows, templateRows, write))
-}
-
-/** The writes of insertMembersWithTemplates, inside the caller's transaction. */
+/** An import batch's members, then their templates, inside the caller's transaction. */
 export async function insertMembersAndTemplates(tx: Sql, memberRows: ReadonlyArray<Record<string, unknown>>, templateRows: ReadonlyArray<object>, write: BulkWrite): Promise<void> {
   if (write === 'copy') {
     await copyRows(tx, 'members', MEMBER_COLUMNS, memberRows)
