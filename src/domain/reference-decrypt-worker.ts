@@ -108,6 +108,7 @@ function repackKeys(opened: OpenedItems): Uint8Array {
   })
   return table
 }
+
 export function decryptReferences(task: DecryptTask, cipher: BatchCipher): DecryptResult {
   const { environmentKey, dimension, keys, keyEnds, ciphertexts, cipherEnds } = task
   const count = keyEnds.length
@@ -166,7 +167,6 @@ export function decryptReferences(task: DecryptTask, cipher: BatchCipher): Decry
   return { vectors, failures }
 }
 
-// The piscina task.
 // The piscina task: a load starts threads only where node:crypto does its AES-GCM (reference-reader.ts).
 const nodeCipher = createBatchCipher(null)
 export default (task: DecryptTask) => decryptReferences(task, nodeCipher)

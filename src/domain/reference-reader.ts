@@ -14,8 +14,8 @@ import { decryptReferences, packRows, taskOfPage, type DecryptTask } from './ref
 const PAGE_ROWS = 2_000
 const PAGES_AHEAD = 4
 // Loads of at least this many rows decrypt on threads (decrypt-pool.ts) when node:crypto does the
-// AES-GCM (~4 µs a blob); a pool costs ~50 ms to start. The native batch cipher opens a row in
-// ~0.2 µs, less than handing it to a thread costs, so with it every load decrypts here.
+// AES-GCM (~4 µs a blob); a pool costs ~50 ms to start. The native batch cipher opens a blob in
+// ~0.3 µs, less than handing it to a thread costs, so with it every load decrypts here.
 const PARALLEL_DECRYPT_FROM_ROWS = 4_096
 const PROGRESS_EVERY_MS = 2_000
 
