@@ -26,12 +26,11 @@ function runSeed(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number
 
 describe('the benchmark seeder', () => {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'palmvein-seed-'))
-  // The embedded database of a directory of its own, whatever the suite's DATABASE_URL says.
-  const env: Record<string, string> = { PALMVEIN_DATA_DIR: path.join(directory, 'data'), PALMVEIN_MASTER_KEY: randomBytes(32).toString('base64'), PALMVEIN_LOG_LEVEL: 'warn', PALMVEIN_WEBHOOK_WORKER: 'false' }
-  const childEnv = () => {
-    const merged: NodeJS.ProcessEnv = { ...process.env, ...env }
-    delete merged.DATABASE_URL
-    return merged
+  // The embedded database of a directory of its own, whatever the suite's DATABASE_URL says (an
+  // empty DATABASE_URL means none; startService merges this over the test's own environment).
+  const env: Record<string, string> = {
+    DATABASE_URL: '', PALMVEIN_DATA_DIR: path.join(directory, 'data'), PALMVEIN_MASTER_KEY: randomBytes(32).toString('base64'),
+    PALMVEIN_LOG_LEVEL: 'warn', PALMVEIN_WEBHOOK_WORKER: 'false',
   }
   let service: StartedService | null = null
   afterAll(async () => {
@@ -41,7 +40,7 @@ describe('the benchmark seeder', () => {
 
   it('imports N members (replacing palms whose captures disagree) and writes probes a booted service answers as it says', async () => {
     const out = path.join(directory, 'seed.json')
-    const seeded = await runSeed(['--members', String(MEMBERS), '--probes', '12', '--seed', '7', '--batch', '50', '--out', out], childEnv())
+    const seeded = await runSeed(['--members', String(MEMBERS), '--probes', '12', '--seed', '7', '--batch', '50', '--out', out], { ...process.env, ...env })
     expect(seeded.code).toBe(0)
     const progress = seeded.lines.filter((line) => line.type === 'progress').map((line) => line.done as number)
     expect(progress.length).toBeGreaterThan(1)
@@ -57,7 +56,8 @@ describe('the benchmark seeder', () => {
     expect(mated).toHaveLength(6)
     expect(new Set(mated.map((probe: { member_id: string }) => probe.member_id)).size).toBe(6)
 
-    service = await startService({ env: childEnv() as Record<string, string> })
+    service = await startService({ env })
+    expect(service.health).toMatch(/database: ok \(embedded\)/)
     expect(service.health).toMatch(new RegExp(`galleries: ready, 1 environment\\(s\\), ${2 * MEMBERS} rows`))
     for (const probe of mated) {
       const response = await fetch(`${service.url}/v1/projects/${result.project_id}/biometrics/identify`, {
