@@ -10,7 +10,6 @@
 // identify latency and node count at 10M, 100M and 1B members. The report says which figures are
 // measured and which are modelled. Writes bench/results/<time>-cluster/{report.md,results.json}.
 import { randomBytes } from 'node:crypto'
-import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -19,6 +18,7 @@ import { fileURLToPath } from 'node:url'
 import { createMatcher } from '../src/matcher/index.js'
 import { machineInfo } from './report/machine.js'
 import { scratchDatabase } from './service/scratch-database.mjs'
+import { runNode } from './service/run-node.mjs'
 import { freePort, startService } from './service/service-process.mjs'
 import { clusterReport, modelCluster, type ClusterModelInput } from './cluster-model.js'
 
@@ -54,18 +54,14 @@ const summary = (latencies: number[]) => {
   return { p50: quantile(sorted, 0.5), p95: quantile(sorted, 0.95), p99: quantile(sorted, 0.99), count: sorted.length }
 }
 
-function runSeed(env: Record<string, string>, out: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(here, 'service/seed.mjs'), '--members', String(settings.members), '--probes', String(settings.probes),
-      '--shards', String(settings.shards), '--out', out], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
-    let last = 0
-    child.stdout.on('data', (chunk) => {
-      for (const line of String(chunk).split('\n').filter(Boolean)) {
-        const message = JSON.parse(line)
-        if (message.type === 'progress' && message.done - last >= settings.members / 10) { last = message.done; log(`  seeded ${message.done}/${settings.members}`) }
-      }
-    })
-    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`seed.mjs exited with ${code}`))))
+async function runSeed(env: Record<string, string>, out: string): Promise<void> {
+  let last = 0
+  await runNode(path.join(here, 'service/seed.mjs'), ['--members', String(settings.members), '--probes', String(settings.probes),
+    '--shards', String(settings.shards), '--out', out], env, {
+    onLine: (line) => {
+      const message = JSON.parse(line)
+      if (message.type === 'progress' && message.done - last >= settings.members / 10) { last = message.done; log(`  seeded ${message.done}/${settings.members}`) }
+    },
   })
 }
 

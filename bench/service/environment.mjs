@@ -3,13 +3,12 @@
 // then identify at each client count and the REST GETs at a fixed rate, each load in its own
 // generator process. Cleans up its database and data directory whatever happens.
 import { randomBytes } from 'node:crypto'
-import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import readline from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { CALIBRATION_TARGET_FPIR, measureAccuracy, measureCalibration } from './accuracy.mjs'
+import { runNode } from './run-node.mjs'
 import { scratchDatabase } from './scratch-database.mjs'
 import { matcherFromHealth, residentMiB, startService } from './service-process.mjs'
 
@@ -31,22 +30,9 @@ async function createStorage(databaseUrl, members) {
   }
 }
 
-/** Runs a node script; resolves with its stdout lines, calling onLine for each as it comes. */
-function runNode(script, args, env, onLine = () => {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-    const lines = []
-    let stderr = ''
-    child.stderr.on('data', (chunk) => { stderr = (stderr + chunk).slice(-4000) })
-    readline.createInterface({ input: child.stdout }).on('line', (line) => { lines.push(line); onLine(line) })
-    child.once('error', reject)
-    child.once('close', (code) => (code === 0 ? resolve(lines) : reject(new Error(`${path.basename(script)} exited with ${code}:\n${stderr}`))))
-  })
-}
-
 async function runLoad(planFile, mode, options) {
   const args = ['--plan', planFile, `--${mode.kind}`, String(mode.value), '--duration', String(options.durationSeconds), '--warmup', String(options.warmupSeconds), '--timeout', String(options.timeoutSeconds)]
-  const lines = await runNode(path.join(here, 'http-load.mjs'), args, {})
+  const { lines } = await runNode(path.join(here, 'http-load.mjs'), args, {})
   return JSON.parse(lines.at(-1))
 }
 
@@ -73,9 +59,11 @@ export async function runEnvironment(members, options, ui) {
     const seedFile = path.join(storage.dataDir, 'seed.json')
     const seedBar = ui.phase(`palmvein import ${members.toLocaleString('en-US')} members`, members, 'members')
     const seedArgs = ['--members', String(members), '--seed', String(options.seed), '--probes', String(options.probes), '--out', seedFile]
-    await runNode(path.join(here, 'seed.mjs'), seedArgs, env, (line) => {
-      const message = JSON.parse(line)
-      if (message.type === 'progress') seedBar.update(message.done)
+    await runNode(path.join(here, 'seed.mjs'), seedArgs, env, {
+      onLine: (line) => {
+        const message = JSON.parse(line)
+        if (message.type === 'progress') seedBar.update(message.done)
+      },
     })
     seedBar.stop()
     const seeded = JSON.parse(fs.readFileSync(seedFile, 'utf8'))

@@ -13,11 +13,10 @@
 // PALMVEIN_MASTER_KEY like `palmvein serve`. Progress goes to stdout as JSON lines; the output file
 // holds the API key and an admin token, so it is written with mode 0600 and never printed.
 //   node bench/service/seed.mjs --members 10000 --seed 42 --probes 1000 --out /tmp/x/seed.json
-import { spawn } from 'node:child_process'
 import fs from 'node:fs'
-import readline from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { runNode } from './run-node.mjs'
 
 const dist = new URL('../../dist/', import.meta.url)
 const load = (path) => import(new URL(path, dist).href)
@@ -58,23 +57,14 @@ const NON_MATED_IDENTITIES = Math.ceil(probeCount / 2)
 const ATTEMPT_PAIRS = [[0, 1], [0, 2], [1, 2]]
 
 /** Runs `palmvein import` on the file; reports each batch's handled count; resolves with its summary. */
-function runImport(args, onHandled) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'import', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let errors = ''
-    child.stdout.on('data', (chunk) => { stdout += chunk })
-    readline.createInterface({ input: child.stderr }).on('line', (line) => {
-      try {
-        onHandled(JSON.parse(line).handled)
-      } catch {
-        errors += `${line}\n`
-      }
-    })
-    child.once('error', reject)
-    // Exit 1: some lines were refused (listed in --rejects); anything else is a failure.
-    child.once('close', (code) => (code === 0 || code === 1 ? resolve(JSON.parse(stdout)) : reject(new Error(`palmvein import exited with ${code}: ${errors.trim()}`))))
+async function runImport(args, onHandled) {
+  // Exit 1: some lines were refused (listed in --rejects); anything else is a failure.
+  const { lines } = await runNode(CLI, ['import', ...args], {}, {
+    follow: 'stderr', okCodes: [0, 1],
+    // Progress lines only; a warning on stderr is left for the error message.
+    onLine: (line) => { if (line.startsWith('{"handled":')) onHandled(JSON.parse(line).handled) },
   })
+  return JSON.parse(lines.at(-1))
 }
 
 const config = loadConfig()
