@@ -30,15 +30,25 @@ export async function findDuplicatePairs(
   const floor = threshold ?? environment.match_threshold
   const total = await countEnvironmentReferences(app.sql, environmentId)
   const best = new Map<string, DuplicatePair>()
-  let done = 0
-  let after: string | null = null
-  while (true) {
+  // One page searched while the next is read and queued: the pool's threads never wait for the
+  // database or for this thread's bookkeeping between pages (they did 20 % of the time).
+  const searchPage = async (after: string | null) => {
     const page = await environmentReferenceKeysPage(app.sql, environmentId, after, PAGE_ROWS)
     const probes = page.flatMap((row) => {
       const vector = gallery.vector(row.member_id, { partition: row.hand })
       return vector ? [{ row, vector }] : []
     })
-    const results = await gallery.searchBatch(probes.map((probe) => probe.vector), { k: HITS_PER_PROBE })
+    const results = gallery.searchBatch(probes.map((probe) => probe.vector), { k: HITS_PER_PROBE })
+    // Awaited after the page before it; until then a failure must not count as unhandled.
+    results.catch(() => {})
+    return { page, probes, results }
+  }
+  let done = 0
+  let current = await searchPage(null)
+  while (true) {
+    const { page, probes } = current
+    const next = page.length < PAGE_ROWS ? null : await searchPage(page[page.length - 1].id)
+    const results = await current.results
     results.forEach((hits, index) => {
       const { member_id: member, hand } = probes[index].row
       for (const hit of hits) {
@@ -51,8 +61,8 @@ export async function findDuplicatePairs(
     })
     done += page.length
     onProgress(done, Math.max(total, done))
-    if (page.length < PAGE_ROWS) break
-    after = page[page.length - 1].id
+    if (!next) break
+    current = next
   }
   const pairs = [...best.values()].sort((x, y) => y.score - x.score || x.member_a.localeCompare(y.member_a) || x.member_b.localeCompare(y.member_b))
   return { pairs, threshold: floor, references: done }

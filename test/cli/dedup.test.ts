@@ -7,7 +7,8 @@ import { useCliTenant } from '../support/cli-tenant.js'
 import { base64url, type PalmTenant } from '../support/palms.js'
 import { runCli } from '../support/process.js'
 
-const IDENTITIES = 48
+// More palms than one page of the report (2 048): the second page is searched while the first is read.
+const IDENTITIES = 1_100
 const palms = createSyntheticPopulation({ seed: 11, dimension: 256, identities: IDENTITIES, ...DEMO_CAPTURES, relatedFraction: 0.25, relatedSimilarity: 0.97 })
 const memberId = (identity: number) => `0190a6b2-0000-7000-8000-${String(identity).padStart(12, '0')}`
 
