@@ -1,28 +1,16 @@
 // `palmvein import --project <id> [--allow-duplicates] [--rejects <file>] [--batch <n>] [--progress-lines] <file.ndjson | ->`
 // One member a line: the POST .../members fields and the enroll body's hands. Each line is checked
-// against the same schema as the API, then by domain/member-import.ts. Prints one JSON summary
+// against the same schema as the API (domain/import-lines.ts, on the import's threads), then as
+// enroll checks it (domain/member-import.ts). Prints one JSON summary
 // line on stdout; a progress bar goes to stderr on a terminal, or with --progress-lines one JSON
 // line after each batch (what a script or the benchmark reads). Exit 0 when every line was
 // imported (or already present), 1 when some were refused; usage and connection errors exit 2
 // through the CLI's error handler.
 import { createReadStream, createWriteStream, statSync, type WriteStream } from 'node:fs'
-import readline from 'node:readline'
 import { Presets, SingleBar } from 'cli-progress'
 import { tenantProject, withCliSession } from './cli-session.js'
-import { importMembers, type ImportItem, type ImportRejection } from './domain/member-import.js'
-import { EnrollHand } from './http/resources/palms.js'
-import { DisplayName, Metadata } from './http/resources/members.js'
-import { compile, Nullable, Type } from './http/schema.js'
+import { importMembers, type ImportRejection } from './domain/member-import.js'
 
-export const ImportLineSchema = Type.Object({
-  member_id: Type.Optional(Type.String({ format: 'uuid', description: 'keep this id (an import run again skips members already present)' })),
-  display_name: DisplayName,
-  metadata: Type.Optional(Metadata),
-  left_hand: Type.Optional(Nullable(EnrollHand)),
-  right_hand: Type.Optional(Nullable(EnrollHand)),
-}, { additionalProperties: false })
-
-const validLine = compile(ImportLineSchema, 'body')
 export const DEFAULT_BATCH = 500
 
 export interface ImportArguments {
@@ -33,34 +21,6 @@ export interface ImportArguments {
   batch: number
   /** `{"handled": n}` on stderr after each batch instead of a bar. */
   progressLines?: boolean
-}
-
-/** The input's lines as import items: JSON and schema errors become rejections with their line numbers. */
-function itemsOf(input: NodeJS.ReadableStream): AsyncGenerator<ImportItem> {
-  // The iterator is taken now: lines read before the import asks for the first one are queued, not lost.
-  const lines = readline.createInterface({ input, crlfDelay: Infinity })[Symbol.asyncIterator]()
-  return parsedLines(lines)
-}
-
-async function* parsedLines(lines: AsyncIterator<string>): AsyncGenerator<ImportItem> {
-  let line = 0
-  for (let next = await lines.next(); !next.done; next = await lines.next()) {
-    const text = next.value
-    line += 1
-    if (text.trim() === '') continue
-    let value: unknown
-    try {
-      value = JSON.parse(text)
-    } catch (error) {
-      yield { line, rejection: { line, code: 'invalid_request', detail: `line ${line} is not JSON: ${(error as Error).message}` } }
-      continue
-    }
-    if (!validLine(value)) {
-      yield { line, rejection: { line, code: 'invalid_request', detail: `line ${line} does not match the import schema`, errors: validLine.errors } }
-      continue
-    }
-    yield { line, member: value }
-  }
 }
 
 function progressBar(total: number | null, lines: boolean): { update(handled: number, bytes: number): void; stop(): void } {
@@ -86,9 +46,13 @@ export async function runImport(args: ImportArguments): Promise<number> {
     try {
       const input = args.source === '-' ? process.stdin : createReadStream(args.source)
       let bytes = 0
-      const items = itemsOf(input)
-      input.on('data', (chunk: Buffer | string) => { bytes += chunk.length })
-      const summary = await importMembers({ ...session, sql: session.db.sql }, project, items, args.batch, {
+      const counted = async function* () {
+        for await (const chunk of input as AsyncIterable<Buffer>) {
+          bytes += chunk.length
+          yield chunk
+        }
+      }
+      const summary = await importMembers({ ...session, sql: session.db.sql }, project, counted(), args.batch, {
         allowDuplicates: args.allowDuplicates,
         onRejected: (rejection: ImportRejection) => { rejects?.write(JSON.stringify(rejection) + '\n') },
         onProgress: (handled) => bar.update(handled, bytes),

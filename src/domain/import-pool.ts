@@ -1,6 +1,6 @@
-// Threads for an import's checking and sealing (import-prepare.ts), alive for one import: the main
-// thread keeps reading lines, searching for duplicates and writing, the threads do the AES-GCM and
-// the capture maths. Small imports never start them (a pool costs ~50 ms to start).
+// Threads for an import's parsing, checking, sealing and encoding (import-prepare.ts), alive for
+// one import: the main thread keeps cutting lines, searching for duplicates and writing, the
+// threads do the JSON, the AES-GCM, the capture maths and the COPY encoding. Small imports never start them (a pool costs ~50 ms to start).
 import type { PrepareResult, PrepareTask } from './import-prepare.js'
 import { createThreadPool } from './thread-pool.js'
 

@@ -1,12 +1,15 @@
-// The CPU half of an import (member-import.ts): each member's metadata and captures checked as
-// enroll checks them, its reference templates built, a data key made and wrapped by the
-// environment key, and every row sealed. A pure function of its task, so it runs the same on the
-// main thread (small imports) and as the piscina task of an import's threads (import-pool.ts),
-// which leave the main thread to read, write and search.
+// The CPU half of an import (member-import.ts): a batch of input lines parsed and checked against
+// the import schema (import-lines.ts), each member's metadata and captures checked as enroll
+// checks them, its reference templates built, a data key made and wrapped by the environment key,
+// every row sealed and encoded for the bulk write. A pure function of its task, so it runs the
+// same on the main thread (small imports) and as the piscina task of an import's threads
+// (import-pool.ts), which leave the main thread to read, write and search.
 import { ServiceError } from '../errors.js'
+import { newId } from '../ids.js'
+import { bulkRows, type BulkRows, type BulkWrite } from '../store/members.js'
 import type { EnvironmentRow } from '../store/organizations.js'
-import type { TemplateInsert } from '../store/templates.js'
 import { handProbes, prepareHands, type HandProbes, type PreparedHand } from './enrollment.js'
+import { parseLineBatch, type LineBatch } from './import-lines.js'
 import type { ImportMember, ImportRejection } from './member-import.js'
 import { checkMetadata } from './members.js'
 import { sealNewMembers } from './member-sealing.js'
@@ -19,30 +22,32 @@ export interface PrepareTask {
   /** The environment's data key, unwrapped: member keys are wrapped under it. */
   environmentKey: Uint8Array
   projectId: string
-  items: Array<{ line: number; id: string; member: ImportMember }>
+  lines: LineBatch
+  write: BulkWrite
+  /** Return each member's vectors for the duplicate-palm search. */
+  probes: boolean
 }
 
-export interface PreparedMember {
-  line: number
-  id: string
-  row: Record<string, unknown>
-  templates: TemplateInsert[]
-  hands: HandProbes[]
-}
-
+/** The members that passed the checks, in input order; `rows` holds member i's rows at index i. */
 export interface PrepareResult {
-  prepared: PreparedMember[]
+  members: Array<{ line: number; id: string; hands: HandProbes[] }>
+  rows: BulkRows
   rejected: ImportRejection[]
 }
 
-export function prepareImportItems(task: PrepareTask): PrepareResult {
+export function prepareImportLines(task: PrepareTask): PrepareResult {
   const { environment, environmentKey, projectId } = task
   const checked: Array<{ line: number; id: string; member: ImportMember; metadata: unknown; hands: PreparedHand[] }> = []
   const rejected: ImportRejection[] = []
-  for (const { line, id, member } of task.items) {
+  for (const item of parseLineBatch(task.lines)) {
+    if ('rejection' in item) {
+      rejected.push(item.rejection)
+      continue
+    }
+    const { line, member } = item
     try {
       const metadata = checkMetadata(member.metadata)
-      checked.push({ line, id, member, metadata, hands: prepareHands(member, environment as EnvironmentRow) })
+      checked.push({ line, id: member.member_id?.toLowerCase() ?? newId(), member, metadata, hands: prepareHands(member, environment as EnvironmentRow) })
     } catch (error) {
       if (!(error instanceof ServiceError)) throw error
       rejected.push({ line, code: error.code, detail: error.message, ...(error.errors ? { errors: error.errors } : {}) })
@@ -51,19 +56,17 @@ export function prepareImportItems(task: PrepareTask): PrepareResult {
   // Every member of the task sealed in two batches.
   const sealed = sealNewMembers(environmentKey, environment.id, checked)
   const now = new Date()
-  const prepared = checked.map(({ line, id, member, metadata, hands }, index): PreparedMember => ({
-    line,
-    id,
-    row: {
-      id, project_id: projectId, environment_id: environment.id, display_name: member.display_name,
-      metadata: metadata ?? null, wrapped_key: sealed[index].wrapped, palm_templates_enrolled: 2 * hands.length,
-      created_at: now, updated_at: now, last_enrolled_at: now,
-    },
-    templates: sealed[index].templates,
-    hands: handProbes(hands),
+  const memberRows = checked.map(({ id, member, metadata, hands }, index) => ({
+    id, project_id: projectId, environment_id: environment.id, display_name: member.display_name,
+    metadata: metadata ?? null, wrapped_key: sealed[index].wrapped, palm_templates_enrolled: 2 * hands.length,
+    created_at: now, updated_at: now, last_enrolled_at: now,
   }))
-  return { prepared, rejected }
+  return {
+    members: checked.map(({ line, id, hands }) => ({ line, id, hands: task.probes ? handProbes(hands) : [] })),
+    rows: bulkRows(task.write, memberRows, sealed.map((member) => member.templates)),
+    rejected,
+  }
 }
 
 // The piscina task.
-export default prepareImportItems
+export default prepareImportLines

@@ -11,15 +11,15 @@
 import os from 'node:os'
 import type { AppContext } from '../app-context.js'
 import { ServiceError, type ErrorCode } from '../errors.js'
-import { newId } from '../ids.js'
 import type { Sql } from '../store/database.js'
 import { lockEnvironmentGallery, recordGalleryChanges } from '../store/gallery-changes.js'
-import { bulkWriteFor, countMembersOfProject, existingMembers, insertMembersAndTemplates } from '../store/members.js'
+import { bulkWriteFor, countMembersOfProject, existingMembers, insertMembersAndTemplates, type BulkRows } from '../store/members.js'
 import { environmentById, type EnvironmentRow } from '../store/organizations.js'
 import type { ProjectRow } from '../store/projects.js'
-import { findDuplicate, type EnrollHand } from './enrollment.js'
+import { findDuplicate, type EnrollHand, type HandProbes } from './enrollment.js'
 import { createImportPool, type ImportPool } from './import-pool.js'
-import { prepareImportItems, type PrepareResult, type PrepareTask, type PreparedMember } from './import-prepare.js'
+import { lineBatches } from './import-lines.js'
+import { prepareImportLines, type PrepareResult, type PrepareTask } from './import-prepare.js'
 import type { EnvironmentGallery } from './galleries.js'
 
 /** One member to import: the member fields and the enroll body's hands. */
@@ -55,14 +55,17 @@ export interface ImportOptions {
   onRejected?(rejection: ImportRejection): void
   /** After each batch: members handled so far (imported, skipped or rejected). */
   onProgress?(handled: number): void
-  /** Threads that check and seal members once the input exceeds one batch (default: the CPUs but one; 0: this thread). */
+  /** Threads that parse, check, seal and encode members once the input exceeds one batch (default: one per CPU; 0: this thread). */
   threads?: number
 }
 
-/** An input item: a member to import, or a line already refused by the caller's parsing. */
-export type ImportItem = { line: number; member: ImportMember } | { line: number; rejection: ImportRejection }
-
-type Candidate = PreparedMember
+/** A checked and sealed member of a batch; `index` is its place in the batch's rows. */
+interface Candidate {
+  line: number
+  id: string
+  hands: HandProbes[]
+  index: number
+}
 
 /** The project's member count as last counted plus what this import added since. */
 interface HeadcountEstimate {
@@ -75,8 +78,8 @@ const RECOUNT_ABOVE_SHARE = 0.9
 
 type ImportApp = Pick<AppContext, 'db' | 'galleries' | 'keyring' | 'log' | 'sql'>
 
-/** Imports `items` into the project's environment in batches of `batchSize`. */
-export async function importMembers(app: ImportApp, project: ProjectRow, items: AsyncIterable<ImportItem>, batchSize: number, options: ImportOptions = {}): Promise<ImportSummary> {
+/** Imports the NDJSON `input` (one member a line) into the project's environment in batches of `batchSize` lines. */
+export async function importMembers(app: ImportApp, project: ProjectRow, input: AsyncIterable<Buffer | string>, batchSize: number, options: ImportOptions = {}): Promise<ImportSummary> {
   const started = performance.now()
   if (!project.environment_id) throw new ServiceError('environment_not_tenant_managed', `project ${project.id} has no environment of its own to import members into`)
   const environmentId = project.environment_id
@@ -91,58 +94,50 @@ export async function importMembers(app: ImportApp, project: ProjectRow, items: 
     options.onRejected?.(rejection)
   }
 
-  // Members are checked and sealed (import-prepare.ts) ahead of the write, on threads once the
-  // input has more than one batch; batches are written one at a time, in input order.
+  // Lines are parsed, checked, sealed and encoded (import-prepare.ts) ahead of the write, on
+  // threads once the input has more than one batch; batches are written one at a time, in input order.
   const environmentKey = app.keyring.environmentKey(environment.id, environment.wrapped_key)
   const { id, dimension, extractor_id, extractor_version, min_quality, match_threshold } = environment
   const rules = { id, dimension, extractor_id, extractor_version, min_quality, match_threshold }
-  const threads = options.threads ?? Math.max(0, os.availableParallelism() - 1)
+  const allowDuplicates = options.allowDuplicates ?? false
+  const write = bulkWriteFor(app.db)
+  // Every CPU: the reading and writing thread mostly waits (for the threads and the database).
+  const threads = options.threads ?? os.availableParallelism()
   let pool: ImportPool | null = null
-  let batch: PrepareTask['items'] = []
   const preparing: Array<Promise<PrepareResult>> = []
   let writing: Promise<void> = Promise.resolve()
   const writeNext = async () => {
     const result = await preparing.shift()!
     await writing
     for (const rejection of result.rejected) reject(rejection)
-    writing = importBatch(app, project, environment, result.prepared, options.allowDuplicates ?? false, summary, reject, headcount)
+    // A member_id repeated in the input: its first line is the one imported.
+    const candidates: Candidate[] = []
+    result.members.forEach((member, index) => {
+      if (seen.has(member.id)) summary.skipped += 1
+      else candidates.push({ ...member, index })
+      seen.add(member.id)
+    })
+    writing = importBatch(app, project, environment, candidates, result.rows, allowDuplicates, summary, reject, headcount)
       .then(() => options.onProgress?.(summary.imported + summary.skipped + summary.rejected))
     // Awaited by the next write; until then a failure must not count as unhandled.
     writing.catch(() => {})
   }
-  const flush = async (last: boolean) => {
-    if (batch.length) {
-      const task: PrepareTask = { environment: rules, environmentKey, projectId: project.id, items: batch }
-      batch = []
-      if (!pool && !last && threads > 0) pool = createImportPool(threads)
-      const prepared = pool ? pool.prepare(task) : Promise.resolve().then(() => prepareImportItems(task))
-      prepared.catch(() => {})
-      preparing.push(prepared)
-    }
-    // The threads stay busy: up to one batch each prepared ahead of the write.
-    while (preparing.length > (last ? 0 : pool?.threads ?? 0)) await writeNext()
+  const prepare = (task: PrepareTask, last: boolean): Promise<PrepareResult> => {
+    if (!pool && !last && threads > 0) pool = createImportPool(threads)
+    return pool ? pool.prepare(task) : Promise.resolve().then(() => prepareImportLines(task))
   }
   try {
-    for await (const item of items) {
-      if ('rejection' in item) {
-        reject(item.rejection)
-        continue
-      }
-      const { member } = item
-      if (!member.left_hand && !member.right_hand) {
-        reject({ line: item.line, code: 'invalid_request', detail: 'at least one of left_hand and right_hand is required', errors: [{ path: '/left_hand', message: 'is required when right_hand is absent' }] })
-        continue
-      }
-      const id = member.member_id?.toLowerCase() ?? newId()
-      if (seen.has(id)) {
-        summary.skipped += 1
-        continue
-      }
-      seen.add(id)
-      batch.push({ line: item.line, id, member })
-      if (batch.length >= batchSize) await flush(false)
+    const batches = lineBatches(input, batchSize)
+    for (let next = await batches.next(); !next.done;) {
+      const lines = next.value
+      next = await batches.next()
+      const prepared = prepare({ environment: rules, environmentKey, projectId: project.id, lines, write, probes: !allowDuplicates }, next.done === true)
+      prepared.catch(() => {})
+      preparing.push(prepared)
+      // The threads stay busy: up to one batch each prepared ahead of the write.
+      while (preparing.length > ((pool as ImportPool | null)?.threads ?? 0)) await writeNext()
     }
-    await flush(true)
+    while (preparing.length) await writeNext()
     await writing
   } finally {
     // A failure while reading leaves no write running behind the caller's back.
@@ -154,9 +149,10 @@ export async function importMembers(app: ImportApp, project: ProjectRow, items: 
 }
 
 async function importBatch(
-  app: ImportApp, project: ProjectRow, environment: EnvironmentRow, batch: Candidate[], allowDuplicates: boolean,
+  app: ImportApp, project: ProjectRow, environment: EnvironmentRow, batch: Candidate[], rows: BulkRows, allowDuplicates: boolean,
   summary: ImportSummary, reject: (rejection: ImportRejection) => void, headcount: HeadcountEstimate,
 ): Promise<void> {
+  if (!batch.length) return
   const present = new Map((await existingMembers(app.sql, batch.map((candidate) => candidate.id))).map((row) => [row.id, row.project_id]))
   const fresh: Candidate[] = []
   for (const candidate of batch) {
@@ -200,7 +196,7 @@ async function importBatch(
           accepted.push(candidate)
         }
         if (!accepted.length) return
-        await insertMembersAndTemplates(tx as unknown as Sql, accepted.map((candidate) => candidate.row), accepted.flatMap((candidate) => candidate.templates), bulkWriteFor(app.db))
+        await insertMembersAndTemplates(tx as unknown as Sql, rows, accepted.map((candidate) => candidate.index))
         changeSeq = await recordGalleryChanges(tx, environment.id, accepted.map((candidate) => candidate.id))
       })
     } catch (error) {

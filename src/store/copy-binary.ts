@@ -16,62 +16,106 @@ const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1')
 // Microseconds from the Unix epoch to PostgreSQL's (2000-01-01 UTC).
 const POSTGRES_EPOCH_MS = 946_684_800_000
 
-function fieldBytes(type: CopyType, value: unknown): Buffer {
-  switch (type) {
-    case 'uuid':
-      return Buffer.from((value as string).replace(/-/g, ''), 'hex')
-    case 'text':
-      return Buffer.from(value as string, 'utf8')
-    case 'bytea':
-      return Buffer.isBuffer(value) ? value : Buffer.from(value as Uint8Array)
-    case 'int4': {
-      const bytes = Buffer.allocUnsafe(4)
-      bytes.writeInt32BE(value as number)
-      return bytes
-    }
-    case 'timestamptz': {
-      const bytes = Buffer.allocUnsafe(8)
-      bytes.writeBigInt64BE(BigInt((value as Date).getTime() - POSTGRES_EPOCH_MS) * 1000n)
-      return bytes
-    }
-    case 'jsonb':
-      // Version 1 of jsonb's binary form: the JSON text after a version byte.
-      return Buffer.concat([Buffer.of(1), Buffer.from(JSON.stringify(value), 'utf8')])
-  }
-}
+/** Grows as rows are written; every field is written in place, length first. */
+class TupleWriter {
+  bytes = Buffer.allocUnsafe(1 << 16)
+  at = 0
 
-/** The COPY binary stream of `rows` (header, one tuple per row, trailer); null and undefined are NULL. */
-export function encodeCopyBinary(columns: readonly CopyColumn[], rows: ReadonlyArray<Record<string, unknown>>): Buffer {
-  const parts: Buffer[] = [SIGNATURE, Buffer.alloc(8)]
-  const count = Buffer.allocUnsafe(2)
-  count.writeInt16BE(columns.length)
-  for (const row of rows) {
-    parts.push(count)
-    for (const column of columns) {
-      const value = row[column.name]
-      const length = Buffer.allocUnsafe(4)
-      if (value === null || value === undefined) {
-        length.writeInt32BE(-1)
-        parts.push(length)
-        continue
+  reserve(length: number): void {
+    if (this.at + length <= this.bytes.length) return
+    const grown = Buffer.allocUnsafe(Math.max(2 * this.bytes.length, this.at + length))
+    this.bytes.copy(grown, 0, 0, this.at)
+    this.bytes = grown
+  }
+
+  int16(value: number): void {
+    this.reserve(2)
+    this.at = this.bytes.writeInt16BE(value, this.at)
+  }
+
+  field(type: CopyType, value: unknown): void {
+    if (value === null || value === undefined) {
+      this.reserve(4)
+      this.at = this.bytes.writeInt32BE(-1, this.at)
+      return
+    }
+    switch (type) {
+      case 'uuid':
+        this.reserve(20)
+        this.at = this.bytes.writeInt32BE(16, this.at)
+        this.at += this.bytes.write((value as string).replace(/-/g, ''), this.at, 16, 'hex')
+        return
+      case 'text':
+        return this.text(value as string, false)
+      case 'jsonb':
+        // Version 1 of jsonb's binary form: the JSON text after a version byte.
+        return this.text(JSON.stringify(value), true)
+      case 'bytea': {
+        const bytes = value as Uint8Array
+        this.reserve(4 + bytes.length)
+        this.at = this.bytes.writeInt32BE(bytes.length, this.at)
+        this.bytes.set(bytes, this.at)
+        this.at += bytes.length
+        return
       }
-      const bytes = fieldBytes(column.type, value)
-      length.writeInt32BE(bytes.length)
-      parts.push(length, bytes)
+      case 'int4':
+        this.reserve(8)
+        this.at = this.bytes.writeInt32BE(4, this.at)
+        this.at = this.bytes.writeInt32BE(value as number, this.at)
+        return
+      case 'timestamptz':
+        this.reserve(12)
+        this.at = this.bytes.writeInt32BE(8, this.at)
+        this.at = this.bytes.writeBigInt64BE(BigInt((value as Date).getTime() - POSTGRES_EPOCH_MS) * 1000n, this.at)
     }
   }
-  parts.push(Buffer.from([0xff, 0xff]))
-  return Buffer.concat(parts)
+
+  private text(value: string, jsonb: boolean): void {
+    const prefix = jsonb ? 1 : 0
+    this.reserve(4 + prefix + 3 * value.length)
+    const start = this.at + 4
+    if (jsonb) this.bytes[start] = 1
+    const length = prefix + this.bytes.write(value, start + prefix, 'utf8')
+    this.bytes.writeInt32BE(length, this.at)
+    this.at = start + length
+  }
 }
 
-/** Writes `rows` into `table` with binary COPY, inside the caller's transaction. */
-export async function copyRows(tx: Queryable, table: string, columns: readonly CopyColumn[], rows: ReadonlyArray<Record<string, unknown>>): Promise<void> {
-  if (!rows.length) return
+/** Rows as COPY tuples end to end (no header or trailer); `ends[g]` is where group g's rows end. */
+export interface CopyTuples {
+  bytes: Uint8Array
+  ends: Uint32Array
+}
+
+/** Encodes groups of rows (e.g. one member's templates); null and undefined are NULL. */
+export function encodeCopyTuples(columns: readonly CopyColumn[], groups: ReadonlyArray<ReadonlyArray<Record<string, unknown>>>): CopyTuples {
+  const writer = new TupleWriter()
+  const ends = new Uint32Array(groups.length)
+  groups.forEach((rows, group) => {
+    for (const row of rows) {
+      writer.int16(columns.length)
+      for (const column of columns) writer.field(column.type, row[column.name])
+    }
+    ends[group] = writer.at
+  })
+  return { bytes: writer.bytes.subarray(0, writer.at), ends }
+}
+
+/** The tuples of the groups picked, in the order given (views, not copies). */
+export function pickTuples(tuples: CopyTuples, groups: readonly number[]): Uint8Array[] {
+  return groups.map((group) => tuples.bytes.subarray(group === 0 ? 0 : tuples.ends[group - 1], tuples.ends[group]))
+}
+
+const TRAILER = Buffer.from([0xff, 0xff])
+
+/** Writes encoded tuples into `table` with binary COPY, inside the caller's transaction. */
+export async function copyTuples(tx: Queryable, table: string, columns: readonly CopyColumn[], tuples: readonly Uint8Array[]): Promise<void> {
+  if (!tuples.length) return
   const names = columns.map((column) => column.name)
   const stream = await tx`COPY ${tx(table)} (${tx(names)}) FROM STDIN (FORMAT binary)`.writable()
   await new Promise<void>((resolve, reject) => {
     stream.on('error', reject)
     stream.on('finish', resolve)
-    stream.end(encodeCopyBinary(columns, rows))
+    stream.end(Buffer.concat([SIGNATURE, Buffer.alloc(8), ...tuples, TRAILER]))
   })
 }

@@ -1,8 +1,9 @@
 // Queries of the member aggregate. Every query is scoped by project: a member of another project
 // is invisible, exactly like a missing one.
 import type postgres from 'postgres'
-import { copyRows, type CopyColumn } from './copy-binary.js'
+import { copyTuples, encodeCopyTuples, pickTuples, type CopyColumn, type CopyTuples } from './copy-binary.js'
 import type { Database, Queryable, Sql } from './database.js'
+import type { TemplateInsert } from './templates.js'
 
 /** A client or an open transaction. */
 
@@ -129,13 +130,29 @@ export type BulkWrite = 'copy' | 'insert'
 
 export const bulkWriteFor = (db: Pick<Database, 'kind'>): BulkWrite => (db.kind === 'postgres' ? 'copy' : 'insert')
 
-/** An import batch's members, then their templates, inside the caller's transaction. */
-export async function insertMembersAndTemplates(tx: Sql, memberRows: ReadonlyArray<Record<string, unknown>>, templateRows: ReadonlyArray<object>, write: BulkWrite): Promise<void> {
-  if (write === 'copy') {
-    await copyRows(tx, 'members', MEMBER_COLUMNS, memberRows)
-    await copyRows(tx, 'palm_templates', TEMPLATE_COLUMNS, templateRows as ReadonlyArray<Record<string, unknown>>)
+/**
+ * Members and their templates ready for a bulk write, member i with template group i: encoded as
+ * COPY tuples for PostgreSQL (where an import's threads prepare them, the writing thread only
+ * picks and sends bytes), as rows for the embedded database.
+ */
+export type BulkRows =
+  | { write: 'copy'; members: CopyTuples; templates: CopyTuples }
+  | { write: 'insert'; members: Array<Record<string, unknown>>; templates: TemplateInsert[][] }
+
+export function bulkRows(write: BulkWrite, members: Array<Record<string, unknown>>, templates: TemplateInsert[][]): BulkRows {
+  if (write === 'insert') return { write, members, templates }
+  return { write, members: encodeCopyTuples(MEMBER_COLUMNS, members.map((row) => [row])), templates: encodeCopyTuples(TEMPLATE_COLUMNS, templates as unknown as Array<Array<Record<string, unknown>>>) }
+}
+
+/** The picked members of `rows` (indexes into it), then their templates, inside the caller's transaction. */
+export async function insertMembersAndTemplates(tx: Sql, rows: BulkRows, picked: readonly number[]): Promise<void> {
+  if (rows.write === 'copy') {
+    await copyTuples(tx, 'members', MEMBER_COLUMNS, pickTuples(rows.members, picked))
+    await copyTuples(tx, 'palm_templates', TEMPLATE_COLUMNS, pickTuples(rows.templates, picked))
     return
   }
+  const memberRows = picked.map((index) => rows.members[index])
+  const templateRows = picked.flatMap((index) => rows.templates[index])
   await tx`INSERT INTO members ${tx(memberRows.map((row) => ({ ...row, metadata: row.metadata === null ? null : tx.json(row.metadata as postgres.JSONValue) })) as never)}`
   for (let start = 0; start < templateRows.length; start += TEMPLATE_ROWS_PER_STATEMENT) {
     await tx`INSERT INTO palm_templates ${tx(templateRows.slice(start, start + TEMPLATE_ROWS_PER_STATEMENT) as never)}`

@@ -158,6 +158,32 @@ describe('palmvein import', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ imported: 100, rejected: 2, duplicates: 0 })
   })
 
+  it('reads lines however the input is cut: CRLF ends, blank lines, no final newline, a pipe written in small pieces', async () => {
+    const ids = Array.from({ length: 5 }, (_, index) => `0190a6b2-3c4d-7e5f-8a6b-0000000001${String(index).padStart(2, '0')}`)
+    const good = ids.map((id, index) => JSON.stringify(line(30 + index, { member_id: id })))
+    // Lines 1-2 members, 3 blank, 4 member, 5 not JSON, 6 blank (CRLF), 7-8 members, the last without "\n".
+    const text = `${good[0]}\r\n${good[1]}\n\n${good[2]}\r\n{"display_name":\n\r\n${good[3]}\n${good[4]}`
+    const child = spawnCli(['import', '--project', tenant.projectId, '--batch', '2', '--rejects', cli.file('cut.rejects'), '-'], env, 'pipe')
+    let stdout = ''
+    child.stdout!.on('data', (chunk) => { stdout += chunk })
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+    // 97-byte pieces, each its own write: lines and batches are cut anywhere.
+    for (let at = 0; at < text.length; at += 97) {
+      child.stdin!.write(text.slice(at, at + 97))
+      await new Promise((resolve) => setTimeout(resolve, 1))
+    }
+    child.stdin!.end()
+    expect(await exited).toBe(1)
+    expect(JSON.parse(stdout)).toMatchObject({ imported: 5, rejected: 1 })
+    const rejects = (await fs.readFile(cli.file('cut.rejects'), 'utf8')).trim().split('\n').map((entry) => JSON.parse(entry))
+    expect(rejects).toEqual([expect.objectContaining({ line: 5, code: 'invalid_request' })])
+    for (const [index, id] of ids.entries()) {
+      const member = await svc.request('GET', `/v1/projects/${tenant.projectId}/members/${id}`, { auth: tenant.key })
+      expectStatus(member, 200)
+      expect(member.body).toMatchObject({ display_name: `Person ${30 + index}`, palm_templates_enrolled: 4 })
+    }
+  })
+
   it('exits 2 on a usage error or an unknown project, before reading anything', async () => {
     const usage = await runCli(['import', '--project', tenant.projectId], env)
     expect(usage.code).toBe(2)

@@ -13,7 +13,7 @@ export function cliEnv(env: Record<string, string | undefined>): NodeJS.ProcessE
 }
 
 /** `stdin`: a file descriptor the command reads as its standard input (default: none). */
-export function spawnCli(args: string[], env: Record<string, string | undefined>, stdin: number | 'ignore' = 'ignore'): ChildProcess {
+export function spawnCli(args: string[], env: Record<string, string | undefined>, stdin: number | 'ignore' | 'pipe' = 'ignore'): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env: cliEnv(env), stdio: [stdin, 'pipe', 'pipe'] })
 }
 
