@@ -30,14 +30,15 @@ export interface PrepareTask {
 
 /** The members that passed the checks, in input order; `rows` holds member i's rows at index i. */
 export interface PrepareResult {
-  members: Array<{ line: number; id: string; hands: HandProbes[] }>
+  /** `named`: the line gave the member_id (a fresh id cannot repeat). */
+  members: Array<{ line: number; id: string; named: boolean; hands: HandProbes[] }>
   rows: BulkRows
   rejected: ImportRejection[]
 }
 
 export function prepareImportLines(task: PrepareTask): PrepareResult {
   const { environment, environmentKey, projectId } = task
-  const checked: Array<{ line: number; id: string; member: ImportMember; metadata: unknown; hands: PreparedHand[] }> = []
+  const checked: Array<{ line: number; id: string; named: boolean; member: ImportMember; metadata: unknown; hands: PreparedHand[] }> = []
   const rejected: ImportRejection[] = []
   for (const item of parseLineBatch(task.lines)) {
     if ('rejection' in item) {
@@ -47,7 +48,8 @@ export function prepareImportLines(task: PrepareTask): PrepareResult {
     const { line, member } = item
     try {
       const metadata = checkMetadata(member.metadata)
-      checked.push({ line, id: member.member_id?.toLowerCase() ?? newId(), member, metadata, hands: prepareHands(member, environment as EnvironmentRow) })
+      const named = member.member_id !== undefined
+      checked.push({ line, id: named ? member.member_id!.toLowerCase() : newId(), named, member, metadata, hands: prepareHands(member, environment as EnvironmentRow) })
     } catch (error) {
       if (!(error instanceof ServiceError)) throw error
       rejected.push({ line, code: error.code, detail: error.message, ...(error.errors ? { errors: error.errors } : {}) })
@@ -62,7 +64,7 @@ export function prepareImportLines(task: PrepareTask): PrepareResult {
     created_at: now, updated_at: now, last_enrolled_at: now,
   }))
   return {
-    members: checked.map(({ line, id, hands }) => ({ line, id, hands: task.probes ? handProbes(hands) : [] })),
+    members: checked.map(({ line, id, named, hands }) => ({ line, id, named, hands: task.probes ? handProbes(hands) : [] })),
     rows: bulkRows(task.write, memberRows, sealed.map((member) => member.templates)),
     rejected,
   }

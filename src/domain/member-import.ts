@@ -110,12 +110,13 @@ export async function importMembers(app: ImportApp, project: ProjectRow, input: 
     const result = await preparing.shift()!
     await writing
     for (const rejection of result.rejected) reject(rejection)
-    // A member_id repeated in the input: its first line is the one imported.
+    // A member_id repeated in the input: its first line is the one imported. Only ids the input
+    // names are remembered (10M fresh ids would hold ~800 MB).
     const candidates: Candidate[] = []
-    result.members.forEach((member, index) => {
-      if (seen.has(member.id)) summary.skipped += 1
-      else candidates.push({ ...member, index })
-      seen.add(member.id)
+    result.members.forEach(({ line, id, named, hands }, index) => {
+      if (named && seen.has(id)) summary.skipped += 1
+      else candidates.push({ line, id, hands, index })
+      if (named) seen.add(id)
     })
     writing = importBatch(app, project, environment, candidates, result.rows, allowDuplicates, summary, reject, headcount)
       .then(() => options.onProgress?.(summary.imported + summary.skipped + summary.rejected))

@@ -158,11 +158,12 @@ describe('palmvein import', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ imported: 100, rejected: 2, duplicates: 0 })
   })
 
-  it('reads lines however the input is cut: CRLF ends, blank lines, no final newline, a pipe written in small pieces', async () => {
+  it('reads lines however the input is cut (CRLF ends, blank lines, no final newline, a pipe written in small pieces) and imports a repeated member_id once', async () => {
     const ids = Array.from({ length: 5 }, (_, index) => `0190a6b2-3c4d-7e5f-8a6b-0000000001${String(index).padStart(2, '0')}`)
     const good = ids.map((id, index) => JSON.stringify(line(30 + index, { member_id: id })))
-    // Lines 1-2 members, 3 blank, 4 member, 5 not JSON, 6 blank (CRLF), 7-8 members, the last without "\n".
-    const text = `${good[0]}\r\n${good[1]}\n\n${good[2]}\r\n{"display_name":\n\r\n${good[3]}\n${good[4]}`
+    // Lines 1-2 members, 3 blank, 4 member, 5 not JSON, 6 blank (CRLF), 7 member, 8 line 1's
+    // member_id again (skipped), 9 member without a final "\n".
+    const text = `${good[0]}\r\n${good[1]}\n\n${good[2]}\r\n{"display_name":\n\r\n${good[3]}\n${good[0]}\n${good[4]}`
     const child = spawnCli(['import', '--project', tenant.projectId, '--batch', '2', '--rejects', cli.file('cut.rejects'), '-'], env, 'pipe')
     let stdout = ''
     child.stdout!.on('data', (chunk) => { stdout += chunk })
@@ -174,7 +175,7 @@ describe('palmvein import', () => {
     }
     child.stdin!.end()
     expect(await exited).toBe(1)
-    expect(JSON.parse(stdout)).toMatchObject({ imported: 5, rejected: 1 })
+    expect(JSON.parse(stdout)).toMatchObject({ imported: 5, skipped: 1, rejected: 1 })
     const rejects = (await fs.readFile(cli.file('cut.rejects'), 'utf8')).trim().split('\n').map((entry) => JSON.parse(entry))
     expect(rejects).toEqual([expect.objectContaining({ line: 5, code: 'invalid_request' })])
     for (const [index, id] of ids.entries()) {
