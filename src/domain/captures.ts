@@ -21,6 +21,9 @@ export interface Capture {
 
 const BASE64URL_UNPADDED = /^[A-Za-z0-9_-]+$/
 const BASE64_PADDED = /^[A-Za-z0-9+/]+={0,2}$/
+const BASE64URL_VALUE = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+// By length mod 4: the last character's bits that carry no data (2 characters: 4 bits, 3: 2 bits).
+const TRAILING_BITS = [0, 0, 0b1111, 0b11]
 
 function refuse(field: string, message: string): ServiceError {
   return new ServiceError('capture_invalid', `${field.slice(1).replaceAll('/', '.')}: ${message}`, { errors: [{ path: field, message }] })
@@ -33,8 +36,11 @@ export function decodeCaptureText(text: string, field: string): Buffer {
   if (BASE64URL_UNPADDED.test(text)) {
     if (text.length % 4 === 1) throw refuse(field, 'is not valid base64url (truncated)')
     bytes = Buffer.from(text, 'base64url')
-    // Buffer ignores stray trailing bits; a canonical round trip rejects them.
-    if (bytes.toString('base64url') !== text) throw refuse(field, 'is not canonical base64url (non-zero trailing bits)')
+    // Buffer ignores stray trailing bits: the last character's bits past the data must be zero
+    // (what a canonical round trip checks, without encoding the capture again).
+    if (text.length % 4 !== 0 && (BASE64URL_VALUE.indexOf(text[text.length - 1]) & TRAILING_BITS[text.length % 4]) !== 0) {
+      throw refuse(field, 'is not canonical base64url (non-zero trailing bits)')
+    }
   } else if (BASE64_PADDED.test(text) && text.length % 4 === 0) {
     bytes = Buffer.from(text, 'base64')
     if (bytes.toString('base64') !== text) throw refuse(field, 'is not canonical base64 (bad padding or trailing bits)')
@@ -73,34 +79,25 @@ export function parseCapture(text: string, field: string, rules: CaptureRules, h
   return { bytes, template }
 }
 
-// Enrollment asks for each capture's unit vector twice (the agreement check, the reference).
-const unitVectors = new WeakMap<Template, Float64Array>()
+// Unit vectors and the reference's sum are written into these (the largest dimension is 512):
+// fresh Float64Arrays were 10 KB of garbage a member in an import.
+const scratch = [new Float64Array(512), new Float64Array(512), new Float64Array(512)]
 
-/** A capture's components as a unit-norm float vector (int8 payloads are scaled back first). */
-function unitVector(template: Template): Float64Array {
-  let values = unitVectors.get(template)
-  if (!values) {
-    values = computeUnitVector(template)
-    unitVectors.set(template, values)
-  }
-  return values
-}
-
-function computeUnitVector(template: Template): Float64Array {
+/** A capture's components as a unit-norm float vector (int8 payloads are scaled back first), in `out`. */
+function unitVector(template: Template, out: Float64Array): Float64Array {
   // A plain loop: Float64Array.from(vector, mapFn) walks the iterator protocol per component, and
   // was a fifth of an import's time.
   const scale = template.elementType === 'int8' ? template.scale : 1
   const source = template.vector
-  const values = new Float64Array(source.length)
   let sum = 0
   for (let index = 0; index < source.length; index++) {
     const value = source[index] * scale
-    values[index] = value
+    out[index] = value
     sum += value * value
   }
   const inverse = 1 / Math.sqrt(sum)
-  for (let index = 0; index < values.length; index++) values[index] *= inverse
-  return values
+  for (let index = 0; index < source.length; index++) out[index] *= inverse
+  return out
 }
 
 /**
@@ -109,10 +106,10 @@ function computeUnitVector(template: Template): Float64Array {
  * reference would be the mean of two people (or of a palm and noise) and match neither.
  */
 export function requireCapturesAgree(enroll: Capture, identify: Capture, threshold: number, field: string): void {
-  const a = unitVector(enroll.template)
-  const b = unitVector(identify.template)
+  const a = unitVector(enroll.template, scratch[0])
+  const b = unitVector(identify.template, scratch[1])
   let similarity = 0
-  for (let index = 0; index < a.length; index++) similarity += a[index] * b[index]
+  for (let index = 0; index < enroll.template.dimension; index++) similarity += a[index] * b[index]
   if (similarity < threshold) {
     throw refuse(`${field}/identify_capture`, `the enroll and identify captures disagree (similarity ${similarity.toFixed(3)} is under the environment's match threshold ${threshold}): they are not captures of one palm`)
   }
@@ -124,9 +121,9 @@ export function requireCapturesAgree(enroll: Capture, identify: Capture, thresho
  */
 export function referenceTemplate(captures: Capture[], field: string): Int8Array {
   const dimension = captures[0].template.dimension
-  const sum = new Float64Array(dimension)
+  const sum = scratch[2].subarray(0, dimension).fill(0)
   for (const capture of captures) {
-    const unit = unitVector(capture.template)
+    const unit = unitVector(capture.template, scratch[0])
     for (let index = 0; index < dimension; index++) sum[index] += unit[index]
   }
   try {

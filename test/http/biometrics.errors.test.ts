@@ -64,7 +64,14 @@ describe(`biometrics: refusals leave nothing behind (${usingPostgres ? 'PostgreS
     const corrupted = Buffer.from(goodBytes)
     corrupted[100] ^= 0xff
     const vector = palms.capture(6, 'left', 0, 0)
+    // 1048 bytes end in one byte of two characters: the last one's low 4 bits carry no data and
+    // must be zero. Setting one decodes to the same bytes, but is not the canonical text.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+    const text = good.left_hand.identify_capture
+    const stray = `${text.slice(0, -1)}${alphabet[alphabet.indexOf(text.at(-1)!) | 1]}`
+    expect(Buffer.from(stray, 'base64url')).toEqual(Buffer.from(text, 'base64url'))
     const cases: Array<[string, string, RegExp]> = [
+      ['/left_hand/identify_capture', stray, /not canonical base64url \(non-zero trailing bits\)/],
       ['/left_hand/enroll_capture', 'not*base64', /contains "\*" at offset 3/],
       // Trailing garbage: one more byte than the header announces.
       ['/left_hand/enroll_capture', `${good.left_hand.enroll_capture}A`, /1049 bytes, expected 1048 for 256 components/],
