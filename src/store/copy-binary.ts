@@ -3,6 +3,7 @@
 // the server parse every value; the binary format carries raw bytes, and the rows stream while
 // the server stores them. Used by bulk writes on PostgreSQL (the embedded database takes no COPY
 // from a client).
+import { parseUuidInto } from '../matcher/uuid-bytes.js'
 import type { Queryable } from './database.js'
 
 export type CopyType = 'uuid' | 'text' | 'bytea' | 'int4' | 'timestamptz' | 'jsonb'
@@ -43,7 +44,8 @@ class TupleWriter {
       case 'uuid':
         this.reserve(20)
         this.at = this.bytes.writeInt32BE(16, this.at)
-        this.at += this.bytes.write((value as string).replace(/-/g, ''), this.at, 16, 'hex')
+        if (!parseUuidInto(value as string, this.bytes, this.at)) throw new TypeError(`not a UUID: ${String(value)}`)
+        this.at += 16
         return
       case 'text':
         return this.text(value as string, false)
