@@ -65,15 +65,42 @@ export interface ShardFilter { shard: number; shards: number }
  * are left): a walk over the index alone, so a load can ask for the next pages while it reads one.
  */
 export async function referencePageEnd(sql: Sql, environmentId: string, afterId: string | null, rows: number, only?: ShardFilter): Promise<string | null> {
-  // Numbers written into the statement: as parameters, PostgreSQL's generic plan (used from the
-  // sixth call) cannot see how few rows are asked for.
-  const [end] = await sql<Array<{ id: string }>>`
+  // The order is the references index's, (environment_id, id), with the environment in a row
+  // comparison rather than an equality (which would make it a constant the planner drops from the
+  // order): otherwise PostgreSQL walked the primary key at 10M members, reading every capture
+  // row's heap page to filter it out, where this reads the index alone.
+  const where = new BootParameters(environmentId, afterId)
+  const [end] = await sql.unsafe<Array<{ id: string }>>(`
     SELECT t.id FROM palm_templates t
-    WHERE t.environment_id = ${environmentId} AND t.kind = 'reference'
-      AND t.id > ${afterId ?? '00000000-0000-0000-0000-000000000000'}
-      ${only ? sql`AND palmvein_shard_of(t.member_id, ${only.shards}) = ${only.shard}` : sql``}
-    ORDER BY t.id OFFSET ${sql.unsafe(String(Math.trunc(rows) - 1))} LIMIT 1`
+    WHERE (t.environment_id, t.id) > ($1::uuid, $2::uuid) AND t.environment_id <= $1::uuid AND t.kind = 'reference'
+      ${where.shard(only)}
+    ORDER BY t.environment_id, t.id OFFSET ${Math.trunc(rows) - 1} LIMIT 1`, where.values, { prepare: false })
   return end?.id ?? null
+}
+
+/**
+ * A boot's statements go unprepared, so PostgreSQL plans each with its values: a prepared
+ * statement's generic plan (used from the sixth call) cannot see that an id range holds one page,
+ * and at 10M members it read every page with two parallel workers, through the primary key.
+ */
+class BootParameters {
+  readonly values: Array<string | number>
+  constructor(environmentId: string, afterId: string | null) {
+    this.values = [environmentId, afterId ?? '00000000-0000-0000-0000-000000000000']
+  }
+
+  private next(value: string | number): string {
+    this.values.push(value)
+    return `$${this.values.length}`
+  }
+
+  through(id: string | null): string {
+    return id ? `AND t.id <= ${this.next(id)}::uuid` : ''
+  }
+
+  shard(only: ShardFilter | undefined): string {
+    return only ? `AND palmvein_shard_of(t.member_id, ${this.next(only.shards)}::int) = ${this.next(only.shard)}::int` : ''
+  }
 }
 
 /**
@@ -97,7 +124,8 @@ export interface PackedReferencePage {
 
 export async function environmentReferencePage(sql: Sql, environmentId: string, afterId: string | null, throughId: string | null, only?: ShardFilter): Promise<PackedReferencePage> {
   // Every aggregate reads the page's rows in the one order the aggregation sees them.
-  const [page] = await sql<PackedReferencePage[]>`
+  const where = new BootParameters(environmentId, afterId)
+  const [page] = await sql.unsafe<PackedReferencePage[]>(`
     SELECT count(*)::int AS rows,
       coalesce(string_agg(p.member_id::text, ''), '') AS member_ids,
       coalesce(string_agg(left(p.hand, 1), ''), '') AS hands,
@@ -108,12 +136,11 @@ export async function environmentReferencePage(sql: Sql, environmentId: string, 
     FROM (
       SELECT t.id, t.member_id, t.hand, t.ciphertext, m.wrapped_key
       FROM palm_templates t JOIN members m ON m.id = t.member_id
-      WHERE t.environment_id = ${environmentId} AND t.kind = 'reference'
-        AND t.id > ${afterId ?? '00000000-0000-0000-0000-000000000000'}
-        ${throughId ? sql`AND t.id <= ${throughId}` : sql``}
-        ${only ? sql`AND palmvein_shard_of(t.member_id, ${only.shards}) = ${only.shard}` : sql``}
+      WHERE t.environment_id = $1::uuid AND t.kind = 'reference' AND t.id > $2::uuid
+        ${where.through(throughId)}
+        ${where.shard(only)}
       ORDER BY t.id
-    ) p`
+    ) p`, where.values, { prepare: false })
   return page
 }
 
