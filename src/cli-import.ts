@@ -1,6 +1,6 @@
 // `palmvein import --project <id> [--allow-duplicates] [--rejects <file>] [--batch <n>] [--progress-lines] <file.ndjson | ->`
 // One member a line: the POST .../members fields and the enroll body's hands. Each line is checked
-// against the same schema as the API (domain/import-lines.ts, on the import's threads), then as
+// against the same schema as the API (import-lines.ts, on the import's threads), then as
 // enroll checks it (domain/member-import.ts). Prints one JSON summary
 // line on stdout; a progress bar goes to stderr on a terminal, or with --progress-lines one JSON
 // line after each batch (what a script or the benchmark reads). Exit 0 when every line was

@@ -18,7 +18,7 @@ import { environmentById, type EnvironmentRow } from '../store/organizations.js'
 import type { ProjectRow } from '../store/projects.js'
 import { findDuplicate, type EnrollHand, type HandProbes } from './enrollment.js'
 import { createImportPool, type ImportPool } from './import-pool.js'
-import { lineBatches } from './import-lines.js'
+import { lineBatches } from '../import-lines.js'
 import { prepareImportLines, type PrepareResult, type PrepareTask } from './import-prepare.js'
 import type { EnvironmentGallery } from './galleries.js'
 

@@ -3,7 +3,6 @@
 //   - 'uuid': canonical UUIDs kept as 16 bytes a row in a typed array, found through an
 //     open-addressing hash table of row numbers (Int32Array): about 25 bytes a row instead of
 //     a string, a Map entry and an array slot (over 100). Ids are returned in lowercase.
-import { parseUuidInto } from './uuid-bytes.js'
 export type IdKind = 'string' | 'uuid'
 
 export interface IdIndex {
@@ -111,8 +110,24 @@ class UuidIndex implements IdIndex {
       if (id === this.scratchId) return true
       this.scratchId = null
     }
-    if (!parseUuidInto(id, out)) return false
+    if (!this.parseInto(id, out)) return false
     if (out === this.scratch) this.scratchId = id
+    return true
+  }
+
+  private parseInto(id: string, out: Uint8Array): boolean {
+    if (id.length !== 36) return false
+    let at = 0
+    for (let index = 0; index < 36; index++) {
+      if (index === 8 || index === 13 || index === 18 || index === 23) {
+        if (id.charCodeAt(index) !== 45) return false
+        continue
+      }
+      const high = hexValue(id.charCodeAt(index++))
+      const low = hexValue(id.charCodeAt(index))
+      if (high < 0 || low < 0) return false
+      out[at++] = (high << 4) | low
+    }
     return true
   }
 
@@ -233,4 +248,11 @@ class UuidIndex implements IdIndex {
     // Rows past the end are already cleared; keep the arrays (later upserts refill them).
     this.present.fill(0, Math.min(rowCount, this.present.length))
   }
+}
+
+function hexValue(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48
+  if (code >= 97 && code <= 102) return code - 87
+  if (code >= 65 && code <= 70) return code - 55
+  return -1
 }

@@ -3,7 +3,6 @@
 // the server parse every value; the binary format carries raw bytes, and the rows stream while
 // the server stores them. Used by bulk writes on PostgreSQL (the embedded database takes no COPY
 // from a client).
-import { parseUuidInto } from '../matcher/uuid-bytes.js'
 import type { Queryable } from './database.js'
 
 export type CopyType = 'uuid' | 'text' | 'bytea' | 'int4' | 'timestamptz' | 'jsonb'
@@ -16,6 +15,8 @@ export interface CopyColumn {
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1')
 // Microseconds from the Unix epoch to PostgreSQL's (2000-01-01 UTC).
 const POSTGRES_EPOCH_MS = 946_684_800_000
+
+const UUID_GROUPS = [[0, 8], [9, 13], [14, 18], [19, 23], [24, 36]] as const
 
 /** Grows as rows are written; every field is written in place, length first. */
 class TupleWriter {
@@ -44,8 +45,7 @@ class TupleWriter {
       case 'uuid':
         this.reserve(20)
         this.at = this.bytes.writeInt32BE(16, this.at)
-        if (!parseUuidInto(value as string, this.bytes, this.at)) throw new TypeError(`not a UUID: ${String(value)}`)
-        this.at += 16
+        this.uuid(value as string)
         return
       case 'text':
         return this.text(value as string, false)
@@ -70,6 +70,12 @@ class TupleWriter {
         this.at = this.bytes.writeInt32BE(8, this.at)
         this.at = this.bytes.writeBigInt64BE(BigInt((value as Date).getTime() - POSTGRES_EPOCH_MS) * 1000n, this.at)
     }
+  }
+
+  /** The five hex groups of a canonical UUID, written straight in (no regular expression, no joined string). */
+  private uuid(id: string): void {
+    if (id.length !== 36) throw new TypeError(`not a UUID: ${id}`)
+    for (const [from, to] of UUID_GROUPS) this.at += this.bytes.write(id.slice(from, to), this.at, 'hex')
   }
 
   private text(value: string, jsonb: boolean): void {
