@@ -67,7 +67,7 @@ export function createReferenceReader(options: { config: Config; sql: Sql; keyri
         const walk = async () => {
           while (!walked && pages.length < PAGES_AHEAD && !options.stopped()) {
             const through: string | null = await referencePageEnd(sql, environment.id, after, PAGE_ROWS, only)
-            const page = environmentReferencePage(sql, environment.id, after, through, only)
+            const page = environmentReferencePage(sql, environment.id, after, through, PAGE_ROWS, only)
             // Awaited in turn below: until then a failure must not count as unhandled.
             page.catch(() => {})
             pages.push(page)

@@ -72,7 +72,7 @@ export async function referencePageEnd(sql: Sql, environmentId: string, afterId:
   const where = new BootParameters(environmentId, afterId)
   const [end] = await sql.unsafe<Array<{ id: string }>>(`
     SELECT t.id FROM palm_templates t
-    WHERE (t.environment_id, t.id) > ($1::uuid, $2::uuid) AND t.environment_id <= $1::uuid AND t.kind = 'reference'
+    WHERE ${where.range()} AND t.kind = 'reference'
       ${where.shard(only)}
     ORDER BY t.environment_id, t.id OFFSET ${Math.trunc(rows) - 1} LIMIT 1`, where.values, { prepare: false })
   return end?.id ?? null
@@ -94,8 +94,13 @@ class BootParameters {
     return `$${this.values.length}`
   }
 
+  /** The environment's rows after `afterId`, as a range of the references index's key. */
+  range(): string {
+    return '(t.environment_id, t.id) > ($1::uuid, $2::uuid) AND t.environment_id <= $1::uuid'
+  }
+
   through(id: string | null): string {
-    return id ? `AND t.id <= ${this.next(id)}::uuid` : ''
+    return id ? `AND (t.environment_id, t.id) <= ($1::uuid, ${this.next(id)}::uuid)` : ''
   }
 
   shard(only: ShardFilter | undefined): string {
@@ -122,8 +127,11 @@ export interface PackedReferencePage {
   cipher_lengths: number[]
 }
 
-export async function environmentReferencePage(sql: Sql, environmentId: string, afterId: string | null, throughId: string | null, only?: ShardFilter): Promise<PackedReferencePage> {
-  // Every aggregate reads the page's rows in the one order the aggregation sees them.
+export async function environmentReferencePage(sql: Sql, environmentId: string, afterId: string | null, throughId: string | null, rows: number, only?: ShardFilter): Promise<PackedReferencePage> {
+  // Every aggregate reads the page's rows in the one order the aggregation sees them. The page is
+  // the walk's range of the references index, with a literal LIMIT and each member's key read by
+  // a subquery rather than a join: at 10M members the range's estimate (one histogram bucket,
+  // ~200k rows) made PostgreSQL hash-join every page against all of members on parallel workers.
   const where = new BootParameters(environmentId, afterId)
   const [page] = await sql.unsafe<PackedReferencePage[]>(`
     SELECT count(*)::int AS rows,
@@ -134,12 +142,12 @@ export async function environmentReferencePage(sql: Sql, environmentId: string, 
       coalesce(string_agg(p.ciphertext, ''::bytea), ''::bytea) AS ciphertexts,
       coalesce(array_agg(octet_length(p.ciphertext)), '{}') AS cipher_lengths
     FROM (
-      SELECT t.id, t.member_id, t.hand, t.ciphertext, m.wrapped_key
-      FROM palm_templates t JOIN members m ON m.id = t.member_id
-      WHERE t.environment_id = $1::uuid AND t.kind = 'reference' AND t.id > $2::uuid
+      SELECT t.member_id, t.hand, t.ciphertext, (SELECT m.wrapped_key FROM members m WHERE m.id = t.member_id) AS wrapped_key
+      FROM palm_templates t
+      WHERE ${where.range()} AND t.kind = 'reference'
         ${where.through(throughId)}
         ${where.shard(only)}
-      ORDER BY t.id
+      ORDER BY t.environment_id, t.id LIMIT ${Math.trunc(rows)}
     ) p`, where.values, { prepare: false })
   return page
 }
