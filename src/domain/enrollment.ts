@@ -17,7 +17,7 @@ import { replaceHandTemplates, type Hand, type TemplateInsert } from '../store/t
 import { enqueueEvent, wakeDispatcher } from '../webhooks/outbox.js'
 import { parseCapture, probeVector, referenceTemplate, requireCapturesAgree, type Capture } from './captures.js'
 import { HANDS, type EnvironmentGallery } from './galleries.js'
-import { bestPerMember, rowsForMembers } from './identify-decision.js'
+import { rowsForMembers, type GalleryHit } from './identify-decision.js'
 import { sealMemberHands } from './member-sealing.js'
 import { newMemberKey, unwrapMemberKey } from './template-crypto.js'
 
@@ -79,19 +79,38 @@ export interface HandProbes {
 export const handProbes = (hands: readonly PreparedHand[]): HandProbes[] =>
   hands.map((hand) => ({ hand: hand.hand, reference: hand.reference, enroll: probeVector(hand.enroll), identify: probeVector(hand.identify) }))
 
-/** The best score of another member against any of the new hands' captures or references. */
-export async function findDuplicate(environment: EnvironmentGallery, memberId: string, hands: readonly HandProbes[]) {
-  const probes = hands.flatMap((hand) => [hand.reference, hand.enroll, hand.identify])
-  // Four rows always include another member's best row, even when the member's own two lead.
-  const results = await environment.gallery.searchBatch(probes, { k: rowsForMembers(2) })
-  let worst: { hand: Hand; score: number } | null = null
-  results.forEach((hits, index) => {
-    const other = bestPerMember(hits).find((candidate) => candidate.member_id !== memberId)
-    if (other && other.match_score >= environment.environment.match_threshold && (!worst || other.match_score > worst.score)) {
-      worst = { hand: hands[Math.floor(index / 3)].hand, score: other.match_score }
+/** The duplicate-palm search's probes: per hand, its reference and both captures (three a hand, in `hands`' order). */
+export const duplicateProbes = (hands: readonly HandProbes[]): Int8Array[] => hands.flatMap((hand) => [hand.reference, hand.enroll, hand.identify])
+
+/** A match of another member found by the duplicate-palm search: the new hand it matched and its score. */
+export interface DuplicateMatch { hand: Hand; score: number }
+
+/**
+ * The best match at or above the threshold of a member that `counts` (per probe, the first such
+ * member among the hits, best first), or 'unsure' when a probe's `k` hits all reach the threshold
+ * without one that counts: one may lie beyond them.
+ */
+export function duplicateAmong(results: ReadonlyArray<ReadonlyArray<GalleryHit>>, hands: readonly HandProbes[], threshold: number, k: number, counts: (memberId: string) => boolean): DuplicateMatch | null | 'unsure' {
+  let worst: DuplicateMatch | null = null
+  for (let index = 0; index < results.length; index++) {
+    const hits = results[index]
+    const found = hits.find((hit) => hit.score < threshold || counts(hit.id))
+    if (found === undefined) {
+      if (hits.length >= k) return 'unsure'
+    } else if (found.score >= threshold && (!worst || found.score > worst.score)) {
+      worst = { hand: hands[Math.floor(index / 3)].hand, score: found.score }
     }
-  })
-  return worst as { hand: Hand; score: number } | null
+  }
+  return worst
+}
+
+/** The best score of another member against any of the new hands' captures or references. */
+export async function findDuplicate(environment: EnvironmentGallery, memberId: string, hands: readonly HandProbes[]): Promise<DuplicateMatch | null> {
+  // Four rows always include another member's best row, even when the member's own two lead.
+  const k = rowsForMembers(2)
+  const results = await environment.gallery.searchBatch(duplicateProbes(hands), { k })
+  // Every other member counts, so the first hit that is not the member's own decides.
+  return duplicateAmong(results, hands, environment.environment.match_threshold, k, (id) => id !== memberId) as DuplicateMatch | null
 }
 
 /** The rows enrollment stores per hand, sealed under the member's key: both captures and the reference. */

@@ -16,7 +16,8 @@ import { lockEnvironmentGallery, recordGalleryChanges } from '../store/gallery-c
 import { bulkWriteFor, countMembersOfProject, existingMembers, insertMembersAndTemplates, type BulkRows } from '../store/members.js'
 import { environmentById, type EnvironmentRow } from '../store/organizations.js'
 import type { ProjectRow } from '../store/projects.js'
-import { findDuplicate, type EnrollHand, type HandProbes } from './enrollment.js'
+import type { EnrollHand, HandProbes } from './enrollment.js'
+import { screenCandidates } from './import-duplicates.js'
 import { createImportPool, type ImportPool } from './import-pool.js'
 import { lineBatches } from '../import-lines.js'
 import { prepareImportLines, type PrepareResult, type PrepareTask } from './import-prepare.js'
@@ -167,7 +168,9 @@ async function importBatch(
   const write = async (gallery: EnvironmentGallery | null) => {
     let accepted: Candidate[] = []
     let changeSeq = 0
-    const staged: Candidate[] = []
+    let staged: Candidate[] = []
+    const rejectOverHeadcount = (candidate: Candidate) =>
+      reject({ line: candidate.line, code: 'headcount_reached', detail: `project ${project.id} would exceed its headcount of ${project.headcount} members` })
     try {
       await app.sql.begin(async (tx) => {
         accepted = []
@@ -179,22 +182,18 @@ async function importBatch(
           headcount.members = await countMembersOfProject(tx as unknown as Sql, project.id)
         }
         const headroom = project.headcount - headcount.members
-        for (const candidate of fresh) {
-          if (accepted.length >= headroom) {
-            reject({ line: candidate.line, code: 'headcount_reached', detail: `project ${project.id} would exceed its headcount of ${project.headcount} members` })
-            continue
-          }
-          if (gallery) {
-            const duplicate = await findDuplicate(gallery, candidate.id, candidate.hands)
-            if (duplicate) {
-              reject({ line: candidate.line, code: 'duplicate_palm', detail: `the ${duplicate.hand} hand matches another member of this environment (score ${duplicate.score.toFixed(4)})` })
-              continue
-            }
-            // Later members of the file are checked against this one too.
-            for (const hand of candidate.hands) app.galleries.upsert(gallery, candidate.id, hand.hand, hand.reference)
-            staged.push(candidate)
-          }
-          accepted.push(candidate)
+        if (gallery) {
+          const verdicts = await screenCandidates(app.galleries, gallery, fresh, headroom)
+          verdicts.forEach((verdict, index) => {
+            const candidate = fresh[index]
+            if (verdict.accepted) accepted.push(candidate)
+            else if (verdict.headcount) rejectOverHeadcount(candidate)
+            else reject({ line: candidate.line, code: 'duplicate_palm', detail: `the ${verdict.duplicate.hand} hand matches another member of this environment (score ${verdict.duplicate.score.toFixed(4)})` })
+          })
+          staged = accepted
+        } else {
+          accepted = fresh.slice(0, Math.max(0, headroom))
+          fresh.slice(accepted.length).forEach(rejectOverHeadcount)
         }
         if (!accepted.length) return
         await insertMembersAndTemplates(tx as unknown as Sql, rows, accepted.map((candidate) => candidate.index))
