@@ -44,6 +44,22 @@ describe('quantizeFloat', () => {
     expect([...quantizeFloat([2, 0, 0, 0])]).toEqual([127, 0, 0, 0])
     expect([...quantizeFloat([-3, 0])]).toEqual([-127, 0])
   })
+
+  it('rounds every component as the definition says, on random vectors', () => {
+    // The definition written plainly: magnitude minus its floor is exact, so ties are seen exactly.
+    const halfAwayFromZero = (value: number) => {
+      const magnitude = Math.abs(value)
+      const whole = Math.floor(magnitude)
+      return Math.sign(value) * Math.min(127, magnitude - whole >= 0.5 ? whole + 1 : whole)
+    }
+    let state = 12345
+    const random = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32 - 0.5
+    for (let trial = 0; trial < 2000; trial++) {
+      const vector = Float64Array.from({ length: 64 }, random)
+      const scale = 127 / Math.hypot(...vector)
+      expect([...quantizeFloat(vector)]).toEqual(Array.from(vector, (value) => halfAwayFromZero(value * scale) || 0))
+    }
+  })
 })
 
 describe('PVT1 encode/decode', () => {
