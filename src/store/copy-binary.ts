@@ -16,7 +16,11 @@ const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1')
 // Microseconds from the Unix epoch to PostgreSQL's (2000-01-01 UTC).
 const POSTGRES_EPOCH_MS = 946_684_800_000
 
-const UUID_GROUPS = [[0, 8], [9, 13], [14, 18], [19, 23], [24, 36]] as const
+// Each hex digit's value by character code (-1: not a hex digit).
+const HEX_DIGIT = Int8Array.from({ length: 128 }, (_, code) => {
+  const character = String.fromCharCode(code)
+  return /[0-9a-fA-F]/.test(character) ? Number.parseInt(character, 16) : -1
+})
 
 /** Grows as rows are written; every field is written in place, length first. */
 class TupleWriter {
@@ -72,10 +76,22 @@ class TupleWriter {
     }
   }
 
-  /** The five hex groups of a canonical UUID, written straight in (no regular expression, no joined string). */
+  /**
+   * A canonical UUID's 16 bytes, read from its hex digits into place. An import writes ~20 uuids a
+   * member; a Buffer.write of each hex group was a tenth of the import threads' time.
+   */
   private uuid(id: string): void {
     if (id.length !== 36) throw new TypeError(`not a UUID: ${id}`)
-    for (const [from, to] of UUID_GROUPS) this.at += this.bytes.write(id.slice(from, to), this.at, 'hex')
+    const bytes = this.bytes
+    let at = this.at
+    for (let index = 0; index < 36; index += 2) {
+      if (index === 8 || index === 13 || index === 18 || index === 23) index++
+      const high = HEX_DIGIT[id.charCodeAt(index)] ?? -1
+      const low = HEX_DIGIT[id.charCodeAt(index + 1)] ?? -1
+      if (high < 0 || low < 0) throw new TypeError(`not a UUID: ${id}`)
+      bytes[at++] = (high << 4) | low
+    }
+    this.at = at
   }
 
   private text(value: string, jsonb: boolean): void {
