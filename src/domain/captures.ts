@@ -101,23 +101,28 @@ function unitVector(template: Template, out: Float64Array): Float64Array {
 }
 
 /**
- * The two captures of one hand at enrollment must be of one palm: their cosine reaches the
- * environment's match threshold, as a later identify of that palm would have to. Otherwise the
- * reference would be the mean of two people (or of a palm and noise) and match neither.
+ * One hand's reference template from its two enrollment captures, which must be of one palm: their
+ * cosine reaches the environment's match threshold, as a later identify of that palm would have to.
+ * Otherwise the reference would be the mean of two people (or of a palm and noise) and match
+ * neither. The check and the mean share the captures' unit vectors (each was normalised twice).
  */
-export function requireCapturesAgree(enroll: Capture, identify: Capture, threshold: number, field: string): void {
+export function agreedReference(enroll: Capture, identify: Capture, threshold: number, field: string): Int8Array {
+  const dimension = enroll.template.dimension
   const a = unitVector(enroll.template, scratch[0])
   const b = unitVector(identify.template, scratch[1])
   let similarity = 0
-  for (let index = 0; index < enroll.template.dimension; index++) similarity += a[index] * b[index]
+  for (let index = 0; index < dimension; index++) similarity += a[index] * b[index]
   if (similarity < threshold) {
     throw refuse(`${field}/identify_capture`, `the enroll and identify captures disagree (similarity ${similarity.toFixed(3)} is under the environment's match threshold ${threshold}): they are not captures of one palm`)
   }
+  const sum = scratch[2].subarray(0, dimension)
+  for (let index = 0; index < dimension; index++) sum[index] = a[index] + b[index]
+  return quantizeMean(sum, field)
 }
 
 /**
  * The reference template of one hand: the mean of its unit-norm captures, re-normalised and
- * quantised to the in-memory int8 form. Two opposite captures have no mean direction.
+ * quantised to the in-memory int8 form.
  */
 export function referenceTemplate(captures: Capture[], field: string): Int8Array {
   const dimension = captures[0].template.dimension
@@ -126,6 +131,11 @@ export function referenceTemplate(captures: Capture[], field: string): Int8Array
     const unit = unitVector(capture.template, scratch[0])
     for (let index = 0; index < dimension; index++) sum[index] += unit[index]
   }
+  return quantizeMean(sum, field)
+}
+
+/** The int8 form of a sum of unit vectors. Two opposite captures have no mean direction. */
+function quantizeMean(sum: Float64Array, field: string): Int8Array {
   try {
     return quantizeFloat(sum)
   } catch {

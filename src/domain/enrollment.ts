@@ -15,7 +15,7 @@ import type { ProjectRow } from '../store/projects.js'
 import { insertScans, type PalmPosition, type ScanInsert } from '../store/scans.js'
 import { replaceHandTemplates, type Hand, type TemplateInsert } from '../store/templates.js'
 import { enqueueEvent, wakeDispatcher } from '../webhooks/outbox.js'
-import { parseCapture, probeVector, referenceTemplate, requireCapturesAgree, type Capture } from './captures.js'
+import { agreedReference, parseCapture, probeVector, type Capture } from './captures.js'
 import { HANDS, type EnvironmentGallery } from './galleries.js'
 import { rowsForMembers, type GalleryHit } from './identify-decision.js'
 import { sealMemberHands } from './member-sealing.js'
@@ -62,8 +62,7 @@ export function prepareHands(input: Pick<EnrollInput, 'left_hand' | 'right_hand'
     const field = `/${hand}_hand`
     const enroll = parseCapture(handInput.enroll_capture, `${field}/enroll_capture`, environment, hand)
     const identify = parseCapture(handInput.identify_capture, `${field}/identify_capture`, environment, hand)
-    requireCapturesAgree(enroll, identify, environment.match_threshold, field)
-    hands.push({ hand, input: handInput, enroll, identify, reference: referenceTemplate([enroll, identify], field) })
+    hands.push({ hand, input: handInput, enroll, identify, reference: agreedReference(enroll, identify, environment.match_threshold, field) })
   }
   return hands
 }

@@ -64,6 +64,8 @@ export interface ImportOptions {
 interface Candidate {
   line: number
   id: string
+  /** The line gave the member_id (a fresh one cannot be present). */
+  named: boolean
   hands: HandProbes[]
   index: number
 }
@@ -116,7 +118,7 @@ export async function importMembers(app: ImportApp, project: ProjectRow, input: 
     const candidates: Candidate[] = []
     result.members.forEach(({ line, id, named, hands }, index) => {
       if (named && seen.has(id)) summary.skipped += 1
-      else candidates.push({ line, id, hands, index })
+      else candidates.push({ line, id, named, hands, index })
       if (named) seen.add(id)
     })
     writing = importBatch(app, project, environment, candidates, result.rows, allowDuplicates, summary, reject, headcount)
@@ -155,7 +157,8 @@ async function importBatch(
   summary: ImportSummary, reject: (rejection: ImportRejection) => void, headcount: HeadcountEstimate,
 ): Promise<void> {
   if (!batch.length) return
-  const present = new Map((await existingMembers(app.sql, batch.map((candidate) => candidate.id))).map((row) => [row.id, row.project_id]))
+  const named = batch.filter((candidate) => candidate.named).map((candidate) => candidate.id)
+  const present = new Map(named.length ? (await existingMembers(app.sql, named)).map((row) => [row.id, row.project_id]) : [])
   const fresh: Candidate[] = []
   for (const candidate of batch) {
     const projectId = present.get(candidate.id)
