@@ -83,20 +83,15 @@ export function parseCapture(text: string, field: string, rules: CaptureRules, h
 // fresh Float64Arrays were 10 KB of garbage a member in an import.
 const scratch = [new Float64Array(512), new Float64Array(512), new Float64Array(512)]
 
-/** A capture's components as a unit-norm float vector (int8 payloads are scaled back first), in `out`. */
+/** A capture's components as a unit-norm float vector, in `out` (an int8 capture's scale cancels out). */
 function unitVector(template: Template, out: Float64Array): Float64Array {
-  // A plain loop: Float64Array.from(vector, mapFn) walks the iterator protocol per component, and
-  // was a fifth of an import's time.
-  const scale = template.elementType === 'int8' ? template.scale : 1
+  // Plain loops: Float64Array.from(vector, mapFn) walks the iterator protocol per component, and
+  // was a fifth of an import's time. The same arithmetic as int8UnitSum: v * (1 / |v|).
   const source = template.vector
   let sum = 0
-  for (let index = 0; index < source.length; index++) {
-    const value = source[index] * scale
-    out[index] = value
-    sum += value * value
-  }
+  for (let index = 0; index < source.length; index++) sum += source[index] * source[index]
   const inverse = 1 / Math.sqrt(sum)
-  for (let index = 0; index < source.length; index++) out[index] *= inverse
+  for (let index = 0; index < source.length; index++) out[index] = source[index] * inverse
   return out
 }
 
@@ -108,16 +103,43 @@ function unitVector(template: Template, out: Float64Array): Float64Array {
  */
 export function agreedReference(enroll: Capture, identify: Capture, threshold: number, field: string): Int8Array {
   const dimension = enroll.template.dimension
-  const a = unitVector(enroll.template, scratch[0])
-  const b = unitVector(identify.template, scratch[1])
+  const sum = scratch[2].subarray(0, dimension)
   let similarity = 0
-  for (let index = 0; index < dimension; index++) similarity += a[index] * b[index]
+  if (enroll.template.vector instanceof Int8Array && identify.template.vector instanceof Int8Array) {
+    similarity = int8UnitSum(enroll.template.vector, identify.template.vector, sum)
+  } else {
+    const a = unitVector(enroll.template, scratch[0])
+    const b = unitVector(identify.template, scratch[1])
+    for (let index = 0; index < dimension; index++) {
+      similarity += a[index] * b[index]
+      sum[index] = a[index] + b[index]
+    }
+  }
   if (similarity < threshold) {
     throw refuse(`${field}/identify_capture`, `the enroll and identify captures disagree (similarity ${similarity.toFixed(3)} is under the environment's match threshold ${threshold}): they are not captures of one palm`)
   }
-  const sum = scratch[2].subarray(0, dimension)
-  for (let index = 0; index < dimension; index++) sum[index] = a[index] + b[index]
   return quantizeMean(sum, field)
+}
+
+/**
+ * Two int8 captures' cosine, and the sum of their unit vectors in `sum`: the norms and the dot
+ * product in one pass of integer arithmetic (an int8 capture's scale cancels out of both).
+ */
+function int8UnitSum(a: Int8Array, b: Int8Array, sum: Float64Array): number {
+  let aa = 0
+  let bb = 0
+  let ab = 0
+  for (let index = 0; index < a.length; index++) {
+    const x = a[index]
+    const y = b[index]
+    aa += x * x
+    bb += y * y
+    ab += x * y
+  }
+  const inverseA = 1 / Math.sqrt(aa)
+  const inverseB = 1 / Math.sqrt(bb)
+  for (let index = 0; index < a.length; index++) sum[index] = a[index] * inverseA + b[index] * inverseB
+  return ab * inverseA * inverseB
 }
 
 /**
