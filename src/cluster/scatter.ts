@@ -131,6 +131,7 @@ export function createScatter(options: ScatterOptions): Scatter {
         search(environment, toInt8Vector(probe, environment.dimension), searchOptions, syncedSeq())
       return {
         upsert: (id, vector, upsertOptions) => local.upsert(id, vector, upsertOptions),
+        reserve: (rows, reserveOptions) => local.reserve(rows, reserveOptions),
         remove: (id, removeOptions) => local.remove(id, removeOptions),
         has: (id, hasOptions) => local.has(id, hasOptions),
         vector: (id, vectorOptions) => local.vector(id, vectorOptions),

@@ -70,15 +70,19 @@ export class GalleryStore {
     const row = this.rowCount
     // Reserve first: if memory is full, nothing has changed.
     const chunk = this.chunkFor(row)
-    const previous = this.ids.rowOf(id)
-    if (previous !== undefined) this.kill(previous)
+    const previous = this.ids.place(id, row)
+    if (previous !== undefined) Atomics.store(this.chunks[Math.floor(previous / this.chunkRows)].live, previous % this.chunkRows, 0)
     const local = row % this.chunkRows
     chunk.rows.set(vector, local * this.shape.strideInBytes)
     chunk.norms[local] = normSquaredInt8(vector)
     writeSignBits(vector, chunk.bits, local * this.shape.signBytes)
     Atomics.store(chunk.live, local, 1)
-    this.ids.set(id, row)
     this.rowCount = row + 1
+  }
+
+  /** Room in the id maps for `rows` more rows (a load that knows its size). */
+  reserve(rows: number): void {
+    this.ids.reserve(this.ids.size + rows)
   }
 
   remove(id: string): boolean {

@@ -61,6 +61,11 @@ export interface ExactAuditCounts {
 export interface Gallery {
   /** Adds or replaces the vector stored under `id` in `options.partition` (default: none). */
   upsert(id: string, vector: VectorInput, options?: UpsertOptions): void
+  /**
+   * Makes room for `rows` more rows in `options.partition` (default: none), so a load that knows
+   * its size fills id maps sized once instead of regrown (and copied) as it goes.
+   */
+  reserve(rows: number, options?: PartitionOption): void
   /** Removes `id` (from one partition, or all); true if it was there. Searches resolving afterwards never return it. */
   remove(id: string, options?: PartitionOption): boolean
   has(id: string, options?: PartitionOption): boolean
@@ -222,6 +227,10 @@ export function createGallery(memory: SharedMemory, engine: ScanEngine, options:
       const store = storeFor(partition)
       store.upsert(store.ids.normalise(id), int8)
       maybeCompact(store)
+    },
+    reserve(rows, option = {}) {
+      if (!Number.isSafeInteger(rows) || rows < 0) throw new RangeError(`rows must be a whole number, got ${rows}`)
+      storeFor(checkPartition(option.partition)).reserve(rows)
     },
     remove(id, option = {}) {
       let removed = false

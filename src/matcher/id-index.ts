@@ -14,6 +14,10 @@ export interface IdIndex {
   isPresent(row: number): boolean
   /** Records `id` at `row` (a row beyond every row used so far, or a hole being filled). */
   set(id: string, row: number): void
+  /** Records `id` at the new `row`; where the id was already, returns its old row (now forgotten). One lookup, where rowOf then set made two. */
+  place(id: string, row: number): number | undefined
+  /** Room for `rows` ids in all, so that filling it grows nothing. */
+  reserve(rows: number): void
   /** Forgets the id at `row`. */
   clear(row: number): void
   /** Moves the id at `from` to the empty `to` (compaction). */
@@ -60,6 +64,13 @@ export class StringIndex implements IdIndex {
     last.set(id, row)
     this.count++
   }
+  place(id: string, row: number) {
+    const previous = this.rowOf(id)
+    if (previous !== undefined) this.clear(previous)
+    this.set(id, row)
+    return previous
+  }
+  reserve() {}
   clear(row: number) {
     const id = this.idByRow[row]
     this.idByRow[row] = undefined
@@ -176,14 +187,23 @@ class UuidIndex implements IdIndex {
   }
 
   private ensureRows(rows: number): void {
-    if (rows <= this.present.length) return
-    const capacity = Math.max(rows, this.present.length * 2)
+    if (rows > this.present.length) this.resizeRows(Math.max(rows, this.present.length * 2))
+  }
+
+  private resizeRows(capacity: number): void {
     const bytes = new Uint8Array(capacity * 16)
     bytes.set(this.bytes)
     this.bytes = bytes
     const present = new Uint8Array(capacity)
     present.set(this.present)
     this.present = present
+  }
+
+  reserve(rows: number): void {
+    if (rows > this.present.length) this.resizeRows(rows)
+    let size = this.slots.length
+    while (size < 2 * rows) size *= 2
+    if (size > this.slots.length) this.rebuild(size)
   }
 
   private insertSlot(row: number): void {
@@ -197,7 +217,10 @@ class UuidIndex implements IdIndex {
 
   private rehash(): void {
     // Grow only when live ids need it; otherwise rebuild at the same size to drop DELETED marks.
-    const size = this.count * 4 > this.slots.length ? this.slots.length * 2 : this.slots.length
+    this.rebuild(this.count * 4 > this.slots.length ? this.slots.length * 2 : this.slots.length)
+  }
+
+  private rebuild(size: number): void {
     this.slots = new Int32Array(size).fill(EMPTY)
     this.used = 0
     const mask = size - 1
@@ -208,6 +231,35 @@ class UuidIndex implements IdIndex {
       this.slots[slot] = row
       this.used++
     }
+  }
+
+  place(id: string, row: number): number | undefined {
+    if (!this.parse(id, this.scratch)) throw new TypeError(`id must be a UUID, got ${JSON.stringify(id)}`)
+    this.ensureRows(row + 1)
+    if ((this.used + 1) * 2 > this.slots.length) this.rehash()
+    const mask = this.slots.length - 1
+    let reusable = -1
+    let slot = this.hashAt(this.scratch, 0) & mask
+    for (; ; slot = (slot + 1) & mask) {
+      const held = this.slots[slot]
+      if (held === EMPTY) break
+      if (held === DELETED) {
+        if (reusable < 0) reusable = slot
+      } else if (this.sameAs(held, this.scratch)) {
+        this.bytes.set(this.scratch, row * 16)
+        this.present[row] = 1
+        this.present[held] = 0
+        this.slots[slot] = row
+        return held
+      }
+    }
+    if (reusable >= 0) slot = reusable
+    else this.used++
+    this.slots[slot] = row
+    this.bytes.set(this.scratch, row * 16)
+    this.present[row] = 1
+    this.count++
+    return undefined
   }
 
   set(id: string, row: number): void {
