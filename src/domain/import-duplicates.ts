@@ -38,11 +38,12 @@ export async function screenCandidates(galleries: Pick<Galleries, 'upsert' | 're
     const results = await Promise.all(candidates.map((candidate) => gallery.gallery.searchBatch(duplicateProbes(candidate.hands), { k: BATCH_SEARCH_ROWS })))
     const place = new Map(candidates.map((candidate, index) => [candidate.id, index]))
     for (let index = 0; index < candidates.length; index++) {
+      const self = candidates[index].id
       if (accepted >= headroom) {
         verdicts.push({ accepted: false, headcount: true })
+        galleries.removeMember(gallery.environment.id, self)
         continue
       }
-      const self = candidates[index].id
       const counts = (memberId: string) => {
         if (memberId === self) return false
         const other = place.get(memberId)
