@@ -133,7 +133,7 @@ export async function environmentReferencePage(sql: Sql, environmentId: string, 
   // a subquery rather than a join: at 10M members the range's estimate (one histogram bucket,
   // ~200k rows) made PostgreSQL hash-join every page against all of members on parallel workers.
   // The bytes come as base64 text, not bytea: the client reads results as text, and bytea's hex
-  // text (twice the size, decoded apart) was a quarter of a 10M-member boot's main thread.
+  // text (twice the size, decoded apart) was a seventh of a 10M-member boot's main thread.
   const where = new BootParameters(environmentId, afterId)
   const [page] = await sql.unsafe<Array<Omit<PackedReferencePage, 'keys' | 'ciphertexts'> & { keys: string; ciphertexts: string }>>(`
     SELECT count(*)::int AS rows,
