@@ -11,7 +11,8 @@
 import os from 'node:os'
 import type { AppContext } from '../app-context.js'
 import { ServiceError, type ErrorCode } from '../errors.js'
-import type { Sql } from '../store/database.js'
+import type { Queryable, Sql } from '../store/database.js'
+import { commitWithoutFlushWait, waitForDurableCommits } from '../store/commit-durability.js'
 import { lockEnvironmentGallery, recordGalleryChanges } from '../store/gallery-changes.js'
 import { bulkWriteFor, countMembersOfProject, existingMembers, insertMembersAndTemplates, type BulkRows } from '../store/members.js'
 import { environmentById, type EnvironmentRow } from '../store/organizations.js'
@@ -73,11 +74,18 @@ interface Candidate {
 /** The project's member count as last counted plus what this import added since. */
 interface HeadcountEstimate {
   members: number | null
+  /** Candidates of the batches being written. */
+  pending: number
 }
 
 // Past this share of the headcount every batch counts again, so members enrolled through the API
 // meanwhile are seen before the limit (the API checks its own enrollments itself).
 const RECOUNT_ABOVE_SHARE = 0.9
+
+// Batches written at once on PostgreSQL without the duplicate search, each on its own connection:
+// the server's work on a batch (its COPY, the keys and checks of ~3 000 rows) was the import's
+// critical path, on one of two cores, while the import's threads stood idle.
+const OVERLAPPING_WRITES = 2
 
 type ImportApp = Pick<AppContext, 'db' | 'galleries' | 'keyring' | 'log' | 'sql'>
 
@@ -90,7 +98,9 @@ export async function importMembers(app: ImportApp, project: ProjectRow, input: 
   if (!environment) throw new ServiceError('not_found', `environment ${environmentId} not found`)
   const summary: ImportSummary = { imported: 0, skipped: 0, rejected: 0, duplicates: 0, seconds: 0 }
   const seen = new Set<string>()
-  const headcount: HeadcountEstimate = { members: null }
+  const headcount: HeadcountEstimate = { members: null, pending: 0 }
+  // On PostgreSQL every batch but the last commits without waiting for its WAL flush (commit-durability.ts).
+  const flushes = { deferred: app.db.kind === 'postgres', pending: false }
   const reject = (rejection: ImportRejection) => {
     summary.rejected += 1
     if (rejection.code === 'duplicate_palm') summary.duplicates += 1
@@ -108,10 +118,13 @@ export async function importMembers(app: ImportApp, project: ProjectRow, input: 
   const threads = options.threads ?? os.availableParallelism()
   let pool: ImportPool | null = null
   const preparing: Array<Promise<PrepareResult>> = []
-  let writing: Promise<void> = Promise.resolve()
-  const writeNext = async () => {
+  // Writes in flight, oldest first. Settling one rethrows its failure.
+  const writing: Array<Promise<void>> = []
+  const settle = async (keep: number) => {
+    while (writing.length > keep) await writing.shift()
+  }
+  const writeNext = async (last: boolean) => {
     const result = await preparing.shift()!
-    await writing
     for (const rejection of result.rejected) reject(rejection)
     // A member_id repeated in the input: its first line is the one imported. Only ids the input
     // names are remembered (10M fresh ids would hold ~800 MB).
@@ -121,10 +134,20 @@ export async function importMembers(app: ImportApp, project: ProjectRow, input: 
       else candidates.push({ line, id, named, hands, index })
       if (named) seen.add(id)
     })
-    writing = importBatch(app, project, environment, candidates, result.rows, allowDuplicates, summary, reject, headcount)
+    // Overlapping writes (OVERLAPPING_WRITES) are for batches the headcount estimate admits whole
+    // without a recount; any other batch, and the last, waits for the writes before it.
+    const overlap = !last && flushes.deferred && allowDuplicates && headcount.members !== null &&
+      headcount.members + headcount.pending + candidates.length <= project.headcount * RECOUNT_ABOVE_SHARE
+    await settle(overlap ? OVERLAPPING_WRITES - 1 : 0)
+    const batch: BatchWrite = { allowDuplicates, summary, reject, headcount, durable: last || !flushes.deferred, overlap }
+    headcount.pending += candidates.length
+    const written = importBatch(app, project, environment, candidates, result.rows, batch)
+      .then((committed) => { if (committed) flushes.pending = !batch.durable })
+      .finally(() => { headcount.pending -= candidates.length })
       .then(() => options.onProgress?.(summary.imported + summary.skipped + summary.rejected))
-    // Awaited by the next write; until then a failure must not count as unhandled.
-    writing.catch(() => {})
+    // Settled by a later write; until then a failure must not count as unhandled.
+    written.catch(() => {})
+    writing.push(written)
   }
   const prepare = (task: PrepareTask, last: boolean): Promise<PrepareResult> => {
     if (!pool && !last && threads > 0) pool = createImportPool(threads)
@@ -138,25 +161,41 @@ export async function importMembers(app: ImportApp, project: ProjectRow, input: 
       const prepared = prepare({ environment: rules, environmentKey, projectId: project.id, lines, write, probes: !allowDuplicates }, next.done === true)
       prepared.catch(() => {})
       preparing.push(prepared)
-      // The threads stay busy: up to one batch each prepared ahead of the write.
-      while (preparing.length > ((pool as ImportPool | null)?.threads ?? 0)) await writeNext()
+      // The threads stay busy: up to two batches each prepared ahead of the write.
+      while (preparing.length > 2 * ((pool as ImportPool | null)?.threads ?? 0)) await writeNext(next.done === true && preparing.length === 1)
     }
-    while (preparing.length) await writeNext()
-    await writing
+    while (preparing.length) await writeNext(preparing.length === 1)
+    await settle(0)
+    // The last batch committed nothing: the ones before it may still be on their way to disk.
+    if (flushes.pending) await waitForDurableCommits(app.sql)
   } finally {
     // A failure while reading leaves no write running behind the caller's back.
-    await writing.catch(() => {})
+    await Promise.allSettled(writing)
     await (pool as ImportPool | null)?.close()
   }
   summary.seconds = (performance.now() - started) / 1000
   return summary
 }
 
-async function importBatch(
-  app: ImportApp, project: ProjectRow, environment: EnvironmentRow, batch: Candidate[], rows: BulkRows, allowDuplicates: boolean,
-  summary: ImportSummary, reject: (rejection: ImportRejection) => void, headcount: HeadcountEstimate,
-): Promise<void> {
-  if (!batch.length) return
+/** How a batch is written, and where its outcome is counted. */
+interface BatchWrite {
+  allowDuplicates: boolean
+  summary: ImportSummary
+  reject(rejection: ImportRejection): void
+  headcount: HeadcountEstimate
+  /** Wait for the commit's WAL flush (the last batch); otherwise commitWithoutFlushWait. */
+  durable: boolean
+  /**
+   * Written beside another batch: the headcount estimate admitted it whole, and it takes the
+   * gallery lock after its COPY, only to number its changes (in commit order, as readers expect).
+   */
+  overlap: boolean
+}
+
+/** Writes one batch; true when it committed members. */
+async function importBatch(app: ImportApp, project: ProjectRow, environment: EnvironmentRow, batch: Candidate[], rows: BulkRows, how: BatchWrite): Promise<boolean> {
+  const { allowDuplicates, summary, reject, headcount } = how
+  if (!batch.length) return false
   const named = batch.filter((candidate) => candidate.named).map((candidate) => candidate.id)
   const present = new Map(named.length ? (await existingMembers(app.sql, named)).map((row) => [row.id, row.project_id]) : [])
   const fresh: Candidate[] = []
@@ -166,40 +205,49 @@ async function importBatch(
     else if (projectId === project.id) summary.skipped += 1
     else reject({ line: candidate.line, code: 'conflict', detail: `member_id ${candidate.id} belongs to another project`, errors: [{ path: '/member_id', message: 'is taken' }] })
   }
-  if (!fresh.length) return
+  if (!fresh.length) return false
 
-  const write = async (gallery: EnvironmentGallery | null) => {
+  const write = async (gallery: EnvironmentGallery | null): Promise<boolean> => {
     let accepted: Candidate[] = []
     let changeSeq = 0
     let staged: Candidate[] = []
     const rejectOverHeadcount = (candidate: Candidate) =>
       reject({ line: candidate.line, code: 'headcount_reached', detail: `project ${project.id} would exceed its headcount of ${project.headcount} members` })
+    // Under the gallery lock: which of the fresh candidates the headcount (and the duplicate search) admit.
+    const admit = async (tx: Queryable): Promise<Candidate[]> => {
+      if (gallery) await app.galleries.catchUp(gallery, tx)
+      // Counted under the lock at the first batch and again near the headcount; between, the
+      // count plus what this import added (a count per batch made a 1M-member import quadratic).
+      if (headcount.members === null || headcount.members + fresh.length > project.headcount * RECOUNT_ABOVE_SHARE) {
+        headcount.members = await countMembersOfProject(tx as unknown as Sql, project.id)
+      }
+      const headroom = project.headcount - headcount.members
+      if (!gallery) {
+        fresh.slice(Math.max(0, headroom)).forEach(rejectOverHeadcount)
+        return fresh.slice(0, Math.max(0, headroom))
+      }
+      const admitted: Candidate[] = []
+      const verdicts = await screenCandidates(app.galleries, gallery, fresh, headroom)
+      verdicts.forEach((verdict, index) => {
+        const candidate = fresh[index]
+        if (verdict.accepted) admitted.push(candidate)
+        else if (verdict.headcount) rejectOverHeadcount(candidate)
+        else reject({ line: candidate.line, code: 'duplicate_palm', detail: `the ${verdict.duplicate.hand} hand matches another member of this environment (score ${verdict.duplicate.score.toFixed(4)})` })
+      })
+      return admitted
+    }
     try {
       await app.sql.begin(async (tx) => {
-        accepted = []
-        await lockEnvironmentGallery(tx, environment.id)
-        if (gallery) await app.galleries.catchUp(gallery, tx)
-        // Counted under the lock at the first batch and again near the headcount; between, the
-        // count plus what this import added (a count per batch made a 1M-member import quadratic).
-        if (headcount.members === null || headcount.members + fresh.length > project.headcount * RECOUNT_ABOVE_SHARE) {
-          headcount.members = await countMembersOfProject(tx as unknown as Sql, project.id)
-        }
-        const headroom = project.headcount - headcount.members
-        if (gallery) {
-          const verdicts = await screenCandidates(app.galleries, gallery, fresh, headroom)
-          verdicts.forEach((verdict, index) => {
-            const candidate = fresh[index]
-            if (verdict.accepted) accepted.push(candidate)
-            else if (verdict.headcount) rejectOverHeadcount(candidate)
-            else reject({ line: candidate.line, code: 'duplicate_palm', detail: `the ${verdict.duplicate.hand} hand matches another member of this environment (score ${verdict.duplicate.score.toFixed(4)})` })
-          })
-          staged = accepted
-        } else {
-          accepted = fresh.slice(0, Math.max(0, headroom))
-          fresh.slice(accepted.length).forEach(rejectOverHeadcount)
+        if (!how.durable) await commitWithoutFlushWait(tx)
+        if (how.overlap) accepted = fresh
+        else {
+          await lockEnvironmentGallery(tx, environment.id)
+          accepted = await admit(tx)
+          if (gallery) staged = accepted
         }
         if (!accepted.length) return
         await insertMembersAndTemplates(tx as unknown as Sql, rows, accepted.map((candidate) => candidate.index))
+        if (how.overlap) await lockEnvironmentGallery(tx, environment.id)
         changeSeq = await recordGalleryChanges(tx, environment.id, accepted.map((candidate) => candidate.id))
       })
     } catch (error) {
@@ -209,10 +257,10 @@ async function importBatch(
     }
     summary.imported += accepted.length
     headcount.members! += accepted.length
-    if (!accepted.length) return
+    if (!accepted.length) return false
     if (gallery) app.galleries.applied(environment.id, changeSeq)
     await app.galleries.announce(environment.id, accepted[0].id).catch((error) => app.log.warn({ err: error }, 'import: gallery notification failed'))
+    return true
   }
-  if (allowDuplicates) await write(null)
-  else await app.galleries.exclusive(environment.id, write)
+  return allowDuplicates ? write(null) : app.galleries.exclusive(environment.id, write)
 }

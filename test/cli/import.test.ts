@@ -113,7 +113,7 @@ describe('palmvein import', () => {
   })
 
   it('a SIGKILL mid-import leaves whole members only, and a rerun completes it', async () => {
-    const { projectId } = await addProjectFor(tenant)
+    const { projectId } = await addProjectFor(tenant, 'killed', 'enterprise')
     const members = Array.from({ length: 120 }, (_, index) => line(index, { member_id: `0190a6b2-3c4d-7e5f-9a6b-${String(index).padStart(12, '0')}` }))
     const file = await writeLines('killed.ndjson', members)
     const listed = async () => {
@@ -136,26 +136,44 @@ describe('palmvein import', () => {
     expect((await listed()).length).toBe(members.length)
   }, 90_000)
 
-  async function addProjectFor(owner: PalmTenant) {
-    const environment = await svc.request('POST', `/v1/organization/${owner.orgId}/environments`, { auth: owner.token, body: { name: 'killed' } })
+  /** A project with an environment of its own; the sandbox plan admits 100 members. */
+  async function addProjectFor(owner: PalmTenant, name: string, plan: 'enterprise' | 'sandbox') {
+    const environment = await svc.request('POST', `/v1/organization/${owner.orgId}/environments`, { auth: owner.token, body: { name } })
     expectStatus(environment, 201)
-    const project = await svc.request('POST', `/v1/organization/${owner.orgId}/projects`, { auth: owner.token, body: { name: 'killed', environment_id: environment.body.id, plan: 'enterprise' } })
+    const project = await svc.request('POST', `/v1/organization/${owner.orgId}/projects`, { auth: owner.token, body: { name, environment_id: environment.body.id, plan } })
     expectStatus(project, 201)
     return { projectId: project.body.id as string }
   }
 
   it('reads stdin, and refuses what the headcount does not allow', async () => {
-    const org = tenant.orgId
-    const sandbox = await svc.request('POST', `/v1/organization/${org}/environments`, { auth: tenant.token, body: { name: 'small' } })
-    expectStatus(sandbox, 201)
-    const project = await svc.request('POST', `/v1/organization/${org}/projects`, { auth: tenant.token, body: { name: 'sandbox', environment_id: sandbox.body.id, plan: 'sandbox' } })
-    expectStatus(project, 201)
+    const { projectId } = await addProjectFor(tenant, 'small', 'sandbox')
     const lines = Array.from({ length: 102 }, (_, index) => JSON.stringify(line(20 + index % 110, { display_name: `P${index}` }))).join('\n')
     const file = await writeLines('many.ndjson', [lines])
     const input = await fs.open(file)
-    const result = await runCli(['import', '--project', project.body.id, '--allow-duplicates', '-'], env, input.fd).finally(() => input.close())
+    const result = await runCli(['import', '--project', projectId, '--allow-duplicates', '-'], env, input.fd).finally(() => input.close())
     expect(result.code).toBe(1)
     expect(JSON.parse(result.stdout)).toMatchObject({ imported: 100, rejected: 2, duplicates: 0 })
+  })
+
+  it('in small batches (on PostgreSQL two are written at once) lands the first members up to the headcount, and a last batch of bad lines still ends the import', async () => {
+    const { projectId } = await addProjectFor(tenant, 'overlapping', 'sandbox')
+    // 15 batches of 7 good lines (the sandbox plan admits 100 members), then a batch of one bad line.
+    const members = Array.from({ length: 105 }, (_, index) => line(index % 110, { member_id: `0190a6b2-3c4d-7e5f-ab6b-${String(index + 1).padStart(12, '0')}` }))
+    const file = await writeLines('overlapping.ndjson', [...members, '{"display_name": "cut off'])
+    const rejectsFile = cli.file('overlapping.rejects')
+    const result = await runCli(['import', '--project', projectId, '--allow-duplicates', '--batch', '7', '--rejects', rejectsFile, file], env)
+    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 1, stderr: '' })
+    expect(JSON.parse(result.stdout)).toMatchObject({ imported: 100, rejected: 6, duplicates: 0 })
+    const rejects = (await fs.readFile(rejectsFile, 'utf8')).trim().split('\n').map((text) => JSON.parse(text))
+    expect(rejects.map((rejection) => [rejection.line, rejection.code]).sort((a, b) => a[0] - b[0])).toEqual([
+      ...[101, 102, 103, 104, 105].map((number) => [number, 'headcount_reached']), [106, 'invalid_request'],
+    ])
+    for (const number of [1, 50, 100]) {
+      const member = await svc.request('GET', `/v1/projects/${projectId}/members/${members[number - 1].member_id}`, { auth: tenant.key })
+      expect([number, member.status, member.body.palm_templates_enrolled]).toEqual([number, 200, 4])
+    }
+    const refused = await svc.request('GET', `/v1/projects/${projectId}/members/${members[100].member_id}`, { auth: tenant.key })
+    expect(refused.status).toBe(404)
   })
 
   it('reads lines however the input is cut (CRLF ends, blank lines, no final newline, a pipe written in small pieces) and imports a repeated member_id once', async () => {
