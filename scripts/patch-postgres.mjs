@@ -7,13 +7,19 @@
 // socket goes back to the pool as closed, so the pool reconnects it rather than failing on it. It also drops a half-written buffer when
 // a connection closes, so a reconnect does not send it ahead of its startup message.
 //
-// Idempotent; a copy that already carries the guard (a fixed release) is left alone. The runtime
+// It also resumes the connection's socket when a COPY … TO STDOUT ends (porsager/postgres#499; the
+// fix, PR #1016, is not merged): a COPY stream that buffers past its mark pauses the socket, and
+// when the COPY's last rows and its end arrived in the same chunk, nothing resumed it, so the next
+// query on that connection waited forever. A boot reads its pages by COPY on PostgreSQL.
+//
+// Idempotent; a copy that already carries a fix (a fixed release) is left alone. The runtime
 // check in src/store/postgres-patch.ts refuses to start on an unpatched copy.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 
 export const MARKER = '/* palmvein: nextWrite guard */'
+export const COPY_MARKER = '/* palmvein: resume after COPY */'
 
 const GUARD_FROM = `  function nextWrite(fn) {
     const x = socket.write(chunk, fn)`
@@ -35,12 +41,28 @@ const CLOSED_TO = `    clearImmediate(nextWriteTimer)
     chunk = nextWriteTimer = null
     socket.removeListener('data', data)`
 
+const COPY_DONE_FROM = `  function CopyDone() {
+    stream && stream.push(null)
+    stream = null`
+const COPY_DONE_TO = `${COPY_DONE_FROM}
+    socket.resume() ${COPY_MARKER}`
+
+// Each fix: its marker, then what it replaces and with what.
+const FIXES = [
+  { marker: MARKER, replacements: [[GUARD_FROM, GUARD_TO], [CLOSED_FROM, CLOSED_TO]] },
+  { marker: COPY_MARKER, replacements: [[COPY_DONE_FROM, COPY_DONE_TO]] },
+]
+
 function patch(file) {
-  const source = readFileSync(file, 'utf8')
-  if (source.includes(MARKER)) return 'already patched'
-  if (!source.includes(GUARD_FROM) || !source.includes(CLOSED_FROM)) return 'not the expected source (left alone)'
-  writeFileSync(file, source.replace(GUARD_FROM, GUARD_TO).replace(CLOSED_FROM, CLOSED_TO))
-  return 'patched'
+  let source = readFileSync(file, 'utf8')
+  const outcomes = FIXES.map(({ marker, replacements }) => {
+    if (source.includes(marker)) return 'already patched'
+    if (!replacements.every(([from]) => source.includes(from))) return 'not the expected source (left alone)'
+    for (const [from, to] of replacements) source = source.replace(from, to)
+    return 'patched'
+  })
+  writeFileSync(file, source)
+  return outcomes.join(', ')
 }
 
 /** The installed package's directory: its entry point resolved as ours would be, then up to its package.json. */

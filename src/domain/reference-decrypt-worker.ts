@@ -2,7 +2,7 @@
 // unwrapped with the environment key, the references opened and their lengths checked, each step
 // one batch (gcm-batch.ts), the vectors packed in one buffer. It runs on the main thread for small
 // reads, and as the piscina task of a boot load's threads (decrypt-pool.ts).
-import type { PackedReferencePage } from '../store/templates.js'
+import type { PackedReferencePage } from '../store/reference-pages.js'
 import { createBatchCipher, type BatchCipher, type OpenedItems } from './gcm-batch.js'
 
 export interface DecryptRow {

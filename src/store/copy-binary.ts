@@ -143,3 +143,65 @@ export async function copyTuples(tx: Queryable, table: string, columns: readonly
     stream.end(Buffer.concat([SIGNATURE, Buffer.alloc(8), ...tuples, TRAILER]))
   })
 }
+
+// The 11-byte signature, 4 bytes of flags and the header extension's length, before any extension.
+const HEADER_BYTES = SIGNATURE.length + 8
+
+/**
+ * The fields of a binary COPY … TO STDOUT of `columns` columns: for row r and column c, where its
+ * bytes start (`starts[r * columns + c]`) and how many there are (`lengths[…]`, -1 for NULL).
+ */
+export interface CopyFields {
+  rows: number
+  starts: Int32Array
+  lengths: Int32Array
+}
+
+export function parseCopyFields(bytes: Buffer, columns: number): CopyFields {
+  if (bytes.length < HEADER_BYTES || !bytes.subarray(0, SIGNATURE.length).equals(SIGNATURE)) throw new Error('not a binary COPY stream')
+  let at = HEADER_BYTES + bytes.readInt32BE(HEADER_BYTES - 4)
+  let capacity = 1024
+  let starts = new Int32Array(capacity * columns)
+  let lengths = new Int32Array(capacity * columns)
+  let rows = 0
+  for (;;) {
+    const count = bytes.readInt16BE(at)
+    at += 2
+    if (count === -1) break
+    if (count !== columns) throw new Error(`binary COPY row of ${count} fields, ${columns} expected`)
+    if (rows === capacity) {
+      capacity *= 2
+      const grownStarts = new Int32Array(capacity * columns)
+      const grownLengths = new Int32Array(capacity * columns)
+      grownStarts.set(starts)
+      grownLengths.set(lengths)
+      starts = grownStarts
+      lengths = grownLengths
+    }
+    for (let column = 0, field = rows * columns; column < columns; column++, field++) {
+      const length = bytes.readInt32BE(at)
+      at += 4
+      starts[field] = at
+      lengths[field] = length
+      if (length > 0) at += length
+    }
+    rows++
+  }
+  return { rows, starts, lengths }
+}
+
+/**
+ * Rows written by `COPY (query) TO STDOUT (FORMAT binary)`, whole. The query can take no parameters.
+ * Needs postgres.js's resume after COPY (scripts/patch-postgres.mjs), or a COPY whose end arrives
+ * behind a full buffer leaves its connection stalled for the pool's next query.
+ */
+export async function copyOut(sql: Queryable, query: string): Promise<Buffer> {
+  const stream = await sql.unsafe(`COPY (${query}) TO STDOUT (FORMAT binary)`).readable()
+  const chunks: Buffer[] = []
+  await new Promise<void>((resolve, reject) => {
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk))
+    stream.on('error', reject)
+    stream.on('end', resolve)
+  })
+  return Buffer.concat(chunks)
+}

@@ -1,11 +1,12 @@
-// Whether the installed postgres.js carries the nextWrite guard (scripts/patch-postgres.mjs, run on
-// install): without it, a connection lost under a transaction throws from a setImmediate and ends
-// the process. An install with --ignore-scripts skips it; the service then says so at start.
+// Whether the installed postgres.js carries palmvein's fixes (scripts/patch-postgres.mjs, run on
+// install): without the nextWrite guard, a connection lost under a transaction throws from a
+// setImmediate and ends the process; without the resume after COPY, a boot's page read could leave
+// a connection stalled. An install with --ignore-scripts skips them; the service then says so at start.
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 
-const MARKER = '/* palmvein: nextWrite guard */'
+const MARKERS = ['/* palmvein: nextWrite guard */', '/* palmvein: resume after COPY */']
 
 /** The ES module build, which this package imports. */
 export function postgresIsPatched(): boolean {
@@ -13,5 +14,5 @@ export function postgresIsPatched(): boolean {
   // The CommonJS entry is cjs/src/index.js; the ES build sits in src/ beside cjs/.
   const root = path.resolve(path.dirname(entry), '..', '..')
   const files = [path.join(root, 'src', 'connection.js'), path.join(root, 'cjs', 'src', 'connection.js')]
-  return files.every((file) => readFileSync(file, 'utf8').includes(MARKER))
+  return files.every((file) => MARKERS.every((marker) => readFileSync(file, 'utf8').includes(marker)))
 }
