@@ -12,8 +12,6 @@ export interface IdIndex {
   /** The id of `row` if one is there. */
   idAt(row: number): string | undefined
   isPresent(row: number): boolean
-  /** Records `id` at `row` (a row beyond every row used so far, or a hole being filled). */
-  set(id: string, row: number): void
   /** Records `id` at the new `row`; where the id was already, returns its old row (now forgotten). One lookup, where rowOf then set made two. */
   place(id: string, row: number): number | undefined
   /** Room for `rows` ids in all, so that filling it grows nothing. */
@@ -55,19 +53,14 @@ export class StringIndex implements IdIndex {
   rowOf(id: string) { return this.mapHolding(id)?.get(id) }
   idAt(row: number) { return this.idByRow[row] }
   isPresent(row: number) { return this.idByRow[row] !== undefined }
-  set(id: string, row: number) {
+  place(id: string, row: number) {
+    const previous = this.rowOf(id)
+    if (previous !== undefined) this.clear(previous)
     this.idByRow[row] = id
-    const holding = this.mapHolding(id)
-    if (holding) return void holding.set(id, row)
     let last = this.maps[this.maps.length - 1]
     if (last.size >= this.entriesPerMap) this.maps.push(last = new Map())
     last.set(id, row)
     this.count++
-  }
-  place(id: string, row: number) {
-    const previous = this.rowOf(id)
-    if (previous !== undefined) this.clear(previous)
-    this.set(id, row)
     return previous
   }
   reserve() {}
@@ -206,15 +199,6 @@ class UuidIndex implements IdIndex {
     if (size > this.slots.length) this.rebuild(size)
   }
 
-  private insertSlot(row: number): void {
-    if ((this.used + 1) * 2 > this.slots.length) this.rehash()
-    const mask = this.slots.length - 1
-    let slot = this.hashAt(this.bytes, row * 16) & mask
-    while (this.slots[slot] !== EMPTY && this.slots[slot] !== DELETED) slot = (slot + 1) & mask
-    if (this.slots[slot] === EMPTY) this.used++
-    this.slots[slot] = row
-  }
-
   private rehash(): void {
     // Grow only when live ids need it; otherwise rebuild at the same size to drop DELETED marks.
     this.rebuild(this.count * 4 > this.slots.length ? this.slots.length * 2 : this.slots.length)
@@ -260,15 +244,6 @@ class UuidIndex implements IdIndex {
     this.present[row] = 1
     this.count++
     return undefined
-  }
-
-  set(id: string, row: number): void {
-    if (!this.parse(id, this.scratch)) throw new TypeError(`id must be a UUID, got ${JSON.stringify(id)}`)
-    this.ensureRows(row + 1)
-    this.bytes.set(this.scratch, row * 16)
-    this.present[row] = 1
-    this.count++
-    this.insertSlot(row)
   }
 
   private slotOfRow(row: number): number {

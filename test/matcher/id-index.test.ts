@@ -21,8 +21,9 @@ function drive(index: IdIndex, ids: readonly string[], seed: number): string[] {
     const action = next(10)
     const existing = index.rowOf(id)
     if (action < 3) {
+      // Forgotten first: the id is placed as a new one.
       if (existing !== undefined) index.clear(existing)
-      index.set(id, rows++)
+      expect(index.place(id, rows++)).toBeUndefined()
     } else if (action < 6) {
       // One lookup: the id's old row comes back, forgotten.
       expect(index.place(id, rows++)).toBe(existing)
@@ -59,7 +60,7 @@ describe('id index', () => {
     const ids = Array.from({ length: 300 }, (_, index) => `member-${index}`)
     const small = new StringIndex(16)
     for (const seed of [1, 2, 3]) expect(drive(new StringIndex(16), ids, seed)).toEqual(drive(createIdIndex('string'), ids, seed))
-    for (let row = 0; row < 100; row++) small.set(ids[row], row)
+    for (let row = 0; row < 100; row++) small.place(ids[row], row)
     expect(small.mapCount).toBe(7)
     expect(small.size).toBe(100)
     small.clear(3)
@@ -71,7 +72,7 @@ describe('id index', () => {
     const index = createIdIndex('uuid')
     const id = '0F8FAD5B-D9CB-469F-A165-70867728950E'
     expect(index.normalise(id)).toBe(id.toLowerCase())
-    index.set(index.normalise(id), 0)
+    index.place(index.normalise(id), 0)
     expect(index.rowOf(id.toLowerCase())).toBe(0)
     expect(index.rowOf(id)).toBe(0)
     expect(index.idAt(0)).toBe(id.toLowerCase())
