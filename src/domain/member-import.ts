@@ -108,7 +108,8 @@ export async function importMembers(app: ImportApp, project: ProjectRow, input: 
   }
 
   // Lines are parsed, checked, sealed and encoded (import-prepare.ts) ahead of the write, on
-  // threads once the input has more than one batch; batches are written one at a time, in input order.
+  // threads once the input has more than one batch; batches are written in input order, one at a
+  // time or, on PostgreSQL without the duplicate search, two at a time (OVERLAPPING_WRITES).
   const environmentKey = app.keyring.environmentKey(environment.id, environment.wrapped_key)
   const { id, dimension, extractor_id, extractor_version, min_quality, match_threshold } = environment
   const rules = { id, dimension, extractor_id, extractor_version, min_quality, match_threshold }
