@@ -71,7 +71,7 @@ export class GalleryStore {
     // Reserve first: if memory is full, nothing has changed.
     const chunk = this.chunkFor(row)
     const previous = this.ids.place(id, row)
-    if (previous !== undefined) Atomics.store(this.chunks[Math.floor(previous / this.chunkRows)].live, previous % this.chunkRows, 0)
+    if (previous !== undefined) this.markDead(previous)
     const local = row % this.chunkRows
     chunk.rows.set(vector, local * this.shape.strideInBytes)
     chunk.norms[local] = normSquaredInt8(vector)
@@ -156,9 +156,13 @@ export class GalleryStore {
   }
 
   private kill(row: number): void {
-    const chunk = this.chunks[Math.floor(row / this.chunkRows)]
-    Atomics.store(chunk.live, row % this.chunkRows, 0)
+    this.markDead(row)
     this.ids.clear(row)
+  }
+
+  /** Scans skip the row from now on (its id is the caller's business). */
+  private markDead(row: number): void {
+    Atomics.store(this.chunks[Math.floor(row / this.chunkRows)].live, row % this.chunkRows, 0)
   }
 
   private chunkFor(row: number): Chunk {
