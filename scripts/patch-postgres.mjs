@@ -54,14 +54,15 @@ const FIXES = [
 ]
 
 function patch(file) {
-  let source = readFileSync(file, 'utf8')
+  const original = readFileSync(file, 'utf8')
+  let source = original
   const outcomes = FIXES.map(({ marker, replacements }) => {
     if (source.includes(marker)) return 'already patched'
     if (!replacements.every(([from]) => source.includes(from))) return 'not the expected source (left alone)'
     for (const [from, to] of replacements) source = source.replace(from, to)
     return 'patched'
   })
-  writeFileSync(file, source)
+  if (source !== original) writeFileSync(file, source)
   return outcomes.join(', ')
 }
 
