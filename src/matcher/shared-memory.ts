@@ -30,24 +30,29 @@ export interface SharedMemory {
   readonly slabs?: SharedArrayBuffer[]
   /** Reserves `bytes` (rounded up to 64 KiB) and returns the region's byte offset. */
   allocate(bytes: number): number
+  /** Asks the system to back fresh, untouched bytes with huge pages (where the native addon is loaded). */
+  readonly adviseHugePages?: HugePageAdvice
 }
+
+export type HugePageAdvice = (bytes: Uint8Array) => unknown
 
 const full = (detail: string) => new RangeError(`matcher memory is full: ${detail}`)
 
 /** A shared wasm memory of at most `maximumBytes` (and 4 GiB). */
-export function createSharedMemory(maximumBytes: number): SharedMemory {
+export function createSharedMemory(maximumBytes: number, advise?: HugePageAdvice): SharedMemory {
   const maximum = Math.max(2, Math.min(MAX_PAGES, Math.ceil(maximumBytes / PAGE_BYTES)))
   // Page 0 stays reserved for the WASM module's own static data (it has none today).
-  return wrapWasmMemory(new WebAssembly.Memory({ initial: 1, maximum, shared: true }), maximum * PAGE_BYTES)
+  return wrapWasmMemory(new WebAssembly.Memory({ initial: 1, maximum, shared: true }), maximum * PAGE_BYTES, advise)
 }
 
-function wrapWasmMemory(memory: WebAssembly.Memory, capacityBytes: number): SharedMemory {
+function wrapWasmMemory(memory: WebAssembly.Memory, capacityBytes: number, advise?: HugePageAdvice): SharedMemory {
   return {
     get buffer() { return memory.buffer as unknown as SharedArrayBuffer },
     get usedBytes() { return memory.buffer.byteLength },
     capacityBytes,
     wasm: memory,
     handle: memory,
+    adviseHugePages: advise,
     allocate(bytes) {
       const pages = Math.max(1, Math.ceil(bytes / PAGE_BYTES))
       try {
@@ -68,7 +73,7 @@ const SLAB_STRIDE = 2 ** 32
 const SLAB_BYTES = 2 ** 30
 
 /** Slabs of SharedArrayBuffer up to a budget of `capacityBytes`. */
-export function createSlabMemory(capacityBytes: number): SharedMemory {
+export function createSlabMemory(capacityBytes: number, advise?: HugePageAdvice): SharedMemory {
   const slabs: SharedArrayBuffer[] = []
   let slabUsed = 0
   let used = 0
@@ -78,6 +83,7 @@ export function createSlabMemory(capacityBytes: number): SharedMemory {
     capacityBytes,
     get handle() { return [...slabs] },
     slabs,
+    adviseHugePages: advise,
     allocate(bytes) {
       const size = Math.max(1, Math.ceil(bytes / PAGE_BYTES)) * PAGE_BYTES
       if (size >= SLAB_STRIDE) throw new RangeError(`a matcher region of ${size} bytes is larger than 4 GiB; lower chunkRows`)

@@ -7,6 +7,21 @@ import { createMatcher } from '../../src/matcher/index.js'
 
 const built = fs.existsSync(NATIVE_ADDON_PATH)
 
+/** Bytes of this process's anonymous memory in transparent huge pages (Linux). */
+function anonymousHugePageBytes(): number {
+  const line = fs.readFileSync('/proc/self/smaps_rollup', 'utf8').split('\n').find((entry) => entry.startsWith('AnonHugePages:'))
+  return Number(line?.match(/(\d+) kB/)?.[1] ?? 0) * 1024
+}
+
+/** The bracketed choice in /sys/kernel/mm/transparent_hugepage/enabled: always, madvise or never. */
+function hugePageMode(): string | undefined {
+  try {
+    return fs.readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'utf8').match(/\[(\w+)\]/)?.[1]
+  } catch {
+    return undefined
+  }
+}
+
 describe('the native backend', () => {
   it('was built when CI requires it, and loads whenever it was built', () => {
     if (process.env.PALMVEIN_REQUIRE_NATIVE === '1') expect(built, `${NATIVE_ADDON_PATH} is missing: the native build fell back`).toBe(true)
@@ -21,6 +36,43 @@ describe('the native backend', () => {
       const forced = process.env.PALMVEIN_MATCHER_BACKEND?.trim().toLowerCase()
       const expected = forced && forced !== 'auto' ? forced : built ? 'native' : 'wasm'
       expect(matcher.backend.name, lines.join('\n')).toBe(expected)
+    } finally {
+      await matcher.close()
+    }
+  })
+
+  it('backs large galleries with huge pages where Linux leaves that to the program, small ones not', async () => {
+    const addon = loadNativeAddon()
+    if (!addon.ok) {
+      expect(built).toBe(false)
+      return
+    }
+    // Nothing 2 MiB-aligned inside 4 KiB: no advice.
+    expect(addon.value.adviseHugePages(new Uint8Array(4096))).toBe(false)
+    const mode = process.platform === 'linux' ? hugePageMode() : undefined
+    // Chunks of 16 384 rows x 256: each chunk's region (4.7 MB) holds at least one aligned 2 MiB page.
+    const matcher = await createMatcher({ dimension: 256, threads: 0, chunkRows: 16384 })
+    const fill = async (rows: number) => {
+      const gallery = matcher.createGallery()
+      const row = new Int8Array(256)
+      for (let index = 0; index < rows; index++) {
+        row[index % 256] = (index % 255) - 127
+        gallery.upsert(`m${index}`, row)
+      }
+      const [best] = await gallery.search(row, { k: 1 })
+      expect(best.id).toBe(`m${rows - 1}`)
+    }
+    try {
+      const start = mode ? anonymousHugePageBytes() : 0
+      await fill(10000)
+      const afterSmall = mode ? anonymousHugePageBytes() : 0
+      await fill(60000)
+      const afterLarge = mode ? anonymousHugePageBytes() : 0
+      if (mode === 'madvise') expect(afterSmall - start, 'a one-chunk gallery got huge pages').toBeLessThan(2 << 20)
+      // Chunks 2 and 3 of the large gallery are full (4 MB of rows each) after the advice.
+      if (mode === 'madvise' || mode === 'always') expect(afterLarge - afterSmall).toBeGreaterThanOrEqual(4 << 20)
+      else if (mode === 'never') expect(afterLarge).toBe(0)
+      else expect(process.platform === 'linux' ? mode : 'not linux').not.toBe(undefined)
     } finally {
       await matcher.close()
     }
