@@ -56,7 +56,7 @@ function clientAddressOf(exchange: Exchange, trustProxy: boolean): string {
 /** Runs one route: authenticate, validate, grant access, handle. Errors come back as problem replies. */
 async function answer(
   app: AppContext, compiled: CompiledRoute, exchange: Exchange, rawParams: Record<string, string>, requestId: string, clientAddress: string,
-  log: AppContext['log'], responseHeaders: Record<string, string>, facts: AuditFacts,
+  log: () => AppContext['log'], responseHeaders: Record<string, string>, facts: AuditFacts,
 ): Promise<Reply> {
   const { route } = compiled
   try {
@@ -90,7 +90,8 @@ async function answer(
     facts.granted = true
     facts.project = granted.project
     const context = {
-      params, query, body, principal, requestId, clientAddress, headers: exchange.headers, app, log, aborted: exchange.aborted, responseHeaders,
+      params, query, body, principal, requestId, clientAddress, headers: exchange.headers, app, aborted: exchange.aborted, responseHeaders,
+      get log() { return log() },
       attribute: (project: ProjectRow) => { facts.project = project },
       ...granted,
     } as RouteContext
@@ -110,7 +111,9 @@ export function createDispatcher(app: AppContext, routes: Route[]) {
     const started = performance.now()
     const suppliedId = exchange.headers['x-request-id'] ?? ''
     const requestId = SANE_REQUEST_ID.test(suppliedId) ? suppliedId : newId()
-    const log = app.log.child({ request_id: requestId })
+    // A child logger costs a pass of the redaction over its bindings: made only when a line is written.
+    let requestLog: AppContext['log'] | undefined
+    const log = () => (requestLog ??= app.log.child({ request_id: requestId }))
     // Awaited after authentication; until then a rejection (413) must not count as unhandled.
     exchange.body.catch(() => {})
     const found = router.lookup(exchange.method, exchange.path)
@@ -128,7 +131,7 @@ export function createDispatcher(app: AppContext, routes: Route[]) {
       try {
         await exchange.stream(head, reply.chunks)
       } catch (error) {
-        log.error({ err: error }, 'streamed response failed')
+        log().error({ err: error }, 'streamed response failed')
       }
     } else if (!exchange.isAborted()) exchange.send(head, reply.body)
     if (found.kind === 'route' && isAudited(found.target.route)) {
@@ -139,8 +142,8 @@ export function createDispatcher(app: AppContext, routes: Route[]) {
     }
     const ms = performance.now() - started
     app.metrics.request(exchange.method, found.kind === 'route' ? found.target.template : found.kind === 'method_not_allowed' ? 'method_not_allowed' : 'unmatched', reply.status, ms / 1000)
-    log.info({
-      method: exchange.method, url: exchange.path, route: found.kind === 'route' ? found.target.route.path : undefined, status: reply.status,
+    app.log.info({
+      request_id: requestId, method: exchange.method, url: exchange.path, route: found.kind === 'route' ? found.target.route.path : undefined, status: reply.status,
       ms: Math.round(ms * 10) / 10, aborted: exchange.isAborted() || undefined,
     }, 'request')
   }

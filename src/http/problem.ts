@@ -17,12 +17,13 @@ function asServiceError(error: unknown): ServiceError {
   return new ServiceError('internal', 'an internal error occurred; quote the request id when reporting it')
 }
 
-export function problemReply(error: unknown, requestId: string, log: Logger): Reply {
+/** `log` gives the request's logger when something is to be logged (most answers log nothing). */
+export function problemReply(error: unknown, requestId: string, log: () => Logger): Reply {
   const known = asServiceError(error)
   // An outage is logged once by the database's availability watch, not once per request.
-  if (known.code === 'database_unavailable') log.debug({ err: error }, known.code)
-  else if (!(error instanceof ServiceError)) log.error({ err: error }, 'unhandled error')
-  else if (known.status >= 500) log.error({ err: error }, known.code)
+  if (known.code === 'database_unavailable') log().debug({ err: error }, known.code)
+  else if (!(error instanceof ServiceError)) log().error({ err: error }, 'unhandled error')
+  else if (known.status >= 500) log().error({ err: error }, known.code)
   const headers: Record<string, string> = { ...known.headers }
   if (known.retryAfter !== undefined) headers['Retry-After'] = String(known.retryAfter)
   if (known.status === 401) headers['WWW-Authenticate'] ??= 'Bearer realm="palmvein"'

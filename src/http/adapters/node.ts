@@ -103,7 +103,7 @@ function answerUnparsable(error: NodeJS.ErrnoException & { bytesParsed?: number 
   const unknownMethod = error.code === 'HPE_INVALID_METHOD'
   const reply = problemReply(unknownMethod
     ? new ServiceError('not_implemented', 'the request method is not one HTTP defines')
-    : new ServiceError('invalid_request', 'the request is not well-formed HTTP/1.1'), newId(), silentLog)
+    : new ServiceError('invalid_request', 'the request is not well-formed HTTP/1.1'), newId(), () => silentLog)
   const body = reply.body as string
   const head = [`HTTP/1.1 ${reply.status} ${STATUS_CODES[reply.status]}`, `Content-Type: ${reply.contentType}`, `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close']
   socket.end(`${head.join('\r\n')}\r\n\r\n${body}`)
