@@ -8,7 +8,8 @@
 // node:http also runs with the rate limiter's leased fast path off (BENCH_MAX_LEASE=1), to show
 // what the fast path saves. The HTTP layer alone is compared on GET /livez (no database, no
 // credential): the service on uWS against the service on node:http (PALMVEIN_HTTP_SERVER=node, its
-// own embedded data directory), the same dispatcher; maximum throughput, target at least 2x.
+// own embedded data directory), the same dispatcher, both with metrics on; maximum throughput,
+// target at least 2x.
 // Build first: npm run build:ts.
 //
 // Environment: BENCH_RATE (1000), BENCH_DURATION seconds (10), BENCH_WARMUP seconds (2),
@@ -185,7 +186,7 @@ async function main() {
       const nodeDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'palmvein-bench-http-node-'))
       const nodePort = await freePort()
       const nodeService = spawnNode(path.join(dist, 'cli.js'), ['serve'], {
-        ...env, PALMVEIN_DATA_DIR: nodeDataDir, DATABASE_URL: '', PALMVEIN_HTTP_SERVER: 'node', PORT: String(nodePort), PALMVEIN_METRICS_PORT: '0',
+        ...env, PALMVEIN_DATA_DIR: nodeDataDir, DATABASE_URL: '', PALMVEIN_HTTP_SERVER: 'node', PORT: String(nodePort), PALMVEIN_METRICS_PORT: String(await freePort()),
       }, 'the service on node:http')
       try {
         await waitFor(`http://127.0.0.1:${nodePort}/livez`, nodeService, 'the service on node:http')
