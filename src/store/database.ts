@@ -2,6 +2,7 @@
 // the embedded PGlite in the data directory, served on loopback by store/pglite-server.ts.
 import { EventEmitter } from 'node:events'
 import net from 'node:net'
+import type { Duplex } from 'node:stream'
 import postgres from 'postgres'
 import type { Config } from '../config.js'
 import { watchAvailability } from './availability.js'
@@ -99,6 +100,8 @@ const RECONNECT_DELAY_SECONDS = 0.05
 
 export function createClient(options: {
   url?: string; host?: string; port?: number; password?: string; max?: number; sockets?: SocketTracker
+  /** A connection of another kind than TCP (the embedded database's thread in this process). */
+  connect?: () => Duplex
   /** Connect even while the tracker refuses (the probe, the notification connection). */
   always?: boolean
   /** A connection that lives as long as the client (the notification connection). */
@@ -116,6 +119,7 @@ export function createClient(options: {
     // the service would stay away that long after the database is back.
     backoff: () => RECONNECT_DELAY_SECONDS,
     ...(options.sockets ? { socket: options.always ? options.sockets.connectAlways : options.sockets.connect } : {}),
+    ...(options.connect ? { socket: options.connect } : {}),
     onnotice: () => {},
     transform: { undefined: null },
     types: { int8: int8AsNumber },
@@ -187,7 +191,7 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
     }
   }
   const embedded: EmbeddedDatabase = await openEmbedded(config.dataDir, { exclusive: options.exclusive, sharedBuffers: config.embeddedSharedBuffers ?? undefined })
-  const sql = createClient({ host: embedded.host, port: embedded.port, password: embedded.password, max: options.max })
+  const sql = createClient({ host: embedded.host, port: embedded.port, password: embedded.password, max: options.max, connect: embedded.thread?.connect })
   // The loopback server does not carry notifications; one process serves PGlite, so an emitter is exact.
   // One emitter per data directory: services sharing the in-process PGlite (tests) hear each other.
   const bus = embeddedBus(embedded.directory)

@@ -7,8 +7,9 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
+import type { Duplex } from 'node:stream'
 import { PgliteActivity } from './pglite-activity.js'
-import { startPgliteWorker, stopPgliteWorker } from './pglite-thread.js'
+import { connectToPgliteWorker, startPgliteWorker, stopPgliteWorker } from './pglite-thread.js'
 
 export interface EmbeddedDatabase {
   host: string
@@ -18,8 +19,11 @@ export interface EmbeddedDatabase {
   directory: string
   /** True when this process opened PGlite; false when it joined a running service's socket. */
   owned: boolean
-  /** Owned only: the thread's state, read without a round trip (the health check). */
-  thread?: { activity: PgliteActivity; exited: () => boolean }
+  /**
+   * Owned only: the thread's state, read without a round trip (the health check), and a connection
+   * to it over a MessageChannel (this process's own clients use it rather than loopback TCP).
+   */
+  thread?: { activity: PgliteActivity; exited: () => boolean; connect: () => Duplex }
   close(): Promise<void>
 }
 
@@ -122,7 +126,7 @@ async function openOnce(dataDir: string, exclusive: boolean, sharedBuffers: stri
     password,
     directory,
     owned: true,
-    thread: { activity, exited: () => exited },
+    thread: { activity, exited: () => exited, connect: () => connectToPgliteWorker(worker) },
     async close() {
       await stopPgliteWorker(worker)
       await fs.rm(portFile, { force: true })

@@ -10,6 +10,7 @@
 import { timingSafeEqual } from 'node:crypto'
 import fs from 'node:fs/promises'
 import net from 'node:net'
+import type { Duplex } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import * as tar from 'tar'
 import type { PgliteActivity } from './pglite-activity.js'
@@ -61,7 +62,7 @@ class Connection {
   sawReady = false
   closed = false
 
-  constructor(readonly socket: net.Socket, private readonly server: PgliteServer) {}
+  constructor(readonly socket: Duplex, private readonly server: PgliteServer) {}
 
   receive(chunk: Buffer): void {
     this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk
@@ -159,7 +160,10 @@ export class PgliteServer {
   constructor(private readonly db: PGlite, readonly password: string, options: { directory?: string, activity?: PgliteActivity } = {}) {
     this.directory = options.directory
     this.activity = options.activity
-    this.server = net.createServer((socket) => this.accept(socket))
+    this.server = net.createServer((socket) => {
+      socket.setNoDelay(true)
+      this.serve(socket)
+    })
   }
 
   listen(host: string, port = 0): Promise<number> {
@@ -175,8 +179,8 @@ export class PgliteServer {
     while (this.running) await new Promise((resolve) => setTimeout(resolve, 5))
   }
 
-  private accept(socket: net.Socket): void {
-    socket.setNoDelay(true)
+  /** Serves one client connection: a loopback socket, or the owning process's PortSocket. */
+  serve(socket: Duplex): void {
     const connection = new Connection(socket, this)
     this.connections.add(connection)
     socket.on('data', (chunk: Buffer) => connection.receive(chunk))

@@ -1,6 +1,8 @@
 // Starts and stops the embedded database's thread (pglite-worker.ts).
-import { Worker } from 'node:worker_threads'
-import type { PgliteWorkerData, PgliteWorkerMessage } from './pglite-worker.js'
+import type { Duplex } from 'node:stream'
+import { MessageChannel, Worker } from 'node:worker_threads'
+import type { PgliteThreadRequest, PgliteWorkerData, PgliteWorkerMessage } from './pglite-worker.js'
+import { PortSocket } from './port-socket.js'
 
 // From src/ (vitest, tsx) the worker is a .ts source and starts through tsx; from dist/ it is .js.
 const runsFromSource = import.meta.url.endsWith('.ts')
@@ -32,6 +34,14 @@ export async function startPgliteWorker(data: PgliteWorkerData): Promise<{ worke
   return { worker, port }
 }
 
+/** A new connection to the thread's server over a MessageChannel (postgres.js's `socket` option). */
+export function connectToPgliteWorker(worker: Worker): Duplex {
+  const { port1, port2 } = new MessageChannel()
+  const request: PgliteThreadRequest = { kind: 'connect', port: port2 }
+  worker.postMessage(request, [port2])
+  return new PortSocket(port1)
+}
+
 /** Closes the server and PGlite's files in the thread, then ends the thread. */
 export async function stopPgliteWorker(worker: Worker): Promise<void> {
   // Held open until the files are closed, or a command that ends here would exit mid-close.
@@ -45,7 +55,8 @@ export async function stopPgliteWorker(worker: Worker): Promise<void> {
     })
     worker.once('exit', () => { clearTimeout(timer); resolve() })
   })
-  worker.postMessage('close')
+  const close: PgliteThreadRequest = 'close'
+  worker.postMessage(close)
   try {
     await closed
   } finally {

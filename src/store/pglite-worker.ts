@@ -1,11 +1,12 @@
 // The embedded database's own thread: PGlite and its loopback server (pglite-server.ts) run here,
 // so SQL executes beside the service's event loop, not on it: a request no longer waits while
 // another request's statement, an audit append or a gallery load runs in PGlite.
-import { parentPort, workerData } from 'node:worker_threads'
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads'
 import { PGlite } from '@electric-sql/pglite'
 import { analyzeGrownTables, ANALYZE_EVERY_MS } from './pglite-analyze.js'
 import { PgliteActivity } from './pglite-activity.js'
 import { PgliteServer } from './pglite-server.js'
+import { PortSocket } from './port-socket.js'
 
 export interface PgliteWorkerData {
   directory: string
@@ -16,6 +17,9 @@ export interface PgliteWorkerData {
   /** pglite-activity.ts: the unit running now, for the service's health check. */
   activity: SharedArrayBuffer
 }
+
+/** What the owning thread sends: a connection's port, or "close". */
+export type PgliteThreadRequest = { kind: 'connect', port: MessagePort } | 'close'
 
 export type PgliteWorkerMessage =
   | { kind: 'listening', port: number }
@@ -33,8 +37,10 @@ try {
   // Statistics as autoanalyze would keep them (see pglite-analyze.ts), between clients' units.
   const analyze = setInterval(() => { void server.whenIdle(async () => { await analyzeGrownTables(db) }).catch(() => {}) }, ANALYZE_EVERY_MS)
   analyze.unref()
-  parentPort!.once('message', () => {
-    // The only message is "close": stop serving, then close the files.
+  parentPort!.on('message', (message: PgliteThreadRequest) => {
+    // A connection of the owning process, over a MessageChannel rather than loopback TCP.
+    if (message !== 'close') return server.serve(new PortSocket(message.port))
+    // "close": stop serving, then close the files.
     clearInterval(analyze)
     void server.close()
       .then(() => db.close())
