@@ -1,5 +1,6 @@
 // One `postgres` client for both databases: a real PostgreSQL when DATABASE_URL is set, otherwise
-// the embedded PGlite in the data directory, served on loopback by store/pglite-server.ts.
+// the embedded PGlite in the data directory, served by store/pglite-server.ts in its own thread (to
+// this process over MessageChannel ports, to a CLI joining it on loopback).
 import { EventEmitter } from 'node:events'
 import net from 'node:net'
 import type { Duplex } from 'node:stream'
