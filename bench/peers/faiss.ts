@@ -71,6 +71,20 @@ function findOrMakePython(): PythonLookup {
   return importsFaiss(python) ? { ok: true, python } : { ok: false, reason: `the virtualenv at ${venv} cannot import faiss` }
 }
 
+/** Node's single write stops at 2 GiB; a 10M x 256 gallery is 2.56 GB: written in 1 GiB pieces. */
+function writeLargeFile(file: string, bytes: Int8Array): void {
+  const PIECE = 2 ** 30
+  const descriptor = fs.openSync(file, 'w')
+  try {
+    for (let offset = 0; offset < bytes.byteLength; offset += PIECE) {
+      const piece = bytes.subarray(offset, Math.min(offset + PIECE, bytes.byteLength))
+      for (let written = 0; written < piece.byteLength;) written += fs.writeSync(descriptor, piece, written)
+    }
+  } finally {
+    fs.closeSync(descriptor)
+  }
+}
+
 /** Times FAISS's exact int8 scan and its binary scan over `rows` for the first 1 and 16 `probes`. */
 export function measureFaiss(options: {
   rows: Int8Array, probes: Int8Array, dimension: number, k: number, threads: readonly number[], budgetMs: number, maxIterations: number,
@@ -81,8 +95,8 @@ export function measureFaiss(options: {
   try {
     const rowsFile = path.join(directory, 'rows.i8')
     const probesFile = path.join(directory, 'probes.i8')
-    fs.writeFileSync(rowsFile, options.rows)
-    fs.writeFileSync(probesFile, options.probes)
+    writeLargeFile(rowsFile, options.rows)
+    writeLargeFile(probesFile, options.probes)
     const run = spawnSync(lookup.python, [
       SCRIPT, '--rows', rowsFile, '--probes', probesFile, '--dimension', String(options.dimension), '--k', String(options.k),
       '--threads', options.threads.join(','), '--budget-ms', String(options.budgetMs), '--max-iterations', String(options.maxIterations),
