@@ -130,32 +130,22 @@ pub fn score_pairs(
                 ("probeNormsSquared", bytes_of(&probe_norms_squared)),
             ],
         )?;
-        // Liveness is stage 1's business; stage 2 scores the rows it is given. The all-live flags
-        // are kept per thread: allocating and filling a chunk's worth per call cost ~5 us, 16
-        // times per search of 1M rows.
-        thread_local! {
-            static ALL_LIVE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-        }
-        ALL_LIVE.with_borrow_mut(|live| -> BindingResult<()> {
-            if live.len() < norms_squared.len() {
-                live.resize(norms_squared.len(), 1);
-            }
-            let view = GalleryView {
-                rows: &gallery,
-                stride_in_bytes,
-                dimension,
-                norms_squared: &norms_squared,
-                live,
-            };
-            let batch = ProbeBatch {
-                vectors: &probes,
-                norms_squared: &probe_norms_squared,
-            };
-            // SAFETY: `outScores` is disjoint from every input (checked above).
-            let scores = unsafe { out_scores.as_mut() };
-            palmvein_matcher::score_pairs(&view, &pair_rows, &pair_probes, &batch, scores)?;
-            Ok(())
-        })
+        // Liveness is stage 1's business; stage 2 scores the rows it is given (and has no flags).
+        let view = GalleryView {
+            rows: &gallery,
+            stride_in_bytes,
+            dimension,
+            norms_squared: &norms_squared,
+            live: &[],
+        };
+        let batch = ProbeBatch {
+            vectors: &probes,
+            norms_squared: &probe_norms_squared,
+        };
+        // SAFETY: `outScores` is disjoint from every input (checked above).
+        let scores = unsafe { out_scores.as_mut() };
+        palmvein_matcher::score_pairs(&view, &pair_rows, &pair_probes, &batch, scores)?;
+        Ok(())
     };
     run().map_err(Error::from)
 }

@@ -19,6 +19,7 @@ use crate::prefetch::{prefetch_bytes, prefetch_plan, PrefetchPlan};
 use crate::top_k::{Candidate, TopK};
 use crate::CoreError;
 
+use crate::scan_arguments::check_per_row;
 pub use crate::scan_arguments::validate_scan;
 
 /// Largest k of one scan.
@@ -95,6 +96,7 @@ pub fn scan_top_k_with(
         k,
         (output.rows.len(), output.scores.len()),
     )?;
+    check_per_row("live", gallery.live.len(), row_range.end)?;
     let dimension = gallery.dimension;
     let mut states: Vec<ProbeState> = probes
         .norms_squared

@@ -7,7 +7,9 @@ use crate::kernel::MAX_DIMENSION;
 use crate::scan::{GalleryView, ProbeBatch, MAX_K};
 use crate::CoreError;
 
-/// Checks every argument of a scan; the kernels then run without further checks.
+/// Checks every argument of a scan but the live flags (stage 2 of a two-stage search scores the
+/// rows it is given and has none; the exact scan checks them with [`check_per_row`]); the kernels
+/// then run without further checks.
 pub fn validate_scan(
     gallery: &GalleryView,
     row_range: &Range<usize>,
@@ -51,18 +53,7 @@ pub fn validate_scan(
             });
         }
     }
-    for (argument, length) in [
-        ("normsSquared", gallery.norms_squared.len()),
-        ("live", gallery.live.len()),
-    ] {
-        if length < row_end {
-            return Err(CoreError::PerRowTooShort {
-                argument,
-                row_end,
-                length,
-            });
-        }
-    }
+    check_per_row("normsSquared", gallery.norms_squared.len(), row_end)?;
     let probe_count = probes.count();
     if probe_count.checked_mul(dimension) != Some(probes.vectors.len()) {
         return Err(CoreError::ProbesLength {
@@ -87,6 +78,22 @@ pub fn validate_scan(
             ("outScores", output_lengths.1),
         ],
     )
+}
+
+/// A per-row argument covers the rows below `row_end`.
+pub(crate) fn check_per_row(
+    argument: &'static str,
+    length: usize,
+    row_end: usize,
+) -> Result<(), CoreError> {
+    if length < row_end {
+        return Err(CoreError::PerRowTooShort {
+            argument,
+            row_end,
+            length,
+        });
+    }
+    Ok(())
 }
 
 /// Every output `(argument, length)` holds at least `needed` entries (a scan's and a stage-1

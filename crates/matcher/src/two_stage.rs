@@ -12,7 +12,7 @@ use std::ops::Range;
 use crate::kernel::{active_isa, active_kernels, Kernels, MAX_DIMENSION};
 use crate::popcount::{HammingKernel, PopcountIsa};
 use crate::scan::{score, GalleryView, ProbeBatch};
-use crate::scan_arguments::check_outputs;
+use crate::scan_arguments::{check_outputs, check_per_row};
 use crate::CoreError;
 
 /// Largest `c` of one stage-1 scan.
@@ -79,13 +79,7 @@ fn validate_bits(
             });
         }
     }
-    if view.live.len() < end {
-        return Err(CoreError::PerRowTooShort {
-            argument: "live",
-            row_end: end,
-            length: view.live.len(),
-        });
-    }
+    check_per_row("live", view.live.len(), end)?;
     if !probe_bits.len().is_multiple_of(bytes) {
         return Err(CoreError::ProbeBitsLength {
             length: probe_bits.len(),
