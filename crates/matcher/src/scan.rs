@@ -14,7 +14,7 @@
 
 use std::ops::Range;
 
-use crate::kernel::{active_kernels, Isa, Kernels};
+use crate::kernel::{active_kernels, EncodedProbes, Isa, Kernels};
 use crate::prefetch::{prefetch_bytes, prefetch_plan, PrefetchPlan};
 use crate::top_k::{Candidate, TopK};
 use crate::CoreError;
@@ -103,11 +103,7 @@ pub fn scan_top_k_with(
         .iter()
         .map(|&norm| ProbeState::new(k, norm))
         .collect();
-    let probe_pointers: Vec<*const i8> = probes
-        .vectors
-        .chunks_exact(dimension)
-        .map(<[i8]>::as_ptr)
-        .collect();
+    let encoded = EncodedProbes::new(kernels.probe_encoding, probes.vectors, dimension);
     let probe_sums: Vec<i32> = probes
         .vectors
         .chunks_exact(dimension)
@@ -117,9 +113,9 @@ pub fn scan_top_k_with(
     let tiles = TileScan {
         kernels,
         gallery,
-        probe_pointers: &probe_pointers,
+        probe_pointers: encoded.pointers(),
         probe_sums: &probe_sums,
-        prefetch: prefetch_plan(),
+        prefetch: (probes.count() < kernels.prefetch_below_batch).then(prefetch_plan),
     };
     // The loop around the kernels (gates, norms, top-k offers) is compiled for the kernels' ISA
     // too: measured on Zen 5, the baseline-x86-64 build of it cost as much as the dot products.
@@ -152,7 +148,8 @@ struct TileScan<'a> {
     gallery: &'a GalleryView<'a>,
     probe_pointers: &'a [*const i8],
     probe_sums: &'a [i32],
-    prefetch: PrefetchPlan,
+    /// `None`: the batch is compute-bound, hardware prefetching keeps up.
+    prefetch: Option<PrefetchPlan>,
 }
 
 impl TileScan<'_> {
@@ -177,12 +174,14 @@ impl TileScan<'_> {
         let mut tile_start = row_range.start;
         while tile_start < row_range.end {
             let tile_rows = TILE_ROWS.min(row_range.end - tile_start);
-            let ahead = (tile_start + self.prefetch.rows_ahead).min(row_range.end);
-            let ahead_end = (ahead + tile_rows).min(row_range.end);
-            if ahead < ahead_end {
-                let stride = self.gallery.stride_in_bytes;
-                let bytes = ahead * stride..(ahead_end - 1) * stride + self.gallery.dimension;
-                prefetch_bytes(self.gallery.rows.as_ptr(), bytes, self.prefetch.into_l1);
+            if let Some(plan) = self.prefetch {
+                let ahead = (tile_start + plan.rows_ahead).min(row_range.end);
+                let ahead_end = (ahead + tile_rows).min(row_range.end);
+                if ahead < ahead_end {
+                    let stride = self.gallery.stride_in_bytes;
+                    let bytes = ahead * stride..(ahead_end - 1) * stride + self.gallery.dimension;
+                    prefetch_bytes(self.gallery.rows.as_ptr(), bytes, plan.into_l1);
+                }
             }
             // Plain loops over fixed-size arrays (they vectorise): element-wise closures here were
             // not inlined, and their scalar stores, reloaded as vectors, stalled store forwarding.

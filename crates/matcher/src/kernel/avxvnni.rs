@@ -4,7 +4,7 @@
 use std::arch::x86_64::*;
 
 use super::tile_x86::{reduce_8_ymm, stream_read_avx2, ymm_lanes_in_accumulator_order};
-use super::{scalar::dot_i8_scalar, Isa, Kernels};
+use super::{scalar::dot_i8_scalar, Isa, Kernels, ProbeEncoding};
 
 pub(crate) static KERNELS: Kernels = Kernels {
     isa: Isa::AvxVnni,
@@ -12,6 +12,8 @@ pub(crate) static KERNELS: Kernels = Kernels {
     tile_16x1: dot_tile_i8_avxvnni::<16, 1, 8>,
     tile_8x2: dot_tile_i8_avxvnni::<8, 2, 4>,
     tile_4x4: dot_tile_i8_avxvnni::<4, 4, 2>,
+    probe_encoding: ProbeEncoding::Int8,
+    prefetch_below_batch: usize::MAX,
     stream_read: stream_read_avx2,
 };
 

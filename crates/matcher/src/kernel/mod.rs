@@ -37,8 +37,10 @@
 use std::fmt;
 
 use crate::prefetch::{prefetch_bytes, prefetch_plan};
+pub(crate) use encoded_probes::{EncodedProbes, ProbeEncoding};
 
 mod dispatch;
+pub(crate) mod encoded_probes;
 pub mod scalar;
 
 #[cfg(target_arch = "x86_64")]
@@ -152,8 +154,9 @@ impl fmt::Display for Isa {
 /// Dots of a tile of `R` gallery rows against `P` probes: `result[r][p] = dot(rows[r], probes[p])`.
 ///
 /// # Safety
-/// The table's ISA is available; every pointer is valid for `dimension` bytes of reads;
-/// `probe_sums[p]` is the sum of the elements of `probes[p]`.
+/// The table's ISA is available; every row pointer is valid for `dimension` bytes of reads;
+/// `probes[p]` points at probe `p` in the table's [`ProbeEncoding`], made by [`EncodedProbes`];
+/// `probe_sums[p]` is the sum of the elements of probe `p`.
 pub type TileFn<const R: usize, const P: usize> = unsafe fn(
     rows: &[*const i8; R],
     probes: &[*const i8; P],
@@ -170,6 +173,11 @@ pub struct Kernels {
     pub(crate) tile_16x1: TileFn<16, 1>,
     pub(crate) tile_8x2: TileFn<8, 2>,
     pub(crate) tile_4x4: TileFn<4, 4>,
+    /// How the tiles read probes.
+    pub(crate) probe_encoding: ProbeEncoding,
+    /// Batches of at least this many probes are compute-bound with these kernels: the scan then
+    /// leaves prefetching to the hardware (`usize::MAX`: always prefetch).
+    pub(crate) prefetch_below_batch: usize,
     /// # Safety: the ISA is available; the pointer is valid for `length` bytes.
     pub(crate) stream_read: unsafe fn(bytes: *const u8, length: usize) -> u64,
 }

@@ -3,7 +3,7 @@
 
 use std::arch::aarch64::*;
 
-use super::{scalar::dot_i8_scalar, stream_read_tail, Isa, Kernels};
+use super::{scalar::dot_i8_scalar, stream_read_tail, Isa, Kernels, ProbeEncoding};
 
 pub(crate) static KERNELS: Kernels = Kernels {
     isa: Isa::Neon,
@@ -11,6 +11,8 @@ pub(crate) static KERNELS: Kernels = Kernels {
     tile_16x1: dot_tile_i8_neon::<16, 1>,
     tile_8x2: dot_tile_i8_neon::<8, 2>,
     tile_4x4: dot_tile_i8_neon::<4, 4>,
+    probe_encoding: ProbeEncoding::Int8,
+    prefetch_below_batch: usize::MAX,
     stream_read: stream_read_raw,
 };
 

@@ -1,6 +1,6 @@
 //! The scalar kernels: the oracle every SIMD path must equal exactly.
 
-use super::{stream_read_tail, Isa, Kernels};
+use super::{stream_read_tail, Isa, Kernels, ProbeEncoding};
 
 pub(crate) static KERNELS: Kernels = Kernels {
     isa: Isa::Scalar,
@@ -8,6 +8,8 @@ pub(crate) static KERNELS: Kernels = Kernels {
     tile_16x1: dot_tile_i8_scalar::<16, 1>,
     tile_8x2: dot_tile_i8_scalar::<8, 2>,
     tile_4x4: dot_tile_i8_scalar::<4, 4>,
+    probe_encoding: ProbeEncoding::Int8,
+    prefetch_below_batch: usize::MAX,
     stream_read: stream_read_raw,
 };
 

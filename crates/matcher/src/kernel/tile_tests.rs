@@ -2,7 +2,7 @@
 //! biased-row trick at the extremes and dimension tails of every width.
 
 use super::scalar::dot_i8_scalar;
-use super::{available_isas, Kernels};
+use super::{available_isas, EncodedProbes, Kernels};
 
 struct Random(u64);
 
@@ -28,11 +28,13 @@ fn check<const R: usize, const P: usize>(
     dimension: usize,
 ) {
     let row_pointers: [*const i8; R] = std::array::from_fn(|index| rows[index].as_ptr());
-    let probe_pointers: [*const i8; P] = std::array::from_fn(|index| probes[index].as_ptr());
+    let vectors: Vec<i8> = probes[..P].concat();
+    let encoded = EncodedProbes::new(kernels.probe_encoding, &vectors, dimension);
+    let probe_pointers: [*const i8; P] = std::array::from_fn(|index| encoded.pointers()[index]);
     let sums: [i32; P] =
         std::array::from_fn(|index| probes[index].iter().map(|&value| i32::from(value)).sum());
-    // SAFETY: the ISA is available (from `available_isas`), every vector has `dimension` elements,
-    // and `sums` are the probes' element sums.
+    // SAFETY: the ISA is available (from `available_isas`), every row has `dimension` elements,
+    // the probes are in the table's encoding, and `sums` are the probes' element sums.
     let dots = unsafe { tile(&row_pointers, &probe_pointers, &sums, dimension) };
     for (row, row_dots) in dots.iter().enumerate() {
         for (probe, &dot) in row_dots.iter().enumerate() {
