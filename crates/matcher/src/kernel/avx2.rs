@@ -4,7 +4,7 @@
 use std::arch::x86_64::*;
 
 use super::encoded_probes::{ProbeEncoding, WIDE_STEP};
-use super::tile_x86::{reduce_8_ymm, stream_read_avx2, ymm_lanes_in_accumulator_order};
+use super::tile_x86::{store_sums_8_ymm, stream_read_avx2};
 use super::{scalar::dot_i8_scalar, Isa, Kernels};
 
 pub(crate) static KERNELS: Kernels = Kernels {
@@ -14,9 +14,10 @@ pub(crate) static KERNELS: Kernels = Kernels {
     tile_8x2: dot_tile_i8_avx2::<8, 2, 4>,
     tile_4x4: dot_tile_i8_avx2::<4, 4, 2>,
     probe_encoding: ProbeEncoding::Int16,
-    // Measured on Zen 4: from 4 probes the tiles are compute-bound and software prefetches cost
-    // more than they hide (batch 4: 28 -> 24 ms, batch 16: 78 -> 71 ms per 1M rows).
-    prefetch_below_batch: 4,
+    // Measured on Zen 4, 1M rows: these tiles read at most 4 rows side by side in 16-byte steps,
+    // and the hardware prefetcher keeps up with that; software prefetches only cost (one probe:
+    // 19.0 -> 17.4 ms, 2: 21.7 -> 15.5, 3: 26.9 -> 18.2, 16: 78 -> 71).
+    prefetch_below_batch: 1,
     stream_read: stream_read_avx2,
 };
 
@@ -89,84 +90,122 @@ unsafe fn dot_tile_i8_avx2<const R: usize, const P: usize, const RH: usize>(
     let probes: [*const i16; P] = std::array::from_fn(|index| probes[index].cast::<i16>());
     let low: [*const i8; RH] = std::array::from_fn(|index| rows[index]);
     let high: [*const i8; RH] = std::array::from_fn(|index| rows[RH + index]);
-    // SAFETY: forwarded caller contract.
-    let (low, high) = unsafe {
-        (
-            half::<RH, P>(&low, &probes, dimension),
-            half::<RH, P>(&high, &probes, dimension),
-        )
-    };
-    std::array::from_fn(|row| if row < RH { low[row] } else { high[row - RH] })
+    let mut dots = [[0i32; P]; R];
+    let (low_dots, high_dots) = dots.split_at_mut(RH);
+    // SAFETY: forwarded caller contract; each half of `dots` is RH * P = 8 contiguous i32.
+    unsafe {
+        half::<RH, P>(&low, &probes, dimension, low_dots.as_mut_ptr().cast());
+        half::<RH, P>(&high, &probes, dimension, high_dots.as_mut_ptr().cast());
+    }
+    dots
 }
 
-/// Each step widens 16 elements of every row to i16 and multiplies them with each probe's
-/// widened elements by `vpmaddwd` (products at most 16129, pairs at most 32258 in i32: exact).
-/// That is one multiply per 16 pairs and no `abs`/`sign` per row x probe, where the i8 form
-/// (`vpmaddubsw` then `vpmaddwd` by ones) needs two multiplies per 32 pairs plus a `sign`. Probes
-/// are the outer loop inside a step: with rows outer, LLVM kept every probe vector live and
-/// spilled an accumulator, and the loop then waited on store forwarding (78 -> 98 ms at batch 16).
-// Not inlined: inlined twice into the tile, LLVM kept the first half's accumulators in memory.
+/// Writes the `RH x P` dots to `out`, row-major. Each step widens 16 elements of every row to i16
+/// and multiplies them with each probe's widened elements by `vpmaddwd` (products at most 16129,
+/// pairs at most 32258 in i32: exact). That is one multiply per 16 pairs and no `abs`/`sign` per
+/// row x probe, where the i8 form (`vpmaddubsw` then `vpmaddwd` by ones) needs two multiplies per
+/// 32 pairs plus a `sign`. Probes are the outer loop inside a step: with rows outer, LLVM kept
+/// every probe vector live and spilled an accumulator, and the loop then waited on store
+/// forwarding (78 -> 98 ms at batch 16). Not inlined: inlined twice into the tile, LLVM kept the
+/// first half's accumulators in memory.
 #[inline(never)]
 #[target_feature(enable = "avx2")]
 unsafe fn half<const RH: usize, const P: usize>(
     rows: &[*const i8; RH],
     probes: &[*const i16; P],
     dimension: usize,
-) -> [[i32; P]; RH] {
+    out: *mut i32,
+) {
     let mut accumulators = [[_mm256_setzero_si256(); P]; RH];
-    let full = dimension - dimension % WIDE_STEP;
-    let mut offset = 0;
-    while offset < full {
-        // SAFETY: `offset + WIDE_STEP <= dimension`, and each row pointer is valid for `dimension`.
-        let row_vectors = std::array::from_fn(|index| unsafe {
-            _mm256_cvtepi8_epi16(_mm_loadu_si128(rows[index].add(offset).cast()))
-        });
-        // SAFETY: forwarded caller contract.
-        unsafe { multiply_step(&mut accumulators, &row_vectors, probes, offset) };
-        offset += WIDE_STEP;
-    }
-    if full < dimension {
-        let tail = dimension - full;
-        let row_vectors = std::array::from_fn(|index| {
-            let mut copy = [0i8; WIDE_STEP];
-            // SAFETY: `full + tail == dimension` bytes are valid behind the row pointer.
-            copy[..tail].copy_from_slice(unsafe {
-                std::slice::from_raw_parts(rows[index].add(full), tail)
+    // At most 4 rows are read side by side; the 16x1 tile's 8 rows go in two passes. Reading 8
+    // rows at once measured 18.5-19 ms for one probe over 1M rows, 4 at once 17.0-17.7 ms.
+    let pass = RH.min(4);
+    for first in (0..RH).step_by(pass) {
+        let pass_rows = first..first + pass;
+        let full = dimension - dimension % WIDE_STEP;
+        let mut offset = 0;
+        while offset < full {
+            // SAFETY: `offset + WIDE_STEP <= dimension`: every row holds `dimension` bytes, every
+            // probe at least that many elements.
+            unsafe {
+                multiply_step(
+                    &mut accumulators,
+                    rows,
+                    pass_rows.clone(),
+                    offset,
+                    probes,
+                    offset,
+                )
+            };
+            offset += WIDE_STEP;
+        }
+        if full < dimension {
+            let tail = dimension - full;
+            let copies: [[i8; WIDE_STEP]; RH] = std::array::from_fn(|index| {
+                let mut copy = [0i8; WIDE_STEP];
+                // SAFETY: `full + tail == dimension` bytes are valid behind the row pointer.
+                copy[..tail].copy_from_slice(unsafe {
+                    std::slice::from_raw_parts(rows[index].add(full), tail)
+                });
+                copy
             });
-            // SAFETY: the copy is WIDE_STEP bytes long.
-            unsafe { _mm256_cvtepi8_epi16(_mm_loadu_si128(copy.as_ptr().cast())) }
-        });
-        // SAFETY: forwarded caller contract.
-        unsafe { multiply_step(&mut accumulators, &row_vectors, probes, full) };
+            let padded: [*const i8; RH] = std::array::from_fn(|index| copies[index].as_ptr());
+            // SAFETY: the copies are WIDE_STEP bytes; a probe holds `dimension` rounded up to
+            // WIDE_STEP elements, zeros past `dimension`.
+            unsafe { multiply_step(&mut accumulators, &padded, pass_rows, 0, probes, full) };
+        }
     }
     let flat: [__m256i; 8] = std::array::from_fn(|index| accumulators[index / P][index % P]);
-    let mut lanes = [0i32; 8];
-    // SAFETY: `lanes` is 32 writable bytes.
-    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), reduce_8_ymm(&flat)) };
-    let sums = ymm_lanes_in_accumulator_order(&lanes);
-    std::array::from_fn(|row| std::array::from_fn(|probe| sums[row * P + probe]))
+    // SAFETY: the caller passes room for RH * P = 8 sums.
+    unsafe { store_sums_8_ymm(&flat, _mm256_setzero_si256(), out) };
 }
 
-/// Adds one step's products: probes outer, so one probe vector is live at a time.
+/// Adds one step's products, looping first over whichever of rows and probes is fewer, so that
+/// only one vector of the other kind is live at a time (8 accumulators + the few + one fit the
+/// 16 registers; holding all 8 rows of the 16x1 tile, or all 4 probes of the 4x4, spilled).
 ///
 /// # Safety
-/// Each Int16 probe holds at least `offset + WIDE_STEP` elements; the CPU supports AVX2.
+/// Every row pointer is valid for `row_offset + WIDE_STEP` bytes, every probe for
+/// `probe_offset + WIDE_STEP` elements; the CPU supports AVX2.
 #[inline(always)]
 unsafe fn multiply_step<const RH: usize, const P: usize>(
     accumulators: &mut [[__m256i; P]; RH],
-    row_vectors: &[__m256i; RH],
+    rows: &[*const i8; RH],
+    pass_rows: std::ops::Range<usize>,
+    row_offset: usize,
     probes: &[*const i16; P],
-    offset: usize,
+    probe_offset: usize,
 ) {
-    for (probe_index, probe) in probes.iter().enumerate() {
-        // SAFETY: the caller's promise.
-        let probe_vector = unsafe { _mm256_loadu_si256(probe.add(offset).cast()) };
-        for (row_index, row_vector) in row_vectors.iter().enumerate() {
-            let accumulator = &mut accumulators[row_index][probe_index];
-            // SAFETY: the caller's promise of AVX2.
-            *accumulator = unsafe {
-                _mm256_add_epi32(*accumulator, _mm256_madd_epi16(*row_vector, probe_vector))
-            };
+    // SAFETY (the loads below): the caller's promise.
+    let row = |index: usize| unsafe {
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(rows[index].add(row_offset).cast()))
+    };
+    let probe =
+        |pointer: *const i16| unsafe { _mm256_loadu_si256(pointer.add(probe_offset).cast()) };
+    // SAFETY: the caller's promise of AVX2.
+    let add = |accumulator: &mut __m256i, row: __m256i, probe: __m256i| unsafe {
+        *accumulator = _mm256_add_epi32(*accumulator, _mm256_madd_epi16(row, probe));
+    };
+    if pass_rows.len() > P {
+        let probe_vectors: [__m256i; P] = probes.map(probe);
+        for row_index in pass_rows {
+            let row_vector = row(row_index);
+            for (accumulator, probe_vector) in
+                accumulators[row_index].iter_mut().zip(&probe_vectors)
+            {
+                add(accumulator, row_vector, *probe_vector);
+            }
+        }
+    } else {
+        for (probe_index, &pointer) in probes.iter().enumerate() {
+            let probe_vector = probe(pointer);
+            for row_index in pass_rows.clone() {
+                add(
+                    &mut accumulators[row_index][probe_index],
+                    row(row_index),
+                    probe_vector,
+                );
+            }
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::arch::x86_64::*;
 
-use super::tile_x86::{reduce_8_ymm, stream_read_avx2, ymm_lanes_in_accumulator_order};
+use super::tile_x86::{bias_8_lanes, store_sums_8_ymm, stream_read_avx2};
 use super::{scalar::dot_i8_scalar, Isa, Kernels, ProbeEncoding};
 
 pub(crate) static KERNELS: Kernels = Kernels {
@@ -92,38 +92,52 @@ unsafe fn dot_tile_i8_avxvnni<const R: usize, const P: usize, const RH: usize>(
     const { assert!(R == 2 * RH && RH * P == 8) };
     let low: [*const i8; RH] = std::array::from_fn(|index| rows[index]);
     let high: [*const i8; RH] = std::array::from_fn(|index| rows[RH + index]);
-    // SAFETY: forwarded caller contract.
-    let (low, high) = unsafe {
-        (
-            half::<RH, P>(&low, probes, dimension),
-            half::<RH, P>(&high, probes, dimension),
-        )
-    };
-    std::array::from_fn(|row| {
-        let dots = if row < RH { low[row] } else { high[row - RH] };
-        std::array::from_fn(|probe| dots[probe].wrapping_sub(probe_sums[probe].wrapping_mul(128)))
-    })
+    // The biased rows add 128 * sum(probe) to every dot; lane j of a half's output is probe j % P.
+    // SAFETY: P is 1, 2 or 4 (RH * P == 8).
+    let bias = unsafe { bias_8_lanes(probe_sums) };
+    let mut dots = [[0i32; P]; R];
+    let (low_dots, high_dots) = dots.split_at_mut(RH);
+    // SAFETY: forwarded caller contract; each half of `dots` is RH * P = 8 contiguous i32.
+    unsafe {
+        half::<RH, P>(&low, probes, dimension, bias, low_dots.as_mut_ptr().cast());
+        half::<RH, P>(
+            &high,
+            probes,
+            dimension,
+            bias,
+            high_dots.as_mut_ptr().cast(),
+        );
+    }
+    dots
 }
 
+/// Writes the `RH x P` dots, minus `bias`, to `out`, row-major. Probes are the outer loop inside
+/// a step and the function is not inlined, as in the AVX2 tile: otherwise LLVM kept probe
+/// vectors live and spilled accumulators to the stack (a store-forwarding wait in the loop).
+#[inline(never)]
 #[target_feature(enable = "avx2,avxvnni")]
 unsafe fn half<const RH: usize, const P: usize>(
     rows: &[*const i8; RH],
     probes: &[*const i8; P],
     dimension: usize,
-) -> [[i32; P]; RH] {
-    let bias = _mm256_set1_epi8(i8::MIN);
+    bias: __m256i,
+    out: *mut i32,
+) {
+    let unsigned = _mm256_set1_epi8(i8::MIN);
     let mut accumulators = [[_mm256_setzero_si256(); P]; RH];
     let full = dimension - dimension % LANE;
     let mut offset = 0;
     while offset < full {
-        for (row_accumulators, row) in accumulators.iter_mut().zip(rows) {
-            // SAFETY: `offset + LANE <= dimension`, and the row pointer is valid for `dimension`.
-            let row_vector = unsafe { _mm256_loadu_si256(row.add(offset).cast()) };
-            let row_unsigned = _mm256_xor_si256(row_vector, bias);
-            for (accumulator, probe) in row_accumulators.iter_mut().zip(probes) {
-                // SAFETY: as above, for the probe pointer.
-                let probe_vector = unsafe { _mm256_loadu_si256(probe.add(offset).cast()) };
-                *accumulator = multiply_add_biased(*accumulator, row_unsigned, probe_vector);
+        // SAFETY: `offset + LANE <= dimension`, and each row pointer is valid for `dimension`.
+        let row_vectors: [__m256i; RH] = std::array::from_fn(|index| unsafe {
+            _mm256_xor_si256(_mm256_loadu_si256(rows[index].add(offset).cast()), unsigned)
+        });
+        for (probe_index, probe) in probes.iter().enumerate() {
+            // SAFETY: as above, for the probe pointer.
+            let probe_vector = unsafe { _mm256_loadu_si256(probe.add(offset).cast()) };
+            for (row_index, row_unsigned) in row_vectors.iter().enumerate() {
+                let accumulator = &mut accumulators[row_index][probe_index];
+                *accumulator = multiply_add_biased(*accumulator, *row_unsigned, probe_vector);
             }
         }
         offset += LANE;
@@ -143,7 +157,7 @@ unsafe fn half<const RH: usize, const P: usize>(
             // SAFETY: the copies are LANE bytes long.
             let row_vector = unsafe { _mm256_loadu_si256(row_tail.as_ptr().cast()) };
             // Padding bytes become 0 ^ 0x80 = 128, multiplied by a padding probe byte 0.
-            let row_unsigned = _mm256_xor_si256(row_vector, bias);
+            let row_unsigned = _mm256_xor_si256(row_vector, unsigned);
             for (accumulator, probe_tail) in row_accumulators.iter_mut().zip(&probe_tails) {
                 // SAFETY: as above.
                 let probe_vector = unsafe { _mm256_loadu_si256(probe_tail.as_ptr().cast()) };
@@ -152,9 +166,6 @@ unsafe fn half<const RH: usize, const P: usize>(
         }
     }
     let flat: [__m256i; 8] = std::array::from_fn(|index| accumulators[index / P][index % P]);
-    let mut lanes = [0i32; 8];
-    // SAFETY: `lanes` is 32 writable bytes.
-    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), reduce_8_ymm(&flat)) };
-    let sums = ymm_lanes_in_accumulator_order(&lanes);
-    std::array::from_fn(|row| std::array::from_fn(|probe| sums[row * P + probe]))
+    // SAFETY: the caller passes room for RH * P = 8 sums.
+    unsafe { store_sums_8_ymm(&flat, bias, out) };
 }
