@@ -64,6 +64,21 @@ export function identifyTable(result: BenchResult): string {
     rows, [true, true, true, true, true, true, true, true, true, false])
 }
 
+/** The 1-client runs with the search mode forced, and how much faster two-stage answered (p50). */
+export function identifyByModeTable(result: BenchResult): string {
+  const rows = result.environments.flatMap((environment) => {
+    const runs = environment.identifyByMode ?? []
+    const exact = runs.find((load) => load.mode === 'exact')
+    return runs.map((load) => [
+      load.mode, count(environment.members), rate(load.throughput), ms(load.p50), ms(load.p95), ms(load.p99), String(load.errors),
+      ratio(load.mode === 'two_stage' && exact && load.p50 > 0 ? exact.p50 / load.p50 : null),
+    ])
+  })
+  return rows.length
+    ? table(['search mode', 'members', 'identify/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'exact p50 ÷ this'], rows, [false, true, true, true, true, true, true, true])
+    : 'No runs per search mode in this result.'
+}
+
 export function restTable(result: BenchResult): string {
   const rows = result.environments.flatMap((environment) => environment.rest.map((load) => [
     count(environment.members), load.route, count(load.targetRate), rate(load.throughput), ms(load.p50), ms(load.p95), ms(load.p99), String(load.errors), restVerdict(load),
@@ -215,6 +230,10 @@ export function renderMarkdown(result: BenchResult): string {
     '`POST /v1/projects/{project_id}/biometrics/identify` through the real service (a separate process), closed loop: each client sends its next probe when the previous answer arrives. Probes mix mated captures (a new capture of an enrolled palm) and non-mated ones (palms never enrolled). Latency is measured by the client, so it includes HTTP, JSON, authentication, the rate-limit counter and the scan.',
     '',
     identifyTable(result),
+    '',
+    "The same single client with the environment's `search_mode` forced to each mode (the runs above use the default, `auto`, which picks the mode by the gallery's row count):",
+    '',
+    identifyByModeTable(result),
     '',
     '## REST GETs',
     '',

@@ -48,6 +48,11 @@ export interface IdentifyLoad extends LatencySummary {
   nonMatedFound: number
 }
 
+/** A 1-client identify run with the environment's search mode forced (PATCH search_mode). */
+export interface ModeIdentifyLoad extends IdentifyLoad {
+  mode: 'exact' | 'two_stage'
+}
+
 export interface RestLoad extends LatencySummary {
   /** Route template, e.g. GET /v1/projects/{project_id}/members?per_page=20. */
   route: string
@@ -68,6 +73,8 @@ export interface EnvironmentResult {
   /** Resident memory of the service process 2 s after boot (its load garbage released), MiB (null when unknown). */
   serviceRssMiB: number | null
   identify: IdentifyLoad[]
+  /** 1-client identify per forced search mode (absent in results recorded before it was measured). */
+  identifyByMode?: ModeIdentifyLoad[]
   rest: RestLoad[]
   /** The accuracy pass (bench/service/accuracy.mjs); absent in results recorded before it. */
   accuracy?: AccuracyResult

@@ -18,6 +18,9 @@ export const TARGET_MEMBERS = 1_000_000
 export const IDENTIFY_P95_ONE_CLIENT_MS = 50
 export const IDENTIFY_SIXTEEN_CLIENTS = { concurrency: 16, minThroughput: 200, maxP95Ms: 100 }
 export const REST_GET = { rate: 1000, maxP95Ms: 5 }
+/** The matcher-at-scale targets (issue #14): two-stage identify, 1 client, by gallery size. */
+export const TWO_STAGE_P95 = [{ members: 1_000_000, maxP95Ms: 15 }, { members: 10_000_000, maxP95Ms: 100 }]
+export const IDENTIFY_1M_SIXTEEN_CLIENTS_MIN_THROUGHPUT = 400
 /** The service's RSS at 1M members and beyond: at most 1.25 x the gallery's int8 bytes + 300 MB. */
 export const SERVICE_RSS = { perVectorByte: 1.25, fixedBytes: 300e6 }
 const MIB = 2 ** 20
@@ -82,6 +85,24 @@ export function checkTargets(result: BenchResult): TargetCheck[] {
       ? sized.map((environment) => `${environment.members.toLocaleString('en-US')} members: ${Math.round(environment.serviceRssMiB!)} MiB of ${Math.round(allowedRssMiB(environment))} MiB allowed`).join('; ')
       : absent,
     verdict: sized.length ? (sized.every((environment) => environment.serviceRssMiB! <= allowedRssMiB(environment)) ? 'met' : 'missed') : 'not measured',
+  })
+
+  for (const { members, maxP95Ms } of TWO_STAGE_P95) {
+    const environment = environmentOf(result, members)
+    const load = environment?.identifyByMode?.find((run) => run.mode === 'two_stage')
+    checks.push({
+      id: `identify-two-stage-p95-${members}`,
+      target: `two-stage identify p95 ≤ ${maxP95Ms} ms at ${members.toLocaleString('en-US')} members, 1 client`,
+      measured: load ? `p95 ${ms(load.p95)}` : environment ? 'not measured: no run per search mode' : `not measured: no ${members.toLocaleString('en-US')}-member environment in this run`,
+      verdict: load ? (load.p95 <= maxP95Ms && load.requests > 0 && load.errors === 0 ? 'met' : 'missed') : 'not measured',
+    })
+  }
+
+  checks.push({
+    id: 'identify-1m-16-clients-400',
+    target: `identify ≥ ${IDENTIFY_1M_SIXTEEN_CLIENTS_MIN_THROUGHPUT}/s at 1M members, 16 clients`,
+    measured: sixteen ? `${sixteen.throughput.toFixed(0)}/s` : large ? 'not measured: no 16-client run' : absent,
+    verdict: sixteen ? (sixteen.throughput >= IDENTIFY_1M_SIXTEEN_CLIENTS_MIN_THROUGHPUT && sixteen.errors === 0 ? 'met' : 'missed') : 'not measured',
   })
   return checks
 }

@@ -2,6 +2,8 @@
 // every probe identified once more with ?k=10 through the service, then FNIR at FPIR 3e-3 (NIST
 // FRTE's headline point) and 1e-4, the rates at the environment's threshold, the EER, a thinned
 // DET curve, and the misses explained by what the generator made of each identity.
+import { environmentAdmin } from './environment-admin.mjs'
+
 const CONCURRENCY = 8
 export const ACCURACY_TARGET_FPIRS = [3e-3, 1e-4]
 const DET_POINTS = 120
@@ -66,24 +68,17 @@ const CALIBRATION_TIMEOUT_MS = 15 * 60_000
  */
 export async function measureCalibration(input) {
   const { fnirAt, fpirAt, thresholdForFpir } = await import('../../src/accuracy/open-set.ts')
-  const path = `${input.url}/v1/organization/${input.orgId}/environments/${input.environmentId}`
-  const call = async (method, url, body) => {
-    const response = await fetch(url, {
-      method, headers: { authorization: `Bearer ${input.token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body && JSON.stringify(body),
-    })
-    if (response.status !== 200) throw new Error(`${method} ${url} answered ${response.status}: ${await response.text()}`)
-    return response.json()
-  }
+  const admin = environmentAdmin(input)
   const started = performance.now()
-  await call('PATCH', path, { target_fpir: CALIBRATION_TARGET_FPIR })
-  let accuracy = await call('GET', `${path}/accuracy`)
+  await admin.patch({ target_fpir: CALIBRATION_TARGET_FPIR })
+  let accuracy = await admin.get('/accuracy')
   while (accuracy.status !== 'calibrated') {
     if (performance.now() - started > CALIBRATION_TIMEOUT_MS) throw new Error(`not calibrated after ${CALIBRATION_TIMEOUT_MS / 1000} s: ${JSON.stringify(accuracy)}`)
     await new Promise((resolve) => setTimeout(resolve, 250))
-    accuracy = await call('GET', `${path}/accuracy`)
+    accuracy = await admin.get('/accuracy')
   }
   const seconds = (performance.now() - started) / 1000
-  await call('PATCH', path, { target_fpir: null, match_threshold: 0.8 })
+  await admin.patch({ target_fpir: null, match_threshold: 0.8 })
   const { calibration } = accuracy
   return {
     targetFpir: CALIBRATION_TARGET_FPIR,

@@ -8,12 +8,14 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CALIBRATION_TARGET_FPIR, measureAccuracy, measureCalibration } from './accuracy.mjs'
+import { environmentAdmin } from './environment-admin.mjs'
 import { runNode } from './run-node.mjs'
 import { scratchDatabase } from './scratch-database.mjs'
 import { matcherFromHealth, residentMiB, startService } from './service-process.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const RSS_SETTLE_MS = 2_000
+const SEARCH_MODES = ['exact', 'two_stage']
 
 /** A temporary database: a PGlite data directory, or a database on DATABASE_URL's server. */
 async function createStorage(databaseUrl, members) {
@@ -93,6 +95,20 @@ export async function runEnvironment(members, options, ui) {
       ui.log(`  identify ${String(concurrency).padStart(2)} clients: ${result.throughput.toFixed(1)}/s, ${describe(result)}`)
     }
 
+    // The same single client with each search mode forced, so every size shows exact and
+    // two-stage side by side (the default, auto, picks one by the gallery's row count).
+    const admin = environmentAdmin({ url: service.url, token: seeded.admin_token, orgId: seeded.org_id, environmentId: seeded.environment_id })
+    const identifyByMode = []
+    for (const mode of SEARCH_MODES) {
+      await admin.patch({ search_mode: mode })
+      const bar = ui.phase(`identify, 1 client, search_mode ${mode}`, 0, '')
+      const result = await runLoad(identifyPlan, { kind: 'concurrency', value: 1 }, options)
+      bar.stop()
+      identifyByMode.push({ mode, concurrency: 1, ...result })
+      ui.log(`  identify  1 client, ${mode}: ${result.throughput.toFixed(1)}/s, ${describe(result)}`)
+    }
+    await admin.patch({ search_mode: 'auto' })
+
     // The REST GETs a dashboard or back office calls; none touches the gallery.
     const routes = [
       { route: 'GET /v1/projects/{project_id}', paths: [base] },
@@ -131,6 +147,7 @@ export async function runEnvironment(members, options, ui) {
         boot: { seconds: service.bootSeconds, rowsPerSecond: rows / service.bootSeconds },
         serviceRssMiB: rss,
         identify: identify.map(({ errorSamples, ...load }) => load),
+        identifyByMode: identifyByMode.map(({ errorSamples, ...load }) => load),
         rest: rest.map(({ errorSamples, outcomes, matedProbes, matedCorrect, nonMatedProbes, nonMatedFound, ...load }) => load),
       },
       matcher: matcherFromHealth(service.health),

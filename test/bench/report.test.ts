@@ -46,6 +46,12 @@ function atOneMillion(result: BenchResult, change: (environment: BenchResult['en
   return copy
 }
 
+/** The environment's 1-client run, once per search mode, with these p95s (p50 half of each). */
+function byMode(environment: BenchResult['environments'][number], p95: { exact: number; two_stage: number }) {
+  const single = environment.identify.find((load) => load.concurrency === 1)!
+  return (['exact', 'two_stage'] as const).map((mode) => ({ ...single, mode, p95: p95[mode], p50: p95[mode] / 2, errors: 0 }))
+}
+
 afterAll(() => {
   for (const directory of directories) fs.rmSync(directory, { recursive: true, force: true })
 })
@@ -150,10 +156,9 @@ describe('bench report writer', () => {
   it('says "not measured" for the 1M-member targets when the run has no 1M environment', () => {
     const { markdown } = written(fixture)
     const targets = tableAfter(markdown, 'target')
-    expect(targets).toHaveLength(4)
-    expect(targets[0][2]).toContain('not measured')
-    expect(targets[1][2]).toContain('not measured')
-    expect(targets[3][2]).toContain('not measured')
+    expect(targets).toHaveLength(7)
+    for (const index of [0, 1, 3, 4, 5, 6]) expect(targets[index][2]).toContain('not measured')
+    expect(targets[5][1]).toBe('not measured: no 10,000,000-member environment in this run')
     // The recorded quick run (a busy 2-core machine, embedded database) did not keep up with 1 000 GETs/s.
     const worst = Math.max(...fixture.environments.flatMap((environment) => environment.rest.map((load) => load.p95)))
     expect(worst).toBeGreaterThan(5)
@@ -164,24 +169,39 @@ describe('bench report writer', () => {
   it('marks each target met or missed beside the figure it judges', () => {
     // 2M rows x 256 = 512 MB of int8 rows: 1.25 x 512 + 300 = 940 MB = 896.5 MiB allowed.
     const met = atOneMillion(fixture, (environment) => {
-      environment.identify = environment.identify.map((load) => ({ ...load, p95: load.concurrency === 1 ? 40 : 90, throughput: 250 }))
+      environment.identify = environment.identify.map((load) => ({ ...load, p95: load.concurrency === 1 ? 40 : 90, throughput: 450 }))
+      environment.identifyByMode = byMode(environment, { exact: 30, two_stage: 15 })
       environment.serviceRssMiB = 896
     })
     for (const environment of met.environments) environment.rest = environment.rest.map((load) => ({ ...load, p95: 2, errors: 0, throughput: load.targetRate }))
-    expect(checkTargets(met).map((check) => check.verdict)).toEqual(['met', 'met', 'met', 'met'])
+    expect(checkTargets(met).map((check) => check.verdict)).toEqual(['met', 'met', 'met', 'met', 'met', 'not measured', 'met'])
     expect(checkTargets(met)[3].measured).toBe('1,000,000 members: 896 MiB of 896 MiB allowed')
     const rows = tableAfter(written(met).markdown, 'members').filter((row) => row[0] === '1,000,000')
     expect(rows.map((row) => row[9])).toEqual(['✅ met (p95 < 50 ms)', '✅ met (≥ 200/s, p95 < 100 ms)', ''])
 
     const missed = atOneMillion(fixture, (environment) => {
       environment.identify = environment.identify.map((load) => ({ ...load, p95: load.concurrency === 1 ? 50 : 120, throughput: 150 }))
+      environment.identifyByMode = byMode(environment, { exact: 30, two_stage: 15.1 })
       environment.rest = environment.rest.map((load) => ({ ...load, p95: 7.5 }))
       environment.serviceRssMiB = 897
     })
-    expect(checkTargets(missed).map((check) => check.verdict)).toEqual(['missed', 'missed', 'missed', 'missed'])
+    expect(checkTargets(missed).map((check) => check.verdict)).toEqual(['missed', 'missed', 'missed', 'missed', 'missed', 'not measured', 'missed'])
     const missedMarkdown = written(missed).markdown
-    expect(tableAfter(missedMarkdown, 'target').map((row) => row[2])).toEqual(['❌ missed', '❌ missed', '❌ missed', '❌ missed'])
+    expect(tableAfter(missedMarkdown, 'target').map((row) => row[2])).toEqual(['❌ missed', '❌ missed', '❌ missed', '❌ missed', '❌ missed', '— not measured', '❌ missed'])
     expect(tableAfter(missedMarkdown, 'members').filter((row) => row[0] === '1,000,000').map((row) => row[9].split(' (')[0])).toEqual(['❌ missed', '❌ missed', ''])
+  })
+
+  it('shows the 1-client runs per search mode with how much faster two-stage answered, and says when a run has none', () => {
+    expect(written(fixture).markdown).toContain('No runs per search mode in this result.')
+    const result = atOneMillion(fixture, (environment) => {
+      environment.identifyByMode = byMode(environment, { exact: 30, two_stage: 12 })
+    })
+    const rows = tableAfter(written(result).markdown, 'search mode')
+    // p50 is half the p95 in `byMode`: exact 15 ms, two-stage 6 ms.
+    expect(rows).toEqual([
+      ['exact', '1,000,000', expect.any(String), '15.0', '30.0', expect.any(String), '0', ''],
+      ['two_stage', '1,000,000', expect.any(String), '6.00', '12.0', expect.any(String), '0', '2.50×'],
+    ])
   })
 
   it('judges a REST run that did not reach its rate as missed, however fast its answers', () => {
