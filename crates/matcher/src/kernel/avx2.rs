@@ -104,10 +104,8 @@ unsafe fn dot_tile_i8_avx2<const R: usize, const P: usize, const RH: usize>(
 /// and multiplies them with each probe's widened elements by `vpmaddwd` (products at most 16129,
 /// pairs at most 32258 in i32: exact). That is one multiply per 16 pairs and no `abs`/`sign` per
 /// row x probe, where the i8 form (`vpmaddubsw` then `vpmaddwd` by ones) needs two multiplies per
-/// 32 pairs plus a `sign`. Probes are the outer loop inside a step: with rows outer, LLVM kept
-/// every probe vector live and spilled an accumulator, and the loop then waited on store
-/// forwarding (78 -> 98 ms at batch 16). Not inlined: inlined twice into the tile, LLVM kept the
-/// first half's accumulators in memory.
+/// 32 pairs plus a `sign`. Not inlined: inlined twice into the tile, LLVM kept the first half's
+/// accumulators in memory (see `multiply_step` for the other way they spilled).
 #[inline(never)]
 #[target_feature(enable = "avx2")]
 unsafe fn half<const RH: usize, const P: usize>(
@@ -160,9 +158,10 @@ unsafe fn half<const RH: usize, const P: usize>(
     unsafe { store_sums_8_ymm(&flat, _mm256_setzero_si256(), out) };
 }
 
-/// Adds one step's products, looping first over whichever of rows and probes is fewer, so that
-/// only one vector of the other kind is live at a time (8 accumulators + the few + one fit the
-/// 16 registers; holding all 8 rows of the 16x1 tile, or all 4 probes of the 4x4, spilled).
+/// Adds one step's products, holding the fewer of rows and probes in registers and streaming the
+/// other one vector at a time, so 8 accumulators + the few + one fit the 16 registers. Holding all
+/// 4 probes of the 4x4 tile spilled an accumulator, and the loop then waited on store forwarding
+/// (batch 16 over 1M rows: 98 ms, 78 without the spill).
 ///
 /// # Safety
 /// Every row pointer is valid for `row_offset + WIDE_STEP` bytes, every probe for
@@ -197,12 +196,15 @@ unsafe fn multiply_step<const RH: usize, const P: usize>(
             }
         }
     } else {
+        // Here the pass is every row of the half (at most 4), so all of them are loaded once.
+        debug_assert_eq!(pass_rows.len(), RH);
+        let row_vectors: [__m256i; RH] = std::array::from_fn(row);
         for (probe_index, &pointer) in probes.iter().enumerate() {
             let probe_vector = probe(pointer);
             for row_index in pass_rows.clone() {
                 add(
                     &mut accumulators[row_index][probe_index],
-                    row(row_index),
+                    row_vectors[row_index],
                     probe_vector,
                 );
             }
