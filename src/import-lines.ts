@@ -17,10 +17,9 @@ export const ImportLineSchema = Type.Object({
 
 let validLine: ReturnType<typeof compile<typeof ImportLineSchema>> | undefined
 
-/** Whole lines of the input: `bytes` holds `lines` lines from 1-based line `firstLine`, each ending in "\n" but maybe the input's last. */
+/** Whole lines of the input: `bytes` holds lines from 1-based line `firstLine`, each ending in "\n" but maybe the input's last. */
 export interface LineBatch {
   firstLine: number
-  lines: number
   bytes: Uint8Array
 }
 
@@ -32,7 +31,7 @@ export async function* lineBatches(input: AsyncIterable<Buffer | string>, batchS
   let pendingLines = 0
   let firstLine = 1
   const take = (bytes: Buffer, lines: number): LineBatch => {
-    const batch = { firstLine, lines, bytes }
+    const batch = { firstLine, bytes }
     firstLine += lines
     return batch
   }
