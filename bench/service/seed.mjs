@@ -14,8 +14,10 @@
 // holds the API key and an admin token, so it is written with mode 0600 and never printed.
 //   node bench/service/seed.mjs --members 10000 --seed 42 --probes 1000 --out /tmp/x/seed.json
 import fs from 'node:fs'
+import os from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { Worker } from 'node:worker_threads'
 import { runNode } from './run-node.mjs'
 
 const dist = new URL('../../dist/', import.meta.url)
@@ -32,6 +34,8 @@ const { values } = parseArgs({
   options: {
     members: { type: 'string' }, seed: { type: 'string', default: '42' }, probes: { type: 'string', default: '1000' },
     batch: { type: 'string', default: '1000' }, out: { type: 'string' },
+    // Threads generating the import lines (default: one per core).
+    threads: { type: 'string', default: String(os.availableParallelism()) },
     // Cluster mode (bench/cluster.ts): the environment's members spread over this many shards.
     shards: { type: 'string', default: '1' },
   },
@@ -41,8 +45,9 @@ const members = Number(values.members)
 const seed = Number(values.seed)
 const probeCount = Number(values.probes)
 const batchSize = Number(values.batch)
-if (!Number.isInteger(members) || members < 1 || !values.out || !Number.isInteger(seed) || !Number.isInteger(probeCount) || probeCount < 2) {
-  console.error('usage: seed.mjs --members <n ≥ 1> --out <file> [--seed <int>] [--probes <n ≥ 2>] [--batch <n>] [--shards <n>]')
+const generatorThreads = Number(values.threads)
+if (!Number.isInteger(members) || members < 1 || !values.out || !Number.isInteger(seed) || !Number.isInteger(probeCount) || probeCount < 2 || !Number.isInteger(generatorThreads) || generatorThreads < 1) {
+  console.error('usage: seed.mjs --members <n ≥ 1> --out <file> [--seed <int>] [--probes <n ≥ 2>] [--batch <n>] [--shards <n>] [--threads <n ≥ 1>]')
   process.exit(2)
 }
 
@@ -94,7 +99,41 @@ const { organization, environment, project, key } = setup
 // (same population, never enrolled).
 const spares = Math.ceil(members * 0.15) + 16
 const candidates = members + spares
-const population = matcher.createSyntheticPopulation({ seed, dimension: environment.dimension, identities: candidates + NON_MATED_IDENTITIES })
+const populationOptions = { seed, dimension: environment.dimension, identities: candidates + NON_MATED_IDENTITIES }
+const population = matcher.createSyntheticPopulation(populationOptions)
+
+/** The import lines of `identities`, in order, written by `--threads` worker threads (seed-lines.mjs). */
+async function writeLines(identities, file) {
+  const threads = Math.min(generatorThreads, identities.length)
+  const share = Math.ceil(identities.length / threads)
+  const parts = Array.from({ length: threads }, (_, index) => `${file}.part${index}`)
+  try {
+    await Promise.all(parts.map((part, index) => {
+      const slice = identities.slice(index * share, (index + 1) * share)
+      const worker = new Worker(new URL('./seed-lines.mjs', import.meta.url), {
+        workerData: {
+          distUrl: dist.href, population: populationOptions, identities: Uint32Array.from(slice), tries, attemptPairs: ATTEMPT_PAIRS,
+          memberIds: slice.map((identity) => memberIds[identity]).join(','), file: part,
+        },
+      })
+      return new Promise((resolve, reject) => {
+        worker.once('error', reject)
+        worker.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`seed-lines worker exited with ${code}`))))
+      })
+    }))
+    // In pieces: at 10M members a part is several GB, past what one read may return.
+    const out = fs.openSync(file, 'w', 0o600)
+    const buffer = Buffer.allocUnsafe(16 << 20)
+    for (const part of parts) {
+      const input = fs.openSync(part, 'r')
+      for (let read; (read = fs.readSync(input, buffer, 0, buffer.length, null)) > 0;) fs.writeSync(out, buffer, 0, read)
+      fs.closeSync(input)
+    }
+    fs.closeSync(out)
+  } finally {
+    for (const part of parts) fs.rmSync(part, { force: true })
+  }
+}
 const capture = (identity, hand, session, attempt, elementType) =>
   Buffer.from(population.template(identity, hand, session, attempt, { elementType })).toString('base64url')
 
@@ -115,23 +154,8 @@ let pending = Array.from({ length: members }, (_, identity) => identity)
 emit({ type: 'start', total: members })
 try {
   while (pending.length) {
-    // Enrollment captures as a terminal sends them: int8 PVT1, session 0, two attempts per hand.
     const generating = performance.now()
-    const out = fs.openSync(linesFile, 'w', 0o600)
-    const hand = (identity, side) => {
-      const [first, second] = ATTEMPT_PAIRS[tries[identity]]
-      return { enroll_capture: capture(identity, side, 0, first, 'int8'), identify_capture: capture(identity, side, 0, second, 'int8') }
-    }
-    let chunk = ''
-    for (const identity of pending) {
-      chunk += JSON.stringify({ member_id: memberIds[identity], display_name: `synthetic ${identity}`, metadata: { identity }, left_hand: hand(identity, 'left'), right_hand: hand(identity, 'right') }) + '\n'
-      if (chunk.length > 1 << 20) {
-        fs.writeSync(out, chunk)
-        chunk = ''
-      }
-    }
-    fs.writeSync(out, chunk)
-    fs.closeSync(out)
+    await writeLines(pending, linesFile)
     generateSeconds += (performance.now() - generating) / 1000
 
     const before = imported

@@ -40,7 +40,8 @@ describe('the benchmark seeder', () => {
 
   it('imports N members (replacing palms whose captures disagree) and writes probes a booted service answers as it says', async () => {
     const out = path.join(directory, 'seed.json')
-    const seeded = await runSeed(['--members', String(MEMBERS), '--probes', '12', '--seed', '7', '--batch', '50', '--out', out], { ...process.env, ...env })
+    // Three generator threads, so the lines come from several slices joined in order.
+    const seeded = await runSeed(['--members', String(MEMBERS), '--probes', '12', '--seed', '7', '--batch', '50', '--threads', '3', '--out', out], { ...process.env, ...env })
     expect(seeded.code).toBe(0)
     const progress = seeded.lines.filter((line) => line.type === 'progress').map((line) => line.done as number)
     expect(progress.length).toBeGreaterThan(1)
