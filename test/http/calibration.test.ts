@@ -111,7 +111,10 @@ describe(`calibration of match_threshold from target_fpir (${usingPostgres ? 'Po
     // From 60 rows, the next calibration runs at 66 or more (after the third or the fourth member).
     const body = await accuracyWhen((answer) => answer.calibration?.gallery_size >= 66)
     expect(body.calibration.gallery_size).toBeGreaterThanOrEqual(66)
-    expect(body.calibration.non_mated_samples).toBe(body.calibration.gallery_size)
+    // Every stored capture is sampled. The run records the size it started at; an enrollment that
+    // lands while it samples adds its captures to the sample, never beyond the gallery's last size.
+    expect(body.calibration.non_mated_samples).toBeGreaterThanOrEqual(body.calibration.gallery_size)
+    expect(body.calibration.non_mated_samples).toBeLessThanOrEqual(2 * (MEMBERS + 4))
     expect(Date.parse(body.calibration.computed_at)).toBeGreaterThan(Date.parse(before.computed_at))
   }, 60_000)
 
