@@ -15,7 +15,7 @@
 use std::ops::Range;
 
 use crate::kernel::{active_kernels, EncodedProbes, Isa, Kernels};
-use crate::prefetch::{prefetch_bytes, prefetch_plan, PrefetchPlan};
+use crate::prefetch::{prefetch_bytes, scan_prefetch, PrefetchPlan};
 use crate::top_k::{Candidate, TopK};
 use crate::CoreError;
 
@@ -115,7 +115,7 @@ pub fn scan_top_k_with(
         gallery,
         probe_pointers: encoded.pointers(),
         probe_sums: &probe_sums,
-        prefetch: (probes.count() < kernels.prefetch_below_batch).then(prefetch_plan),
+        prefetch: scan_prefetch(kernels, probes.count()),
     };
     // The loop around the kernels (gates, norms, top-k offers) is compiled for the kernels' ISA
     // too: measured on Zen 5, the baseline-x86-64 build of it cost as much as the dot products.

@@ -14,10 +14,6 @@ pub(crate) static KERNELS: Kernels = Kernels {
     tile_8x2: dot_tile_i8_avx2::<8, 2, 4>,
     tile_4x4: dot_tile_i8_avx2::<4, 4, 2>,
     probe_encoding: ProbeEncoding::Int16,
-    // Measured on Zen 4, 1M rows: these tiles read at most 4 rows side by side in 16-byte steps,
-    // and the hardware prefetcher keeps up with that; software prefetches only cost (one probe:
-    // 19.0 -> 17.4 ms, 2: 21.7 -> 15.5, 3: 26.9 -> 18.2, 16: 78 -> 71).
-    prefetch_below_batch: 1,
     stream_read: stream_read_avx2,
 };
 

@@ -12,10 +12,6 @@ pub(crate) static KERNELS: Kernels = Kernels {
     tile_8x2: dot_tile_i8_avx512vnni::<8, 2>,
     tile_4x4: dot_tile_i8_avx512vnni::<4, 4>,
     probe_encoding: ProbeEncoding::Int8,
-    // Measured on Zen 4, 1M rows: batches of 2 and 4 need software prefetches (batch 2: 15 ms with,
-    // 37 without); from 6 probes they only cost (batch 6: 27.5 -> 24.7 ms, 8: 31 -> 25, 16: 49.5
-    // -> 45).
-    prefetch_below_batch: 6,
     stream_read: stream_read_raw,
 };
 

@@ -13,7 +13,6 @@ pub(crate) static KERNELS: Kernels = Kernels {
     tile_8x2: dot_tile_i8_avxvnni::<8, 2, 4>,
     tile_4x4: dot_tile_i8_avxvnni::<4, 4, 2>,
     probe_encoding: ProbeEncoding::Int8,
-    prefetch_below_batch: usize::MAX,
     stream_read: stream_read_avx2,
 };
 

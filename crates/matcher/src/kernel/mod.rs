@@ -175,10 +175,6 @@ pub struct Kernels {
     pub(crate) tile_4x4: TileFn<4, 4>,
     /// How the tiles read probes.
     pub(crate) probe_encoding: ProbeEncoding,
-    /// From this many probes a batch is compute-bound with these kernels (or their access pattern
-    /// suits the hardware prefetcher): the scan then issues no software prefetches (1: never;
-    /// `usize::MAX`: always).
-    pub(crate) prefetch_below_batch: usize,
     /// # Safety: the ISA is available; the pointer is valid for `length` bytes.
     pub(crate) stream_read: unsafe fn(bytes: *const u8, length: usize) -> u64,
 }

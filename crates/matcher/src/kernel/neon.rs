@@ -12,7 +12,6 @@ pub(crate) static KERNELS: Kernels = Kernels {
     tile_8x2: dot_tile_i8_neon::<8, 2>,
     tile_4x4: dot_tile_i8_neon::<4, 4>,
     probe_encoding: ProbeEncoding::Int8,
-    prefetch_below_batch: usize::MAX,
     stream_read: stream_read_raw,
 };
 
