@@ -24,6 +24,8 @@ export interface NativeAddon {
   releaseFreeHeap(): boolean
   /** Offers the buffer's 2 MiB-aligned part transparent huge pages (Linux; false elsewhere or when nothing is aligned). */
   adviseHugePages(bytes: Uint8Array): boolean
+  /** Bytes from the start of `bytes` to the first address that is a multiple of `alignment` (a power of two). */
+  bytesToAlignment(bytes: Uint8Array, alignment: number): number
   scanTopK(
     gallery: Int8Array, strideInBytes: number, dimension: number, rowStart: number, rowEnd: number,
     normsSquared: Uint32Array, live: Uint8Array, probes: Int8Array, probeNormsSquared: Uint32Array, k: number,
@@ -105,7 +107,7 @@ export function loadNativeAddon(path = NATIVE_ADDON_PATH): Loaded<NativeAddon> {
 function loadAddonFrom(path: string): Loaded<NativeAddon> {
   try {
     const addon = createRequire(import.meta.url)(path) as NativeAddon
-    for (const name of ['scanTopK', 'dotI8', 'activeIsa', 'availableIsas', 'setIsa', 'streamRead', 'nearestBySignBits', 'scorePairs', 'activePopcountIsa', 'limits', 'chooseIsa', 'releaseFreeHeap', 'adviseHugePages', 'gcmOpenBatch', 'gcmSealBatch'] as const) {
+    for (const name of ['scanTopK', 'dotI8', 'activeIsa', 'availableIsas', 'setIsa', 'streamRead', 'nearestBySignBits', 'scorePairs', 'activePopcountIsa', 'limits', 'chooseIsa', 'releaseFreeHeap', 'adviseHugePages', 'bytesToAlignment', 'gcmOpenBatch', 'gcmSealBatch'] as const) {
       if (typeof addon[name] !== 'function') return { ok: false, reason: `${path} does not export ${name}` }
     }
     return { ok: true, value: addon }

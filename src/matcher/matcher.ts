@@ -8,7 +8,7 @@ import { createGallery, type Gallery, type GallerySettings, type Hit } from './g
 import { createKernel, type ScanKernel } from './kernel.js'
 import { createScanPool, type ScanPool } from './pool.js'
 import type { ScanEngine } from './scanner.js'
-import { createSharedMemory, createSlabMemory, defaultSlabBudget, MAX_PAGES, PAGE_BYTES } from './shared-memory.js'
+import { createSharedMemory, createSlabMemory, defaultSlabBudget, MAX_PAGES, PAGE_BYTES, type NativePages } from './shared-memory.js'
 
 export interface MatcherOptions {
   /** Components per vector (PVT1 allows 128, 256, 512). */
@@ -129,8 +129,12 @@ export async function createMatcher(options: MatcherOptions): Promise<Matcher> {
   const wasmLimit = MAX_PAGES * PAGE_BYTES
   const budget = options.maxMemoryBytes ?? (chosen.name === 'wasm' ? wasmLimit : defaultSlabBudget())
   if (!(budget > 0)) throw new RangeError(`maxMemoryBytes must be positive, got ${budget}`)
-  const advise = chosen.addon && ((bytes: Uint8Array) => chosen.addon!.adviseHugePages(bytes))
-  const memory = chosen.name === 'wasm' || budget <= wasmLimit ? createSharedMemory(budget, advise) : createSlabMemory(budget, advise)
+  const addon = chosen.addon
+  const pages: NativePages | undefined = addon && {
+    adviseHugePages: (bytes) => addon.adviseHugePages(bytes),
+    bytesToAlignment: (bytes, alignment) => addon.bytesToAlignment(bytes, alignment),
+  }
+  const memory = chosen.name === 'wasm' || budget <= wasmLimit ? createSharedMemory(budget, pages) : createSlabMemory(budget, pages)
   const kernel: ScanKernel = createKernel(chosen.name, memory, chosen)
   const pool: ScanPool | null = threads > 0
     ? createScanPool({ threads, memory, backend: chosen.name, wasmModule: chosen.wasmModule, isa: chosen.addon?.activeIsa() })

@@ -4,6 +4,7 @@ import fs from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { loadNativeAddon, NATIVE_ADDON_PATH } from '../../src/matcher/backend.js'
 import { createMatcher } from '../../src/matcher/index.js'
+import { createSharedMemory, createSlabMemory, MemoryViews, type NativePages } from '../../src/matcher/shared-memory.js'
 
 const built = fs.existsSync(NATIVE_ADDON_PATH)
 
@@ -75,6 +76,40 @@ describe('the native backend', () => {
       else expect(process.platform === 'linux' ? mode : 'not linux').not.toBe(undefined)
     } finally {
       await matcher.close()
+    }
+  })
+
+  it('says how far a view is from an alignment, and refuses one that is not a power of two', () => {
+    const addon = loadNativeAddon()
+    if (!addon.ok) {
+      expect(built).toBe(false)
+      return
+    }
+    const bytes = new Uint8Array(4096)
+    const first = addon.value.bytesToAlignment(bytes, 64)
+    expect(first).toBeGreaterThanOrEqual(0)
+    expect(first).toBeLessThan(64)
+    for (const skip of [1, 15, 16, 63, 64, 100]) expect(addon.value.bytesToAlignment(bytes.subarray(skip), 64)).toBe(((first - skip) % 64 + 64) % 64)
+    expect(addon.value.bytesToAlignment(bytes.subarray(first), 2 << 20) % 64).toBe(0)
+    expect(() => addon.value.bytesToAlignment(bytes, 48)).toThrow(/power of two/)
+  })
+
+  it('starts every region on a cache line and every region of 2 MiB or more on a huge page, in slabs and in a wasm memory', () => {
+    const addon = loadNativeAddon()
+    if (!addon.ok) {
+      expect(built).toBe(false)
+      return
+    }
+    const pages: NativePages = { adviseHugePages: () => false, bytesToAlignment: (bytes, alignment) => addon.value.bytesToAlignment(bytes, alignment) }
+    for (const memory of [createSlabMemory(8 * 2 ** 30, pages), createSharedMemory(1 << 30, pages)]) {
+      const views = new MemoryViews(memory)
+      // A small region first puts the next one off any 2 MiB boundary; the last needs a new slab.
+      for (const bytes of [100, 5 << 20, 70_000, (2 << 20) + 1, 300, memory.slabs ? 1020 << 20 : 3 << 20]) {
+        const view = views.uint8(memory.allocate(bytes), bytes)
+        expect(addon.value.bytesToAlignment(view, 64), `${bytes} bytes`).toBe(0)
+        if (bytes >= 2 << 20) expect(addon.value.bytesToAlignment(view, 2 << 20), `${bytes} bytes`).toBe(0)
+      }
+      if (memory.slabs) expect(memory.slabs.length).toBe(2)
     }
   })
 })

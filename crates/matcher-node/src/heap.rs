@@ -57,3 +57,23 @@ pub fn advise_huge_pages(bytes: Unknown<'_>) -> napi::Result<bool> {
         Ok(false)
     }
 }
+
+/// Bytes from the start of `bytes` to the first address that is a multiple of `alignment` (a power
+/// of two). A `SharedArrayBuffer` of 1 GiB comes from glibc's `calloc`, whose mapping starts 16
+/// bytes before the data: rows laid from its start straddle cache lines, and its huge pages start
+/// mid-region. The slab memory pads each slab by this much.
+#[napi(
+    js_name = "bytesToAlignment",
+    ts_args_type = "bytes: Uint8Array, alignment: number"
+)]
+pub fn bytes_to_alignment(bytes: Unknown<'_>, alignment: u32) -> napi::Result<u32> {
+    let buffer: Uint8ArraySlice =
+        typed_array("bytes", "a Uint8Array", bytes).map_err(napi::Error::from)?;
+    if !alignment.is_power_of_two() {
+        return Err(napi::Error::from_reason(format!(
+            "alignment must be a power of two, not {alignment}"
+        )));
+    }
+    let start = buffer.as_ptr() as usize;
+    Ok((start.next_multiple_of(alignment as usize) - start) as u32)
+}
