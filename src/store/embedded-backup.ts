@@ -1,15 +1,38 @@
 // Backup and restore of the embedded database. A backup is a gzip tarball of PGlite's files, asked
 // of whichever process serves them (the running service, or this one) over its loopback port
-// (pglite-server.ts copies them between units of work, with no transaction open). A restore
-// unpacks one into an empty data directory and opens it once (PGlite replays its WAL).
+// (pglite-server.ts checks the request, this file makes the tarball). A restore unpacks one into an
+// empty data directory and opens it once (PGlite replays its WAL).
 import fs from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
+import type { Duplex } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import { PGlite } from '@electric-sql/pglite'
 import * as tar from 'tar'
-import { BACKUP_REQUEST } from './pglite-server.js'
+
+/**
+ * palmvein's own request in place of a startup message: length, this code, then the password.
+ * Answered with a gzip tarball of the database files, and the connection closes.
+ */
+export const BACKUP_REQUEST = 0x50564231
 
 const GZIP_MAGIC = Buffer.from([0x1f, 0x8b])
+
+/**
+ * Sends the tarball of `directory` to `socket`. `whenIdle` copies the files while no unit of work
+ * runs and no transaction is open (PGlite writes through to them, so the copy is consistent; a
+ * restore replays its WAL), which stalls other work only for the copy; the tarball is then made
+ * and sent from the copy.
+ */
+export async function sendBackup(directory: string, socket: Duplex, whenIdle: (task: () => Promise<void>) => Promise<void>): Promise<void> {
+  const snapshot = `${directory}.backup-${process.pid}-${Date.now()}`
+  try {
+    await whenIdle(() => fs.cp(directory, snapshot, { recursive: true }))
+    await pipeline(tar.c({ gzip: true, cwd: snapshot, portable: true }, ['.']), socket)
+  } finally {
+    await fs.rm(snapshot, { recursive: true, force: true })
+  }
+}
 
 /** The backup or restore cannot be done as asked; nothing was written. */
 export class BackupRefused extends Error {}

@@ -8,11 +8,9 @@
 // connection's units run (the others wait), and a connection that goes away mid-transaction is
 // rolled back.
 import { timingSafeEqual } from 'node:crypto'
-import fs from 'node:fs/promises'
 import net from 'node:net'
 import type { Duplex } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
-import * as tar from 'tar'
+import { BACKUP_REQUEST, sendBackup } from './embedded-backup.js'
 import type { PgliteActivity } from './pglite-activity.js'
 import type { PGlite } from '@electric-sql/pglite'
 
@@ -20,11 +18,6 @@ const SSL_REQUEST = 80877103
 const CANCEL_REQUEST = 80877102
 const GSS_REQUEST = 80877104
 const PROTOCOL_3 = 196608
-/**
- * palmvein's own request in place of a startup message (embedded-backup.ts): length, this code,
- * then the password. Answered with a gzip tarball of the database files, and the connection closes.
- */
-export const BACKUP_REQUEST = 0x50564231
 
 // Messages after which the backend answers and the client waits: a unit ends here.
 const UNIT_END = new Set(['S'.charCodeAt(0), 'Q'.charCodeAt(0), 'X'.charCodeAt(0), 'H'.charCodeAt(0), 'c'.charCodeAt(0), 'f'.charCodeAt(0)])
@@ -202,23 +195,15 @@ export class PgliteServer {
     return given.length === expected.length && timingSafeEqual(given, expected)
   }
 
-  /**
-   * Answers a backup request. The files are copied while no unit runs and no transaction is open
-   * (PGlite writes through to them, so the copy is consistent; a restore replays its WAL), which
-   * stalls other work only for the copy; the tarball is then made and sent from the copy.
-   */
+  /** Answers a backup request (embedded-backup.ts makes the tarball), once the password is right. */
   backup(connection: Connection, password: Buffer): void {
     const { socket } = connection
     if (!this.acceptsPassword(password) || !this.directory) {
       socket.end(fatal('28P01', 'password authentication failed'))
       return
     }
-    const directory = this.directory
-    const snapshot = `${directory}.backup-${process.pid}-${Date.now()}`
-    this.whenIdle(() => fs.cp(directory, snapshot, { recursive: true }))
-      .then(() => pipeline(tar.c({ gzip: true, cwd: snapshot, portable: true }, ['.']), socket))
+    sendBackup(this.directory, socket, (task) => this.whenIdle(task))
       .catch((error: unknown) => { if (!socket.destroyed) socket.end(fatal('58000', `backup failed: ${error instanceof Error ? error.message : String(error)}`)) })
-      .finally(() => fs.rm(snapshot, { recursive: true, force: true }))
   }
 
   enqueue(unit: Unit): void {
