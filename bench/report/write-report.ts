@@ -6,7 +6,7 @@ import path from 'node:path'
 import { detSvg } from '../../src/accuracy/svg.js'
 import { CHART_FILES, detChartFile, renderMarkdown } from './markdown.js'
 import type { BenchResult } from './result.js'
-import { compactNumber, renderLineChart, type ChartSeries } from './svg-chart.js'
+import { compactNumber, renderLineChart, type ChartSeries } from '../../src/svg-line-chart.js'
 import { IDENTIFY_P95_ONE_CLIENT_MS, IDENTIFY_SIXTEEN_CLIENTS } from './targets.js'
 
 export const RESULT_FILE = 'results.json'
@@ -38,17 +38,17 @@ export function renderCharts(result: BenchResult): Record<string, string> {
     ...detCharts,
     [CHART_FILES.p95BySize]: renderLineChart({
       title: 'Identify p95 latency against gallery size',
-      xLabel: 'enrolled members (2 gallery rows each)', yLabel: 'p95 latency (ms)', xScale: 'log',
+      x: { label: 'enrolled members (2 gallery rows each)', scale: 'log' }, y: { label: 'p95 latency (ms)', scale: 'linear' },
       series: p95BySize, target: { y: IDENTIFY_P95_ONE_CLIENT_MS, label: `target at 1M, 1 client: ${IDENTIFY_P95_ONE_CLIENT_MS} ms` },
     }),
     [CHART_FILES.p95ByConcurrency]: renderLineChart({
       title: 'Identify p95 latency against concurrency',
-      xLabel: 'concurrent clients', yLabel: 'p95 latency (ms)', xScale: 'log', formatX: String,
+      x: { label: 'concurrent clients', scale: 'log', format: String }, y: { label: 'p95 latency (ms)', scale: 'linear' },
       series: byConcurrency('p95'), target: { y: IDENTIFY_SIXTEEN_CLIENTS.maxP95Ms, label: `target at 1M, 16 clients: ${IDENTIFY_SIXTEEN_CLIENTS.maxP95Ms} ms` },
     }),
     [CHART_FILES.throughputByConcurrency]: renderLineChart({
       title: 'Identify throughput against concurrency',
-      xLabel: 'concurrent clients', yLabel: 'identify requests per second', xScale: 'log', formatX: String,
+      x: { label: 'concurrent clients', scale: 'log', format: String }, y: { label: 'identify requests per second', scale: 'linear' },
       series: byConcurrency('throughput'), target: { y: IDENTIFY_SIXTEEN_CLIENTS.minThroughput, label: `target at 1M, 16 clients: ${IDENTIFY_SIXTEEN_CLIENTS.minThroughput}/s` },
     }),
   }

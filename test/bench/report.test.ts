@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { parseCpuInfo } from '../../bench/report/machine.js'
 import type { BenchResult } from '../../bench/report/result.js'
 import { CHART_FILES } from '../../bench/report/markdown.js'
-import { renderLineChart } from '../../bench/report/svg-chart.js'
+import { renderLineChart } from '../../src/svg-line-chart.js'
 import { checkTargets } from '../../bench/report/targets.js'
 import { REPORT_FILE, RESULT_FILE, resultDirectoryName, writeReport } from '../../bench/report/write-report.js'
 import { checkWellFormedXml } from './xml-well-formed.js'
@@ -227,7 +227,7 @@ describe('bench report writer', () => {
 
   it('escapes text so labels cannot break the SVG', () => {
     const svg = renderLineChart({
-      title: 'a < b & "c"', xLabel: '<x>', yLabel: 'y & z', xScale: 'linear',
+      title: 'a < b & "c"', x: { label: '<x>', scale: 'linear' }, y: { label: 'y & z', scale: 'linear' },
       series: [{ name: '</svg><script>', points: [{ x: 1, y: 2 }, { x: 2, y: 3 }] }], target: { y: 2.5, label: 'R&D' },
     })
     const elements = checkWellFormedXml(svg)
