@@ -129,11 +129,8 @@ export async function createMatcher(options: MatcherOptions): Promise<Matcher> {
   const wasmLimit = MAX_PAGES * PAGE_BYTES
   const budget = options.maxMemoryBytes ?? (chosen.name === 'wasm' ? wasmLimit : defaultSlabBudget())
   if (!(budget > 0)) throw new RangeError(`maxMemoryBytes must be positive, got ${budget}`)
-  const addon = chosen.addon
-  const pages: NativePages | undefined = addon && {
-    adviseHugePages: (bytes) => addon.adviseHugePages(bytes),
-    bytesToAlignment: (bytes, alignment) => addon.bytesToAlignment(bytes, alignment),
-  }
+  // The addon's functions ignore `this`: the memory may call them detached.
+  const pages: NativePages | undefined = chosen.addon
   const memory = chosen.name === 'wasm' || budget <= wasmLimit ? createSharedMemory(budget, pages) : createSlabMemory(budget, pages)
   const kernel: ScanKernel = createKernel(chosen.name, memory, chosen)
   const pool: ScanPool | null = threads > 0

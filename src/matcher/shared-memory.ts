@@ -51,6 +51,8 @@ const CACHE_LINE_BYTES = 64
 const HUGE_PAGE_BYTES = 2 << 20
 
 const modulo = (value: number, divisor: number) => ((value % divisor) + divisor) % divisor
+/** The first offset from `from` on whose address is aligned, given that `anchor`'s is. */
+const nextAligned = (from: number, anchor: number, alignment: number) => from + modulo(anchor - from, alignment)
 
 const full = (detail: string) => new RangeError(`matcher memory is full: ${detail}`)
 
@@ -79,7 +81,8 @@ function wrapWasmMemory(memory: WebAssembly.Memory, capacityBytes: number, huge?
       // Pages skipped so the region starts on a huge page (where a 64 KiB page can). A worker
       // growing the memory for its scratch meanwhile only costs the alignment: the region still
       // lies in what was grown.
-      const gap = huge && bytes >= HUGE_PAGE_BYTES ? modulo(huge.hugePageStart - memory.buffer.byteLength, HUGE_PAGE_BYTES) : 0
+      const end = memory.buffer.byteLength
+      const gap = huge && bytes >= HUGE_PAGE_BYTES ? nextAligned(end, huge.hugePageStart, HUGE_PAGE_BYTES) - end : 0
       const skip = gap % PAGE_BYTES === 0 ? gap / PAGE_BYTES : 0
       try {
         return (memory.grow(skip + pages) + skip) * PAGE_BYTES
@@ -101,17 +104,13 @@ const SLAB_BYTES = 2 ** 30
 /** Slabs of SharedArrayBuffer up to a budget of `capacityBytes`. */
 export function createSlabMemory(capacityBytes: number, pages?: NativePages): SharedMemory {
   const slabs: SharedArrayBuffer[] = []
-  /** Per slab, the offset of its first 2 MiB-aligned address (0 without the addon: unknown). */
+  /** Per slab, the offset of its first 2 MiB-aligned address (with the addon). */
   const hugePageStarts: number[] = []
   let slabUsed = 0
   let used = 0
-  /** Where a region of `size` bytes starts in the last slab, at or after `from`. */
-  const startOf = (size: number, from: number) => {
-    const first = hugePageStarts[slabs.length - 1]
-    const alignment = size >= HUGE_PAGE_BYTES ? HUGE_PAGE_BYTES : CACHE_LINE_BYTES
-    const aligned = first % alignment
-    return aligned + Math.ceil(Math.max(0, from - aligned) / alignment) * alignment
-  }
+  /** Where a region of `size` bytes starts in the last slab, at or after `from` (unaligned without the addon: addresses unknown). */
+  const startOf = (size: number, from: number) =>
+    pages ? nextAligned(from, hugePageStarts[slabs.length - 1], size >= HUGE_PAGE_BYTES ? HUGE_PAGE_BYTES : CACHE_LINE_BYTES) : from
   const memory: SharedMemory = {
     get buffer(): SharedArrayBuffer { throw new Error('a slab memory has no single buffer; use MemoryViews') },
     get usedBytes() { return used },
@@ -137,7 +136,7 @@ export function createSlabMemory(capacityBytes: number, pages?: NativePages): Sh
           throw full(`the system refused ${slabBytes} more bytes (${String(error)})`)
         }
         slabs.push(slab)
-        hugePageStarts.push(pages ? pages.bytesToAlignment(new Uint8Array(slab, 0, 1), HUGE_PAGE_BYTES) : 0)
+        if (pages) hugePageStarts.push(pages.bytesToAlignment(new Uint8Array(slab, 0, 1), HUGE_PAGE_BYTES))
         start = startOf(size, 0)
       }
       const offset = (slabs.length - 1) * SLAB_STRIDE + start
