@@ -3,7 +3,7 @@
 // the organization's admins only, and a grown gallery is calibrated again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { usingPostgres } from '../support/database.js'
-import { createMember, createPalmTenant, enroll, enrollBody, identify, population, vectorBody, type PalmTenant } from '../support/palms.js'
+import { createMember, createPalmTenant, enroll, enrollBody, identify, population, vectorBody, waitUntilReady, type PalmTenant } from '../support/palms.js'
 import { start } from '../../src/server.js'
 import { identifyCaptureSample } from '../../src/store/calibrations.js'
 import { bootService, expectProblem, expectStatus, request, serviceConfig, type TestService } from '../support/service.js'
@@ -132,6 +132,8 @@ describe(`calibration of match_threshold from target_fpir (${usingPostgres ? 'Po
   it('is one threshold for every service process on the database', async () => {
     const second = await start({ config: serviceConfig(svc.storage, { calibrationCheckMs: 100 }) })
     try {
+      // Its galleries load after it listens: until then identify answers 503 (CI met that once).
+      await waitUntilReady(second.url)
       const identifyAt = async (url: string) => (await request(url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/identify`, { auth: tenant.key, body: halfMatchingProbe() })).body.status
       const statusWhen = async (url: string, wanted: string) => {
         const deadline = Date.now() + 10_000
