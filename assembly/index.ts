@@ -157,47 +157,49 @@ export function hammingDistance(a: usize, b: usize, bytes: i32): i32 {
 }
 
 /**
- * Stage 1 of a two-stage search (same contract as the addon's `nearestBySignBits`): per probe,
- * the `c` live rows of [rowStart, rowEnd) nearest in Hamming distance over their sign bits,
+ * Stage 1 of a two-stage search over one piece (same contract as the addon's
+ * `mergeNearestBySignBits`): merges the live rows of [rowStart, rowEnd), written as baseRow + row,
+ * into each probe's list of the `c` rows nearest in Hamming distance over their sign bits:
  * nearest first, ties by lower row; unused slots hold row -1 and distance 0xFFFFFFFF.
  */
-export function nearestBySignBits(
-  bits: usize, bitsStride: i32, signBytes: i32, rowStart: i32, rowEnd: i32, live: usize,
+export function mergeNearestBySignBits(
+  bits: usize, bitsStride: i32, signBytes: i32, rowStart: i32, rowEnd: i32, baseRow: i32, live: usize,
   probeBits: usize, probeCount: i32, c: i32, outRows: usize, outDistances: usize,
 ): void {
   const slots = probeCount * c
   if (c <= 0) return
-  // On entry the last slot of each list bounds the distances kept (see the addon's contract):
-  // every unused slot holds the bound, so the insertion below carries it down the list.
+  // Unused slots hold 0xFFFFFFFF, above every distance, so insertion passes them by.
   for (let slot = 0; slot < slots; slot++) {
-    store<i32>(outRows + (<usize>slot << 2), -1)
-    const bound = load<u32>(outDistances + (<usize>(slot - slot % c + c - 1) << 2))
-    store<u32>(outDistances + (<usize>slot << 2), bound)
+    if (load<i32>(outRows + (<usize>slot << 2)) < 0) store<u32>(outDistances + (<usize>slot << 2), 0xFFFFFFFF)
   }
   for (let row = rowStart; row < rowEnd; row++) {
     if (load<u8>(live + <usize>row) == 0) continue
     const rowAt = bits + <usize>row * <usize>bitsStride
+    const absolute = baseRow + row
     for (let probe = 0; probe < probeCount; probe++) {
       const distance = <u32>hamming(rowAt, probeBits + <usize>probe * <usize>signBytes, signBytes)
       const first = probe * c
-      // Rows arrive in ascending order, so an equal distance never displaces a kept row.
-      if (distance >= load<u32>(outDistances + (<usize>(first + c - 1) << 2))) continue
+      if (!nearer(distance, absolute, outRows, outDistances, first + c - 1)) continue
       let position = first + c - 1
       while (position > first) {
         const previous = position - 1
-        const previousDistance = load<u32>(outDistances + (<usize>previous << 2))
-        if (previousDistance <= distance) break
-        store<u32>(outDistances + (<usize>position << 2), previousDistance)
+        if (!nearer(distance, absolute, outRows, outDistances, previous)) break
+        store<u32>(outDistances + (<usize>position << 2), load<u32>(outDistances + (<usize>previous << 2)))
         store<i32>(outRows + (<usize>position << 2), load<i32>(outRows + (<usize>previous << 2)))
         position = previous
       }
       store<u32>(outDistances + (<usize>position << 2), distance)
-      store<i32>(outRows + (<usize>position << 2), row)
+      store<i32>(outRows + (<usize>position << 2), absolute)
     }
   }
-  for (let slot = 0; slot < slots; slot++) {
-    if (load<i32>(outRows + (<usize>slot << 2)) < 0) store<u32>(outDistances + (<usize>slot << 2), 0xFFFFFFFF)
-  }
+}
+
+/** Stage 1's order: whether (distance, row) goes before the list's slot; an unused slot is last. */
+@inline
+function nearer(distance: u32, row: i32, outRows: usize, outDistances: usize, slot: i32): bool {
+  const slotRow = load<i32>(outRows + (<usize>slot << 2))
+  const slotDistance = load<u32>(outDistances + (<usize>slot << 2))
+  return slotRow < 0 || distance < slotDistance || (distance == slotDistance && row < slotRow)
 }
 
 /** Stage 2 (the addon's `scorePairs`): the exact score of row pairRows[i] for probe pairProbes[i]. */

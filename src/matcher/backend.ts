@@ -36,9 +36,9 @@ export interface NativeAddon {
   availableIsas(): string[]
   setIsa(name: string): string
   streamRead(buffer: Int8Array): number
-  nearestBySignBits(
-    bits: Uint8Array, bitsStride: number, signBytes: number, rowStart: number, rowEnd: number, live: Uint8Array,
-    probeBits: Uint8Array, c: number, outRows: Int32Array, outDistances: Uint32Array,
+  mergeNearestBySignBits(
+    bits: Uint8Array, bitsStride: number, signBytes: number, rowStart: number, rowEnd: number, baseRow: number,
+    live: Uint8Array, probeBits: Uint8Array, c: number, outRows: Int32Array, outDistances: Uint32Array,
   ): void
   scorePairs(
     gallery: Int8Array, strideInBytes: number, dimension: number, normsSquared: Uint32Array,
@@ -67,9 +67,9 @@ export interface WasmExports {
   ): void
   dotI8(a: number, b: number, length: number): number
   streamRead(offset: number, length: number): number
-  nearestBySignBits(
-    bits: number, bitsStride: number, signBytes: number, rowStart: number, rowEnd: number, live: number,
-    probeBits: number, probeCount: number, c: number, outRows: number, outDistances: number,
+  mergeNearestBySignBits(
+    bits: number, bitsStride: number, signBytes: number, rowStart: number, rowEnd: number, baseRow: number,
+    live: number, probeBits: number, probeCount: number, c: number, outRows: number, outDistances: number,
   ): void
   scorePairs(
     gallery: number, strideInBytes: number, dimension: number, normsSquared: number, pairRows: number,
@@ -107,7 +107,7 @@ export function loadNativeAddon(path = NATIVE_ADDON_PATH): Loaded<NativeAddon> {
 function loadAddonFrom(path: string): Loaded<NativeAddon> {
   try {
     const addon = createRequire(import.meta.url)(path) as NativeAddon
-    for (const name of ['scanTopK', 'dotI8', 'activeIsa', 'availableIsas', 'setIsa', 'streamRead', 'nearestBySignBits', 'scorePairs', 'activePopcountIsa', 'limits', 'chooseIsa', 'releaseFreeHeap', 'adviseHugePages', 'bytesToAlignment', 'gcmOpenBatch', 'gcmSealBatch'] as const) {
+    for (const name of ['scanTopK', 'dotI8', 'activeIsa', 'availableIsas', 'setIsa', 'streamRead', 'mergeNearestBySignBits', 'scorePairs', 'activePopcountIsa', 'limits', 'chooseIsa', 'releaseFreeHeap', 'adviseHugePages', 'bytesToAlignment', 'gcmOpenBatch', 'gcmSealBatch'] as const) {
       if (typeof addon[name] !== 'function') return { ok: false, reason: `${path} does not export ${name}` }
     }
     return { ok: true, value: addon }

@@ -36,10 +36,10 @@ export interface ScanKernel {
   scan(segment: Segment, shape: ScanShape, probes: Int8Array, probeNorms: Uint32Array, k: number,
     outRows: Int32Array, outScores: Float64Array): void
   /**
-   * Two-stage search, stage 1: per probe, the `c` live rows of the segment nearest in Hamming
-   * distance over their sign bits (`probeBits`: signBytes per probe); chunk-relative rows,
-   * nearest first (ties by lower row), -1 / 0xFFFFFFFF unused. On entry the last slot of each
-   * probe's `outDistances` bounds the distances kept (0xFFFFFFFF: none).
+   * Two-stage search, stage 1: merges the segment's live rows into each probe's list of the `c`
+   * rows nearest in Hamming distance over their sign bits (`probeBits`: signBytes per probe).
+   * Lists hold absolute rows, nearest first (ties by lower row), -1 / 0xFFFFFFFF unused; a task
+   * passes the same lists, empty at first, to each of its segments.
    */
   nearest(segment: Segment, shape: ScanShape, probeBits: Uint8Array, c: number, outRows: Int32Array, outDistances: Uint32Array): void
   /** Stage 2: `outScores[i]` = the exact score of chunk-relative row `pairRows[i]` for probe `pairProbes[i]`. */
@@ -67,7 +67,7 @@ export function createKernel(name: BackendName, memory: SharedMemory, sources: K
   return createViewKernel({ name: 'js', isa: 'scalar', popcountIsa: 'scalar' }, views, reference)
 }
 
-type ViewScanner = Pick<NativeAddon, 'scanTopK' | 'streamRead' | 'nearestBySignBits' | 'scorePairs'>
+type ViewScanner = Pick<NativeAddon, 'scanTopK' | 'streamRead' | 'mergeNearestBySignBits' | 'scorePairs'>
 
 // native and js take typed-array views over the shared buffer: zero copies.
 function createViewKernel(info: BackendInfo, views: MemoryViews, scanner: ViewScanner): ScanKernel {
@@ -82,9 +82,9 @@ function createViewKernel(info: BackendInfo, views: MemoryViews, scanner: ViewSc
       )
     },
     nearest(segment, shape, probeBits, c, outRows, outDistances) {
-      scanner.nearestBySignBits(
+      scanner.mergeNearestBySignBits(
         views.uint8(segment.bitsOffset, segment.capacity * shape.signBytes), shape.signBytes, shape.signBytes,
-        segment.rowStart, segment.rowEnd, views.uint8(segment.liveOffset, segment.capacity), probeBits, c, outRows, outDistances,
+        segment.rowStart, segment.rowEnd, segment.baseRow, views.uint8(segment.liveOffset, segment.capacity), probeBits, c, outRows, outDistances,
       )
     },
     scorePairs(segment, shape, pairRows, pairProbes, probes, probeNorms, outScores) {
@@ -144,9 +144,10 @@ function createWasmKernel(memory: SharedMemory, views: MemoryViews, module: WebA
       const base = reserve(bitsAt + probeBits.length)
       const buffer = views.bufferCovering(base + bitsAt + probeBits.length)
       new Uint8Array(buffer, base + bitsAt, probeBits.length).set(probeBits)
+      new Int32Array(buffer, base, slots).set(outRows.subarray(0, slots))
       new Uint32Array(buffer, base + distancesAt, slots).set(outDistances.subarray(0, slots))
-      exports.nearestBySignBits(
-        segment.bitsOffset, shape.signBytes, shape.signBytes, segment.rowStart, segment.rowEnd, segment.liveOffset,
+      exports.mergeNearestBySignBits(
+        segment.bitsOffset, shape.signBytes, shape.signBytes, segment.rowStart, segment.rowEnd, segment.baseRow, segment.liveOffset,
         base + bitsAt, probeCount, c, base, base + distancesAt,
       )
       outRows.set(new Int32Array(buffer, base, slots))

@@ -73,34 +73,36 @@ export function hammingDistance(a: Uint8Array, aAt: number, b: Uint8Array, bAt: 
   return distance
 }
 
-/** Stage 1 of a two-stage search: the addon's `nearestBySignBits`, the oracle of the SIMD ones. */
-export function nearestBySignBits(
-  bits: Uint8Array, bitsStride: number, signBytes: number, rowStart: number, rowEnd: number, live: Uint8Array,
-  probeBits: Uint8Array, c: number, outRows: Int32Array, outDistances: Uint32Array,
+/** Stage 1 of a two-stage search: the addon's `mergeNearestBySignBits`, the oracle of the SIMD ones. */
+export function mergeNearestBySignBits(
+  bits: Uint8Array, bitsStride: number, signBytes: number, rowStart: number, rowEnd: number, baseRow: number,
+  live: Uint8Array, probeBits: Uint8Array, c: number, outRows: Int32Array, outDistances: Uint32Array,
 ): void {
   const probeCount = probeBits.length / signBytes
-  outRows.fill(-1, 0, probeCount * c)
-  // On entry the last slot of each list bounds the distances kept (see the addon's contract):
-  // every unused slot holds the bound, so the insertion below carries it down the list.
-  for (let probe = 0; probe < probeCount; probe++) outDistances.fill(outDistances[probe * c + c - 1], probe * c, probe * c + c - 1)
+  // Unused slots (row -1) hold 0xFFFFFFFF, above every distance, so insertion passes them by.
+  for (let slot = 0; slot < probeCount * c; slot++) if (outRows[slot] < 0) outDistances[slot] = 0xFFFFFFFF
   for (let row = rowStart; row < rowEnd; row++) {
     if (live[row] === 0) continue
+    const absolute = baseRow + row
     for (let probe = 0; probe < probeCount; probe++) {
       const distance = hammingDistance(bits, row * bitsStride, probeBits, probe * signBytes, signBytes)
       const first = probe * c
-      // Rows arrive in ascending order: an equal distance never displaces a kept row.
-      if (distance >= outDistances[first + c - 1]) continue
+      if (!nearer(distance, absolute, outDistances[first + c - 1], outRows[first + c - 1])) continue
       let position = first + c - 1
-      while (position > first && outDistances[position - 1] > distance) {
+      while (position > first && nearer(distance, absolute, outDistances[position - 1], outRows[position - 1])) {
         outDistances[position] = outDistances[position - 1]
         outRows[position] = outRows[position - 1]
         position--
       }
       outDistances[position] = distance
-      outRows[position] = row
+      outRows[position] = absolute
     }
   }
-  for (let slot = 0; slot < probeCount * c; slot++) if (outRows[slot] < 0) outDistances[slot] = 0xFFFFFFFF
+}
+
+/** Stage 1's order: nearer first, then lower row; an unused slot (row -1) is last. */
+function nearer(distance: number, row: number, slotDistance: number, slotRow: number): boolean {
+  return slotRow < 0 || distance < slotDistance || (distance === slotDistance && row < slotRow)
 }
 
 /** Stage 2: the exact score of row `pairRows[i]` for probe `pairProbes[i]`. */

@@ -4,7 +4,7 @@
 // worker's share of the gallery, so each worker keeps its own c: at least the c best overall
 // reach stage 2.
 import type { ScanKernel, ScanShape, Segment } from './kernel.js'
-import { emptyTopK, mergeTopKInto, type TopK } from './top-k.js'
+import { emptyTopK, type TopK } from './top-k.js'
 
 export interface TwoStageTask {
   segments: Segment[]
@@ -17,22 +17,20 @@ export interface TwoStageTask {
   candidates: number
 }
 
-/** Stage 1 over every segment: per probe the c nearest rows (absolute), as a top-k list of -distance. */
-export function nearestRows(kernel: ScanKernel, task: TwoStageTask, c: number): TopK {
-  const probeCount = task.probeNorms.length
-  const nearest = emptyTopK(probeCount, c)
-  const part = emptyTopK(probeCount, c)
-  const distances = new Uint32Array(probeCount * c)
-  for (const segment of task.segments) {
-    // Only rows nearer than the merged list's worst can enter it: the kernel skips the rest.
-    for (let probe = 0; probe < probeCount; probe++) {
-      const last = probe * c + c - 1
-      distances[last] = nearest.rows[last] >= 0 ? -nearest.scores[last] : 0xFFFFFFFF
-    }
-    kernel.nearest(segment, task.shape, task.probeBits, c, part.rows, distances)
-    for (let slot = 0; slot < distances.length; slot++) part.scores[slot] = -distances[slot]
-    mergeTopKInto(nearest, part, segment.baseRow)
-  }
+/** Per probe, slots [p * c, (p + 1) * c): absolute rows nearest first, -1 / 0xFFFFFFFF unused. */
+export interface NearestRows {
+  rows: Int32Array
+  distances: Uint32Array
+}
+
+/**
+ * Stage 1 over every segment: per probe the c nearest rows. Each segment merges into the same
+ * lists, so a later segment only visits rows nearer than the worst kept so far.
+ */
+export function nearestRows(kernel: ScanKernel, task: TwoStageTask, c: number): NearestRows {
+  const slots = task.probeNorms.length * c
+  const nearest = { rows: new Int32Array(slots).fill(-1), distances: new Uint32Array(slots).fill(0xFFFFFFFF) }
+  for (const segment of task.segments) kernel.nearest(segment, task.shape, task.probeBits, c, nearest.rows, nearest.distances)
   return nearest
 }
 
@@ -46,38 +44,74 @@ function segmentIndexOf(segments: readonly Segment[], row: number): number {
 }
 
 export function runTwoStageTask(kernel: ScanKernel, task: TwoStageTask): TopK {
-  const probeCount = task.probeNorms.length
   const c = Math.max(task.candidates, task.k)
-  const nearest = nearestRows(kernel, task, c)
-  // Stage 2, one kernel call per segment over all of its (row, probe) pairs.
-  const pairsBySegment = new Map<number, number[]>()
-  for (let slot = 0; slot < nearest.rows.length; slot++) {
-    const row = nearest.rows[slot]
-    if (row < 0) continue
-    const index = segmentIndexOf(task.segments, row)
-    let slots = pairsBySegment.get(index)
-    if (!slots) pairsBySegment.set(index, slots = [])
-    slots.push(slot)
-  }
-  const exactScores = new Float64Array(nearest.rows.length)
-  for (const [index, slots] of pairsBySegment) {
-    const segment = task.segments[index]
-    const pairRows = Int32Array.from(slots, (slot) => nearest.rows[slot] - segment.baseRow)
-    const pairProbes = Uint32Array.from(slots, (slot) => Math.floor(slot / c))
-    const scores = new Float64Array(slots.length)
-    kernel.scorePairs(segment, task.shape, pairRows, pairProbes, task.probes, task.probeNorms, scores)
-    slots.forEach((slot, pair) => { exactScores[slot] = scores[pair] })
-  }
-  const result = emptyTopK(probeCount, task.k)
-  for (let probe = 0; probe < probeCount; probe++) {
-    const ranked: number[] = []
-    for (let slot = probe * c; slot < (probe + 1) * c && nearest.rows[slot] >= 0; slot++) ranked.push(slot)
-    // The scan's own order: higher score first, equal score -> lower row first.
-    ranked.sort((a, b) => exactScores[b] - exactScores[a] || nearest.rows[a] - nearest.rows[b])
-    ranked.slice(0, task.k).forEach((slot, position) => {
-      result.rows[probe * task.k + position] = nearest.rows[slot]
-      result.scores[probe * task.k + position] = exactScores[slot]
-    })
+  return rankCandidates(kernel, task, nearestRows(kernel, task, c), c)
+}
+
+/** Stage 2: the exact scores of the candidates, and per probe the k best of them. */
+export function rankCandidates(kernel: ScanKernel, task: TwoStageTask, nearest: NearestRows, c: number): TopK {
+  const scores = exactScores(kernel, task, nearest.rows, c)
+  const { k } = task
+  const result = emptyTopK(task.probeNorms.length, k)
+  for (let probe = 0; probe < result.probeCount; probe++) {
+    // Insertion into the probe's k slots in the scan's own order: higher score first, equal
+    // score -> lower row first. k is small and most candidates fall below the k-th at once.
+    const first = probe * k
+    let count = 0
+    for (let slot = probe * c; slot < (probe + 1) * c && nearest.rows[slot] >= 0; slot++) {
+      const row = nearest.rows[slot]
+      const score = scores[slot]
+      if (count === k && !ranksBefore(score, row, result.scores[first + k - 1], result.rows[first + k - 1])) continue
+      let position = first + Math.min(count, k - 1)
+      while (position > first && ranksBefore(score, row, result.scores[position - 1], result.rows[position - 1])) {
+        result.scores[position] = result.scores[position - 1]
+        result.rows[position] = result.rows[position - 1]
+        position--
+      }
+      result.scores[position] = score
+      result.rows[position] = row
+      if (count < k) count++
+    }
   }
   return result
+}
+
+function ranksBefore(score: number, row: number, otherScore: number, otherRow: number): boolean {
+  return score > otherScore || (score === otherScore && row < otherRow)
+}
+
+/** The exact score of every candidate slot (0 where unused): one kernel call per segment. */
+function exactScores(kernel: ScanKernel, task: TwoStageTask, rows: Int32Array, c: number): Float64Array {
+  const { segments } = task
+  // A counting sort of the used slots by segment: the pairs of segment i lie in [starts[i], starts[i + 1]).
+  const segmentOf = new Int32Array(rows.length)
+  const starts = new Int32Array(segments.length + 1)
+  for (let slot = 0; slot < rows.length; slot++) {
+    segmentOf[slot] = rows[slot] < 0 ? -1 : segmentIndexOf(segments, rows[slot])
+    if (segmentOf[slot] >= 0) starts[segmentOf[slot] + 1]++
+  }
+  for (let index = 0; index < segments.length; index++) starts[index + 1] += starts[index]
+  const pairs = starts[segments.length]
+  const pairSlots = new Int32Array(pairs)
+  const pairRows = new Int32Array(pairs)
+  const pairProbes = new Uint32Array(pairs)
+  const next = starts.slice(0, segments.length)
+  for (let slot = 0; slot < rows.length; slot++) {
+    const index = segmentOf[slot]
+    if (index < 0) continue
+    const pair = next[index]++
+    pairSlots[pair] = slot
+    pairRows[pair] = rows[slot] - segments[index].baseRow
+    pairProbes[pair] = Math.floor(slot / c)
+  }
+  const pairScores = new Float64Array(pairs)
+  for (let index = 0; index < segments.length; index++) {
+    const [start, end] = [starts[index], starts[index + 1]]
+    if (start === end) continue
+    kernel.scorePairs(segments[index], task.shape, pairRows.subarray(start, end), pairProbes.subarray(start, end),
+      task.probes, task.probeNorms, pairScores.subarray(start, end))
+  }
+  const scores = new Float64Array(rows.length)
+  for (let pair = 0; pair < pairs; pair++) scores[pairSlots[pair]] = pairScores[pair]
+  return scores
 }

@@ -49,31 +49,33 @@ describe.each(kernelVariants)('$name two-stage kernels', ({ backend, isa }) => {
       new Uint8Array(buffer, bitsAt, bits.length).set(bits)
       const live = new Uint8Array(buffer, liveAt, rowCount)
       live.set(vectors.map((_, row) => (row % 4 === 1 ? 0 : 1)))
-      const segment: Segment = { rowsOffset: rowsAt, normsOffset: normsAt, bitsOffset: bitsAt, liveOffset: liveAt, capacity: rowCount, rowStart: 2, rowEnd: rowCount, baseRow: 0 }
+      // The chunk's row 0 is absolute row 1000; rows 2.. in two segments, the later one first (so
+      // rows of equal distance and lower row arrive after the lists hold higher ones).
+      const baseRow = 1000
+      const middle = Math.floor(rowCount / 2)
+      const chunk = { rowsOffset: rowsAt, normsOffset: normsAt, bitsOffset: bitsAt, liveOffset: liveAt, capacity: rowCount, baseRow }
+      const segments: Segment[] = [{ ...chunk, rowStart: middle, rowEnd: rowCount }, { ...chunk, rowStart: 2, rowEnd: middle }]
+      const segment: Segment = { ...chunk, rowStart: 2, rowEnd: rowCount }
       const shape = { dimension, strideInBytes: stride, signBytes }
       const probes = [randomInt8(3, dimension), randomInt8(4242, dimension), new Int8Array(dimension).fill(-127)]
       const probeVectors = new Int8Array(probes.length * dimension)
       probes.forEach((probe, index) => probeVectors.set(probe, index * dimension))
       const probeBits = packSignBits(probeVectors, dimension, probes.length)
-      const outRows = new Int32Array(probes.length * c)
+      const outRows = new Int32Array(probes.length * c).fill(-1)
       const outDistances = new Uint32Array(probes.length * c).fill(0xFFFFFFFF)
-      // A bound on probe 1 only: it keeps just the rows nearer than it.
-      const bound = Math.floor(signBytes * 8 * 0.47)
-      outDistances[2 * c - 1] = bound
-      kernel.nearest(segment, shape, probeBits, c, outRows, outDistances)
+      for (const piece of segments) kernel.nearest(piece, shape, probeBits, c, outRows, outDistances)
       probes.forEach((_, probe) => {
         const expected = vectors.map((_, row) => row)
           .filter((row) => row >= 2 && live[row] === 1)
-          .map((row) => ({ row, distance: reference.hammingDistance(bits, row * signBytes, probeBits, probe * signBytes, signBytes) }))
+          .map((row) => ({ row: baseRow + row, distance: reference.hammingDistance(bits, row * signBytes, probeBits, probe * signBytes, signBytes) }))
           .sort((a, b) => a.distance - b.distance || a.row - b.row)
-          .filter((entry) => probe !== 1 || entry.distance < bound)
           .slice(0, c)
         const got = Array.from({ length: c }, (_, slot) => ({ row: outRows[probe * c + slot], distance: outDistances[probe * c + slot] }))
           .filter((entry) => entry.row >= 0)
         expect(got).toEqual(expected)
         for (let slot = probe * c + got.length; slot < (probe + 1) * c; slot++) expect(outDistances[slot]).toBe(0xFFFFFFFF)
       })
-      const pairRows = outRows.filter((row) => row >= 0)
+      const pairRows = outRows.filter((row) => row >= 0).map((row) => row - baseRow)
       const pairProbes = Uint32Array.from(Array.from(outRows).flatMap((row, slot) => (row >= 0 ? [Math.floor(slot / c)] : [])))
       const scores = new Float64Array(pairRows.length)
       kernel.scorePairs(segment, shape, pairRows, pairProbes, probeVectors, Uint32Array.from(probes, normSquared), scores)

@@ -11,21 +11,25 @@ use palmvein_matcher::{GalleryView, ProbeBatch};
 
 use crate::{bytes_of, check_outputs, integer, typed_array, BindingResult};
 
-/// Stage 1 of a two-stage search: per probe, the `c` live rows of `[rowStart, rowEnd)` nearest in
-/// Hamming distance over their sign bits (row `r` at `bits[r * bitsStride ..][..signBytes]`),
-/// written nearest first (ties by lower row; `-1` / `u32::MAX` in unused slots) at `[p * c, (p + 1) * c)`.
+/// Stage 1 of a two-stage search over one piece of a gallery: per probe, merges the live rows of
+/// `[rowStart, rowEnd)` (row `r` at `bits[r * bitsStride ..][..signBytes]`, written as `baseRow + r`)
+/// into the list at `[p * c, (p + 1) * c)` of the `c` rows nearest in Hamming distance over their
+/// sign bits: nearest first, ties by lower row, `-1` / `u32::MAX` in unused slots. A gallery in
+/// pieces passes the same lists, empty at first, to every piece.
 #[napi(
-    js_name = "nearestBySignBits",
+    js_name = "mergeNearestBySignBits",
     ts_args_type = "bits: Uint8Array, bitsStride: number, signBytes: number, rowStart: number, rowEnd: number, \
-                    live: Uint8Array, probeBits: Uint8Array, c: number, outRows: Int32Array, outDistances: Uint32Array"
+                    baseRow: number, live: Uint8Array, probeBits: Uint8Array, c: number, outRows: Int32Array, \
+                    outDistances: Uint32Array"
 )]
 #[allow(clippy::too_many_arguments)]
-pub fn nearest_by_sign_bits(
+pub fn merge_nearest_by_sign_bits(
     bits: Unknown<'_>,
     bits_stride: f64,
     sign_bytes: f64,
     row_start: f64,
     row_end: f64,
+    base_row: f64,
     live: Unknown<'_>,
     probe_bits: Unknown<'_>,
     c: f64,
@@ -43,6 +47,7 @@ pub fn nearest_by_sign_bits(
         let bytes = integer("signBytes", sign_bytes, 1, u32::MAX as usize)?;
         let row_start = integer("rowStart", row_start, 0, i32::MAX as usize)?;
         let row_end = integer("rowEnd", row_end, 0, i32::MAX as usize)?;
+        let base_row = integer("baseRow", base_row, 0, i32::MAX as usize)?;
         let c = integer("c", c, 1, palmvein_matcher::MAX_CANDIDATES)?;
         check_outputs(
             &[
@@ -71,6 +76,7 @@ pub fn nearest_by_sign_bits(
         palmvein_matcher::nearest_by_sign_bits(
             &view,
             row_start..row_end,
+            base_row,
             &probe_bits,
             c,
             &mut output,

@@ -6,7 +6,6 @@
 //! Stage 1 reads rows in tiles of [`TILE_ROWS`] (8 KB of bits at d = 256, inside L1) and runs
 //! every probe of the batch over a tile before the next: one pass over the bits serves the batch.
 
-use std::collections::BinaryHeap;
 use std::ops::Range;
 
 use crate::kernel::{active_isa, active_kernels, Kernels, MAX_DIMENSION};
@@ -32,10 +31,10 @@ pub struct SignBitsView<'a> {
     pub live: &'a [u8],
 }
 
-/// Per probe `p`, slots `[p * c, (p + 1) * c)`: nearest first (ties: lower row first), `-1` and
-/// `u32::MAX` in unused slots. On entry, `distances[p * c + c - 1]` bounds what is kept: only rows
-/// nearer than it enter (`u32::MAX`: no bound). A caller scanning a gallery in pieces passes the
-/// worst distance its merged list keeps, so later pieces skip what cannot enter it.
+/// Per probe `p`, slots `[p * c, (p + 1) * c)`: a list of kept rows, nearest first (ties: lower
+/// row first), `-1` and `u32::MAX` in unused slots. Stage 1 merges a piece of the gallery into
+/// the lists it is given, so a caller scanning a gallery in pieces passes the same lists to every
+/// piece (starting empty) and each piece skips the rows that cannot enter them.
 pub struct CandidatesOutput<'a> {
     pub rows: &'a mut [i32],
     pub distances: &'a mut [u32],
@@ -104,6 +103,7 @@ fn validate_bits(
 pub fn nearest_by_sign_bits(
     view: &SignBitsView,
     row_range: Range<usize>,
+    base_row: usize,
     probe_bits: &[u8],
     c: usize,
     output: &mut CandidatesOutput,
@@ -112,18 +112,21 @@ pub fn nearest_by_sign_bits(
         active_hamming_kernel(),
         view,
         row_range,
+        base_row,
         probe_bits,
         c,
         output,
     )
 }
 
-/// Stage 1: per probe (`probe_bits` holds `bytes` per probe), the `c` live rows of `row_range`
-/// nearest in Hamming distance.
+/// Stage 1 over one piece: per probe (`probe_bits` holds `bytes` per probe), merges the live rows
+/// of `row_range` into the probe's list of the `c` rows nearest in Hamming distance. The piece's
+/// row `r` is written as `base_row + r`.
 pub fn nearest_by_sign_bits_with(
     kernel: HammingKernel,
     view: &SignBitsView,
     row_range: Range<usize>,
+    base_row: usize,
     probe_bits: &[u8],
     c: usize,
     output: &mut CandidatesOutput,
@@ -135,45 +138,116 @@ pub fn nearest_by_sign_bits_with(
         c,
         (output.rows.len(), output.distances.len()),
     )?;
-    // Keys `distance << 32 | row`: the heap's top is the worst kept (farthest, then highest row).
-    let mut heaps: Vec<BinaryHeap<u64>> = (0..probe_count)
-        .map(|_| BinaryHeap::with_capacity(c + 1))
-        .collect();
-    // A row enters only below this distance: u32::MAX while the list fills, then the worst kept
-    // (rows arrive in ascending order, so an equal distance never displaces).
-    let mut gates: Vec<u32> = (0..probe_count)
-        .map(|probe| output.distances[probe * c + c - 1])
+    if base_row
+        .checked_add(row_range.end)
+        .is_none_or(|end| end > i32::MAX as usize)
+    {
+        return Err(CoreError::RowRange {
+            row_start: base_row.saturating_add(row_range.start),
+            row_end: base_row.saturating_add(row_range.end),
+        });
+    }
+    let mut selections: Vec<Selection> = (0..probe_count)
+        .map(|probe| Selection::new(c, kept_keys(output, probe * c..(probe + 1) * c)))
         .collect();
     let scan = BitsScan {
         kernel,
         view,
         probe_bits,
-        c,
+        base_row,
     };
     // The loop around the popcount kernel is compiled for its ISA too (as in `scan`).
     #[cfg(target_arch = "x86_64")]
     match kernel.isa() {
         // SAFETY: the kernel belongs to an available ISA, so its features are present.
-        PopcountIsa::Vpopcntdq => unsafe { scan.run_avx512(row_range, &mut heaps, &mut gates) },
-        PopcountIsa::Avx2 => unsafe { scan.run_avx2(row_range, &mut heaps, &mut gates) },
-        _ => scan.run(row_range, &mut heaps, &mut gates),
+        PopcountIsa::Vpopcntdq => unsafe { scan.run_avx512(row_range, &mut selections) },
+        PopcountIsa::Avx2 => unsafe { scan.run_avx2(row_range, &mut selections) },
+        _ => scan.run(row_range, &mut selections),
     }
     #[cfg(not(target_arch = "x86_64"))]
-    scan.run(row_range, &mut heaps, &mut gates);
-    for (probe, heap) in heaps.into_iter().enumerate() {
+    scan.run(row_range, &mut selections);
+    for (probe, selection) in selections.into_iter().enumerate() {
         let slots = probe * c..(probe + 1) * c;
-        let (rows, distances) = (
+        selection.write(
             &mut output.rows[slots.clone()],
             &mut output.distances[slots],
         );
-        rows.fill(-1);
-        distances.fill(u32::MAX);
-        for (slot, key) in heap.into_sorted_vec().into_iter().enumerate() {
-            rows[slot] = (key & 0xFFFF_FFFF) as i32;
-            distances[slot] = (key >> 32) as u32;
-        }
     }
     Ok(())
+}
+
+/// A candidate as one sortable key: `distance << 32 | absolute row`.
+fn key(distance: u32, row: usize) -> u64 {
+    u64::from(distance) << 32 | row as u64
+}
+
+/// The keys of a list's used slots, in the list's order.
+fn kept_keys(output: &CandidatesOutput, slots: Range<usize>) -> Vec<u64> {
+    output.rows[slots.clone()]
+        .iter()
+        .zip(&output.distances[slots])
+        .take_while(|(&row, _)| row >= 0)
+        .map(|(&row, &distance)| key(distance, row as usize))
+        .collect()
+}
+
+/// One probe's selection of the `c` smallest keys: the kept list it was given and the piece's
+/// rows that passed the gate. A heap would pay a log-c sift per row entering; here a row entering
+/// is an append, and when the appended rows reach `c` one linear selection halves them and
+/// tightens the gate, so the cost per row entering stays a few nanoseconds.
+struct Selection {
+    c: usize,
+    kept: Vec<u64>,
+    found: Vec<u64>,
+    /// Only keys below it can enter: the worst kept key once `c` are known.
+    gate: u64,
+}
+
+impl Selection {
+    fn new(c: usize, kept: Vec<u64>) -> Selection {
+        let gate = if kept.len() == c {
+            kept[c - 1]
+        } else {
+            u64::MAX
+        };
+        Selection {
+            c,
+            kept,
+            found: Vec::with_capacity(2 * c),
+            gate,
+        }
+    }
+
+    #[inline(always)]
+    fn offer(&mut self, key: u64) {
+        self.found.push(key);
+        if self.found.len() == 2 * self.c {
+            self.shrink();
+        }
+    }
+
+    /// Keeps the `c` smallest found keys; the largest of them becomes the gate if it is tighter.
+    fn shrink(&mut self) {
+        let (_, &mut worst, _) = self.found.select_nth_unstable(self.c - 1);
+        self.found.truncate(self.c);
+        self.gate = self.gate.min(worst);
+    }
+
+    /// The `c` smallest keys of the kept list and the found rows, nearest first, into the slots.
+    fn write(mut self, rows: &mut [i32], distances: &mut [u32]) {
+        self.found.sort_unstable();
+        let (mut kept, mut found) = (self.kept.iter().peekable(), self.found.iter().peekable());
+        for (row, distance) in rows.iter_mut().zip(distances.iter_mut()) {
+            let next = match (kept.peek(), found.peek()) {
+                (Some(&&a), Some(&&b)) if a <= b => kept.next(),
+                (Some(_), None) => kept.next(),
+                _ => found.next(),
+            };
+            (*row, *distance) = next.map_or((-1, u32::MAX), |&key| {
+                ((key & 0xFFFF_FFFF) as i32, (key >> 32) as u32)
+            });
+        }
+    }
 }
 
 /// The stage-1 loop of one scan, with what it reads.
@@ -181,7 +255,7 @@ struct BitsScan<'a> {
     kernel: HammingKernel,
     view: &'a SignBitsView<'a>,
     probe_bits: &'a [u8],
-    c: usize,
+    base_row: usize,
 }
 
 impl BitsScan<'_> {
@@ -189,38 +263,28 @@ impl BitsScan<'_> {
     /// The CPU supports AVX-512 F, BW and VL.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,avx512f,avx512bw,avx512vl")]
-    unsafe fn run_avx512(
-        &self,
-        rows: Range<usize>,
-        heaps: &mut [BinaryHeap<u64>],
-        gates: &mut [u32],
-    ) {
-        self.run(rows, heaps, gates)
+    unsafe fn run_avx512(&self, rows: Range<usize>, selections: &mut [Selection]) {
+        self.run(rows, selections)
     }
 
     /// # Safety
     /// The CPU supports AVX2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn run_avx2(
-        &self,
-        rows: Range<usize>,
-        heaps: &mut [BinaryHeap<u64>],
-        gates: &mut [u32],
-    ) {
-        self.run(rows, heaps, gates)
+    unsafe fn run_avx2(&self, rows: Range<usize>, selections: &mut [Selection]) {
+        self.run(rows, selections)
     }
 
-    /// Offers every live row of `row_range` to each probe's heap, tile by tile.
+    /// Offers every live row of `row_range` to each probe's selection, tile by tile.
     #[inline(always)]
-    fn run(&self, row_range: Range<usize>, heaps: &mut [BinaryHeap<u64>], gates: &mut [u32]) {
+    fn run(&self, row_range: Range<usize>, selections: &mut [Selection]) {
         let mut distances = [0u32; TILE_ROWS];
         let mut tile_start = row_range.start;
         while tile_start < row_range.end {
             let tile_rows = TILE_ROWS.min(row_range.end - tile_start);
             let live = &self.view.live[tile_start..tile_start + tile_rows];
             if live.iter().any(|&flag| flag != 0) {
-                for (probe, (heap, gate)) in heaps.iter_mut().zip(gates.iter_mut()).enumerate() {
+                for (probe, selection) in selections.iter_mut().enumerate() {
                     // SAFETY: `validate_bits` checked that rows below `row_range.end` hold `bytes` bytes
                     // at `row * stride`, the probe's bytes lie inside `probe_bits`, and `distances`
                     // holds TILE_ROWS >= tile_rows entries.
@@ -236,34 +300,24 @@ impl BitsScan<'_> {
                     };
                     // Rows past a short tile never pass the gate.
                     distances[tile_rows..].fill(u32::MAX);
-                    // Once the list is full almost no group of 16 holds a row below the gate: test the
-                    // group's minimum first (fixed-size, so it compiles to a few vector minimums),
-                    // visit its rows only when it passes.
+                    // Once the lists are full almost no group of 16 holds a row below the gate: test
+                    // the group's least key first (its minimum distance at its first row; fixed-size,
+                    // so a few vector minimums), visit its rows only when that passes.
                     for (group, first) in distances.chunks_exact(GROUP).zip((0..).step_by(GROUP)) {
                         let group: &[u32; GROUP] = group.try_into().expect("chunks_exact");
-                        if group
+                        let least = group
                             .iter()
-                            .fold(u32::MAX, |least, &distance| least.min(distance))
-                            >= *gate
-                        {
+                            .fold(u32::MAX, |least, &distance| least.min(distance));
+                        let row = self.base_row + tile_start + first;
+                        if key(least, row) >= selection.gate {
                             continue;
                         }
                         for (offset, &distance) in group.iter().enumerate() {
-                            if distance < *gate
-                                && first + offset < tile_rows
+                            if first + offset < tile_rows
+                                && key(distance, row + offset) < selection.gate
                                 && live[first + offset] != 0
                             {
-                                heap.push(
-                                    u64::from(distance) << 32
-                                        | (tile_start + first + offset) as u64,
-                                );
-                                if heap.len() > self.c {
-                                    heap.pop();
-                                }
-                                if heap.len() == self.c {
-                                    *gate =
-                                        heap.peek().map_or(u32::MAX, |worst| (worst >> 32) as u32);
-                                }
+                                selection.offer(key(distance, row + offset));
                             }
                         }
                     }

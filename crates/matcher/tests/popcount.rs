@@ -148,24 +148,28 @@ fn stage_one_keeps_the_c_nearest_live_rows_per_probe_in_order() {
         }
         for isa in available_popcount_isas() {
             for (range, c) in [(0..700, 10), (33..650, 64), (100..110, 32), (5..5, 3)] {
-                let mut rows = vec![0; probes.len() * c];
+                // The range in two pieces, the later one first (so rows of equal distance and lower
+                // row arrive after the list holds higher ones), merged into the same lists.
+                let middle = (range.start + range.end) / 2;
+                let base_row = 1000;
+                let mut rows = vec![-1; probes.len() * c];
                 let mut distances = vec![u32::MAX; probes.len() * c];
-                // A bound on probe 1 only: it keeps just the rows nearer than it.
-                let bound = 60 * f.bytes as u32 / 16;
-                distances[c + c - 1] = bound;
-                let mut output = CandidatesOutput {
-                    rows: &mut rows,
-                    distances: &mut distances,
-                };
-                nearest_by_sign_bits_with(
-                    isa.kernel().unwrap(),
-                    &view,
-                    range.clone(),
-                    &probe_bits,
-                    c,
-                    &mut output,
-                )
-                .unwrap();
+                for piece in [middle..range.end, range.start..middle] {
+                    let mut output = CandidatesOutput {
+                        rows: &mut rows,
+                        distances: &mut distances,
+                    };
+                    nearest_by_sign_bits_with(
+                        isa.kernel().unwrap(),
+                        &view,
+                        piece,
+                        base_row,
+                        &probe_bits,
+                        c,
+                        &mut output,
+                    )
+                    .unwrap();
+                }
                 for probe in 0..probes.len() {
                     let bits = &probe_bits[probe * f.bytes..][..f.bytes];
                     let mut expected: Vec<(u32, i32)> = range
@@ -174,14 +178,11 @@ fn stage_one_keeps_the_c_nearest_live_rows_per_probe_in_order() {
                         .map(|row| {
                             (
                                 hamming_scalar(&f.bits[row * f.stride..][..f.bytes], bits),
-                                row as i32,
+                                (base_row + row) as i32,
                             )
                         })
                         .collect();
                     expected.sort_unstable();
-                    if probe == 1 {
-                        expected.retain(|&(distance, _)| distance < bound);
-                    }
                     expected.truncate(c);
                     expected.resize(c, (u32::MAX, -1));
                     let got: Vec<(u32, i32)> = (0..c)
@@ -202,18 +203,30 @@ fn stage_one_refuses_bad_arguments() {
     let (bits, live) = (vec![0u8; 64], vec![1u8; 2]);
     let kernel = PopcountIsa::Scalar.kernel().unwrap();
     let (mut rows, mut distances) = (vec![0; 4], vec![0; 4]);
+    let mut run_at =
+        |base_row: usize, bytes: usize, range: std::ops::Range<usize>, probe: &[u8], c: usize| {
+            let view = SignBitsView {
+                bits: &bits,
+                stride: 32,
+                bytes,
+                live: &live,
+            };
+            let mut output = CandidatesOutput {
+                rows: &mut rows,
+                distances: &mut distances,
+            };
+            nearest_by_sign_bits_with(kernel, &view, range, base_row, probe, c, &mut output)
+        };
+    // Rows are written as i32: a piece whose rows would pass i32::MAX is refused.
+    assert_eq!(
+        run_at(i32::MAX as usize - 1, 32, 0..2, &[0; 32], 1),
+        Err(CoreError::RowRange {
+            row_start: i32::MAX as usize - 1,
+            row_end: i32::MAX as usize + 1
+        })
+    );
     let mut run = |bytes: usize, range: std::ops::Range<usize>, probe: &[u8], c: usize| {
-        let view = SignBitsView {
-            bits: &bits,
-            stride: 32,
-            bytes,
-            live: &live,
-        };
-        let mut output = CandidatesOutput {
-            rows: &mut rows,
-            distances: &mut distances,
-        };
-        nearest_by_sign_bits_with(kernel, &view, range, probe, c, &mut output)
+        run_at(0, bytes, range, probe, c)
     };
     assert_eq!(
         run(12, 0..2, &[0; 12], 1),
