@@ -32,14 +32,31 @@ export class PortSocket extends Duplex {
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    this.port.postMessage(chunk)
+    this.send([chunk])
     callback()
   }
 
   /** Corked writes (a whole unit's answer) cross as one message. */
   override _writev(chunks: { chunk: Buffer }[], callback: (error?: Error | null) => void): void {
-    this.port.postMessage(chunks.length === 1 ? chunks[0].chunk : Buffer.concat(chunks.map(({ chunk }) => chunk)))
+    this.send(chunks.map(({ chunk }) => chunk))
     callback()
+  }
+
+  /**
+   * Posts the bytes in a buffer of their own, transferred. Posting a Buffer clones the whole
+   * ArrayBuffer under it: 8 KiB of Node's pool for a 60-byte message, or all of postgres.js's
+   * reused write buffer, which keeps the size of the largest statement ever sent (an audit block
+   * of 100 KiB and more for every later Bind). At 1 000 GETs/s that garbage ran the database
+   * thread's heap through a full collection every 400 ms.
+   */
+  private send(chunks: readonly Uint8Array[]): void {
+    const bytes = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0))
+    let at = 0
+    for (const chunk of chunks) {
+      bytes.set(chunk, at)
+      at += chunk.byteLength
+    }
+    this.port.postMessage(bytes, [bytes.buffer])
   }
 
   override _final(callback: (error?: Error | null) => void): void {
