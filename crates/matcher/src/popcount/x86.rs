@@ -109,10 +109,10 @@ pub(super) unsafe fn hamming_avx2(
 ) {
     // SAFETY: forwarded caller contract; AVX2 is enabled here.
     unsafe {
-        let first = if bytes == 32 {
-            eight_rows_of_32_bytes_avx2(rows, stride, count, probe, out)
-        } else {
-            0
+        let first = match bytes {
+            32 => eight_rows_avx2::<1>(rows, stride, count, probe, out),
+            64 => eight_rows_avx2::<2>(rows, stride, count, probe, out),
+            _ => 0,
         };
         rows_from(first, rows, stride, count, probe, bytes, out, |bits| {
             nibble_counts(bits)
@@ -120,29 +120,44 @@ pub(super) unsafe fn hamming_avx2(
     }
 }
 
-/// The d = 256 case with AVX2, 8 rows per step: each row's nibble counts leave four u64 partials
-/// (`vpsadbw`), and an unpack/permute tree sums eight rows' partials at once instead of folding
-/// each group of four rows horizontally. Returns the rows done (a multiple of 8).
+/// The d = 256 and d = 512 cases with AVX2 (`HALVES` × 32 bytes of bits a row), 8 rows per step:
+/// each row's nibble counts leave four u64 partials (`vpsadbw`), and an unpack/permute tree sums
+/// eight rows' partials at once instead of folding each group of four rows horizontally. Returns
+/// the rows done (a multiple of 8).
 ///
 /// # Safety
-/// See [`super::HammingFn`] with `bytes == 32`; the CPU supports AVX2.
+/// See [`super::HammingFn`] with `bytes == 32 * HALVES`; the CPU supports AVX2.
 #[target_feature(enable = "avx2")]
-unsafe fn eight_rows_of_32_bytes_avx2(
+unsafe fn eight_rows_avx2<const HALVES: usize>(
     rows: *const u8,
     stride: usize,
     count: usize,
     probe: *const u8,
     out: *mut u32,
 ) -> usize {
-    // SAFETY (whole body): every row below `count` holds 32 readable bytes at `row * stride`, the
-    // probe 32; `out` takes `count` entries.
+    // SAFETY (whole body): every row below `count` holds 32 * HALVES readable bytes at
+    // `row * stride`, the probe as many; `out` takes `count` entries.
     unsafe {
-        let probe_bits = _mm256_loadu_si256(probe.cast());
+        let mut probe_bits = [_mm256_setzero_si256(); HALVES];
+        for (half, bits) in probe_bits.iter_mut().enumerate() {
+            *bits = _mm256_loadu_si256(probe.add(32 * half).cast());
+        }
+        // Plain loops only: an iterator adapter would call this closure from a function compiled
+        // without AVX2 (see `rows_from`).
         let partials = |row: usize| {
-            nibble_counts(_mm256_xor_si256(
-                _mm256_loadu_si256(rows.add(row * stride).cast()),
-                probe_bits,
-            ))
+            let mut sum = _mm256_setzero_si256();
+            let mut half = 0;
+            while half < HALVES {
+                sum = _mm256_add_epi64(
+                    sum,
+                    nibble_counts(_mm256_xor_si256(
+                        _mm256_loadu_si256(rows.add(row * stride + 32 * half).cast()),
+                        probe_bits[half],
+                    )),
+                );
+                half += 1;
+            }
+            sum
         };
         // Rows r..r+4 as u64 sums in lanes [r, r + 1 | r + 2, r + 3].
         let four = |row: usize| {
@@ -230,14 +245,35 @@ pub(super) unsafe fn hamming_vpopcntdq(
 ) {
     // SAFETY: forwarded caller contract; the features are enabled here.
     unsafe {
-        let first = if bytes == 32 {
-            eight_rows_of_32_bytes(rows, stride, count, probe, out)
-        } else {
-            0
+        let first = match bytes {
+            32 => eight_rows_of_32_bytes(rows, stride, count, probe, out),
+            64 => eight_rows_of_64_bytes(rows, stride, count, probe, out),
+            _ => 0,
         };
         rows_from(first, rows, stride, count, probe, bytes, out, |bits| {
             _mm256_popcnt_epi64(bits)
         })
+    }
+}
+
+/// Two registers of u64 words to one whose 128-bit lane k holds [a's pair k summed, b's pair k
+/// summed]. Inlined into the AVX-512 kernels (a plain function, unlike a closure, takes on the
+/// target features of its caller).
+#[inline(always)]
+unsafe fn sum_pairs(a: __m512i, b: __m512i) -> __m512i {
+    // SAFETY: only called from AVX-512 F functions.
+    unsafe { _mm512_add_epi64(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b)) }
+}
+
+/// Lanes [x0 + x1, x2 + x3, y0 + y1, y2 + y3] of two registers' 128-bit lanes.
+#[inline(always)]
+unsafe fn fold_lanes(x: __m512i, y: __m512i) -> __m512i {
+    // SAFETY: only called from AVX-512 F functions.
+    unsafe {
+        _mm512_add_epi64(
+            _mm512_shuffle_i64x2::<0b10_00_10_00>(x, y),
+            _mm512_shuffle_i64x2::<0b11_01_11_01>(x, y),
+        )
     }
 }
 
@@ -278,15 +314,51 @@ unsafe fn eight_rows_of_32_bytes(
             let (a, b, c, d) = (pair(row), pair(row + 2), pair(row + 4), pair(row + 6));
             // 128-bit lane k of ab holds half-sums of [row 0 or 1, row 2 or 3]: lanes 0 and 1
             // rows 0 and 2, lanes 2 and 3 rows 1 and 3.
-            let ab = _mm512_add_epi64(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
-            let cd = _mm512_add_epi64(_mm512_unpacklo_epi64(c, d), _mm512_unpackhi_epi64(c, d));
+            let (ab, cd) = (sum_pairs(a, b), sum_pairs(c, d));
             // Lanes [ab0 + ab1, ab2 + ab3, cd0 + cd1, cd2 + cd3]: rows (0, 2), (1, 3), (4, 6), (5, 7).
-            let sums = _mm512_add_epi64(
-                _mm512_shuffle_i64x2::<0b10_00_10_00>(ab, cd),
-                _mm512_shuffle_i64x2::<0b11_01_11_01>(ab, cd),
-            );
+            let sums = fold_lanes(ab, cd);
             let ordered = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 1, 3, 4, 6, 5, 7), sums);
             _mm256_storeu_si256(out.add(row).cast(), _mm512_cvtepi64_epi32(ordered));
+            row += 8;
+        }
+        row
+    }
+}
+
+/// The d = 512 case (64 bytes of bits a row), 8 rows per step: one zmm per row, `vpopcntq`, then
+/// an unpack/shuffle tree sums each row's eight words for eight rows at once (the generic loop
+/// folds every row's partials horizontally). Returns the rows done (a multiple of 8).
+///
+/// # Safety
+/// See [`super::HammingFn`] with `bytes == 64`; the CPU supports AVX-512 F and VPOPCNTDQ.
+#[target_feature(enable = "avx2,avx512f,avx512vpopcntdq")]
+unsafe fn eight_rows_of_64_bytes(
+    rows: *const u8,
+    stride: usize,
+    count: usize,
+    probe: *const u8,
+    out: *mut u32,
+) -> usize {
+    // SAFETY (whole body): every row below `count` holds 64 readable bytes at `row * stride`, the
+    // probe 64; `out` takes `count` entries.
+    unsafe {
+        let probe_bits = _mm512_loadu_si512(probe.cast());
+        let words = |row: usize| {
+            _mm512_popcnt_epi64(_mm512_xor_si512(
+                _mm512_loadu_si512(rows.add(row * stride).cast()),
+                probe_bits,
+            ))
+        };
+        let mut row = 0;
+        while row + 8 <= count {
+            let ab = sum_pairs(words(row), words(row + 1));
+            let cd = sum_pairs(words(row + 2), words(row + 3));
+            let ef = sum_pairs(words(row + 4), words(row + 5));
+            let gh = sum_pairs(words(row + 6), words(row + 7));
+            // fold_lanes(ab, cd) = [ab01, ab23, cd01, cd23]; the second fold leaves lanes [ab, cd,
+            // ef, gh], so the u64 words are the eight rows' distances in order.
+            let sums = fold_lanes(fold_lanes(ab, cd), fold_lanes(ef, gh));
+            _mm256_storeu_si256(out.add(row).cast(), _mm512_cvtepi64_epi32(sums));
             row += 8;
         }
         row
