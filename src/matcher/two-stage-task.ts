@@ -34,13 +34,33 @@ export function nearestRows(kernel: ScanKernel, task: TwoStageTask, c: number): 
   return nearest
 }
 
-/** The segment holding absolute row `row` (the task's segments are disjoint). */
-function segmentIndexOf(segments: readonly Segment[], row: number): number {
-  for (let index = 0; index < segments.length; index++) {
+/**
+ * Finds the segment holding an absolute row by binary search over the segments ordered by first
+ * row (a task's segments are disjoint): a linear search per candidate cost c x segments, ~650 000
+ * steps for 16 probes at 10M rows.
+ */
+function segmentFinder(segments: readonly Segment[]): (row: number) => number {
+  const order = segments.map((_, index) => index).sort((a, b) => firstRow(segments[a]) - firstRow(segments[b]))
+  const firsts = order.map((index) => firstRow(segments[index]))
+  return (row) => {
+    let low = 0
+    let high = order.length - 1
+    while (low < high) {
+      const middle = (low + high + 1) >> 1
+      if (firsts[middle] <= row) low = middle
+      else high = middle - 1
+    }
+    const index = order[low]
     const segment = segments[index]
-    if (row >= segment.baseRow + segment.rowStart && row < segment.baseRow + segment.rowEnd) return index
+    if (index === undefined || row < firstRow(segment) || row >= segment.baseRow + segment.rowEnd) {
+      throw new Error(`row ${row} lies in none of the task's segments`)
+    }
+    return index
   }
-  throw new Error(`row ${row} lies in none of the task's segments`)
+}
+
+function firstRow(segment: Segment): number {
+  return segment.baseRow + segment.rowStart
 }
 
 export function runTwoStageTask(kernel: ScanKernel, task: TwoStageTask): TopK {
@@ -84,10 +104,11 @@ function ranksBefore(score: number, row: number, otherScore: number, otherRow: n
 function exactScores(kernel: ScanKernel, task: TwoStageTask, rows: Int32Array, c: number): Float64Array {
   const { segments } = task
   // A counting sort of the used slots by segment: the pairs of segment i lie in [starts[i], starts[i + 1]).
+  const segmentIndexOf = segmentFinder(segments)
   const segmentOf = new Int32Array(rows.length)
   const starts = new Int32Array(segments.length + 1)
   for (let slot = 0; slot < rows.length; slot++) {
-    segmentOf[slot] = rows[slot] < 0 ? -1 : segmentIndexOf(segments, rows[slot])
+    segmentOf[slot] = rows[slot] < 0 ? -1 : segmentIndexOf(rows[slot])
     if (segmentOf[slot] >= 0) starts[segmentOf[slot] + 1]++
   }
   for (let index = 0; index < segments.length; index++) starts[index + 1] += starts[index]

@@ -13,7 +13,7 @@ let dir: string
 let db: Database
 beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'palmvein-embedded-protocol-'))
-  db = await openDatabase({ databaseUrl: undefined, dataDir: dir }, { exclusive: true, max: 4 })
+  db = await openDatabase({ databaseUrl: null, dataDir: dir }, { exclusive: true, max: 4 })
   await db.sql`CREATE TABLE protocol_rows (id int PRIMARY KEY, body text NOT NULL)`
 })
 afterAll(async () => {
