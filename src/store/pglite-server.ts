@@ -244,7 +244,7 @@ export class PgliteServer {
   }
 
   /** Runs `task` between units, when no connection holds the session (never inside a client's transaction). */
-  whenIdle(task: () => Promise<void>): Promise<void> {
+  whenIdle<T>(task: () => Promise<T>): Promise<T> {
     return new Promise((resolve, reject) => {
       this.enqueue({ connection: this.detachedConnection(), messages: [], task: () => task().then(resolve, reject) })
     })

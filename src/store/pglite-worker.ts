@@ -31,11 +31,14 @@ const post = (message: PgliteWorkerMessage) => parentPort!.postMessage(message)
 
 try {
   const db = await PGlite.create(directory, { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`] })
+  // Tables that grew while no service ran (an import into the data directory) get their
+  // statistics before the first client, not in a stall under its traffic a minute later.
+  await analyzeGrownTables(db)
   // Connections are multiplexed over PGlite's single session; keep transactions short.
   const server = new PgliteServer(db, password, { directory, activity: new PgliteActivity(activity) })
   const port = await server.listen(host)
   // Statistics as autoanalyze would keep them (see pglite-analyze.ts), between clients' units.
-  const analyze = setInterval(() => { void server.whenIdle(async () => { await analyzeGrownTables(db) }).catch(() => {}) }, ANALYZE_EVERY_MS)
+  const analyze = setInterval(() => { void analyzeGrownTables(db, (task) => server.whenIdle(task)).catch(() => {}) }, ANALYZE_EVERY_MS)
   analyze.unref()
   parentPort!.on('message', (message: PgliteThreadRequest) => {
     // A connection of the owning process, over a MessageChannel rather than loopback TCP.

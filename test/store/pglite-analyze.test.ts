@@ -73,3 +73,68 @@ describe('PgliteServer.whenIdle', () => {
     }
   })
 })
+
+describe('analyzeGrownTables on the server', () => {
+  it('analyzes each grown table as a unit of its own, so a client\'s statement runs between two tables', async () => {
+    const { PgliteServer } = await import('../../src/store/pglite-server.js')
+    const { createClient } = await import('../../src/store/database.js')
+    const db = await PGlite.create()
+    await db.exec(`CREATE TABLE first_grown (id int); CREATE TABLE second_grown (id int); CREATE SEQUENCE steps;
+      INSERT INTO first_grown SELECT g FROM generate_series(1, 20000) g; INSERT INTO second_grown SELECT g FROM generate_series(1, 20000) g`)
+    const server = new PgliteServer(db, 'secret')
+    const port = await server.listen('127.0.0.1')
+    const sql = createClient({ host: '127.0.0.1', port, password: 'secret', max: 1 })
+    try {
+      await sql`SELECT 1`
+      // Each piece and the client's statement take the next number of one sequence as they run.
+      const step = async (run: () => Promise<unknown>) => Number((await run() as { rows: { n: string }[] }).rows[0].n)
+      const pieceSteps: number[] = []
+      let client: Promise<number> | undefined
+      const analyzed = await analyzeGrownTables(db, (task) => server.whenIdle(async () => {
+        if (pieceSteps.length === 1) {
+          // A client's statement arrives while the first table is being analyzed.
+          client = step(async () => ({ rows: await sql<{ n: string }[]>`SELECT nextval('steps') AS n` }))
+          await new Promise((resolve) => setTimeout(resolve, 100))
+        }
+        const result = await task()
+        pieceSteps.push(await step(() => db.query(`SELECT nextval('steps') AS n`)))
+        return result
+      }))
+      expect(analyzed).toEqual(['first_grown', 'second_grown'])
+      // The list, the first table, then the client's statement, then the second table.
+      const clientStep = await client!
+      expect(pieceSteps).toHaveLength(3)
+      expect(clientStep).toBeGreaterThan(pieceSteps[1])
+      expect(clientStep).toBeLessThan(pieceSteps[2])
+    } finally {
+      await sql.end({ timeout: 1 })
+      await server.close()
+      await db.close()
+    }
+  })
+
+  it('analyzes the tables that grew while no service ran when the embedded database opens', async () => {
+    const os = await import('node:os')
+    const path = await import('node:path')
+    const fs = await import('node:fs/promises')
+    const { openDatabase } = await import('../../src/store/database.js')
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'palmvein-analyze-'))
+    try {
+      // Written straight into the data directory (as an import or a restore would), never analyzed.
+      const files = await PGlite.create(path.join(dataDir, 'pglite'))
+      await files.exec('CREATE TABLE imported (id int); INSERT INTO imported SELECT g FROM generate_series(1, 30000) g')
+      const before = await files.query<{ reltuples: number }>(`SELECT reltuples FROM pg_class WHERE relname = 'imported'`)
+      expect(before.rows[0].reltuples).toBeLessThan(0)
+      await files.close()
+      const database = await openDatabase({ databaseUrl: null, dataDir }, { exclusive: true, max: 1 })
+      try {
+        const [row] = await database.sql<{ reltuples: number }[]>`SELECT reltuples FROM pg_class WHERE relname = 'imported'`
+        expect(row.reltuples).toBeGreaterThan(25_000)
+      } finally {
+        await database.close()
+      }
+    } finally {
+      await fs.rm(dataDir, { recursive: true, force: true })
+    }
+  })
+})
