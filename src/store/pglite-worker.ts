@@ -33,7 +33,8 @@ try {
   const db = await PGlite.create(directory, { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`] })
   // Tables that grew while no service ran (an import into the data directory) get their
   // statistics before the first client, not in a stall under its traffic a minute later.
-  await analyzeGrownTables(db)
+  // Statistics only make plans better: a failure here must not keep the database closed.
+  await analyzeGrownTables(db).catch(() => {})
   // Connections are multiplexed over PGlite's single session; keep transactions short.
   const server = new PgliteServer(db, password, { directory, activity: new PgliteActivity(activity) })
   const port = await server.listen(host)
