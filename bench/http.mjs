@@ -132,9 +132,9 @@ async function measureLayer(name, baseUrl) {
 }
 
 function printTable(results) {
-  const rows = [['target', `p50 ms @${settings.rate}/s`, 'p95 ms', 'p99 ms', 'achieved req/s', 'errors', 'max req/s', 'max-load p99 ms']]
+  const rows = [['target', `p50 ms @${settings.rate}/s`, 'p95 ms', 'p99 ms', 'sent late p95 ms', 'achieved req/s', 'errors', 'max req/s', 'max-load p99 ms']]
   for (const { name, openLoop, max } of results) {
-    rows.push([name, openLoop.latency.p50, openLoop.latency.p95, openLoop.latency.p99, openLoop.achievedRps, openLoop.errors, max.requestsPerSecond, max.latency.p99].map(String))
+    rows.push([name, openLoop.latency.p50, openLoop.latency.p95, openLoop.latency.p99, openLoop.sendLag.p95, openLoop.achievedRps, openLoop.errors, max.requestsPerSecond, max.latency.p99].map(String))
   }
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)))
   for (const [index, row] of rows.entries()) {

@@ -1,5 +1,5 @@
 // Open-loop load at a fixed rate (what wrk2 does): request i is due at start + i / rate whatever
-// happened to earlier ones, and its latency is measured from when it was due, not from when it
+// happened to earlier ones (sent then: due-clock.mjs), and its latency is measured from when it was due, not from when it
 // was sent, so a stalled server cannot hide its queueing delay (no coordinated omission).
 //
 //   import { runOpenLoop } from './load/open-loop.mjs'
@@ -7,6 +7,7 @@
 //   // → { rate, sent, ok, errors, statuses, achievedRps, latency: { p50, p95, p99, max, mean } }
 import { fileURLToPath } from 'node:url'
 import { runInChild, serveChild } from './child.mjs'
+import { fireOnSchedule } from './due-clock.mjs'
 import { summarize } from './stats.mjs'
 
 const SELF = fileURLToPath(import.meta.url)
@@ -32,35 +33,28 @@ async function generate({ url, headers = {}, rate = 1000, durationSeconds = 10, 
   let measuredLastDone = 0
   const start = performance.now() + 50
 
-  await new Promise((resolve) => {
-    let next = 0
-    const fire = (index, due) => {
-      pool.request({ path, method: 'GET', headers }).then(async (response) => {
-        await response.body.dump()
-        const finished = performance.now()
-        if (index >= warmup) {
-          statuses[response.statusCode] = (statuses[response.statusCode] ?? 0) + 1
-          if (response.statusCode === expectStatus) latencies.push(finished - due)
-          else errors += 1
-          measuredLastDone = Math.max(measuredLastDone, finished)
-        }
-      }, () => { if (index >= warmup) errors += 1 }).finally(() => {
-        done += 1
-        if (done === total) resolve()
-      })
-    }
-    const tick = () => {
-      const now = performance.now()
-      while (next < total && start + next * interval <= now) {
-        const due = start + next * interval
-        if (next === warmup) measuredFirstDue = due
-        fire(next, due)
-        next += 1
+  const sendLags = []
+  let finishAll
+  const allDone = new Promise((resolve) => { finishAll = resolve })
+  const fire = (index, due) => {
+    if (index === warmup) measuredFirstDue = due
+    if (index >= warmup) sendLags.push(performance.now() - due)
+    pool.request({ path, method: 'GET', headers }).then(async (response) => {
+      await response.body.dump()
+      const finished = performance.now()
+      if (index >= warmup) {
+        statuses[response.statusCode] = (statuses[response.statusCode] ?? 0) + 1
+        if (response.statusCode === expectStatus) latencies.push(finished - due)
+        else errors += 1
+        measuredLastDone = Math.max(measuredLastDone, finished)
       }
-      if (next < total) setTimeout(tick, Math.max(0, Math.min(1, start + next * interval - performance.now())))
-    }
-    setTimeout(tick, 50)
-  })
+    }, () => { if (index >= warmup) errors += 1 }).finally(() => {
+      done += 1
+      if (done === total) finishAll()
+    })
+  }
+  await fireOnSchedule({ start, interval, total, fire })
+  await allDone
   await pool.close()
   const measured = total - warmup
   return {
@@ -73,6 +67,8 @@ async function generate({ url, headers = {}, rate = 1000, durationSeconds = 10, 
     statuses,
     achievedRps: Math.round((latencies.length / ((measuredLastDone - measuredFirstDue) / 1000)) * 10) / 10,
     latency: summarize(latencies),
+    // How late requests left (ms): part of every latency, the generator's error, not the server's.
+    sendLag: summarize(sendLags),
   }
 }
 

@@ -81,10 +81,11 @@ export function identifyByModeTable(result: BenchResult): string {
 
 export function restTable(result: BenchResult): string {
   const rows = result.environments.flatMap((environment) => environment.rest.map((load) => [
-    count(environment.members), load.route, count(load.targetRate), rate(load.throughput), ms(load.p50), ms(load.p95), ms(load.p99), String(load.errors), restVerdict(load),
+    count(environment.members), load.route, count(load.targetRate), rate(load.throughput), ms(load.p50), ms(load.p95), ms(load.p99), String(load.errors),
+    load.sendLag ? ms(load.sendLag.p95) : '—', restVerdict(load),
   ]))
-  return table(['members', 'route', 'target req/s', 'achieved req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'target'], rows,
-    [true, false, true, true, true, true, true, true, false])
+  return table(['members', 'route', 'target req/s', 'achieved req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'sent late p95 ms', 'target'], rows,
+    [true, false, true, true, true, true, true, true, true, false])
 }
 
 export function targetsTable(result: BenchResult): string {
@@ -237,7 +238,7 @@ export function renderMarkdown(result: BenchResult): string {
     '',
     '## REST GETs',
     '',
-    'Open loop at a fixed rate (requests are sent on schedule whether or not earlier ones have answered, so a slow server shows up as latency, not as a lower rate).',
+    'Open loop at a fixed rate (requests are sent on schedule whether or not earlier ones have answered, so a slow server shows up as latency, not as a lower rate). Latency counts from when a request was due; "sent late" is how long after that the generator handed it over, its own error, included in the latencies.',
     '',
     result.environments.some((environment) => environment.rest.length) ? restTable(result) : 'No REST runs.',
     '',

@@ -58,6 +58,8 @@ export interface RestLoad extends LatencySummary {
   route: string
   /** Open-loop target rate (requests per second). */
   targetRate: number
+  /** How late the generator sent requests after their due time (ms; absent in older results): part of every latency. */
+  sendLag?: { p50: number; p95: number; p99: number } | null
 }
 
 export interface EnvironmentResult {

@@ -2,9 +2,9 @@
 // The HTTP load generator, run as its own process so its CPU use is not the service's. Two modes:
 //   closed loop (--concurrency C): C clients, each sends its next request when the previous answer
 //     has arrived; measures latency and throughput at a fixed number of clients in flight;
-//   open loop (--rate R): requests leave on a fixed schedule whatever the server does; latency is
-//     counted from the scheduled send time, so a server that falls behind shows it (no coordinated
-//     omission).
+//   open loop (--rate R): requests leave on a fixed schedule whatever the server does (on time to
+//     the tenth of a millisecond: due-clock.mjs); latency is counted from the scheduled send time,
+//     so a server that falls behind shows it (no coordinated omission).
 // The plan file (JSON, mode 0600: it holds the API key) gives the base URL, the credential and the
 // requests to cycle through; identify requests carry the member id a correct answer names. The
 // result is one JSON line on stdout.
@@ -12,6 +12,8 @@
 import fs from 'node:fs'
 import { parseArgs } from 'node:util'
 import { Pool } from 'undici'
+import { fireOnSchedule } from '../load/due-clock.mjs'
+import { summarize } from '../load/stats.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -39,6 +41,7 @@ const headers = { authorization: `Bearer ${plan.credential}`, 'content-type': 'a
 const requests = plan.requests.map((request) => ({ ...request, body: request.body === undefined ? undefined : JSON.stringify(request.body) }))
 
 const latencies = []
+const sendLags = []
 const outcomes = {}
 const errorSamples = new Map()
 let errors = 0
@@ -62,6 +65,8 @@ async function send(scheduledAt) {
   const request = requests[next++ % requests.length]
   const record = measuring
   const started = scheduledAt ?? performance.now()
+  // The generator's own error: how late after its due time the request was handed to the pool.
+  if (record && scheduledAt !== null) sendLags.push(performance.now() - scheduledAt)
   try {
     const response = await pool.request({ method: request.method, path: request.path, headers, body: request.body })
     const text = await response.body.text()
@@ -102,25 +107,15 @@ if (concurrency !== null) {
     while (performance.now() < end) await send(null)
   }))
 } else {
-  // Schedule by the clock, not by timers firing on time: every tick sends all requests due so far.
+  // Request k is due at begin + k / rate, sent then by the clock thread's wake-up, whatever
+  // happened to earlier ones.
   const inFlight = new Set()
-  let sent = 0
-  await new Promise((resolve) => {
-    const tick = () => {
-      const now = performance.now()
-      if (now >= end) return resolve()
-      // Request k is scheduled at begin + k / rate: due once that time has come (k = 0 at once).
-      const due = Math.floor(((now - begin) / 1000) * rate) + 1
-      while (sent < due) {
-        const scheduledAt = begin + (sent / rate) * 1000
-        sent += 1
-        const promise = send(scheduledAt).finally(() => inFlight.delete(promise))
-        inFlight.add(promise)
-      }
-      // 1 ms ticks: late timers only batch sends, they never drop or delay the schedule's count.
-      setTimeout(tick, 1)
-    }
-    tick()
+  await fireOnSchedule({
+    start: begin, interval: 1000 / rate, total: Math.ceil(((end - begin) / 1000) * rate),
+    fire(index, due) {
+      const promise = send(due).finally(() => inFlight.delete(promise))
+      inFlight.add(promise)
+    },
   })
   await Promise.all(inFlight)
 }
@@ -137,5 +132,7 @@ process.stdout.write(JSON.stringify({
   durationSeconds: round(measuredSeconds),
   throughput: round(completedInWindow / measuredSeconds),
   p50: round(percentile(0.5)), p95: round(percentile(0.95)), p99: round(percentile(0.99)), max: round(latencies.at(-1) ?? NaN),
+  // Open loop: how late requests left (ms); part of every latency above, the generator's not the server's.
+  sendLag: rate === null ? null : (({ p50, p95, p99 }) => ({ p50, p95, p99 }))(summarize(sendLags)),
   outcomes, matedProbes, matedCorrect, nonMatedProbes, nonMatedFound,
 }) + '\n')
