@@ -1,10 +1,11 @@
 // Open-loop load at a fixed rate (what wrk2 does): request i is due at start + i / rate whatever
-// happened to earlier ones (sent then: due-clock.mjs), and its latency is measured from when it was due, not from when it
-// was sent, so a stalled server cannot hide its queueing delay (no coordinated omission).
+// happened to earlier ones (and sent then: due-clock.mjs), and its latency is measured from when
+// it was due, not from when it was sent, so a stalled server cannot hide its queueing delay (no
+// coordinated omission).
 //
 //   import { runOpenLoop } from './load/open-loop.mjs'
 //   const result = await runOpenLoop({ url, headers, rate: 1000, durationSeconds: 10, warmupSeconds: 2 })
-//   // → { rate, sent, ok, errors, statuses, achievedRps, latency: { p50, p95, p99, max, mean } }
+//   // → { rate, sent, ok, errors, statuses, achievedRps, latency: { p50, p95, p99, max, mean }, sendLag: { … } }
 import { fileURLToPath } from 'node:url'
 import { runInChild, serveChild } from './child.mjs'
 import { fireOnSchedule } from './due-clock.mjs'
