@@ -15,8 +15,9 @@ const FLUSH_EVERY_MS = 250
 /**
  * Under load, a block every 50 records: hashing and inserting 250 at once held the main thread
  * ~2 ms and the embedded database's ~3 ms four times a second, and requests arriving then waited
- * (20 000 members, GET member p95 at 1 000/s: 3.2 → 2.7 ms). Smaller blocks cost ~30 % more CPU
- * per record (27 against 21 µs, bench/audit-append.mjs): under 3 % of a core at 1 000 requests/s.
+ * (20 000 members, GET member p95 at 1 000/s, two series: 3.2 → 2.7 and 3.7 → 3.5 ms). Smaller
+ * blocks cost ~30 % more CPU per record (27 against 21 µs, bench/audit-append.mjs): under 3 % of a
+ * core at 1 000 requests/s.
  */
 const FLUSH_AT = 50
 /** Records per block: one statement holds the embedded database's single session a few ms at most. */
@@ -46,7 +47,8 @@ export interface AuditTrail {
   close(): Promise<void>
 }
 
-export function createAuditTrail(options: { sql: Sql; log: Logger; retentionDays: number; purge: boolean }): AuditTrail {
+/** `flushEveryMs`: how often a light trickle of records is appended (default 250 ms). */
+export function createAuditTrail(options: { sql: Sql; log: Logger; retentionDays: number; purge: boolean; flushEveryMs?: number }): AuditTrail {
   const { sql, log } = options
   let queue: AuditRecord[] = []
   let flushing: Promise<void> = Promise.resolve()
@@ -83,6 +85,8 @@ export function createAuditTrail(options: { sql: Sql; log: Logger; retentionDays
 
   /** A flush is chained and has not started: records arriving meanwhile need no other. */
   let flushPending = false
+  /** Records at the head of the queue that the running flush is appending. */
+  let taken = 0
 
   function flush(): Promise<void> {
     flushPending = true
@@ -90,27 +94,31 @@ export function createAuditTrail(options: { sql: Sql; log: Logger; retentionDays
       flushPending = false
       // What was queued when this flush began. Records arriving while it appends wait for the next
       // one: draining them too would append a block of one or two records after every block.
-      let due = queue.length
-      while (due > 0) {
-        const batch = queue.slice(0, Math.min(due, BLOCK_RECORDS * 8))
-        const done = new Set<AuditRecord>()
-        try {
-          await append(batch, done)
-          queue = queue.slice(batch.length)
-          due -= batch.length
-        } catch (error) {
-          // Kept for the next flush (the database may be away); the oldest go first if it never returns.
-          queue = queue.filter((record) => !done.has(record))
-          if (queue.length > 100_000) queue = queue.slice(queue.length - 100_000)
-          log.warn({ err: error, queued: queue.length }, 'Audit: appending records failed; retrying')
-          return
+      taken = queue.length
+      try {
+        while (taken > 0) {
+          const batch = queue.slice(0, Math.min(taken, BLOCK_RECORDS * 8))
+          const done = new Set<AuditRecord>()
+          try {
+            await append(batch, done)
+            queue = queue.slice(batch.length)
+            taken -= batch.length
+          } catch (error) {
+            // Kept for the next flush (the database may be away); the oldest go first if it never returns.
+            queue = queue.filter((record) => !done.has(record))
+            if (queue.length > 100_000) queue = queue.slice(queue.length - 100_000)
+            log.warn({ err: error, queued: queue.length }, 'Audit: appending records failed; retrying')
+            return
+          }
         }
+      } finally {
+        taken = 0
       }
     })
     return flushing
   }
 
-  const timer = setInterval(() => { if (queue.length > 0 && !flushPending) void flush() }, FLUSH_EVERY_MS)
+  const timer = setInterval(() => { if (queue.length > 0 && !flushPending) void flush() }, options.flushEveryMs ?? FLUSH_EVERY_MS)
   timer.unref()
   const purge = async () => {
     try {
@@ -128,7 +136,8 @@ export function createAuditTrail(options: { sql: Sql; log: Logger; retentionDays
     record(record) {
       if (closed) return
       queue.push(record)
-      if (queue.length >= FLUSH_AT && !flushPending) void flush()
+      // Counted without the records a running flush is appending.
+      if (queue.length - taken >= FLUSH_AT && !flushPending) void flush()
     },
     flush,
     async close() {
