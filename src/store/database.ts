@@ -151,7 +151,7 @@ export interface OpenOptions {
 
 export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'embeddedSharedBuffers'>>, options: OpenOptions = {}): Promise<Database> {
   if (!postgresIsPatched()) {
-    options.log?.warn("DB: the installed postgres.js lacks palmvein's fixes (installed with --ignore-scripts?): a connection lost mid-transaction would end the process, and a boot's COPY could stall a connection. Run: node node_modules/palmvein/scripts/patch-postgres.mjs")
+    options.log?.warn("DB: the installed postgres.js lacks palmvein's fixes (installed with --ignore-scripts?): a connection lost mid-transaction would end the process, a boot's COPY could stall a connection, and queries slow down as the pool's queue grows. Run: node node_modules/palmvein/scripts/patch-postgres.mjs")
   }
   if (config.databaseUrl) {
     const sockets = new SocketTracker()
