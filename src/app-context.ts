@@ -4,6 +4,7 @@ import type { Config } from './config.js'
 import type { Database, Sql } from './store/database.js'
 import type { IdentityTokens } from './auth/identity-tokens.js'
 import type { Keyring } from './domain/keyring.js'
+import type { ApiKeyLookup } from './auth/api-key-lookup.js'
 import type { ApiKeyUsage } from './auth/api-key-usage.js'
 import type { RateLimiter } from './domain/rate-limit.js'
 import type { HealthCheck } from './health.js'
@@ -22,6 +23,8 @@ export interface AppContext {
   log: Logger
   tokens: IdentityTokens
   keyring: Keyring
+  /** Reads an API key with the project its request names (cached where the database allows). */
+  apiKeys: ApiKeyLookup
   apiKeyUsage: ApiKeyUsage
   rateLimiter: RateLimiter
   /** Checks behind /healthz; modules register theirs at boot. */

@@ -2,6 +2,7 @@
 // HTTP server, and closes everything in reverse order. Tests call start({ config: { port: 0 } }).
 import type { Logger } from 'pino'
 import type { AppContext } from './app-context.js'
+import { createApiKeyLookup } from './auth/api-key-lookup.js'
 import { createApiKeyUsage } from './auth/api-key-usage.js'
 import { loadIdentityTokens } from './auth/identity-tokens.js'
 import { loadConfig, type Config } from './config.js'
@@ -118,6 +119,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     const app: AppContext = {
       config, db, sql: db.sql, log, tokens, enrollmentSignals, galleries, scans, webhooks, audit,
       keyring, metrics, calibrator,
+      apiKeys: createApiKeyLookup(db),
       apiKeyUsage,
       rateLimiter,
       health: [{ name: 'database', critical: true, check: () => db.health() }],

@@ -1,12 +1,13 @@
-// Turn the Authorization header into a Principal. Every lookup hits the database (by primary key),
-// so a revoked key or a disabled device stops on the very next request on every process. An API
-// key is read together with the project the path names, so that costs no extra round trip.
+// Turn the Authorization header into a Principal. A revoked key or a disabled device stops on the
+// very next request on every process: every lookup reads the database (by primary key), except an
+// API key's on the embedded database this process serves, which is cached until any access fact
+// changes (api-key-lookup.ts). An API key is read together with the project the path names, so
+// that costs no extra round trip.
 import type { AppContext } from '../app-context.js'
 import { ServiceError } from '../errors.js'
 import type { CredentialKind } from './credentials.js'
 import { NO_PRINCIPAL, type Principal } from './principal.js'
 import { authenticateDevice, touchDeviceAuth } from '../store/devices.js'
-import { apiKeyWithProject } from '../store/projects.js'
 import { BEARER_SECRET_SHAPE, secretMatches } from './secrets.js'
 
 export const DEVICE_TOKEN_PREFIX = 'pvd_'
@@ -17,8 +18,8 @@ export function unauthenticated(detail: string): ServiceError {
   return new ServiceError('unauthenticated', detail)
 }
 
-async function apiKey(app: Pick<AppContext, 'apiKeyUsage' | 'sql'>, keyId: string, secret: string, projectId: string | null): Promise<Principal> {
-  const found = await apiKeyWithProject(app.sql, keyId, projectId)
+async function apiKey(app: Pick<AppContext, 'apiKeys' | 'apiKeyUsage'>, keyId: string, secret: string, projectId: string | null): Promise<Principal> {
+  const found = await app.apiKeys.find(keyId, projectId)
   if (!found || !secretMatches(secret, found.key.secret_hash)) throw unauthenticated('unknown or revoked API key')
   const { key, project } = found
   if (key.revoked_at) throw unauthenticated('the API key has been revoked')
@@ -52,7 +53,7 @@ const KIND_NAMES: Record<CredentialKind, string> = {
 
 /** `projectId`: the project the request's path names, if any (read with an API key in one query). */
 export async function authenticate(
-  app: Pick<AppContext, 'apiKeyUsage' | 'sql' | 'tokens' | 'log'>,
+  app: Pick<AppContext, 'apiKeys' | 'apiKeyUsage' | 'sql' | 'tokens' | 'log'>,
   header: string, accepted: CredentialKind[], projectId: string | null = null,
 ): Promise<Principal> {
   if (accepted.includes('none') && !header) return NO_PRINCIPAL

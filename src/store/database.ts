@@ -31,6 +31,13 @@ export interface Database {
    * notified meanwhile is lost, so the listener catches up from the database.
    */
   listen(channel: string, onPayload: (payload: string) => void, onReconnect?: () => void): Promise<{ unlisten(): Promise<void> }>
+  /**
+   * Moves whenever a change to the rows an API key's access check reads commits, before that
+   * change's statement is answered (store/pglite-activity.ts): what makes those checks cacheable.
+   * Absent where this process cannot know in time: on PostgreSQL (other processes change rows, and
+   * a NOTIFY arrives after their answer), and in a CLI that joined a service's embedded database.
+   */
+  accessVersion?: () => number
   /** False while the database cannot be reached (PostgreSQL only: the embedded one lives in this process). */
   readonly available: boolean
   /**
@@ -196,6 +203,7 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
   // The loopback server does not carry notifications; one process serves PGlite, so an emitter is exact.
   // One emitter per data directory: services sharing the in-process PGlite (tests) hear each other.
   const bus = embeddedBus(embedded.directory)
+  const activity = embedded.thread?.activity
   return {
     sql,
     notify: async (channel, payload) => { bus.emit(channel, payload) },
@@ -204,6 +212,7 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
       return { unlisten: async () => { bus.off(channel, onPayload) } }
     },
     kind: 'embedded',
+    accessVersion: activity ? () => activity.accessVersion() : undefined,
     available: true,
     async health() {
       const thread = embedded.thread

@@ -23,6 +23,7 @@ const PROTOCOL_3 = 196608
 const UNIT_END = new Set(['S'.charCodeAt(0), 'Q'.charCodeAt(0), 'X'.charCodeAt(0), 'H'.charCodeAt(0), 'c'.charCodeAt(0), 'f'.charCodeAt(0)])
 const TERMINATE = 'X'.charCodeAt(0)
 const READY_FOR_QUERY = 'Z'.charCodeAt(0)
+const NOTIFICATION_RESPONSE = 'A'.charCodeAt(0)
 const PASSWORD_MESSAGE = 'p'.charCodeAt(0)
 
 /** AuthenticationCleartextPassword: loopback only, and the password is random per start. */
@@ -128,6 +129,9 @@ class Connection {
       if (buffer[0] === READY_FOR_QUERY) {
         this.transactionStatus = String.fromCharCode(buffer[5])
         this.sawReady = true
+      } else if (buffer[0] === NOTIFICATION_RESPONSE) {
+        // After the sender's process id: the channel, NUL-terminated.
+        this.server.notified(buffer.toString('utf8', 9, buffer.indexOf(0, 9)))
       }
       buffer = buffer.subarray(length)
     }
@@ -177,14 +181,18 @@ export class PgliteServer {
 
   private readonly directory?: string
   private readonly activity?: PgliteActivity
+  private readonly onNotification?: (channel: string) => void
 
   /**
    * `password`: what every connection must present (cleartext over loopback). `directory`: PGlite's
-   * files, for backups; `activity`: where the unit running now is shown to the service's thread.
+   * files, for backups; `activity`: where the unit running now is shown to the service's thread;
+   * `onNotification`: a NOTIFY on a channel the session LISTENs to, seen in the committing unit's
+   * answer before it is passed on (PGlite has one session: whichever connection commits gets it).
    */
-  constructor(private readonly db: PGlite, readonly password: string, options: { directory?: string, activity?: PgliteActivity } = {}) {
+  constructor(private readonly db: PGlite, readonly password: string, options: { directory?: string, activity?: PgliteActivity, onNotification?: (channel: string) => void } = {}) {
     this.directory = options.directory
     this.activity = options.activity
+    this.onNotification = options.onNotification
     this.server = net.createServer((socket) => {
       socket.setNoDelay(true)
       this.serve(socket)
@@ -236,6 +244,10 @@ export class PgliteServer {
     }
     sendBackup(this.directory, socket, (task) => this.whenIdle(task))
       .catch((error: unknown) => { if (!socket.destroyed) socket.end(fatal('58000', `backup failed: ${error instanceof Error ? error.message : String(error)}`)) })
+  }
+
+  notified(channel: string): void {
+    this.onNotification?.(channel)
   }
 
   enqueue(unit: Unit): void {

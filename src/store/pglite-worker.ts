@@ -4,7 +4,7 @@
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads'
 import { PGlite } from '@electric-sql/pglite'
 import { analyzeGrownTables, ANALYZE_EVERY_MS } from './pglite-analyze.js'
-import { PgliteActivity } from './pglite-activity.js'
+import { ACCESS_CHANNEL, PgliteActivity } from './pglite-activity.js'
 import { PgliteServer } from './pglite-server.js'
 import { PortSocket } from './port-socket.js'
 
@@ -14,7 +14,7 @@ export interface PgliteWorkerData {
   password: string
   /** PostgreSQL shared_buffers, e.g. '16MB'. */
   sharedBuffers: string
-  /** pglite-activity.ts: the unit running now, for the service's health check. */
+  /** pglite-activity.ts: the unit running now (the health check) and access changes (the key cache). */
   activity: SharedArrayBuffer
 }
 
@@ -35,8 +35,13 @@ try {
   // statistics before the first client, not in a stall under its traffic a minute later.
   // Statistics only make plans better: a failure here must not keep the database closed.
   await analyzeGrownTables(db).catch(() => {})
+  // The session hears its own NOTIFYs: in clients' units through the server (their answers are
+  // streamed raw), in this thread's own statements through PGlite.
+  const shown = new PgliteActivity(activity)
+  await db.listen(ACCESS_CHANNEL, () => shown.accessChanged())
+  const onNotification = (channel: string) => { if (channel === ACCESS_CHANNEL) shown.accessChanged() }
   // Connections are multiplexed over PGlite's single session; keep transactions short.
-  const server = new PgliteServer(db, password, { directory, activity: new PgliteActivity(activity) })
+  const server = new PgliteServer(db, password, { directory, activity: shown, onNotification })
   const port = await server.listen(host)
   // Statistics as autoanalyze would keep them (see pglite-analyze.ts), between clients' units.
   const analyze = setInterval(() => { void analyzeGrownTables(db, (task) => server.whenIdle(task)).catch(() => {}) }, ANALYZE_EVERY_MS)

@@ -1,36 +1,13 @@
 // Prometheus metrics on their own listener: the text parses (with a parser), counters and
 // histograms move with the requests that cause them, route labels are templates, and the public
 // port has no /metrics.
-import { getMetricsFromIterator } from 'prom2javascript'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createMember, createPalmTenant, enroll, enrollBody, identify, identifyBody, population, waitUntilReady, type PalmTenant } from '../support/palms.js'
+import { scrape, valueOf } from '../support/metrics.js'
 import { bootService, expectProblem, expectStatus, type TestService } from '../support/service.js'
 import { startReceiver } from '../webhooks/receivers.js'
 
-interface Sample { labels: Record<string, string>; value?: number; count?: number }
-interface Family { type: string; data: Sample[] }
-
 const palms = population({ identities: 10 })
-
-async function scrape(svc: TestService): Promise<Map<string, Family>> {
-  const response = await fetch(svc.service.metricsUrl!)
-  expect(response.status).toBe(200)
-  expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/)
-  // A strict parser: a malformed line throws. prom2javascript 0.2 reads +Inf but not NaN or -Inf,
-  // which the format allows (prom-client writes Nan for an event-loop mean with no sample yet):
-  // those values become +Inf (read as null); no value this test reads can be one of them.
-  const text = (await response.text()).replace(/ (?:NaN|Nan|nan|-Inf)$/gm, ' +Inf')
-  const families = await getMetricsFromIterator(text.split('\n')[Symbol.iterator]()) as Record<string, Family>
-  return new Map(Object.entries(families))
-}
-
-/** A counter's value, or a histogram's count, for the series whose labels include `labels`. */
-function valueOf(families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number {
-  const family = families.get(name)
-  const sample = family?.data.find((metric) => Object.entries(labels).every(([key, value]) => metric.labels[key] === value))
-  if (!sample) return 0
-  return (family!.type === 'histogram' ? sample.count : sample.value) ?? 0
-}
 
 describe('Prometheus metrics', () => {
   let svc: TestService
