@@ -8,8 +8,8 @@ import { pino } from 'pino'
 
 const dist = new URL('../dist/', import.meta.url)
 const load = (file) => import(new URL(file, dist).href)
-const [{ loadConfig }, { openDatabase }, { loadIdentityTokens }, { createApiKeyUsage }, { createRateLimiter }, { authenticate }, { routeTable }, { compile }, { problemReply }, { newId }, { grantAccess }] = await Promise.all([
-  load('config.js'), load('store/database.js'), load('auth/identity-tokens.js'), load('auth/api-key-usage.js'),
+const [{ loadConfig }, { openDatabase }, { loadIdentityTokens }, { createApiKeyLookup }, { createApiKeyUsage }, { createRateLimiter }, { authenticate }, { routeTable }, { compile }, { problemReply }, { newId }, { grantAccess }] = await Promise.all([
+  load('config.js'), load('store/database.js'), load('auth/identity-tokens.js'), load('auth/api-key-lookup.js'), load('auth/api-key-usage.js'),
   load('domain/rate-limit.js'), load('auth/authenticate.js'), load('http/routes/index.js'), load('http/schema.js'),
   load('http/problem.js'), load('ids.js'), load('http/access.js'),
 ])
@@ -21,6 +21,9 @@ const maxLease = process.env.BENCH_MAX_LEASE ? Number(process.env.BENCH_MAX_LEAS
 const app = {
   config, db, sql: db.sql, log,
   tokens: await loadIdentityTokens(config),
+  // Joined to the service's embedded database over loopback, so its keys are read every time (the
+  // service, which serves that database, caches them).
+  apiKeys: createApiKeyLookup(db),
   apiKeyUsage: createApiKeyUsage(db.sql, () => {}),
   rateLimiter: createRateLimiter(db.sql, { maxLease }),
   health: [],

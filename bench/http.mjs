@@ -15,7 +15,7 @@
 // Environment: BENCH_RATE (1000), BENCH_DURATION seconds (10), BENCH_WARMUP seconds (2),
 // BENCH_CONNECTIONS for the open loop (64), BENCH_WRK_CONNECTIONS (32), BENCH_WRK_THREADS (1),
 // DATABASE_URL (a temporary database is created on that server and dropped afterwards; the
-// embedded PGlite otherwise). BENCH_TLS=1 measures the service over HTTPS (TLS 1.3, node:https)
+// embedded PGlite otherwise), BENCH_RESULTS_DIR (bench/results: where the JSON goes). BENCH_TLS=1 measures the service over HTTPS (TLS 1.3, node:https)
 // alone, with BENCH_TLS_CERT_FILE / BENCH_TLS_KEY_FILE or a certificate made for 127.0.0.1, the
 // clients trusting BENCH_CA_FILE (default: that certificate); see bench/service/tls.mjs.
 import { spawn } from 'node:child_process'
@@ -213,7 +213,7 @@ async function main() {
     console.log(`target HTTP layer (GET /livez, max throughput) uWS >= ${TARGET_LAYER_RATIO}x node:http: ${layerMet ? 'met' : 'NOT met'} (${layer.uws} vs ${layer.node} req/s: ${ratios.http_layer_uws_over_node}x)`)
 
     const stamp = new Date().toISOString().replace(/[:.]/g, '-')
-    const file = path.join(root, 'bench/results', `http-${stamp}.json`)
+    const file = path.join(process.env.BENCH_RESULTS_DIR ?? path.join(root, 'bench/results'), `http-${stamp}.json`)
     await fs.mkdir(path.dirname(file), { recursive: true })
     await fs.writeFile(file, JSON.stringify({
       benchmark: 'http', endpoint: 'GET /v1/projects/{id} (API key)', date: new Date().toISOString(), node: process.version,
@@ -221,7 +221,7 @@ async function main() {
       settings, maxThroughputTool: wrkAvailable() ? 'wrk' : 'undici', targetP95Ms: TARGET_P95_MS, targetMet: met, results, ratios,
       httpLayer: { endpoint: 'GET /livez', uwsRps: layer.uws, nodeRps: layer.node, targetRatio: TARGET_LAYER_RATIO, targetMet: layerMet },
     }, null, 2) + '\n')
-    console.log(`written ${path.relative(root, file)}`)
+    console.log(`written ${path.relative(process.cwd(), file)}`)
   } finally {
     for (const child of children.reverse()) await stopChild(child)
     await database?.drop().catch((error) => console.error('could not drop the temporary database:', error.message))
