@@ -15,9 +15,10 @@
 // Environment: BENCH_RATE (1000), BENCH_DURATION seconds (10), BENCH_WARMUP seconds (2),
 // BENCH_CONNECTIONS for the open loop (64), BENCH_WRK_CONNECTIONS (32), BENCH_WRK_THREADS (1),
 // DATABASE_URL (a temporary database is created on that server and dropped afterwards; the
-// embedded PGlite otherwise), BENCH_RESULTS_DIR (bench/results: where the JSON goes). BENCH_TLS=1 measures the service over HTTPS (TLS 1.3, node:https)
-// alone, with BENCH_TLS_CERT_FILE / BENCH_TLS_KEY_FILE or a certificate made for 127.0.0.1, the
-// clients trusting BENCH_CA_FILE (default: that certificate); see bench/service/tls.mjs.
+// embedded PGlite otherwise), BENCH_RESULTS_DIR (bench/results: where the JSON goes).
+// BENCH_TLS=1 measures the service over HTTPS (TLS 1.3, node:https) alone, with
+// BENCH_TLS_CERT_FILE / BENCH_TLS_KEY_FILE or a certificate made for 127.0.0.1, the clients
+// trusting BENCH_CA_FILE (default: that certificate); see bench/service/tls.mjs.
 import { spawn } from 'node:child_process'
 import fs from 'node:fs/promises'
 import os from 'node:os'
