@@ -20,5 +20,8 @@ export function postgresIsPatched(): boolean {
   // The CommonJS entry is cjs/src/index.js; the ES build sits in src/ beside cjs/.
   const root = path.resolve(path.dirname(entry), '..', '..')
   return Object.entries(MARKERS).every(([name, markers]) => [path.join(root, 'src', name), path.join(root, 'cjs', 'src', name)]
-    .every((file) => markers.every((marker) => readFileSync(file, 'utf8').includes(marker))))
+    .every((file) => {
+      const source = readFileSync(file, 'utf8')
+      return markers.every((marker) => source.includes(marker))
+    }))
 }
