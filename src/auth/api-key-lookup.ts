@@ -33,8 +33,9 @@ export function createApiKeyLookup(db: Pick<Database, 'sql' | 'accessVersion'>):
       const cached = entries.get(slot)
       if (cached) return cached
       const found = await apiKeyWithProject(sql, keyId, projectId)
-      // Read before a change that committed meanwhile? Then it is not kept.
-      if (found && accessVersion() === version && cachedAt === version) {
+      // Read before a change that committed meanwhile? Then it is not kept (the counter only grows,
+      // so an unmoved counter also means no other lookup cleared the cache meanwhile).
+      if (found && accessVersion() === version) {
         if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!)
         entries.set(slot, Object.freeze({ key: Object.freeze(found.key), project: found.project && Object.freeze(found.project) }))
       }
