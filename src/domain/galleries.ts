@@ -44,6 +44,8 @@ interface Entry {
   chain: Promise<unknown>
   /** Serialises catch-ups. */
   catchingUp: Promise<unknown>
+  /** The re-read of settings another process changed: searches wait for it, not use the old ones. */
+  settingsRead: Promise<void>
   /** Reference rows left out because the matcher's memory is full. */
   notStored: number
   /** The change-log number up to which this gallery matches the database. */
@@ -131,7 +133,7 @@ export function createGalleries(options: GalleriesOptions): Galleries {
   }
 
   function newEntry(blocking: boolean, environment: EnvironmentRow | null, total: number): Entry {
-    return { environment, gallery: null, loading: true, blocking, loaded: 0, total, ready: Promise.resolve(), chain: Promise.resolve(), catchingUp: Promise.resolve(), notStored: 0, syncedSeq: 0, shardsHeld: null, shardsReady: new Set(), distributed: null }
+    return { environment, gallery: null, loading: true, blocking, loaded: 0, total, ready: Promise.resolve(), chain: Promise.resolve(), catchingUp: Promise.resolve(), settingsRead: Promise.resolve(), notStored: 0, syncedSeq: 0, shardsHeld: null, shardsReady: new Set(), distributed: null }
   }
 
   /**
@@ -176,6 +178,7 @@ export function createGalleries(options: GalleriesOptions): Galleries {
       if (error instanceof ServiceError) throw error
       throw new ServiceError('unavailable', `the gallery of environment ${environmentId} could not be loaded; retry shortly`, { retryAfter: 5, cause: error })
     }
+    await entry.settingsRead
     return { environment: entry.environment!, gallery: entry.distributed ?? entry.gallery! }
   }
 
@@ -268,7 +271,9 @@ export function createGalleries(options: GalleriesOptions): Galleries {
     if (message.origin === origin) return
     // An environment this process has not loaded yet reads the change when it loads.
     const entry = entries.get(message.environment_id)
-    if (entry && message.settings) void rereadSettings(entry, message.environment_id).catch((error) => log.error({ err: error }, 'Galleries: re-reading settings failed'))
+    if (entry && message.settings) {
+      entry.settingsRead = rereadSettings(entry, message.environment_id).catch((error) => log.error({ err: error }, 'Galleries: re-reading settings failed'))
+    }
     else if (entry) void queueCatchUp(entry, 'a notification').catch(() => {})
   }
 
