@@ -8,8 +8,8 @@ import { pino } from 'pino'
 
 const dist = new URL('../dist/', import.meta.url)
 const load = (file) => import(new URL(file, dist).href)
-const [{ loadConfig }, { openDatabase }, { loadIdentityTokens }, { createApiKeyLookup }, { createApiKeyUsage }, { createRateLimiter }, { authenticate }, { routeTable }, { compile }, { problemReply }, { newId }, { grantAccess }] = await Promise.all([
-  load('config.js'), load('store/database.js'), load('auth/identity-tokens.js'), load('auth/api-key-lookup.js'), load('auth/api-key-usage.js'),
+const [{ loadConfig }, { openDatabase }, { loadIdentityTokens }, { createApiKeyLookup }, { createApiKeyUsage, createDeviceAuthUsage }, { createDeviceTokenLookup }, { createRateLimiter }, { authenticate }, { routeTable }, { compile }, { problemReply }, { newId }, { grantAccess }] = await Promise.all([
+  load('config.js'), load('store/database.js'), load('auth/identity-tokens.js'), load('auth/api-key-lookup.js'), load('auth/usage-touch.js'), load('auth/device-token-lookup.js'),
   load('domain/rate-limit.js'), load('auth/authenticate.js'), load('http/routes/index.js'), load('http/schema.js'),
   load('http/problem.js'), load('ids.js'), load('http/access.js'),
 ])
@@ -25,6 +25,8 @@ const app = {
   // service, which serves that database, caches them).
   apiKeys: createApiKeyLookup(db),
   apiKeyUsage: createApiKeyUsage(db.sql, () => {}),
+  deviceTokens: createDeviceTokenLookup(db),
+  deviceAuthUsage: createDeviceAuthUsage(db.sql, () => {}),
   rateLimiter: createRateLimiter(db.sql, { maxLease }),
   health: [],
   shuttingDown: false,

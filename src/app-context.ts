@@ -5,7 +5,8 @@ import type { Database, Sql } from './store/database.js'
 import type { IdentityTokens } from './auth/identity-tokens.js'
 import type { Keyring } from './domain/keyring.js'
 import type { ApiKeyLookup } from './auth/api-key-lookup.js'
-import type { ApiKeyUsage } from './auth/api-key-usage.js'
+import type { DeviceTokenLookup } from './auth/device-token-lookup.js'
+import type { UsageTouch } from './auth/usage-touch.js'
 import type { RateLimiter } from './domain/rate-limit.js'
 import type { HealthCheck } from './health.js'
 import type { EnrollmentSignals } from './domain/enrollment-signals.js'
@@ -25,7 +26,12 @@ export interface AppContext {
   keyring: Keyring
   /** Reads an API key with the project its request names (cached where the database allows). */
   apiKeys: ApiKeyLookup
-  apiKeyUsage: ApiKeyUsage
+  /** Writes an API key's last_used_at, at most once a minute. */
+  apiKeyUsage: UsageTouch
+  /** Reads a device token's device with its project (cached where the database allows). */
+  deviceTokens: DeviceTokenLookup
+  /** Writes a device's last_auth_at, at most once a minute. */
+  deviceAuthUsage: UsageTouch
   rateLimiter: RateLimiter
   /** Checks behind /healthz; modules register theirs at boot. */
   health: HealthCheck[]

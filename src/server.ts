@@ -3,7 +3,8 @@
 import type { Logger } from 'pino'
 import type { AppContext } from './app-context.js'
 import { createApiKeyLookup } from './auth/api-key-lookup.js'
-import { createApiKeyUsage } from './auth/api-key-usage.js'
+import { createApiKeyUsage, createDeviceAuthUsage } from './auth/usage-touch.js'
+import { createDeviceTokenLookup } from './auth/device-token-lookup.js'
 import { loadIdentityTokens } from './auth/identity-tokens.js'
 import { loadConfig, type Config } from './config.js'
 import { createKeyring, loadMasterKey } from './domain/keyring.js'
@@ -81,6 +82,8 @@ export async function start(options: StartOptions = {}): Promise<Service> {
 
     const apiKeyUsage = createApiKeyUsage(db.sql, (error) => log.warn({ err: error }, 'last_used_at update failed'))
     stops.push(() => apiKeyUsage.flush())
+    const deviceAuthUsage = createDeviceAuthUsage(db.sql, (error) => log.warn({ err: error }, 'device last_auth_at update failed'))
+    stops.push(() => deviceAuthUsage.flush())
     // Unused leased requests go back to the shared counters after the HTTP server has stopped.
     const rateLimiter = createRateLimiter(db.sql)
     stops.push(() => rateLimiter.release())
@@ -121,6 +124,8 @@ export async function start(options: StartOptions = {}): Promise<Service> {
       keyring, metrics, calibrator,
       apiKeys: createApiKeyLookup(db),
       apiKeyUsage,
+      deviceTokens: createDeviceTokenLookup(db),
+      deviceAuthUsage,
       rateLimiter,
       health: [{ name: 'database', critical: true, check: () => db.health() }],
       shuttingDown: false,

@@ -41,10 +41,17 @@ export function checkProjectAccess(principal: Principal, project: (ProjectRow & 
   return project
 }
 
-/** A project the caller may reach (a key's project comes from the query that read the key). */
+/** The project `principal`'s authentication already read, when it is `projectId`. */
+function prefetchedProject(principal: Principal, projectId: string): { project: ProjectRow | null } | null {
+  if (principal.kind === 'key') return principal.prefetched?.projectId === projectId ? principal.prefetched : null
+  if (principal.kind === 'device') return principal.projectId === projectId ? principal : null
+  return null
+}
+
+/** A project the caller may reach (a key's or a terminal's project comes from the query that read the credential). */
 export async function reachableProject(sql: Sql, principal: Principal, projectId: string): Promise<ProjectRow> {
   const subject = principal.kind === 'token' ? principal.subject : null
-  const prefetched = principal.kind === 'key' && principal.prefetched?.projectId === projectId ? principal.prefetched : null
+  const prefetched = prefetchedProject(principal, projectId)
   return checkProjectAccess(principal, prefetched ? prefetched.project : await projectById(sql, projectId, subject))
 }
 

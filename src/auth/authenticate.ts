@@ -1,13 +1,12 @@
 // Turn the Authorization header into a Principal. A revoked key or a disabled device stops on the
-// very next request on every process: every lookup reads the database (by primary key), except an
-// API key's on the embedded database this process serves, which is cached until any access fact
-// changes (api-key-lookup.ts). An API key is read together with the project the path names, so
-// that costs no extra round trip.
+// very next request on every process: every lookup reads the database (by primary key), except on
+// the embedded database this process serves, where API keys and device tokens are cached until any
+// access fact changes (access-cache.ts). An API key is read together with the project the path
+// names, a device token with its device's project, so neither costs an extra round trip.
 import type { AppContext } from '../app-context.js'
 import { ServiceError } from '../errors.js'
 import type { CredentialKind } from './credentials.js'
 import { NO_PRINCIPAL, type Principal } from './principal.js'
-import { authenticateDevice, touchDeviceAuth } from '../store/devices.js'
 import { BEARER_SECRET_SHAPE, secretMatches } from './secrets.js'
 
 export const DEVICE_TOKEN_PREFIX = 'pvd_'
@@ -30,17 +29,13 @@ async function apiKey(app: Pick<AppContext, 'apiKeys' | 'apiKeyUsage'>, keyId: s
   }
 }
 
-const DEVICE_AUTH_TOUCH_MS = 60_000
-
-async function deviceToken(app: Pick<AppContext, 'sql' | 'log'>, deviceId: string, secret: string): Promise<Principal> {
-  const row = await authenticateDevice(app.sql, deviceId)
-  if (!row || !secretMatches(secret, row.token_hash)) throw unauthenticated('the device token is invalid')
-  if (!row.last_auth_at || Date.now() - row.last_auth_at.getTime() >= DEVICE_AUTH_TOUCH_MS) {
-    // Bookkeeping, off the request's path.
-    void touchDeviceAuth(app.sql, deviceId).catch((error) => app.log.warn({ err: error }, 'device last_auth_at update failed'))
-  }
-  if (!row.enabled) throw new ServiceError('forbidden', 'this device is disabled')
-  return { kind: 'device', deviceId, projectId: row.project_id, mode: row.mode }
+async function deviceToken(app: Pick<AppContext, 'deviceTokens' | 'deviceAuthUsage'>, deviceId: string, secret: string): Promise<Principal> {
+  const found = await app.deviceTokens.find(deviceId)
+  if (!found || !secretMatches(secret, found.device.token_hash)) throw unauthenticated('the device token is invalid')
+  const { device, project } = found
+  app.deviceAuthUsage.touch(deviceId, device.last_auth_at)
+  if (!device.enabled) throw new ServiceError('forbidden', 'this device is disabled')
+  return { kind: 'device', deviceId, projectId: device.project_id, mode: device.mode, project }
 }
 
 function kindOf(principal: Principal): CredentialKind {
@@ -53,7 +48,7 @@ const KIND_NAMES: Record<CredentialKind, string> = {
 
 /** `projectId`: the project the request's path names, if any (read with an API key in one query). */
 export async function authenticate(
-  app: Pick<AppContext, 'apiKeys' | 'apiKeyUsage' | 'sql' | 'tokens' | 'log'>,
+  app: Pick<AppContext, 'apiKeys' | 'apiKeyUsage' | 'deviceTokens' | 'deviceAuthUsage' | 'tokens'>,
   header: string, accepted: CredentialKind[], projectId: string | null = null,
 ): Promise<Principal> {
   if (accepted.includes('none') && !header) return NO_PRINCIPAL

@@ -10,8 +10,11 @@ export type Principal =
    * path names, read in the same query as the key (loadProject uses it instead of reading again).
    */
   | { kind: 'key'; keyId: string; orgId: string; projectIds: string[] | null; prefetched?: { projectId: string; project: ProjectRow | null } }
-  /** A terminal authenticated by its device token (Device-Com). */
-  | { kind: 'device'; deviceId: string; projectId: string | null; mode: string }
+  /**
+   * A terminal authenticated by its device token (Device-Com). `project` is its project, read in the
+   * same query as the device (null while the device is not linked to one).
+   */
+  | { kind: 'device'; deviceId: string; projectId: string | null; mode: string; project: ProjectRow | null }
 
 export const NO_PRINCIPAL: Principal = { kind: 'none' }
 

@@ -106,13 +106,6 @@ export async function touchDeviceActivity(sql: Sql, id: string): Promise<void> {
   await sql`UPDATE devices SET last_activity_at = now() WHERE id = ${id}`
 }
 
-/** The device a token names; null when there is none. */
-export async function authenticateDevice(sql: Sql, deviceId: string) {
-  const [row] = await sql<{ token_hash: Buffer; project_id: string | null; enabled: boolean; mode: string; last_auth_at: Date | null }[]>`
-    SELECT token_hash, project_id, enabled, mode, last_auth_at FROM devices WHERE id = ${deviceId}`
-  return row ?? null
-}
-
 /** last_auth_at moves at most once a minute (a terminal polls all day long: no write per request). */
 export async function touchDeviceAuth(sql: Sql, deviceId: string): Promise<void> {
   await sql`UPDATE devices SET last_auth_at = now() WHERE id = ${deviceId} AND (last_auth_at IS NULL OR last_auth_at < now() - interval '1 minute')`

@@ -67,6 +67,31 @@ export async function apiKeyWithProject(sql: Sql, keyId: string, projectId: stri
   return { key, project: project.id ? (project as ProjectRow) : null }
 }
 
+export interface DeviceTokenFacts {
+  token_hash: Buffer
+  project_id: string | null
+  enabled: boolean
+  mode: string
+  last_auth_at: Date | null
+}
+
+/**
+ * The device a device token names and, in the same round trip, its project (null when the device
+ * is not linked to one yet): a terminal's authentication and its project then cost one query.
+ */
+export async function deviceWithProject(sql: Sql, deviceId: string) {
+  const [row] = await sql<(ProjectRow & { device_token_hash: Buffer; device_project_id: string | null; device_enabled: boolean; device_mode: string; device_last_auth_at: Date | null })[]>`
+    SELECT d.token_hash AS device_token_hash, d.project_id AS device_project_id, d.enabled AS device_enabled,
+      d.mode AS device_mode, d.last_auth_at AS device_last_auth_at, pr.*
+    FROM devices d
+    LEFT JOIN LATERAL (SELECT ${projectColumns(sql)} ${projectTables(sql)} WHERE p.id = d.project_id) pr ON true
+    WHERE d.id = ${deviceId}`
+  if (!row) return null
+  const { device_token_hash, device_project_id, device_enabled, device_mode, device_last_auth_at, ...project } = row
+  const device: DeviceTokenFacts = { token_hash: device_token_hash, project_id: device_project_id, enabled: device_enabled, mode: device_mode, last_auth_at: device_last_auth_at }
+  return { device, project: project.id ? (project as ProjectRow) : null }
+}
+
 export function projectsAdministeredBy(sql: Sql, subject: string) {
   return sql<ProjectRow[]>`
     SELECT ${projectColumns(sql)} ${projectTables(sql)}

@@ -35,8 +35,8 @@ describe('checkProjectAccess', () => {
     { name: "another organization's key", principal: { ...orgKey, orgId: 'o2' }, target: project(), code: 'not_found' },
     { name: 'a key scoped to the project', principal: { ...orgKey, projectIds: ['p1'] }, target: project(), code: 'ok' },
     { name: 'a key scoped to another project', principal: { ...orgKey, projectIds: ['p2'] }, target: project(), code: 'forbidden' },
-    { name: 'the terminal of the project', principal: { kind: 'device', deviceId: 'd1', projectId: 'p1', mode: 'access' }, target: project(), code: 'ok' },
-    { name: 'a terminal of another project', principal: { kind: 'device', deviceId: 'd1', projectId: 'p2', mode: 'access' }, target: project(), code: 'not_found' },
+    { name: 'the terminal of the project', principal: { kind: 'device', deviceId: 'd1', projectId: 'p1', mode: 'access', project: null }, target: project(), code: 'ok' },
+    { name: 'a terminal of another project', principal: { kind: 'device', deviceId: 'd1', projectId: 'p2', mode: 'access', project: null }, target: project(), code: 'not_found' },
     { name: 'no credential', principal: { kind: 'none' }, target: project(), code: 'not_found' },
   ] as Array<{ name: string; principal: Principal; target: ReturnType<typeof project> | null; code: string }>)('$name: $code', ({ principal, target, code }) => {
     expect(outcome(() => checkProjectAccess(principal, target))).toBe(code)
@@ -56,8 +56,8 @@ describe('requireTenantManaged', () => {
 
 describe('terminalOf', () => {
   it.each([
-    { name: 'a linked terminal', principal: { kind: 'device', deviceId: 'd1', projectId: 'p1', mode: 'demo' }, code: 'ok' },
-    { name: 'a terminal not linked yet', principal: { kind: 'device', deviceId: 'd1', projectId: null, mode: 'demo' }, code: 'forbidden' },
+    { name: 'a linked terminal', principal: { kind: 'device', deviceId: 'd1', projectId: 'p1', mode: 'demo', project: null }, code: 'ok' },
+    { name: 'a terminal not linked yet', principal: { kind: 'device', deviceId: 'd1', projectId: null, mode: 'demo', project: null }, code: 'forbidden' },
     { name: 'an API key', principal: orgKey, code: 'forbidden' },
     { name: 'an identity token', principal: token, code: 'forbidden' },
   ] as Array<{ name: string; principal: Principal; code: string }>)('$name: $code', ({ principal, code }) => {
@@ -65,6 +65,6 @@ describe('terminalOf', () => {
   })
 
   it("answers the terminal's device, mode and project", () => {
-    expect(terminalOf({ kind: 'device', deviceId: 'd1', projectId: 'p1', mode: 'demo' })).toEqual({ deviceId: 'd1', mode: 'demo', projectId: 'p1' })
+    expect(terminalOf({ kind: 'device', deviceId: 'd1', projectId: 'p1', mode: 'demo', project: null })).toEqual({ deviceId: 'd1', mode: 'demo', projectId: 'p1' })
   })
 })

@@ -1,0 +1,38 @@
+// Rows an access check reads, kept in memory while the database says none of them changed
+// (Database.accessVersion: on the embedded database this process serves, a counter moved before
+// any change to an access fact is answered; see migrations 0031 and 0033). Any movement drops every
+// entry, so a revocation or a narrowed scope shows on the very next request. Where the database
+// cannot say (PostgreSQL, a CLI joined to a running service), every lookup reads.
+import type { Database } from '../store/database.js'
+
+// Credentials × projects in use at once; past it the oldest entry goes (a miss costs one query).
+const MAX_ENTRIES = 10_000
+
+/** `read(slot)` as it is, or through a cache dropped whenever an access fact changes. */
+export function cachedWhileAccessUnchanged<T extends object>(
+  db: Pick<Database, 'accessVersion'>,
+  read: (slot: string) => Promise<T | null>,
+): (slot: string) => Promise<T | null> {
+  const { accessVersion } = db
+  if (!accessVersion) return read
+  const entries = new Map<string, T>()
+  let cachedAt = accessVersion()
+  return async (slot) => {
+    const version = accessVersion()
+    if (version !== cachedAt) {
+      entries.clear()
+      cachedAt = version
+    }
+    const cached = entries.get(slot)
+    if (cached) return cached
+    const found = await read(slot)
+    // Read before a change that committed meanwhile? Then it is not kept (the counter only grows,
+    // so an unmoved counter also means no other lookup cleared the cache meanwhile). Unknown
+    // credentials are never kept.
+    if (found && accessVersion() === version) {
+      if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!)
+      entries.set(slot, found)
+    }
+    return found
+  }
+}
