@@ -159,8 +159,8 @@ unsafe fn one_probe_half(
     unsafe { store_sums_8_ymm(&accumulators, _mm256_setzero_si256(), out) };
 }
 
-/// The tiles of two and four probes, as two halves of `RH` rows x `P` probes (8 accumulators, the row vectors and
-/// one probe vector fit the 16 ymm registers). Probes are [`ProbeEncoding::Int16`].
+/// The tiles of two and four probes, as two halves of `RH` rows x `P` probes (8 accumulators, the
+/// row vectors and one probe vector fit the 16 ymm registers). Probes are [`ProbeEncoding::Int16`].
 ///
 /// # Safety
 /// See [`super::TileFn`]; the CPU supports AVX2.

@@ -19,11 +19,12 @@ pub(crate) enum ProbeEncoding {
 /// Elements per step of a tile that reads [`ProbeEncoding::Int16`] probes.
 pub(crate) const WIDE_STEP: usize = 16;
 
-/// Bytes per step of a tile that reads the `|p|` and `p` bytes of an [`ProbeEncoding::Int16`] probe.
+/// Bytes per step of a tile that reads the `|p|` and `p` bytes of a [`ProbeEncoding::Int16`]
+/// probe.
 pub(crate) const SPLIT_STEP: usize = 32;
 
-/// Where an [`ProbeEncoding::Int16`] probe's `|p|` bytes start, in bytes from the probe's
-/// pointer; its `p` bytes follow them at `split_offset + dimension.div_ceil(SPLIT_STEP) * SPLIT_STEP`.
+/// Where a [`ProbeEncoding::Int16`] probe's `|p|` bytes start, in bytes from the probe's pointer;
+/// its `p` bytes follow at `split_offset + dimension.div_ceil(SPLIT_STEP) * SPLIT_STEP`.
 pub(crate) fn split_offset(dimension: usize) -> usize {
     2 * dimension.div_ceil(WIDE_STEP) * WIDE_STEP
 }
