@@ -8,31 +8,34 @@ import type { Database } from '../store/database.js'
 // Credentials × projects in use at once; past it the oldest entry goes (a miss costs one query).
 const MAX_ENTRIES = 10_000
 
-/** `read(slot)` as it is, or through a cache dropped whenever an access fact changes. */
-export function cachedWhileAccessUnchanged<T extends object>(
-  db: Pick<Database, 'accessVersion'>,
-  read: (slot: string) => Promise<T | null>,
-): (slot: string) => Promise<T | null> {
+export interface AccessCache<T> {
+  /** The entry for `slot`, read by `read` when absent (every time where the cache is off). */
+  get(slot: string, read: () => Promise<T | null>): Promise<T | null>
+}
+
+export function createAccessCache<T extends object>(db: Pick<Database, 'accessVersion'>): AccessCache<T> {
   const { accessVersion } = db
-  if (!accessVersion) return read
+  if (!accessVersion) return { get: (_slot, read) => read() }
   const entries = new Map<string, T>()
   let cachedAt = accessVersion()
-  return async (slot) => {
-    const version = accessVersion()
-    if (version !== cachedAt) {
-      entries.clear()
-      cachedAt = version
-    }
-    const cached = entries.get(slot)
-    if (cached) return cached
-    const found = await read(slot)
-    // Read before a change that committed meanwhile? Then it is not kept (the counter only grows,
-    // so an unmoved counter also means no other lookup cleared the cache meanwhile). Unknown
-    // credentials are never kept.
-    if (found && accessVersion() === version) {
-      if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!)
-      entries.set(slot, found)
-    }
-    return found
+  return {
+    async get(slot, read) {
+      const version = accessVersion()
+      if (version !== cachedAt) {
+        entries.clear()
+        cachedAt = version
+      }
+      const cached = entries.get(slot)
+      if (cached) return cached
+      const found = await read()
+      // Read before a change that committed meanwhile? Then it is not kept (the counter only grows,
+      // so an unmoved counter also means no other lookup cleared the cache meanwhile). Unknown
+      // credentials are never kept.
+      if (found && accessVersion() === version) {
+        if (entries.size >= MAX_ENTRIES) entries.delete(entries.keys().next().value!)
+        entries.set(slot, found)
+      }
+      return found
+    },
   }
 }

@@ -4,7 +4,7 @@
 // is still checked against the key's hash on every request; only the rows are cached.
 import type { Database } from '../store/database.js'
 import { apiKeyWithProject } from '../store/projects.js'
-import { cachedWhileAccessUnchanged } from './access-cache.js'
+import { createAccessCache } from './access-cache.js'
 
 type Found = NonNullable<Awaited<ReturnType<typeof apiKeyWithProject>>>
 
@@ -14,11 +14,11 @@ export interface ApiKeyLookup {
 }
 
 export function createApiKeyLookup(db: Pick<Database, 'sql' | 'accessVersion'>): ApiKeyLookup {
-  const find = cachedWhileAccessUnchanged(db, async (slot) => {
-    const at = slot.indexOf('/')
-    const found = await apiKeyWithProject(db.sql, slot.slice(0, at), slot.slice(at + 1) || null)
-    return found && Object.freeze({ key: Object.freeze(found.key), project: found.project && Object.freeze(found.project) })
-  })
-  // A key id is a UUID (BEARER_SECRET_SHAPE): the first '/' ends it, whatever the path's project id holds.
-  return { find: (keyId, projectId) => find(`${keyId}/${projectId ?? ''}`) }
+  const cache = createAccessCache<Found>(db)
+  return {
+    find: (keyId, projectId) => cache.get(`${keyId}/${projectId ?? ''}`, async () => {
+      const found = await apiKeyWithProject(db.sql, keyId, projectId)
+      return found && Object.freeze({ key: Object.freeze(found.key), project: found.project && Object.freeze(found.project) })
+    }),
+  }
 }

@@ -4,7 +4,7 @@
 // project shows on the very next request.
 import type { Database } from '../store/database.js'
 import { deviceWithProject } from '../store/projects.js'
-import { cachedWhileAccessUnchanged } from './access-cache.js'
+import { createAccessCache } from './access-cache.js'
 
 type Found = NonNullable<Awaited<ReturnType<typeof deviceWithProject>>>
 
@@ -14,9 +14,11 @@ export interface DeviceTokenLookup {
 }
 
 export function createDeviceTokenLookup(db: Pick<Database, 'sql' | 'accessVersion'>): DeviceTokenLookup {
-  const find = cachedWhileAccessUnchanged(db, async (deviceId) => {
-    const found = await deviceWithProject(db.sql, deviceId)
-    return found && Object.freeze({ device: Object.freeze(found.device), project: found.project && Object.freeze(found.project) })
-  })
-  return { find }
+  const cache = createAccessCache<Found>(db)
+  return {
+    find: (deviceId) => cache.get(deviceId, async () => {
+      const found = await deviceWithProject(db.sql, deviceId)
+      return found && Object.freeze({ device: Object.freeze(found.device), project: found.project && Object.freeze(found.project) })
+    }),
+  }
 }
