@@ -13,9 +13,10 @@
 //! offered in ascending order (an equal score never displaces a lower row index).
 //!
 //! A block of dots meets a cheaper test first, in f32 so that it vectorises 8 lanes wide:
-//! `dot >= sqrt(gate) * ROOT_MARGIN * sqrt(row_norm)`. The four roundings on the right and the
-//! one of `dot` to f32 are each within 2^-24 relative, far inside `ROOT_MARGIN`'s 1e-6, so every
-//! row that passes the exact test above passes this one: it only skips blocks early.
+//! `dot >= sqrt(gate) * ROOT_MARGIN * sqrt(row_norm)`. Its six roundings to f32 (the dot, the
+//! norm, two square roots, two products) are each within 2^-24 relative, under 4e-7 together and
+//! inside `ROOT_MARGIN`'s 1e-6, so every row that passes the exact test above passes this one: it
+//! only skips blocks early.
 
 use std::ops::Range;
 
