@@ -71,6 +71,8 @@ export async function updateEnvironmentOfOrganization(sql: Sql, orgId: string, i
   const updated = await sql.begin(async (tx) => {
     const rows = await tx`UPDATE environments SET ${tx(changes as never, Object.keys(changes) as never)} WHERE id = ${id} AND owner_org_id = ${orgId} RETURNING id`
     if (rows.length && changes.target_fpir === null) await tx`DELETE FROM environment_calibrations WHERE environment_id = ${id}`
+    // A floor raised above the derived threshold holds from this commit, not from the next calibration.
+    if (rows.length) await tx`UPDATE environments SET match_threshold = min_match_threshold WHERE id = ${id} AND target_fpir IS NOT NULL AND match_threshold < min_match_threshold`
     return rows.length > 0
   })
   return updated ? (await environmentById(sql, id))! : null
