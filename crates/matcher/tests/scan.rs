@@ -3,117 +3,11 @@
 
 mod support;
 
-use palmvein_matcher::kernel::scalar::dot_i8_scalar;
 use palmvein_matcher::{
-    available_isas, scan_top_k_with, score, CoreError, GalleryView, Kernels, ProbeBatch, TopKOutput,
+    available_isas, scan_top_k_with, CoreError, GalleryView, ProbeBatch, TopKOutput,
 };
+use support::scan_fixture::{run, Fixture};
 use support::{norm_squared, Random};
-
-struct Fixture {
-    rows: Vec<i8>,
-    stride: usize,
-    dimension: usize,
-    norms: Vec<u32>,
-    live: Vec<u8>,
-}
-
-impl Fixture {
-    /// `row_count` rows; every 7th row duplicates an earlier one (equal scores), ~1/5 are dead,
-    /// padding bytes hold -128 so that reading them would show.
-    fn new(random: &mut Random, row_count: usize, dimension: usize, stride: usize) -> Fixture {
-        let mut rows = vec![i8::MIN; row_count * stride];
-        let mut vectors: Vec<Vec<i8>> = Vec::new();
-        for row in 0..row_count {
-            let vector = if row % 7 == 6 {
-                vectors[random.below(row)].clone()
-            } else {
-                random.vector(dimension)
-            };
-            rows[row * stride..row * stride + dimension].copy_from_slice(&vector);
-            vectors.push(vector);
-        }
-        let norms = vectors.iter().map(|vector| norm_squared(vector)).collect();
-        let live = (0..row_count)
-            .map(|_| u8::from(random.below(5) != 0) * (1 + random.below(200) as u8))
-            .collect();
-        Fixture {
-            rows,
-            stride,
-            dimension,
-            norms,
-            live,
-        }
-    }
-
-    fn view(&self) -> GalleryView<'_> {
-        GalleryView {
-            rows: &self.rows,
-            stride_in_bytes: self.stride,
-            dimension: self.dimension,
-            norms_squared: &self.norms,
-            live: &self.live,
-        }
-    }
-
-    fn brute_force(
-        &self,
-        range: std::ops::Range<usize>,
-        probe: &[i8],
-        k: usize,
-    ) -> (Vec<i32>, Vec<f64>) {
-        let mut scored: Vec<(f64, usize)> = range
-            .filter(|&row| self.live[row] != 0)
-            .map(|row| {
-                let vector = &self.rows[row * self.stride..row * self.stride + self.dimension];
-                (
-                    score(
-                        dot_i8_scalar(vector, probe),
-                        norm_squared(probe),
-                        self.norms[row],
-                    ),
-                    row,
-                )
-            })
-            .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        scored.truncate(k);
-        let mut rows: Vec<i32> = scored.iter().map(|&(_, row)| row as i32).collect();
-        let mut scores: Vec<f64> = scored.iter().map(|&(score, _)| score).collect();
-        rows.resize(k, -1);
-        scores.resize(k, 0.0);
-        (rows, scores)
-    }
-}
-
-fn run(
-    kernels: &Kernels,
-    gallery: &GalleryView,
-    range: std::ops::Range<usize>,
-    probes: &[i8],
-    k: usize,
-) -> Result<(Vec<i32>, Vec<f64>), CoreError> {
-    let norms: Vec<u32> = probes
-        .chunks(gallery.dimension.max(1))
-        .map(norm_squared)
-        .collect();
-    let (mut rows, mut scores) = (vec![7; norms.len() * k], vec![7.0; norms.len() * k]);
-    let batch = ProbeBatch {
-        vectors: probes,
-        norms_squared: &norms,
-    };
-    scan_top_k_with(
-        kernels,
-        gallery,
-        range,
-        &batch,
-        k,
-        &mut TopKOutput {
-            rows: &mut rows,
-            scores: &mut scores,
-        },
-    )?;
-    Ok((rows, scores))
-}
 
 #[test]
 fn scan_equals_brute_force_for_every_isa() {
@@ -201,64 +95,6 @@ fn batch_results_are_identical_to_single_probe_results() {
     }
 }
 
-/// Rows a few parts in 10^7 apart in score at the largest dimension, where f32 cannot tell them
-/// apart: the scan's f32 block filter lets every row through that the exact order keeps.
-#[test]
-fn near_ties_at_the_largest_dimension_keep_their_exact_order() {
-    let mut random = Random::new(13);
-    let dimension = 4096;
-    // A quarter of the elements are -1, 0 or 1: nudging one of those by 1 moves a score by about
-    // 1e-7 relative; nudging a larger one, by about 1e-5.
-    let base: Vec<i8> = (0..dimension)
-        .map(|_| match random.below(4) {
-            0 => random.below(3) as i8 - 1,
-            _ => (random.below(200) as i32 - 100) as i8,
-        })
-        .collect();
-    let small: Vec<usize> = (0..dimension)
-        .filter(|&index| base[index].abs() <= 1)
-        .collect();
-    let nudged = |random: &mut Random| {
-        let mut vector = base.clone();
-        for _ in 0..1 + random.below(3) {
-            let index = if random.below(5) == 0 {
-                random.below(dimension)
-            } else {
-                small[random.below(small.len())]
-            };
-            vector[index] += if random.below(2) == 0 { 1 } else { -1 };
-        }
-        vector
-    };
-    let row_count = 240;
-    let vectors: Vec<Vec<i8>> = (0..row_count).map(|_| nudged(&mut random)).collect();
-    let fixture = Fixture {
-        rows: vectors.concat(),
-        stride: dimension,
-        dimension,
-        norms: vectors.iter().map(|vector| norm_squared(vector)).collect(),
-        live: vec![1; row_count],
-    };
-    let probes: Vec<i8> = (0..4).flat_map(|_| nudged(&mut random)).collect();
-    for isa in available_isas() {
-        let kernels = isa.kernels().unwrap();
-        for probe_count in [1usize, 2, 4] {
-            let batch = &probes[..probe_count * dimension];
-            for k in [1usize, 5, 17] {
-                let (rows, scores) = run(kernels, &fixture.view(), 0..row_count, batch, k).unwrap();
-                for (probe, vector) in batch.chunks(dimension).enumerate() {
-                    let (expected_rows, expected_scores) =
-                        fixture.brute_force(0..row_count, vector, k);
-                    let slots = probe * k..(probe + 1) * k;
-                    let context = format!("{isa} probes={probe_count} k={k} probe={probe}");
-                    assert_eq!(rows[slots.clone()], expected_rows[..], "{context}");
-                    assert_eq!(scores[slots], expected_scores[..], "{context}");
-                }
-            }
-        }
-    }
-}
-
 #[test]
 fn ties_rank_by_row_and_dead_rows_never_appear() {
     let dimension = 64;
@@ -305,40 +141,6 @@ fn a_scan_with_no_live_rows_fills_minus_one_and_zero() {
     .unwrap();
     assert_eq!(found, vec![-1; 6]);
     assert_eq!(scores, vec![0.0; 6]);
-}
-
-#[test]
-fn all_zero_rows_still_fill_the_list_with_score_zero() {
-    let dimension = 64;
-    let rows = vec![0i8; dimension * 40];
-    let norms = vec![0u32; 40];
-    let live = vec![1u8; 40];
-    let gallery = GalleryView {
-        rows: &rows,
-        stride_in_bytes: dimension,
-        dimension,
-        norms_squared: &norms,
-        live: &live,
-    };
-    let probes: Vec<i8> = (0..4 * dimension)
-        .map(|index| (index % 11) as i8 - 5)
-        .collect();
-    for isa in available_isas() {
-        for probe_count in [1usize, 2, 4] {
-            let batch = &probes[..probe_count * dimension];
-            let (found, scores) = run(isa.kernels().unwrap(), &gallery, 0..40, batch, 3).unwrap();
-            assert_eq!(
-                found,
-                [0, 1, 2].repeat(probe_count),
-                "{isa} probes={probe_count}"
-            );
-            assert_eq!(
-                scores,
-                vec![0.0; 3 * probe_count],
-                "{isa} probes={probe_count}"
-            );
-        }
-    }
 }
 
 #[test]
