@@ -9,13 +9,24 @@ import type { Database } from '../store/database.js'
 const MAX_ENTRIES = 10_000
 
 export interface AccessCache<T> {
-  /** The entry for `slot`, read by `read` when absent (every time where the cache is off). */
+  /**
+   * The entry for `slot`, read by `read` when absent (every time where the cache is off). Entries
+   * are frozen, with the rows they hold: requests share them.
+   */
   get(slot: string, read: () => Promise<T | null>): Promise<T | null>
+}
+
+/** `read`'s entry frozen with the rows it holds (one level down: rows are flat). */
+async function readFrozen<T extends object>(read: () => Promise<T | null>): Promise<T | null> {
+  const entry = await read()
+  if (!entry) return null
+  for (const value of Object.values(entry)) if (value !== null && typeof value === 'object') Object.freeze(value)
+  return Object.freeze(entry)
 }
 
 export function createAccessCache<T extends object>(db: Pick<Database, 'accessVersion'>): AccessCache<T> {
   const { accessVersion } = db
-  if (!accessVersion) return { get: (_slot, read) => read() }
+  if (!accessVersion) return { get: (_slot, read) => readFrozen(read) }
   const entries = new Map<string, T>()
   let cachedAt = accessVersion()
   return {
@@ -27,7 +38,7 @@ export function createAccessCache<T extends object>(db: Pick<Database, 'accessVe
       }
       const cached = entries.get(slot)
       if (cached) return cached
-      const found = await read()
+      const found = await readFrozen(read)
       // Read before a change that committed meanwhile? Then it is not kept (the counter only grows,
       // so an unmoved counter also means no other lookup cleared the cache meanwhile). Unknown
       // credentials are never kept.

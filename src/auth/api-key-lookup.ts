@@ -16,9 +16,6 @@ export interface ApiKeyLookup {
 export function createApiKeyLookup(db: Pick<Database, 'sql' | 'accessVersion'>): ApiKeyLookup {
   const cache = createAccessCache<Found>(db)
   return {
-    find: (keyId, projectId) => cache.get(`${keyId}/${projectId ?? ''}`, async () => {
-      const found = await apiKeyWithProject(db.sql, keyId, projectId)
-      return found && Object.freeze({ key: Object.freeze(found.key), project: found.project && Object.freeze(found.project) })
-    }),
+    find: (keyId, projectId) => cache.get(`${keyId}/${projectId ?? ''}`, () => apiKeyWithProject(db.sql, keyId, projectId)),
   }
 }

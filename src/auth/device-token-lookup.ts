@@ -16,9 +16,6 @@ export interface DeviceTokenLookup {
 export function createDeviceTokenLookup(db: Pick<Database, 'sql' | 'accessVersion'>): DeviceTokenLookup {
   const cache = createAccessCache<Found>(db)
   return {
-    find: (deviceId) => cache.get(deviceId, async () => {
-      const found = await deviceWithProject(db.sql, deviceId)
-      return found && Object.freeze({ device: Object.freeze(found.device), project: found.project && Object.freeze(found.project) })
-    }),
+    find: (deviceId) => cache.get(deviceId, () => deviceWithProject(db.sql, deviceId)),
   }
 }
