@@ -9,6 +9,7 @@ pub mod popcount;
 mod prefetch;
 pub mod scan;
 mod scan_arguments;
+mod scan_tile;
 pub mod top_k;
 pub mod two_stage;
 

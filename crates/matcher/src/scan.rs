@@ -2,8 +2,10 @@
 //!
 //! Rows are taken in tiles of 16 (16 x 256 bytes = 4 KB, well inside L1). Each tile is read
 //! from memory once and then scored against every probe of the batch from cache, in register
-//! blocks of 16 (row, probe) pairs: 16 rows x 1 probe, 8 x 2 or 4 x 4. So a batch of probes
-//! costs one pass over the gallery, not one per probe.
+//! blocks of 16 (row, probe) pairs: 16 rows x 1 probe, 8 x 2 or 4 x 4; where the kernels have
+//! it, each whole chunk of 16 probes takes the whole tile at once from probes interleaved by
+//! 4-byte words (no horizontal sums). So a batch of probes costs one pass over the gallery, not
+//! one per probe.
 //!
 //! Most rows cannot enter a full top-k list. Before the square root and the division, a row is
 //! dropped unless `max(dot, 0)^2 >= worst^2 * probe_norm * row_norm * (1 - 1e-9)`. All these
@@ -22,7 +24,7 @@ use std::ops::Range;
 
 use crate::kernel::{active_kernels, EncodedProbes, Isa, Kernels};
 use crate::prefetch::{prefetch_bytes, scan_prefetch, PrefetchPlan};
-use crate::top_k::{Candidate, TopK};
+use crate::scan_tile::{score_tile, ProbeState, Tile, TILE_ROWS};
 use crate::CoreError;
 
 use crate::scan_arguments::check_per_row;
@@ -30,10 +32,6 @@ pub use crate::scan_arguments::validate_scan;
 
 /// Largest k of one scan.
 pub const MAX_K: usize = 1024;
-
-const TILE_ROWS: usize = 16;
-const FILTER_MARGIN: f64 = 1.0 - 1e-9;
-const ROOT_MARGIN: f32 = 1.0 - 1e-6;
 
 /// A gallery slice: row `r` is `rows[r * stride_in_bytes ..][..dimension]`; norms and the live
 /// mask (0 = dead) are indexed by absolute row.
@@ -110,7 +108,7 @@ pub fn scan_top_k_with(
         .iter()
         .map(|&norm| ProbeState::new(k, norm))
         .collect();
-    let encoded = EncodedProbes::new(kernels.probe_encoding, probes.vectors, dimension);
+    let encoded = EncodedProbes::new(kernels, probes.vectors, dimension);
     let probe_sums: Vec<i32> = probes
         .vectors
         .chunks_exact(dimension)
@@ -120,7 +118,7 @@ pub fn scan_top_k_with(
     let tiles = TileScan {
         kernels,
         gallery,
-        probe_pointers: encoded.pointers(),
+        probes: &encoded,
         probe_sums: &probe_sums,
         prefetch: scan_prefetch(kernels, probes.count()),
     };
@@ -153,7 +151,7 @@ pub fn scan_top_k_with(
 struct TileScan<'a> {
     kernels: &'a Kernels,
     gallery: &'a GalleryView<'a>,
-    probe_pointers: &'a [*const i8],
+    probes: &'a EncodedProbes<'a>,
     probe_sums: &'a [i32],
     /// `None`: the batch is compute-bound, hardware prefetching keeps up.
     prefetch: Option<PrefetchPlan>,
@@ -240,149 +238,13 @@ impl TileScan<'_> {
                 score_tile(
                     self.kernels,
                     &tile,
-                    self.probe_pointers,
+                    self.probes,
                     self.probe_sums,
                     states,
                     self.gallery.dimension,
                 );
             }
             tile_start += tile_rows;
-        }
-    }
-}
-
-struct Tile<'a> {
-    first_row: usize,
-    rows: &'a [*const i8; TILE_ROWS],
-    live: &'a [bool; TILE_ROWS],
-    norms: &'a [u32; TILE_ROWS],
-    norm_roots: &'a [f32; TILE_ROWS],
-}
-
-#[inline(always)]
-fn score_tile(
-    kernels: &Kernels,
-    tile: &Tile,
-    probe_pointers: &[*const i8],
-    probe_sums: &[i32],
-    states: &mut [ProbeState],
-    dimension: usize,
-) {
-    let mut probe = 0;
-    while probe < probe_pointers.len() {
-        let remaining = probe_pointers.len() - probe;
-        // SAFETY (all three calls): `kernels` belongs to an available ISA; every row pointer is
-        // valid for `dimension` bytes (see the tile's construction) and so is every probe
-        // pointer (`validate_scan` checked probes.len() == probe_count * dimension).
-        if remaining >= 4 {
-            for block in 0..TILE_ROWS / 4 {
-                let rows: [*const i8; 4] =
-                    std::array::from_fn(|index| tile.rows[4 * block + index]);
-                let pointers: [*const i8; 4] =
-                    std::array::from_fn(|index| probe_pointers[probe + index]);
-                let sums: [i32; 4] = std::array::from_fn(|index| probe_sums[probe + index]);
-                let dots = unsafe { (kernels.tile_4x4)(&rows, &pointers, &sums, dimension) };
-                offer_block(tile, 4 * block, &dots, &mut states[probe..probe + 4]);
-            }
-            probe += 4;
-        } else if remaining >= 2 {
-            for block in 0..TILE_ROWS / 8 {
-                let rows: [*const i8; 8] =
-                    std::array::from_fn(|index| tile.rows[8 * block + index]);
-                let pointers = [probe_pointers[probe], probe_pointers[probe + 1]];
-                let sums = [probe_sums[probe], probe_sums[probe + 1]];
-                let dots = unsafe { (kernels.tile_8x2)(&rows, &pointers, &sums, dimension) };
-                offer_block(tile, 8 * block, &dots, &mut states[probe..probe + 2]);
-            }
-            probe += 2;
-        } else {
-            let dots = unsafe {
-                (kernels.tile_16x1)(
-                    tile.rows,
-                    &[probe_pointers[probe]],
-                    &[probe_sums[probe]],
-                    dimension,
-                )
-            };
-            offer_block(tile, 0, &dots, &mut states[probe..probe + 1]);
-            probe += 1;
-        }
-    }
-}
-
-#[inline(always)]
-fn offer_block<const R: usize, const P: usize>(
-    tile: &Tile,
-    first: usize,
-    dots: &[[i32; P]; R],
-    states: &mut [ProbeState],
-) {
-    // Gate the whole block branch-free first, in f32 (it vectorises, 8 lanes to a ymm): once
-    // the lists are full, almost no block holds a single pair that passes the filter.
-    let gate_roots: [f32; P] = std::array::from_fn(|probe| states[probe].gate_root);
-    let mut any_passes = false;
-    for (offset, row_dots) in dots.iter().enumerate() {
-        let norm_root = tile.norm_roots[first + offset];
-        for (&dot, gate_root) in row_dots.iter().zip(&gate_roots) {
-            any_passes |= dot as f32 >= gate_root * norm_root;
-        }
-    }
-    if !any_passes {
-        return;
-    }
-    for (offset, row_dots) in dots.iter().enumerate() {
-        let index = first + offset;
-        if !tile.live[index] {
-            continue;
-        }
-        let row = (tile.first_row + index) as u32;
-        for (state, &dot) in states.iter_mut().zip(row_dots) {
-            state.offer(row, dot, tile.norms[index]);
-        }
-    }
-}
-
-struct ProbeState {
-    top: TopK,
-    norm_squared: u32,
-    /// A row passes when `max(dot, 0)^2 >= gate * row_norm`: `-1` while the list is not full (every
-    /// row passes), then `worst^2 * probe_norm * FILTER_MARGIN` (see the module comment).
-    gate: f64,
-    /// The block filter's form of the gate: `f32::MIN` while the list is not full (times any row
-    /// norm's root it is below every dot; `-inf` would give NaN for a zero row and drop it), then
-    /// `sqrt(gate) * ROOT_MARGIN` in f32 (see the module comment).
-    gate_root: f32,
-}
-
-impl ProbeState {
-    fn new(k: usize, norm_squared: u32) -> ProbeState {
-        ProbeState {
-            top: TopK::new(k),
-            norm_squared,
-            gate: -1.0,
-            gate_root: f32::MIN,
-        }
-    }
-
-    #[inline]
-    fn offer(&mut self, row: u32, dot: i32, row_norm_squared: u32) {
-        // No branch on the sign of the dot (a coin flip on real data): a dot <= 0 gives
-        // `0 >= gate * norm`, false once the gate is positive; if the worst kept score is 0 it
-        // passes here and is refused by `TopK::offer` (equal score, higher row).
-        let positive = f64::from(dot.max(0));
-        if positive * positive < self.gate * f64::from(row_norm_squared) {
-            return;
-        }
-        let candidate = Candidate {
-            score: score(dot, self.norm_squared, row_norm_squared),
-            row,
-        };
-        if self.top.offer(candidate) && self.top.is_full() {
-            if let Some(worst) = self.top.worst() {
-                self.gate =
-                    worst.score * worst.score * f64::from(self.norm_squared) * FILTER_MARGIN;
-                self.gate_root = self.gate.sqrt() as f32 * ROOT_MARGIN;
-            }
         }
     }
 }

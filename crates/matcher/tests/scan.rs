@@ -23,7 +23,7 @@ fn scan_equals_brute_force_for_every_isa() {
             (1, 3, 20),
         ] {
             let fixture = Fixture::new(&mut random, row_count, dimension, stride);
-            for probe_count in [1usize, 2, 3, 4, 5, 7, 9] {
+            for probe_count in [1usize, 2, 3, 4, 5, 7, 9, 16, 21, 32] {
                 // Probes near some rows, so high scores and real competition for the top slots.
                 let probes: Vec<i8> = (0..probe_count)
                     .flat_map(|_| {
@@ -75,7 +75,8 @@ fn scan_equals_brute_force_for_every_isa() {
 fn batch_results_are_identical_to_single_probe_results() {
     let mut random = Random::new(12);
     let fixture = Fixture::new(&mut random, 500, 256, 256);
-    let probes = random.vector(11 * 256);
+    // 19: one interleaved chunk of 16 probes, then a remainder of 3.
+    let probes = random.vector(19 * 256);
     for isa in available_isas() {
         let kernels = isa.kernels().unwrap();
         let (batch_rows, batch_scores) = run(kernels, &fixture.view(), 0..500, &probes, 8).unwrap();

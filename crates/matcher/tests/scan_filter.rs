@@ -45,10 +45,11 @@ fn near_ties_at_the_largest_dimension_keep_their_exact_order() {
         norms: vectors.iter().map(|vector| norm_squared(vector)).collect(),
         live: vec![1; row_count],
     };
-    let probes: Vec<i8> = (0..4).flat_map(|_| nudged(&mut random)).collect();
+    let probes: Vec<i8> = (0..17).flat_map(|_| nudged(&mut random)).collect();
     for isa in available_isas() {
         let kernels = isa.kernels().unwrap();
-        for probe_count in [1usize, 2, 4] {
+        // 16 and 17: the interleaved 16-probe tiles, with a remainder.
+        for probe_count in [1usize, 2, 4, 16, 17] {
             let batch = &probes[..probe_count * dimension];
             for k in [1usize, 5, 17] {
                 let (rows, scores) = run(kernels, &fixture.view(), 0..row_count, batch, k).unwrap();
@@ -75,11 +76,11 @@ fn all_zero_rows_still_fill_the_list_with_score_zero() {
         norms: vec![0; 40],
         live: vec![1; 40],
     };
-    let probes: Vec<i8> = (0..4 * dimension)
+    let probes: Vec<i8> = (0..16 * dimension)
         .map(|index| (index % 11) as i8 - 5)
         .collect();
     for isa in available_isas() {
-        for probe_count in [1usize, 2, 4] {
+        for probe_count in [1usize, 2, 4, 16] {
             let batch = &probes[..probe_count * dimension];
             let (found, scores) =
                 run(isa.kernels().unwrap(), &fixture.view(), 0..40, batch, 3).unwrap();

@@ -14,6 +14,7 @@ pub(crate) static KERNELS: Kernels = Kernels {
     tile_16x1: dot_tile_16x1_avx2,
     tile_8x2: dot_tile_i8_avx2::<8, 2, 4>,
     tile_4x4: dot_tile_i8_avx2::<4, 4, 2>,
+    tile_16x16: None,
     probe_encoding: ProbeEncoding::Int16,
     stream_read: stream_read_avx2,
 };

@@ -2,8 +2,9 @@
 
 use std::arch::x86_64::*;
 
-use super::tile_x86::{bias_16_lanes, reduce_16_zmm};
-use super::{stream_read_tail, Isa, Kernels, ProbeEncoding};
+use super::encoded_probes::{INTERLEAVED_PROBES, INTERLEAVED_WORD};
+use super::tile_x86::{bias_16_lanes, reduce_16_zmm, tail_words};
+use super::{stream_read_tail, BlockGate, Isa, Kernels, ProbeEncoding};
 
 pub(crate) static KERNELS: Kernels = Kernels {
     isa: Isa::Avx512Vnni,
@@ -11,6 +12,7 @@ pub(crate) static KERNELS: Kernels = Kernels {
     tile_16x1: dot_tile_i8_avx512vnni::<16, 1>,
     tile_8x2: dot_tile_i8_avx512vnni::<8, 2>,
     tile_4x4: dot_tile_i8_avx512vnni::<4, 4>,
+    tile_16x16: Some(dot_tile_interleaved_avx512vnni),
     probe_encoding: ProbeEncoding::Int8,
     stream_read: stream_read_raw,
 };
@@ -132,6 +134,87 @@ unsafe fn dot_tile_i8_avx512vnni<const R: usize, const P: usize>(
     // SAFETY: `out` is R * P = 16 contiguous i32.
     unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), dots) };
     out
+}
+
+/// The batch tile: 16 rows x 16 interleaved probes (word `w` of probe `p` at byte `64 w + 4 p`).
+/// A row's 4-byte word is broadcast and biased to unsigned once, and one `vpdpbusd` adds it into
+/// all 16 probes' dots (lane `p` of accumulator `r`): no horizontal sums, and the 16 accumulators
+/// (of 32 registers) hide the instruction's latency. They start at `-128 * sum(probe)`, which
+/// removes the bias with no work at the end.
+///
+/// # Safety
+/// See [`super::InterleavedTileFn`]; the CPU supports AVX-512 F, BW and VNNI.
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+unsafe fn dot_tile_interleaved_avx512vnni(
+    rows: &[*const i8; 16],
+    probes: *const i8,
+    probe_sums: &[i32; INTERLEAVED_PROBES],
+    dimension: usize,
+    gate: &BlockGate,
+    dots: &mut [[i32; INTERLEAVED_PROBES]; 16],
+) -> bool {
+    const WORD: usize = INTERLEAVED_WORD;
+    const STEP: usize = WORD * INTERLEAVED_PROBES;
+    // SAFETY: `probe_sums` is 16 i32, one 64-byte load.
+    let sums = unsafe { _mm512_loadu_si512(probe_sums.as_ptr().cast()) };
+    let mut accumulators =
+        [_mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32::<7>(sums)); 16];
+    let full = dimension / WORD;
+    for index in 0..full {
+        // SAFETY: `WORD * (index + 1) <= dimension` bytes are valid behind each row pointer, and
+        // the interleaved probes hold `dimension.div_ceil(WORD)` steps.
+        unsafe {
+            interleaved_step(
+                &mut accumulators,
+                probes.add(STEP * index),
+                rows,
+                WORD * index,
+            )
+        };
+    }
+    let tail = dimension - WORD * full;
+    if tail > 0 {
+        // SAFETY: `WORD * full + tail == dimension` bytes are valid behind each row pointer.
+        let words = unsafe { tail_words(rows, WORD * full, tail) };
+        let pointers = std::array::from_fn(|row| words[row].as_ptr());
+        // SAFETY: as above; the last step holds the zero-padded tail.
+        unsafe { interleaved_step(&mut accumulators, probes.add(STEP * full), &pointers, 0) };
+    }
+    // SAFETY: the gate roots are 16 f32.
+    let gate_roots = unsafe { _mm512_loadu_ps(gate.gate_roots.as_ptr()) };
+    let mut any_passes: __mmask16 = 0;
+    for (row, (row_dots, dot)) in dots.iter_mut().zip(accumulators).enumerate() {
+        // SAFETY: each row of `dots` is 16 i32.
+        unsafe { _mm512_storeu_si512(row_dots.as_mut_ptr().cast(), dot) };
+        let limit = _mm512_mul_ps(gate_roots, _mm512_set1_ps(gate.norm_roots[row]));
+        any_passes |= _mm512_cmp_ps_mask::<_CMP_GE_OQ>(_mm512_cvtepi32_ps(dot), limit);
+    }
+    any_passes != 0
+}
+
+/// One word of the interleaved tile: each row's word at `offset` (4 elements) against 16 probes'
+/// words.
+///
+/// # Safety
+/// `probes` is valid for 64 bytes of reads and each row for 4 from `offset`; the CPU supports
+/// AVX-512 F, BW and VNNI.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+unsafe fn interleaved_step(
+    accumulators: &mut [__m512i; 16],
+    probes: *const i8,
+    rows: &[*const i8; 16],
+    offset: usize,
+) {
+    // SAFETY: the caller's promise.
+    let probe_vector = unsafe { _mm512_loadu_si512(probes.cast()) };
+    let unsigned = _mm512_set1_epi8(i8::MIN);
+    for (accumulator, row) in accumulators.iter_mut().zip(rows) {
+        // SAFETY: the caller's promise.
+        let word = unsafe { std::ptr::read_unaligned(row.add(offset).cast::<i32>()) };
+        let word = _mm512_xor_si512(_mm512_set1_epi32(word), unsigned);
+        *accumulator = _mm512_dpbusd_epi32(*accumulator, word, probe_vector);
+    }
 }
 
 /// # Safety

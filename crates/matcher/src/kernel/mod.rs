@@ -164,6 +164,30 @@ pub type TileFn<const R: usize, const P: usize> = unsafe fn(
     dimension: usize,
 ) -> [[i32; P]; R];
 
+/// The scan's block filter for an [`InterleavedTileFn`]: row `r` may enter probe `p`'s list only
+/// if `dot as f32 >= gate_roots[p] * norm_roots[r]` (see the `scan` module).
+pub struct BlockGate<'a> {
+    pub gate_roots: &'a [f32; 16],
+    pub norm_roots: &'a [f32; 16],
+}
+
+/// Dots of a tile of 16 gallery rows against 16 probes stored interleaved by 4-byte words (see
+/// [`EncodedProbes::interleaved_16`]) into `dots[r][p]`; returns whether any pair passes `gate`
+/// (tested in registers, where the dots are laid out by probe already).
+///
+/// # Safety
+/// The table's ISA is available; every row pointer is valid for `dimension` bytes of reads;
+/// `probes` points at 16 interleaved probes made by [`EncodedProbes`]; `probe_sums[p]` is the sum
+/// of the elements of probe `p`.
+pub type InterleavedTileFn = unsafe fn(
+    rows: &[*const i8; 16],
+    probes: *const i8,
+    probe_sums: &[i32; 16],
+    dimension: usize,
+    gate: &BlockGate,
+    dots: &mut [[i32; 16]; 16],
+) -> bool;
+
 /// The kernels of one ISA. Obtain one through [`Isa::kernels`] (which checks the CPU) or
 /// [`active_kernels`]; the methods are then safe.
 pub struct Kernels {
@@ -173,6 +197,8 @@ pub struct Kernels {
     pub(crate) tile_16x1: TileFn<16, 1>,
     pub(crate) tile_8x2: TileFn<8, 2>,
     pub(crate) tile_4x4: TileFn<4, 4>,
+    /// Where a table has it, batches of 16 probes use it instead of four `tile_4x4` calls.
+    pub(crate) tile_16x16: Option<InterleavedTileFn>,
     /// How the tiles read probes.
     pub(crate) probe_encoding: ProbeEncoding,
     /// # Safety: the ISA is available; the pointer is valid for `length` bytes.

@@ -11,6 +11,7 @@ pub(crate) static KERNELS: Kernels = Kernels {
     tile_16x1: dot_tile_i8_neon::<16, 1>,
     tile_8x2: dot_tile_i8_neon::<8, 2>,
     tile_4x4: dot_tile_i8_neon::<4, 4>,
+    tile_16x16: None,
     probe_encoding: ProbeEncoding::Int8,
     stream_read: stream_read_raw,
 };

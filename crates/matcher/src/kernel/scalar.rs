@@ -8,6 +8,7 @@ pub(crate) static KERNELS: Kernels = Kernels {
     tile_16x1: dot_tile_i8_scalar::<16, 1>,
     tile_8x2: dot_tile_i8_scalar::<8, 2>,
     tile_4x4: dot_tile_i8_scalar::<4, 4>,
+    tile_16x16: None,
     probe_encoding: ProbeEncoding::Int8,
     stream_read: stream_read_raw,
 };

@@ -1,8 +1,9 @@
-//! Every ISA's scan tiles (16x1, 8x2, 4x4) equal the scalar oracle pair by pair, including the
-//! biased-row trick at the extremes and dimension tails of every width.
+//! Every ISA's scan tiles (16x1, 8x2, 4x4, and 16x16 on interleaved probes where a table has it)
+//! equal the scalar oracle pair by pair, including the biased-row trick at the extremes and
+//! dimension tails of every width; the 16x16 tile's gate answers as the scan's f32 test does.
 
 use super::scalar::dot_i8_scalar;
-use super::{available_isas, EncodedProbes, Kernels};
+use super::{available_isas, BlockGate, EncodedProbes, Kernels};
 
 struct Random(u64);
 
@@ -29,7 +30,7 @@ fn check<const R: usize, const P: usize>(
 ) {
     let row_pointers: [*const i8; R] = std::array::from_fn(|index| rows[index].as_ptr());
     let vectors: Vec<i8> = probes[..P].concat();
-    let encoded = EncodedProbes::new(kernels.probe_encoding, &vectors, dimension);
+    let encoded = EncodedProbes::new(kernels, &vectors, dimension);
     let probe_pointers: [*const i8; P] = std::array::from_fn(|index| encoded.pointers()[index]);
     let sums: [i32; P] =
         std::array::from_fn(|index| probes[index].iter().map(|&value| i32::from(value)).sum());
@@ -48,13 +49,73 @@ fn check<const R: usize, const P: usize>(
     }
 }
 
+/// The interleaved 16x16 tile: its dots, and its gate against the scan's f32 test, with gates
+/// that let nothing through, everything, and exactly one pair.
+fn check_interleaved(kernels: &Kernels, rows: &[Vec<i8>], probes: &[Vec<i8>], dimension: usize) {
+    let Some(tile) = kernels.tile_16x16 else {
+        return;
+    };
+    let row_pointers: [*const i8; 16] = std::array::from_fn(|index| rows[index].as_ptr());
+    let vectors: Vec<i8> = probes[..16].concat();
+    let encoded = EncodedProbes::new(kernels, &vectors, dimension);
+    let interleaved = encoded
+        .interleaved_16(0)
+        .expect("a table with the tile interleaves");
+    assert!(encoded.interleaved_16(1).is_none());
+    let sums: [i32; 16] =
+        std::array::from_fn(|index| probes[index].iter().map(|&value| i32::from(value)).sum());
+    let expected: Vec<Vec<i32>> = rows[..16]
+        .iter()
+        .map(|row| {
+            probes[..16]
+                .iter()
+                .map(|probe| dot_i8_scalar(row, probe))
+                .collect()
+        })
+        .collect();
+    let norm_roots: [f32; 16] = std::array::from_fn(|index| 1.0 + index as f32 / 8.0);
+    let mut one = [f32::MAX; 16];
+    // Pair (row 5, probe 9) passes exactly: its dot equals the limit.
+    one[9] = expected[5][9] as f32 / norm_roots[5];
+    let passes_one = (0..16).any(|row| expected[row][9] as f32 >= one[9] * norm_roots[row]);
+    for (gate_roots, should_pass) in [
+        ([f32::MAX; 16], false),
+        ([f32::MIN; 16], true),
+        (one, passes_one),
+    ] {
+        let gate = BlockGate {
+            gate_roots: &gate_roots,
+            norm_roots: &norm_roots,
+        };
+        let mut dots = [[0i32; 16]; 16];
+        // SAFETY: the ISA is available, rows hold `dimension` elements, the chunk interleaves
+        // these 16 probes and `sums` are their element sums.
+        let passed = unsafe {
+            tile(
+                &row_pointers,
+                interleaved,
+                &sums,
+                dimension,
+                &gate,
+                &mut dots,
+            )
+        };
+        let context = format!("{} tile 16x16 dimension {dimension}", kernels.isa);
+        assert_eq!(passed, should_pass, "{context} gate");
+        for (row, row_dots) in dots.iter().enumerate() {
+            assert_eq!(row_dots[..], expected[row][..], "{context} row {row}");
+        }
+    }
+}
+
 fn check_all_shapes(kernels: &Kernels, make: &mut dyn FnMut(usize, usize) -> Vec<i8>) {
     for &dimension in DIMENSIONS {
         let rows: Vec<Vec<i8>> = (0..16).map(|index| make(dimension, index)).collect();
-        let probes: Vec<Vec<i8>> = (0..4).map(|index| make(dimension, 100 + index)).collect();
+        let probes: Vec<Vec<i8>> = (0..16).map(|index| make(dimension, 100 + index)).collect();
         check::<16, 1>(kernels, kernels.tile_16x1, &rows, &probes, dimension);
         check::<8, 2>(kernels, kernels.tile_8x2, &rows, &probes, dimension);
         check::<4, 4>(kernels, kernels.tile_4x4, &rows, &probes, dimension);
+        check_interleaved(kernels, &rows, &probes, dimension);
     }
 }
 

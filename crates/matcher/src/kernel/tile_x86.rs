@@ -4,6 +4,8 @@
 
 use std::arch::x86_64::*;
 
+use super::encoded_probes::INTERLEAVED_WORD;
+
 /// Sums each of 16 zmm accumulators (16 i32 lanes each). The sum of accumulator `i` lands in
 /// lane `4 * (i % 4) + i / 4` of the result. Wrapping i32 arithmetic throughout.
 #[target_feature(enable = "avx512f")]
@@ -152,4 +154,23 @@ pub(crate) unsafe fn stream_read_avx2(bytes: *const u8, length: usize) -> u64 {
         .fold(super::stream_read_tail(rest), |checksum, word| {
             checksum ^ word
         })
+}
+
+/// The last, partial word (`tail < 4` elements from byte `start`) of each row, zero-padded like
+/// the interleaved probes: the VNNI tiles bias a padding byte to `0 ^ 0x80`, times a probe's 0.
+///
+/// # Safety
+/// Each row pointer is valid for `start + tail` bytes of reads.
+pub(crate) unsafe fn tail_words<const R: usize>(
+    rows: &[*const i8; R],
+    start: usize,
+    tail: usize,
+) -> [[i8; INTERLEAVED_WORD]; R] {
+    std::array::from_fn(|row| {
+        let mut word = [0i8; INTERLEAVED_WORD];
+        // SAFETY: the caller's promise.
+        word[..tail]
+            .copy_from_slice(unsafe { std::slice::from_raw_parts(rows[row].add(start), tail) });
+        word
+    })
 }
