@@ -29,7 +29,7 @@ export interface NativeAddon {
   scanTopK(
     gallery: Int8Array, strideInBytes: number, dimension: number, rowStart: number, rowEnd: number,
     normsSquared: Uint32Array, live: Uint8Array, probes: Int8Array, probeNormsSquared: Uint32Array, k: number,
-    outRows: Int32Array, outScores: Float64Array,
+    outRows: Int32Array, outScores: Float64Array, scoreFloors?: Float64Array,
   ): void
   dotI8(a: Int8Array, b: Int8Array): number
   activeIsa(): string

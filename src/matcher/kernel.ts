@@ -31,10 +31,12 @@ export interface ScanKernel {
   readonly info: BackendInfo
   /**
    * Scans one segment for `probeNorms.length` probes; writes chunk-relative rows (best first,
-   * -1 unused) and scores into `outRows`/`outScores` (probeCount * k entries).
+   * -1 unused) and scores into `outRows`/`outScores` (probeCount * k entries). Rows scoring below
+   * their probe's `scoreFloors` entry may be left out (the native kernel uses them to filter
+   * sooner; the others report every row).
    */
   scan(segment: Segment, shape: ScanShape, probes: Int8Array, probeNorms: Uint32Array, k: number,
-    outRows: Int32Array, outScores: Float64Array): void
+    outRows: Int32Array, outScores: Float64Array, scoreFloors?: Float64Array): void
   /**
    * Two-stage search, stage 1: merges the segment's live rows into each probe's list of the `c`
    * rows nearest in Hamming distance over their sign bits (`probeBits`: signBytes per probe).
@@ -73,12 +75,12 @@ type ViewScanner = Pick<NativeAddon, 'scanTopK' | 'streamRead' | 'mergeNearestBy
 function createViewKernel(info: BackendInfo, views: MemoryViews, scanner: ViewScanner): ScanKernel {
   return {
     info,
-    scan(segment, shape, probes, probeNorms, k, outRows, outScores) {
+    scan(segment, shape, probes, probeNorms, k, outRows, outScores, scoreFloors) {
       scanner.scanTopK(
         views.int8(segment.rowsOffset, segment.capacity * shape.strideInBytes), shape.strideInBytes, shape.dimension,
         segment.rowStart, segment.rowEnd,
         views.uint32(segment.normsOffset, segment.capacity), views.uint8(segment.liveOffset, segment.capacity),
-        probes, probeNorms, k, outRows, outScores,
+        probes, probeNorms, k, outRows, outScores, scoreFloors,
       )
     },
     nearest(segment, shape, probeBits, c, outRows, outDistances) {

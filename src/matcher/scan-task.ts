@@ -28,9 +28,22 @@ export function runScanTask(kernel: ScanKernel, task: ScanTask): TopK {
     return result
   }
   const part = emptyTopK(probeCount, task.k)
+  // Each segment after the first starts from the k-th best score found so far: its lists then
+  // filter like one scan's instead of refilling from nothing (a batch of 16 over 16 chunks of
+  // 1M rows spent a tenth of its time re-filling them).
+  const floors = new Float64Array(probeCount)
   for (const segment of task.segments) {
-    kernel.scan(segment, task.shape, task.probes, task.probeNorms, task.k, part.rows, part.scores)
+    kernel.scan(segment, task.shape, task.probes, task.probeNorms, task.k, part.rows, part.scores, floors)
     mergeTopKInto(result, part, segment.baseRow)
+    kthBestScores(result, floors)
   }
   return result
+}
+
+/** Each probe's k-th best score, or 0 (no floor) while its list is not full. */
+function kthBestScores(lists: TopK, into: Float64Array): void {
+  for (let probe = 0; probe < lists.probeCount; probe++) {
+    const last = (probe + 1) * lists.k - 1
+    into[probe] = lists.rows[last] >= 0 ? lists.scores[last] : 0
+  }
 }

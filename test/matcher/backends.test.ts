@@ -129,6 +129,22 @@ describe.each(backends)('%s matcher', (backend) => {
     }
   })
 
+  it('a batch of 17 probes over five chunks: each result equals the brute force (each chunk starts from the best found so far)', async () => {
+    const gallery = inline.createGallery()
+    const vectors = new Map<string, Int8Array>()
+    for (let index = 0; index < 300; index++) {
+      // Every 11th row repeats a vector of an earlier chunk under a lower id: ties across chunks
+      // that the later row wins.
+      const vector = randomInt8(index >= 70 && index % 11 === 10 ? index - 70 + 500 : index + 500, 128)
+      const id = `id-${String(300 - index).padStart(4, '0')}`
+      gallery.upsert(id, vector)
+      vectors.set(id, vector)
+    }
+    const probes = Array.from({ length: 17 }, (_, index) => randomInt8(index * 37 + 500, 128))
+    const results = await gallery.searchBatch(probes, { k: 4 })
+    probes.forEach((probe, index) => expect(results[index]).toEqual(rankIds(probe, vectors, 4)))
+  })
+
   it('matches synthetic captures like the brute force, through float32 and PVT1 input', async () => {
     const population = createSyntheticPopulation({ seed: 3, dimension: 128, identities: 150 })
     const gallery = pooled.createGallery()

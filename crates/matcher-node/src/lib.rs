@@ -107,11 +107,13 @@ pub(crate) fn check_disjoint(ranges: &[(&str, std::ops::Range<usize>)]) -> Bindi
 
 /// Scans rows `[rowStart, rowEnd)` for every probe; writes each probe's top k (best first; ties
 /// by lower row; `-1` / `0` in unused slots) to `outRows` / `outScores` at `[p * k, (p + 1) * k)`.
+/// `scoreFloors` (optional, one per probe): rows scoring below their probe's floor may be left out
+/// (a caller scanning chunk by chunk passes the k-th best score it holds so far).
 #[napi(
     js_name = "scanTopK",
     ts_args_type = "gallery: Int8Array, strideInBytes: number, dimension: number, rowStart: number, rowEnd: number, \
                     normsSquared: Uint32Array, live: Uint8Array, probes: Int8Array, probeNormsSquared: Uint32Array, \
-                    k: number, outRows: Int32Array, outScores: Float64Array"
+                    k: number, outRows: Int32Array, outScores: Float64Array, scoreFloors?: Float64Array"
 )]
 #[allow(clippy::too_many_arguments)]
 pub fn scan_top_k(
@@ -127,9 +129,14 @@ pub fn scan_top_k(
     k: f64,
     out_rows: Unknown<'_>,
     out_scores: Unknown<'_>,
+    score_floors: Option<Unknown<'_>>,
 ) -> napi::Result<()> {
     let run = || -> BindingResult<()> {
         let gallery: Int8ArraySlice = typed_array("gallery", "an Int8Array", gallery)?;
+        let score_floors: Option<Float64ArraySlice> = score_floors
+            .map(|floors| typed_array("scoreFloors", "a Float64Array", floors))
+            .transpose()?;
+        let score_floors: &[f64] = score_floors.as_deref().unwrap_or(&[]);
         let norms_squared: Uint32ArraySlice =
             typed_array("normsSquared", "a Uint32Array", norms_squared)?;
         let live: Uint8ArraySlice = typed_array("live", "a Uint8Array", live)?;
@@ -160,6 +167,7 @@ pub fn scan_top_k(
                 ("live", bytes_of(&live)),
                 ("probes", bytes_of(&probes)),
                 ("probeNormsSquared", bytes_of(&probe_norms_squared)),
+                ("scoreFloors", bytes_of(score_floors)),
             ],
         )?;
         let view = GalleryView {
@@ -172,6 +180,7 @@ pub fn scan_top_k(
         let batch = ProbeBatch {
             vectors: &probes,
             norms_squared: &probe_norms_squared,
+            score_floors,
         };
         // SAFETY: the output views are disjoint from every input view and from each other
         // (checked above), and nothing else in this call holds them; the JS caller is

@@ -147,6 +147,7 @@ pub fn score_pairs(
         let batch = ProbeBatch {
             vectors: &probes,
             norms_squared: &probe_norms_squared,
+            score_floors: &[],
         };
         // SAFETY: `outScores` is disjoint from every input (checked above).
         let scores = unsafe { out_scores.as_mut() };

@@ -49,6 +49,10 @@ pub enum CoreError {
         probe: usize,
         element: usize,
     },
+    ScoreFloorsLength {
+        length: usize,
+        probe_count: usize,
+    },
     K {
         k: usize,
     },
@@ -119,6 +123,10 @@ impl fmt::Display for CoreError {
             CoreError::PerRowTooShort { argument, row_end, length } => write!(
                 formatter,
                 "{argument} is too short: rowEnd is {row_end}, it has {length} entries"
+            ),
+            CoreError::ScoreFloorsLength { length, probe_count } => write!(
+                formatter,
+                "scoreFloors has {length} elements; expected none or one per probe ({probe_count})"
             ),
             CoreError::ProbesLength { length, probe_count, dimension } => write!(
                 formatter,

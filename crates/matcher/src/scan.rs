@@ -49,6 +49,11 @@ pub struct GalleryView<'a> {
 pub struct ProbeBatch<'a> {
     pub vectors: &'a [i8],
     pub norms_squared: &'a [u32],
+    /// Empty, or one per probe: the scan may leave out rows scoring below their probe's floor.
+    /// A caller scanning a gallery slice by slice passes the k-th best score it holds so far, so
+    /// each slice's lists start with the filter of the whole scan's instead of refilling from
+    /// nothing (a floor that is not positive, NaN included, is no floor).
+    pub score_floors: &'a [f64],
 }
 
 impl ProbeBatch<'_> {
@@ -106,7 +111,11 @@ pub fn scan_top_k_with(
     let mut states: Vec<ProbeState> = probes
         .norms_squared
         .iter()
-        .map(|&norm| ProbeState::new(k, norm))
+        .enumerate()
+        .map(|(probe, &norm)| {
+            let floor = probes.score_floors.get(probe).copied().unwrap_or(0.0);
+            ProbeState::new(k, norm, floor)
+        })
         .collect();
     let encoded = EncodedProbes::new(kernels, probes.vectors, dimension);
     let probe_sums: Vec<i32> = probes

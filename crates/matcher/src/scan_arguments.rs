@@ -68,6 +68,12 @@ pub fn validate_scan(
             element: position % dimension,
         });
     }
+    if !probes.score_floors.is_empty() && probes.score_floors.len() != probe_count {
+        return Err(CoreError::ScoreFloorsLength {
+            length: probes.score_floors.len(),
+            probe_count,
+        });
+    }
     if k == 0 || k > MAX_K {
         return Err(CoreError::K { k });
     }

@@ -52,8 +52,10 @@ pub(crate) fn score_tile(
                 norm_roots: tile.norm_roots,
             };
             let mut dots = [[0i32; 16]; 16];
-            if unsafe { tile_16x16(tile.rows, pointer, &sums, dimension, &gate, &mut dots) } {
-                offer_rows(tile, 0, &dots, states);
+            let passing =
+                unsafe { tile_16x16(tile.rows, pointer, &sums, dimension, &gate, &mut dots) };
+            if passing != 0 {
+                offer_rows(tile, 0, &dots, states, u32::from(passing));
             }
             probe += 16;
         } else if remaining >= 4 {
@@ -110,21 +112,23 @@ fn offer_block<const R: usize, const P: usize>(
         }
     }
     if any_passes {
-        offer_rows(tile, first, dots, states);
+        offer_rows(tile, first, dots, states, u32::MAX);
     }
 }
 
-/// Offers each live row of a block to every probe's list (the exact per-row test).
+/// Offers each live row of a block whose bit is set in `wanted` (bit `offset` for the block's row
+/// `offset`) to every probe's list (the exact per-row test).
 #[inline(always)]
 fn offer_rows<const R: usize, const P: usize>(
     tile: &Tile,
     first: usize,
     dots: &[[i32; P]; R],
     states: &mut [ProbeState],
+    wanted: u32,
 ) {
     for (offset, row_dots) in dots.iter().enumerate() {
         let index = first + offset;
-        if !tile.live[index] {
+        if !tile.live[index] || (wanted >> offset) & 1 == 0 {
             continue;
         }
         let row = (tile.first_row + index) as u32;
@@ -137,22 +141,37 @@ fn offer_rows<const R: usize, const P: usize>(
 pub(crate) struct ProbeState {
     pub(crate) top: TopK,
     norm_squared: u32,
-    /// A row passes when `max(dot, 0)^2 >= gate * row_norm`: `-1` while the list is not full (every
-    /// row passes), then `worst^2 * probe_norm * FILTER_MARGIN` (see the module comment).
+    /// A row passes when `max(dot, 0)^2 >= gate * row_norm`: while the list is not full `-1`
+    /// (every row passes) or the floor's `floor^2 * probe_norm * FILTER_MARGIN`, then the larger
+    /// of that and `worst^2 * probe_norm * FILTER_MARGIN` (see the `scan` module comment).
     gate: f64,
-    /// The block filter's form of the gate: `f32::MIN` while the list is not full (times any row
-    /// norm's root it is below every dot; `-inf` would give NaN for a zero row and drop it), then
+    /// The block filter's form of the gate: `f32::MIN` while it is `-1` (times any row norm's root
+    /// it is below every dot; `-inf` would give NaN for a zero row and drop it), then
     /// `sqrt(gate) * ROOT_MARGIN` in f32 (see the module comment).
     gate_root: f32,
 }
 
 impl ProbeState {
-    pub(crate) fn new(k: usize, norm_squared: u32) -> ProbeState {
-        ProbeState {
+    /// `floor`: the score below which rows need not be kept (see `ProbeBatch::score_floors`).
+    pub(crate) fn new(k: usize, norm_squared: u32, floor: f64) -> ProbeState {
+        let mut state = ProbeState {
             top: TopK::new(k),
             norm_squared,
             gate: -1.0,
             gate_root: f32::MIN,
+        };
+        if floor > 0.0 {
+            state.raise_gate(floor);
+        }
+        state
+    }
+
+    /// Rows scoring below `score` can no longer enter the list (the gate only ever rises).
+    fn raise_gate(&mut self, score: f64) {
+        let gate = score * score * f64::from(self.norm_squared) * FILTER_MARGIN;
+        if gate > self.gate {
+            self.gate = gate;
+            self.gate_root = gate.sqrt() as f32 * ROOT_MARGIN;
         }
     }
 
@@ -171,9 +190,7 @@ impl ProbeState {
         };
         if self.top.offer(candidate) && self.top.is_full() {
             if let Some(worst) = self.top.worst() {
-                self.gate =
-                    worst.score * worst.score * f64::from(self.norm_squared) * FILTER_MARGIN;
-                self.gate_root = self.gate.sqrt() as f32 * ROOT_MARGIN;
+                self.raise_gate(worst.score);
             }
         }
     }

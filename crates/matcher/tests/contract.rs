@@ -30,6 +30,7 @@ fn statement_1_minus_128_is_refused_in_probes_and_harmless_in_the_gallery() {
         let batch = ProbeBatch {
             vectors: &probe,
             norms_squared: &[1],
+            score_floors: &[],
         };
         let mut output = TopKOutput {
             rows: &mut out_rows,
@@ -45,6 +46,7 @@ fn statement_1_minus_128_is_refused_in_probes_and_harmless_in_the_gallery() {
         let batch = ProbeBatch {
             vectors: &bad,
             norms_squared: &[1],
+            score_floors: &[],
         };
         let mut output = TopKOutput {
             rows: &mut out_rows,
@@ -171,6 +173,7 @@ fn statement_5_layout_strides_in_bytes_padding_never_read() {
             let batch = ProbeBatch {
                 vectors: &probes,
                 norms_squared: &probe_norms,
+                score_floors: &[],
             };
             let mut output = TopKOutput {
                 rows: &mut out_rows,

@@ -287,6 +287,7 @@ fn stage_two_scores_pairs_exactly_on_every_isa() {
     let batch = ProbeBatch {
         vectors: &probes,
         norms_squared: &probe_norms,
+        score_floors: &[],
     };
     let pair_rows = [0, 49, 7, 7, 20];
     let pair_probes = [0u32, 2, 1, 0, 2];

@@ -24,21 +24,8 @@ fn scan_equals_brute_force_for_every_isa() {
         ] {
             let fixture = Fixture::new(&mut random, row_count, dimension, stride);
             for probe_count in [1usize, 2, 3, 4, 5, 7, 9, 16, 21, 32] {
-                // Probes near some rows, so high scores and real competition for the top slots.
                 let probes: Vec<i8> = (0..probe_count)
-                    .flat_map(|_| {
-                        let row = random.below(row_count);
-                        let base = fixture.rows[row * stride..row * stride + dimension].to_vec();
-                        base.into_iter()
-                            .map(|value| {
-                                if random.below(4) == 0 {
-                                    random.element()
-                                } else {
-                                    value
-                                }
-                            })
-                            .collect::<Vec<_>>()
-                    })
+                    .flat_map(|_| fixture.probe_near_a_row(&mut random))
                     .collect();
                 for k in [1usize, 3, 10, row_count + 5] {
                     for range in [
@@ -252,6 +239,7 @@ fn scan_arguments_are_validated_with_precise_errors() {
     let batch = ProbeBatch {
         vectors: &probe,
         norms_squared: &probe_norms,
+        score_floors: &[],
     };
     let (mut out_rows, mut out_scores) = (vec![0; 2], vec![0.0; 3]);
     let result = scan_top_k_with(

@@ -152,7 +152,7 @@ unsafe fn dot_tile_interleaved_avx512vnni(
     dimension: usize,
     gate: &BlockGate,
     dots: &mut [[i32; INTERLEAVED_PROBES]; 16],
-) -> bool {
+) -> u16 {
     const WORD: usize = INTERLEAVED_WORD;
     const STEP: usize = WORD * INTERLEAVED_PROBES;
     // SAFETY: `probe_sums` is 16 i32, one 64-byte load.
@@ -182,14 +182,15 @@ unsafe fn dot_tile_interleaved_avx512vnni(
     }
     // SAFETY: the gate roots are 16 f32.
     let gate_roots = unsafe { _mm512_loadu_ps(gate.gate_roots.as_ptr()) };
-    let mut any_passes: __mmask16 = 0;
+    let mut passing = 0u16;
     for (row, (row_dots, dot)) in dots.iter_mut().zip(accumulators).enumerate() {
         // SAFETY: each row of `dots` is 16 i32.
         unsafe { _mm512_storeu_si512(row_dots.as_mut_ptr().cast(), dot) };
         let limit = _mm512_mul_ps(gate_roots, _mm512_set1_ps(gate.norm_roots[row]));
-        any_passes |= _mm512_cmp_ps_mask::<_CMP_GE_OQ>(_mm512_cvtepi32_ps(dot), limit);
+        let passes = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(_mm512_cvtepi32_ps(dot), limit);
+        passing |= u16::from(passes != 0) << row;
     }
-    any_passes != 0
+    passing
 }
 
 /// One word of the interleaved tile: each row's word at `offset` (4 elements) against 16 probes'

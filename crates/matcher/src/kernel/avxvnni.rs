@@ -188,7 +188,7 @@ unsafe fn dot_tile_interleaved_avxvnni(
     dimension: usize,
     gate: &BlockGate,
     dots: &mut [[i32; INTERLEAVED_PROBES]; 16],
-) -> bool {
+) -> u16 {
     // SAFETY: `probe_sums` is 16 i32, two 32-byte loads.
     let biases = unsafe {
         [
@@ -207,12 +207,11 @@ unsafe fn dot_tile_interleaved_avxvnni(
             interleaved_block::<4>(rows, 12, probes, biases, dimension, gate, third),
         ]
     };
-    let any = _mm256_or_ps(_mm256_or_ps(passes[0], passes[1]), passes[2]);
-    _mm256_movemask_ps(any) != 0
+    passes[0] | passes[1] | passes[2]
 }
 
-/// Rows `first .. first + R` of the interleaved tile: writes their dots and returns a lane mask,
-/// set where some row passes the gate for a probe.
+/// Rows `first .. first + R` of the interleaved tile: writes their dots and returns the tile's
+/// row mask of those with a pair that passes the gate.
 ///
 /// # Safety
 /// See [`dot_tile_interleaved_avxvnni`]; `dots` has R rows.
@@ -226,7 +225,7 @@ unsafe fn interleaved_block<const R: usize>(
     dimension: usize,
     gate: &BlockGate,
     dots: &mut [[i32; INTERLEAVED_PROBES]],
-) -> __m256 {
+) -> u16 {
     const WORD: usize = INTERLEAVED_WORD;
     const STEP: usize = WORD * INTERLEAVED_PROBES;
     let rows: [*const i8; R] = std::array::from_fn(|index| rows[first + index]);
@@ -253,9 +252,10 @@ unsafe fn interleaved_block<const R: usize>(
         // SAFETY: as above; the last step holds the zero-padded tail.
         unsafe { interleaved_step(&mut accumulators, probes.add(STEP * full), &pointers, 0) };
     }
-    let mut any_passes = _mm256_setzero_ps();
+    let mut passing = 0u16;
     for (row, (row_dots, row_accumulators)) in dots.iter_mut().zip(&accumulators).enumerate() {
         let norm_root = _mm256_set1_ps(gate.norm_roots[first + row]);
+        let mut row_passes = _mm256_setzero_ps();
         for (half, accumulator) in row_accumulators.iter().enumerate() {
             let dot = *accumulator;
             // SAFETY: each row of `dots` is 16 i32, and so are the gate roots; this reads and
@@ -266,10 +266,11 @@ unsafe fn interleaved_block<const R: usize>(
             };
             let limit = _mm256_mul_ps(gate_roots, norm_root);
             let passes = _mm256_cmp_ps::<_CMP_GE_OQ>(_mm256_cvtepi32_ps(dot), limit);
-            any_passes = _mm256_or_ps(any_passes, passes);
+            row_passes = _mm256_or_ps(row_passes, passes);
         }
+        passing |= u16::from(_mm256_movemask_ps(row_passes) != 0) << (first + row);
     }
-    any_passes
+    passing
 }
 
 /// One word of the interleaved tile: each row's word at `offset` (4 elements) against 16 probes'

@@ -172,8 +172,10 @@ pub struct BlockGate<'a> {
 }
 
 /// Dots of a tile of 16 gallery rows against 16 probes stored interleaved by 4-byte words (see
-/// [`EncodedProbes::interleaved_16`]) into `dots[r][p]`; returns whether any pair passes `gate`
-/// (tested in registers, where the dots are laid out by probe already).
+/// [`EncodedProbes::interleaved_16`]) into `dots[r][p]`; returns the rows with a pair that passes
+/// `gate` (bit `r` for row `r`), tested in registers where the dots are laid out by probe already.
+/// Only those rows are offered to the lists: a whole tile's 256 pairs per pass cost more than the
+/// kernel on a batch of 16.
 ///
 /// # Safety
 /// The table's ISA is available; every row pointer is valid for `dimension` bytes of reads;
@@ -186,7 +188,7 @@ pub type InterleavedTileFn = unsafe fn(
     dimension: usize,
     gate: &BlockGate,
     dots: &mut [[i32; 16]; 16],
-) -> bool;
+) -> u16;
 
 /// The kernels of one ISA. Obtain one through [`Isa::kernels`] (which checks the CPU) or
 /// [`active_kernels`]; the methods are then safe.

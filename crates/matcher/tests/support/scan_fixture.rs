@@ -43,6 +43,22 @@ impl Fixture {
         }
     }
 
+    /// A probe near a random row (a quarter of its elements replaced): high scores and real
+    /// competition for the top slots.
+    pub fn probe_near_a_row(&self, random: &mut Random) -> Vec<i8> {
+        let row = random.below(self.norms.len());
+        let base = &self.rows[row * self.stride..row * self.stride + self.dimension];
+        base.iter()
+            .map(|&value| {
+                if random.below(4) == 0 {
+                    random.element()
+                } else {
+                    value
+                }
+            })
+            .collect()
+    }
+
     pub fn view(&self) -> GalleryView<'_> {
         GalleryView {
             rows: &self.rows,
@@ -90,6 +106,18 @@ pub fn run(
     probes: &[i8],
     k: usize,
 ) -> Result<(Vec<i32>, Vec<f64>), CoreError> {
+    run_above(kernels, gallery, range, probes, k, &[])
+}
+
+/// [`run`] with score floors (see `ProbeBatch::score_floors`).
+pub fn run_above(
+    kernels: &Kernels,
+    gallery: &GalleryView,
+    range: std::ops::Range<usize>,
+    probes: &[i8],
+    k: usize,
+    score_floors: &[f64],
+) -> Result<(Vec<i32>, Vec<f64>), CoreError> {
     let norms: Vec<u32> = probes
         .chunks(gallery.dimension.max(1))
         .map(norm_squared)
@@ -98,6 +126,7 @@ pub fn run(
     let batch = ProbeBatch {
         vectors: probes,
         norms_squared: &norms,
+        score_floors,
     };
     scan_top_k_with(
         kernels,
