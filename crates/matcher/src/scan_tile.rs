@@ -44,7 +44,9 @@ pub(crate) fn score_tile(
         // pointer (`validate_scan` checked probes.len() == probe_count * dimension), and the
         // interleaved chunk holds these 16 probes.
         if let Some((tile_16x16, pointer)) = interleaved {
-            let sums: [i32; 16] = std::array::from_fn(|index| probe_sums[probe + index]);
+            let sums: &[i32; 16] = probe_sums[probe..probe + 16]
+                .try_into()
+                .expect("a chunk of 16 probes");
             let states = &mut states[probe..probe + 16];
             let gate_roots: [f32; 16] = std::array::from_fn(|index| states[index].gate_root);
             let gate = BlockGate {
@@ -53,7 +55,7 @@ pub(crate) fn score_tile(
             };
             let mut dots = [[0i32; 16]; 16];
             let passing =
-                unsafe { tile_16x16(tile.rows, pointer, &sums, dimension, &gate, &mut dots) };
+                unsafe { tile_16x16(tile.rows, pointer, sums, dimension, &gate, &mut dots) };
             if passing != 0 {
                 offer_rows(tile, 0, &dots, states, u32::from(passing));
             }

@@ -22,6 +22,8 @@
 //!      *wrapping* i32. Single dots use the same abs/sign split. The scan tiles instead bias the
 //!      gallery row to unsigned (`row ^ 0x80 = row + 128`, in `[1, 255]`) and subtract
 //!      `128 * sum(probe)` afterwards: per lane at most `4 * 255 * 127 * 4096 / 4`, exact in i32.
+//!      The AVX-512 16x16 tile biases the probes instead and subtracts `128 * sum(row)`, the
+//!      same bound.
 //!    * NEON `smull` multiplies i8 by i8 into i16 (exact, at most 16129) and `sadalp` adds pairs
 //!      into i32.
 //! 5. **Layout.** A gallery is a row-major int8 matrix: row `r` starts at byte
