@@ -175,8 +175,8 @@ unsafe fn half<const RH: usize, const P: usize>(
 /// in blocks of 6, 6 and 4 rows (12 accumulators hide `vpdpbusd`'s latency; 8 measured slower).
 /// A row's 4-byte word is broadcast and biased to unsigned once, and each `vpdpbusd` adds it into
 /// 8 probes' dots: lane `j` of accumulator `[r][h]` is row `r` against probe `8 h + j`. So there
-/// is no horizontal sum per (row, probe) pair, which cost a third of the row-major 4x4 tiles'
-/// time at batch 16 (measured on Zen 5).
+/// is no horizontal sum per (row, probe) pair: with the filter and the tile bookkeeping those
+/// took about a third of the row-major 4x4 tiles' time at batch 16 (measured on Zen 5).
 ///
 /// # Safety
 /// See [`super::InterleavedTileFn`]; the CPU supports AVX2 and AVX-VNNI.

@@ -1,7 +1,7 @@
 //! Probes in the form a table's tiles read them, made once per scan. AVX2 widens each probe to
 //! i16 here so that its tiles multiply with one `vpmaddwd` per 16 pairs, and splits it into
 //! `|p|` and `p` bytes for its one-probe tile, so no tile redoes the per-probe half of the work
-//! (widening, `abs`) for every row. Tables with a 4x16 tile also get the batch's whole chunks
+//! (widening, `abs`) for every row. Tables with a 16x16 tile also get the batch's whole chunks
 //! of 16 probes interleaved by 4-byte words.
 
 use std::marker::PhantomData;

@@ -157,7 +157,9 @@ pub(crate) unsafe fn stream_read_avx2(bytes: *const u8, length: usize) -> u64 {
 }
 
 /// The last, partial word (`tail < 4` elements from byte `start`) of each row, zero-padded like
-/// the interleaved probes: the VNNI tiles bias a padding byte to `0 ^ 0x80`, times a probe's 0.
+/// the interleaved probes, so a padding position adds nothing: the AVX-VNNI tile multiplies the
+/// row's biased padding (`0 ^ 0x80`) by the probe's 0, the AVX-512 one the row's 0 by the probe's
+/// biased padding.
 ///
 /// # Safety
 /// Each row pointer is valid for `start + tail` bytes of reads.
