@@ -3,7 +3,7 @@
 use std::arch::x86_64::*;
 
 use super::encoded_probes::{INTERLEAVED_PROBES, INTERLEAVED_WORD};
-use super::tile_x86::{bias_16_lanes, reduce_16_zmm, tail_words};
+use super::tile_x86::{bias_16_lanes, for_each_word, reduce_16_zmm};
 use super::{stream_read_tail, BlockGate, Isa, Kernels, ProbeEncoding};
 
 pub(crate) static KERNELS: Kernels = Kernels {
@@ -161,28 +161,13 @@ unsafe fn dot_tile_interleaved_avx512vnni(
     // SAFETY: every row pointer is valid for `dimension` bytes (caller).
     let row_sums = unsafe { row_sums_16(rows, dimension) };
     let mut accumulators = [_mm512_setzero_si512(); 16];
-    let full = dimension / WORD;
-    for index in 0..full {
-        // SAFETY: `WORD * (index + 1) <= dimension` bytes are valid behind each row pointer, and
-        // the interleaved probes hold `dimension.div_ceil(WORD)` steps.
-        unsafe {
-            interleaved_step(
-                &mut accumulators,
-                probes.add(STEP * index),
-                rows,
-                WORD * index,
-            )
-        };
-    }
-    let tail = dimension - WORD * full;
-    if tail > 0 {
-        // Zero-padded rows and probes: a padding row byte 0 times anything adds nothing.
-        // SAFETY: `WORD * full + tail == dimension` bytes are valid behind each row pointer.
-        let words = unsafe { tail_words(rows, WORD * full, tail) };
-        let pointers = std::array::from_fn(|row| words[row].as_ptr());
-        // SAFETY: as above; the last step holds the zero-padded tail.
-        unsafe { interleaved_step(&mut accumulators, probes.add(STEP * full), &pointers, 0) };
-    }
+    // SAFETY: each row pointer is valid for `dimension` bytes, every offset passed is of a word
+    // inside them, and the interleaved probes hold `dimension.div_ceil(WORD)` steps.
+    unsafe {
+        for_each_word(rows, dimension, |rows, offset, word| {
+            interleaved_step(&mut accumulators, probes.add(STEP * word), rows, offset)
+        })
+    };
     // SAFETY: the gate roots are 16 f32.
     let gate_roots = unsafe { _mm512_loadu_ps(gate.gate_roots.as_ptr()) };
     let mut passing = 0u16;

@@ -4,7 +4,7 @@
 use std::arch::x86_64::*;
 
 use super::encoded_probes::{INTERLEAVED_PROBES, INTERLEAVED_WORD};
-use super::tile_x86::{bias_8_lanes, store_sums_8_ymm, stream_read_avx2, tail_words};
+use super::tile_x86::{bias_8_lanes, for_each_word, store_sums_8_ymm, stream_read_avx2};
 use super::{scalar::dot_i8_scalar, BlockGate, Isa, Kernels, ProbeEncoding};
 
 pub(crate) static KERNELS: Kernels = Kernels {
@@ -231,27 +231,13 @@ unsafe fn interleaved_block<const R: usize>(
     let rows: [*const i8; R] = std::array::from_fn(|index| rows[first + index]);
     // Starting at `-128 * sum(probe)` removes the bias with no work at the end.
     let mut accumulators = [biases; R];
-    let full = dimension / WORD;
-    for index in 0..full {
-        // SAFETY: `WORD * (index + 1) <= dimension` bytes are valid behind each row pointer, and
-        // the interleaved probes hold `dimension.div_ceil(WORD)` steps.
-        unsafe {
-            interleaved_step(
-                &mut accumulators,
-                probes.add(STEP * index),
-                &rows,
-                WORD * index,
-            )
-        };
-    }
-    let tail = dimension - WORD * full;
-    if tail > 0 {
-        // SAFETY: `WORD * full + tail == dimension` bytes are valid behind each row pointer.
-        let words = unsafe { tail_words(&rows, WORD * full, tail) };
-        let pointers = std::array::from_fn(|row| words[row].as_ptr());
-        // SAFETY: as above; the last step holds the zero-padded tail.
-        unsafe { interleaved_step(&mut accumulators, probes.add(STEP * full), &pointers, 0) };
-    }
+    // SAFETY: each row pointer is valid for `dimension` bytes, every offset passed is of a word
+    // inside them, and the interleaved probes hold `dimension.div_ceil(WORD)` steps.
+    unsafe {
+        for_each_word(&rows, dimension, |rows, offset, word| {
+            interleaved_step(&mut accumulators, probes.add(STEP * word), rows, offset)
+        })
+    };
     let mut passing = 0u16;
     for (row, (row_dots, row_accumulators)) in dots.iter_mut().zip(&accumulators).enumerate() {
         let norm_root = _mm256_set1_ps(gate.norm_roots[first + row]);

@@ -156,23 +156,35 @@ pub(crate) unsafe fn stream_read_avx2(bytes: *const u8, length: usize) -> u64 {
         })
 }
 
-/// The last, partial word (`tail < 4` elements from byte `start`) of each row, zero-padded like
-/// the interleaved probes, so a padding position adds nothing: the AVX-VNNI tile multiplies the
-/// row's biased padding (`0 ^ 0x80`) by the probe's 0, the AVX-512 one the row's 0 by the probe's
-/// biased padding.
+/// Walks the rows of an interleaved tile word by word: `step(rows, offset, word)` for each whole
+/// word (each row read at byte `offset`, the probes' word `word`), then once for a partial last
+/// word with pointers to zero-padded copies of it (offset 0). The padding matches the
+/// interleaved probes', so a padding position adds nothing: the AVX-VNNI tile multiplies the
+/// row's biased padding (`0 ^ 0x80`) by the probe's 0, the AVX-512 one the row's 0 by the
+/// probe's biased padding.
 ///
 /// # Safety
-/// Each row pointer is valid for `start + tail` bytes of reads.
-pub(crate) unsafe fn tail_words<const R: usize>(
+/// Each row pointer is valid for `dimension` bytes of reads.
+#[inline(always)]
+pub(crate) unsafe fn for_each_word<const R: usize>(
     rows: &[*const i8; R],
-    start: usize,
-    tail: usize,
-) -> [[i8; INTERLEAVED_WORD]; R] {
-    std::array::from_fn(|row| {
-        let mut word = [0i8; INTERLEAVED_WORD];
-        // SAFETY: the caller's promise.
-        word[..tail]
-            .copy_from_slice(unsafe { std::slice::from_raw_parts(rows[row].add(start), tail) });
-        word
-    })
+    dimension: usize,
+    mut step: impl FnMut(&[*const i8; R], usize, usize),
+) {
+    let full = dimension / INTERLEAVED_WORD;
+    for word in 0..full {
+        step(rows, INTERLEAVED_WORD * word, word);
+    }
+    let start = INTERLEAVED_WORD * full;
+    let tail = dimension - start;
+    if tail > 0 {
+        let words: [[i8; INTERLEAVED_WORD]; R] = std::array::from_fn(|row| {
+            let mut word = [0i8; INTERLEAVED_WORD];
+            // SAFETY: `start + tail == dimension` bytes are valid behind the row pointer.
+            word[..tail]
+                .copy_from_slice(unsafe { std::slice::from_raw_parts(rows[row].add(start), tail) });
+            word
+        });
+        step(&std::array::from_fn(|row| words[row].as_ptr()), 0, full);
+    }
 }
