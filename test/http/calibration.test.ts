@@ -1,7 +1,7 @@
 // An environment given target_fpir gets its match_threshold from its own non-mated scores
 // (domain/calibration.ts), identify uses it, the floor holds, the accuracy endpoint reports it to
 // the organization's admins only, and a grown gallery is calibrated again.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { usingPostgres } from '../support/database.js'
 import { createMember, createPalmTenant, enroll, enrollBody, identify, population, vectorBody, waitUntilReady, type PalmTenant } from '../support/palms.js'
 import { start } from '../../src/server.js'
@@ -33,16 +33,13 @@ describe(`calibration of match_threshold from target_fpir (${usingPostgres ? 'Po
     return response.body
   }
 
-  /** Reads until `ready` holds or the time is up; the last read either way. */
-  async function eventually<T>(read: () => Promise<T>, ready: (value: T) => boolean, seconds: number): Promise<T> {
-    const deadline = Date.now() + seconds * 1000
-    let value = await read()
-    while (!ready(value) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-      value = await read()
-    }
-    return value
-  }
+  /** Reads until `ready` holds (vitest's waitFor, every 100 ms for up to `seconds`); the value read. */
+  const eventually = <T>(read: () => Promise<T>, ready: (value: T) => boolean, seconds: number): Promise<T> =>
+    vi.waitFor(async () => {
+      const value = await read()
+      if (!ready(value)) throw new Error(`not yet: ${JSON.stringify(value)}`)
+      return value
+    }, { timeout: seconds * 1000, interval: 100 })
 
   const accuracyWhen = (ready: (body: any) => boolean) => eventually(accuracy, ready, 30)
   // The calibrating process takes its new threshold up with a settings read just after the commit
