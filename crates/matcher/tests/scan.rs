@@ -36,21 +36,8 @@ fn scan_equals_brute_force_for_every_isa() {
                     ] {
                         let (rows, scores) =
                             run(kernels, &fixture.view(), range.clone(), &probes, k).unwrap();
-                        for (probe, vector) in probes.chunks(dimension).enumerate() {
-                            let (expected_rows, expected_scores) =
-                                fixture.brute_force(range.clone(), vector, k);
-                            let slots = probe * k..(probe + 1) * k;
-                            let context = format!("{isa} d={dimension} stride={stride} probes={probe_count} k={k} range={range:?} probe={probe}");
-                            assert_eq!(rows[slots.clone()], expected_rows[..], "{context}");
-                            // Bit-identical, not approximately equal.
-                            let bits = |values: &[f64]| {
-                                values
-                                    .iter()
-                                    .map(|value| value.to_bits())
-                                    .collect::<Vec<_>>()
-                            };
-                            assert_eq!(bits(&scores[slots]), bits(&expected_scores), "{context}");
-                        }
+                        let context = format!("{isa} d={dimension} stride={stride} probes={probe_count} k={k} range={range:?}");
+                        fixture.assert_top_k(range, &probes, k, (&rows, &scores), &context);
                     }
                 }
             }

@@ -59,6 +59,31 @@ impl Fixture {
             .collect()
     }
 
+    /// Asserts that a scan's output over `range` (all probes, `k` slots each) holds each probe's
+    /// brute-force top k: the same rows and bit-identical scores, not approximately equal ones.
+    pub fn assert_top_k(
+        &self,
+        range: std::ops::Range<usize>,
+        probes: &[i8],
+        k: usize,
+        (rows, scores): (&[i32], &[f64]),
+        context: &str,
+    ) {
+        let bits = |values: &[f64]| {
+            values
+                .iter()
+                .map(|value| value.to_bits())
+                .collect::<Vec<_>>()
+        };
+        for (probe, vector) in probes.chunks(self.dimension).enumerate() {
+            let (expected_rows, expected_scores) = self.brute_force(range.clone(), vector, k);
+            let slots = probe * k..(probe + 1) * k;
+            let context = format!("{context} probe={probe}");
+            assert_eq!(rows[slots.clone()], expected_rows[..], "{context}");
+            assert_eq!(bits(&scores[slots]), bits(&expected_scores), "{context}");
+        }
+    }
+
     pub fn view(&self) -> GalleryView<'_> {
         GalleryView {
             rows: &self.rows,
