@@ -11,6 +11,7 @@ import type { Config } from '../config.js'
 import { isUuid } from '../ids.js'
 import type { Queryable, Sql } from '../store/database.js'
 import { appendErasure, createLedger, readErasures } from '../store/erasure-ledger.js'
+import { cancelSessionsOfMember } from '../store/enrollment-sessions.js'
 import { lockEnvironmentGallery, recordGalleryChange } from '../store/gallery-changes.js'
 import { deleteMember, membersAmong } from '../store/members.js'
 
@@ -25,14 +26,16 @@ export function erasureLedgerFile(config: Pick<Config, 'erasureLedger' | 'dataDi
 /**
  * Deletes the member's row (its wrapped data key, its templates by cascade) and records the
  * erasure in the gallery change log and, synced to disk, in the ledger: call inside the delete's
- * transaction, which commits only after the ledger holds the erasure. Returns false when there is
+ * transaction, which commits only after the ledger holds the erasure. Returns null when there is
  * no such member in the project.
  */
 export async function eraseMemberRow(
   tx: Queryable, config: Pick<Config, 'erasureLedger' | 'dataDir'>, projectId: string, memberId: string, lockedEnvironmentId: string | null,
 ): Promise<{ environment_id: string } | null> {
   const row = await deleteRecorded(tx, projectId, memberId, lockedEnvironmentId)
-  if (row) await appendErasure(erasureLedgerFile(config), { member_id: memberId, environment_id: row.environment_id, erased_at: new Date().toISOString() })
+  if (!row) return null
+  await cancelSessionsOfMember(tx, memberId)
+  await appendErasure(erasureLedgerFile(config), { member_id: memberId, environment_id: row.environment_id, erased_at: new Date().toISOString() })
   return row
 }
 

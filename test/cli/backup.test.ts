@@ -71,6 +71,8 @@ describe(`backup and restore (${usingPostgres ? 'PostgreSQL: refused' : 'embedde
 
     await fs.mkdir(target, { recursive: true })
     await fs.copyFile(path.join(storage.dataDir, 'master.key'), path.join(target, 'master.key'))
+    // The erasure ledger goes with the key (erasure-survives-restore.test.ts: a restore refuses without it).
+    await fs.copyFile(path.join(storage.dataDir, 'erasures.log'), path.join(target, 'erasures.log'))
     const restored = await restoreInto()
     expect(restored.code).toBe(0)
     expect(JSON.parse(restored.stdout)).toMatchObject({ data_dir: target, environments: 1 })

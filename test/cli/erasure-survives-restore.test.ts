@@ -40,8 +40,11 @@ describe(`a backup restored after an erasure (${usingPostgres ? 'PostgreSQL, pg_
     await fs.rm(scratch, { recursive: true, force: true })
   })
 
-  /** A person enrolls themselves at a kiosk of a global environment; returns their member id. */
-  async function selfEnroll(identity: number): Promise<string> {
+  /**
+   * A person enrolls themselves at a kiosk of a global environment, then starts enrolling again (the
+   * session the kiosk completes after the erasure). Returns the member id and that completion.
+   */
+  async function selfEnroll(identity: number): Promise<{ memberId: string; completeAgain: () => ReturnType<TestService['request']> }> {
     const admin = 'operator@platform.example'
     const orgId = (await insertOrganization(svc.service.app.sql, { id: newId(), name: 'National ID', kind: 'platform' }, admin)).id
     const auth = await svc.token(admin)
@@ -52,15 +55,18 @@ describe(`a backup restored after an erasure (${usingPostgres ? 'PostgreSQL, pg_
     await liftRateLimits(svc, project.body.id)
     const kiosk = await linkTerminal(svc, auth, project.body.id, { mode: 'enrollment', name: 'Kiosk' })
     const person = await svc.token(PERSON)
-    const started = await svc.request('POST', '/v1/self-enrollment/sessions', { auth: person, body: { device_id: kiosk.deviceId, display_name: 'Erin' } })
-    expectStatus(started, 201)
-    const { enroll_id: sessionId, challenge } = started.body.session
-    expectStatus(await svc.request('GET', '/v1/device-com/enrollment?wait=0', { auth: kiosk.deviceToken }), 200)
-    expectStatus(await svc.request('POST', `/v1/self-enrollment/sessions/${sessionId}/confirm`, { auth: person, body: { challenge } }), 200)
     const { member_id: _, ...palmsBody } = enrollBody(palms, identity, 'unused')
-    const completed = await svc.request('POST', `/v1/device-com/enrollment/${sessionId}/complete`, { auth: kiosk.deviceToken, body: { ...palmsBody, challenge } })
+    const confirmed = async () => {
+      const started = await svc.request('POST', '/v1/self-enrollment/sessions', { auth: person, body: { device_id: kiosk.deviceId, display_name: 'Erin' } })
+      expectStatus(started, 201)
+      const { enroll_id: sessionId, challenge } = started.body.session
+      expectStatus(await svc.request('GET', '/v1/device-com/enrollment?wait=0', { auth: kiosk.deviceToken }), 200)
+      expectStatus(await svc.request('POST', `/v1/self-enrollment/sessions/${sessionId}/confirm`, { auth: person, body: { challenge } }), 200)
+      return () => svc.request('POST', `/v1/device-com/enrollment/${sessionId}/complete`, { auth: kiosk.deviceToken, body: { ...palmsBody, challenge } })
+    }
+    const completed = await (await confirmed())()
     expectStatus(completed, 200)
-    return completed.body.member_id
+    return { memberId: completed.body.member_id, completeAgain: await confirmed() }
   }
 
   /** The member ids `palmvein export --include-biometrics` writes for the tenant's project. */
@@ -75,7 +81,7 @@ describe(`a backup restored after an erasure (${usingPostgres ? 'PostgreSQL, pg_
     const erased = await createMember(svc, tenant, 'Erased')
     expectStatus(await enroll(svc, tenant, enrollBody(palms, 0, kept)), 200)
     expectStatus(await enroll(svc, tenant, enrollBody(palms, 1, erased)), 200)
-    const selfEnrolled = await selfEnroll(2)
+    const { memberId: selfEnrolled, completeAgain } = await selfEnroll(2)
 
     // The backup: everything above is in it.
     const backup = path.join(scratch, usingPostgres ? 'palmvein.dump' : 'palmvein.backup')
@@ -84,6 +90,9 @@ describe(`a backup restored after an erasure (${usingPostgres ? 'PostgreSQL, pg_
 
     expectStatus(await svc.request('DELETE', `/v1/projects/${tenant.projectId}/members/${erased}`, { auth: tenant.key }), 204)
     expectStatus(await svc.request('DELETE', `/v1/self-enrollment/me/${selfEnrolled}`, { auth: await svc.token(PERSON) }), 204)
+    // The re-enrollment under way was cancelled with the member: its id (in the ledger) is never used again.
+    expect((await completeAgain()).status).toBe(409)
+    expect(await svc.service.app.sql`SELECT id FROM members WHERE id = ${selfEnrolled}`).toHaveLength(0)
     const ledger = await fs.readFile(path.join(storage.dataDir, 'erasures.log'), 'utf8')
     expect(ledger.trim().split('\n').map((line) => JSON.parse(line).member_id)).toEqual([erased, selfEnrolled])
     expect((await fs.stat(path.join(storage.dataDir, 'erasures.log'))).mode & 0o777).toBe(0o600)
