@@ -4,7 +4,8 @@
 // the master key material and never in a backup, synced before the DELETE commits; and every start,
 // CLI session and restore deletes, before serving anything, each member of the ledger that a
 // restored database brought back. The ledger holds ids and times only, so it needs no key and a
-// master key rotation leaves it as it is.
+// master key rotation leaves it as it is. A crash between the ledger's sync and the commit leaves
+// the member in the database and in the ledger: the next start completes that erasure.
 import path from 'node:path'
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
