@@ -5,6 +5,7 @@
 import type { Logger } from 'pino'
 import { loadConfig, type Config } from './config.js'
 import { createGalleries, type Galleries } from './domain/galleries.js'
+import { applyErasureLedger } from './domain/erasures.js'
 import { createKeyring, loadMasterKey, type Keyring } from './domain/keyring.js'
 import { isUuid } from './ids.js'
 import { createLogger } from './log.js'
@@ -21,6 +22,8 @@ export interface CliSession {
   keyring: Keyring
   log: Logger
   galleries: Galleries
+  /** Members the erasure ledger erased again when the session opened (a restored backup held them). */
+  reErased: number
 }
 
 /** Runs `task` with an open session, closed afterwards whatever happens. */
@@ -35,7 +38,9 @@ export async function withCliSession<T>(task: (session: CliSession) => Promise<T
     await keyring.refreshMasterKeys(db.sql)
     const galleries = createGalleries({ config, db, keyring, log })
     try {
-      return await task({ config, db, keyring, log, galleries })
+      // Nothing is read before the ledger is applied: an export never holds an erased member.
+      const reErased = await applyErasureLedger({ sql: db.sql, config, log }, (environmentId, memberId) => galleries.announce(environmentId, memberId))
+      return await task({ config, db, keyring, log, galleries, reErased })
     } finally {
       await galleries.close()
     }

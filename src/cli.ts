@@ -13,7 +13,7 @@
 //   palmvein cluster status
 //   palmvein backup --out <file>
 //   palmvein eval --out <dir> (--templates <file.ndjson> | --synthetic [--identities <n>] [--unenrolled <n>] [--seed <s>] [--dimension <d>]) [--fpir <list>] [--threshold <t>] [--margin <m>] [--mode <m>]
-//   palmvein restore <file>
+//   palmvein restore <file> [--without-erasure-ledger]
 //   palmvein capture --synthetic --identity <n> --hand left|right [--session <k>] [--attempt <a>] [--dimension <d>] [--seed <s>]
 // Every command honours the same environment as `serve` (DATABASE_URL, PALMVEIN_DATA_DIR, ...).
 import os from 'node:os'
@@ -67,7 +67,8 @@ const USAGE = `usage:
                                                    exit 1 when a shard has fewer ready replicas than wanted
   palmvein backup --out <file>                     a consistent backup of the embedded database, while the service runs
                                                    (not the master key: keep it apart); on PostgreSQL use pg_dump
-  palmvein restore <file>                          restore a backup into an empty data directory (needs the master key)
+  palmvein restore <file>                          restore a backup into an empty data directory (needs the master key
+                                                   and the erasure ledger erasures.log; --without-erasure-ledger if lost)
   palmvein eval --out <dir> (--templates <file.ndjson | -> | --synthetic [--identities <n>] [--unenrolled <n>] [--seed <s>]
                 [--dimension <d>]) [--fpir 1e-2,1e-3,...] [--threshold <t>] [--margin <m>] [--mode exact|two_stage|auto]
                                                    open-set 1:N accuracy with the real matcher: FNIR at FPIR, DET, CMC, score
@@ -267,13 +268,14 @@ async function backup(args: string[]): Promise<void> {
 
 async function restore(args: string[]): Promise<void> {
   let positionals: string[]
+  let values: { 'without-erasure-ledger'?: boolean }
   try {
-    positionals = parseArgs({ args, options: {}, strict: true, allowPositionals: true }).positionals
+    ;({ positionals, values } = parseArgs({ args, options: { 'without-erasure-ledger': { type: 'boolean' } }, strict: true, allowPositionals: true }))
   } catch (error) {
     throw new UsageError((error as Error).message)
   }
   if (positionals.length !== 1) throw new UsageError('restore needs one backup file')
-  await runRestore(positionals[0]).catch(refusalAsUsage)
+  await runRestore(positionals[0], { withoutErasureLedger: values['without-erasure-ledger'] === true }).catch(refusalAsUsage)
 }
 
 /** A number from the command line within [min, max]. */

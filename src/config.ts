@@ -22,6 +22,8 @@ export interface Config {
   embeddedSharedBuffers: string | null
   /** 32-byte master key (base64); null means "generate one into dataDir on first start". */
   masterKey: Buffer | null
+  /** PALMVEIN_ERASURE_LEDGER: the erasure ledger's file (domain/erasures.ts); null: erasures.log in dataDir. */
+  erasureLedger: string | null
   jwksUrl: string | null
   jwtPublicKey: string | null
   jwtIssuer: string
@@ -202,6 +204,7 @@ export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.e
     dataDir: path.resolve(env.PALMVEIN_DATA_DIR || './data'),
     embeddedSharedBuffers: memorySize(env, 'PALMVEIN_EMBEDDED_SHARED_BUFFERS'),
     masterKey: masterKeyText ? parseMasterKey(masterKeyText) : null,
+    erasureLedger: env.PALMVEIN_ERASURE_LEDGER ? path.resolve(env.PALMVEIN_ERASURE_LEDGER) : null,
     jwksUrl: text(env, 'PALMVEIN_JWKS_URL'),
     jwtPublicKey: text(env, 'PALMVEIN_JWT_PUBLIC_KEY'),
     jwtIssuer: env.PALMVEIN_JWT_ISSUER || 'palmvein-local',

@@ -14,6 +14,7 @@ import { createRateLimiter } from './domain/rate-limit.js'
 import { createEnrollmentSignals } from './domain/enrollment-signals.js'
 import { createCalibrator } from './domain/calibration.js'
 import { createGalleries } from './domain/galleries.js'
+import { applyErasureLedger, ensureErasureLedger } from './domain/erasures.js'
 import { createClusterNode } from './cluster/node.js'
 import { createScatter } from './cluster/scatter.js'
 import { clusterRoutes } from './http/routes/cluster.js'
@@ -132,6 +133,9 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     }
 
     app.health.push(galleryHealthCheck(galleries))
+    // Before any gallery loads: members a restored backup brought back after their erasure go again.
+    await ensureErasureLedger(config)
+    await applyErasureLedger(app, (environmentId, memberId) => galleries.announce(environmentId, memberId))
     // Registers every environment as loading (identify answers 503 for it), then loads in the background.
     await galleries.startLoading()
 

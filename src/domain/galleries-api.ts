@@ -29,6 +29,12 @@ export interface Galleries {
    * under the environment's lock to see all of them; `via` the caller's transaction). Returns how many.
    */
   catchUp(environment: EnvironmentGallery, via?: Queryable): Promise<number>
+  /**
+   * On PostgreSQL (several processes): catches the gallery up when the database holds a change it
+   * has not applied (its notification late or lost); true when it did. Asked before an answer
+   * names a member, so none erased by another process is named once its DELETE has answered.
+   */
+  fresh(environmentId: string): Promise<boolean>
   /** Records that this process applied change `seq` itself (only when caught up just before it, under the lock). */
   applied(environmentId: string, seq: number): void
   /** Takes a deleted member out at once (no database read: the rows are gone). */

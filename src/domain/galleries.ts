@@ -7,7 +7,9 @@
 // What changed is read from the change log (store/gallery-changes.ts) past the last change this
 // process applied, so a notification lost with a dropped connection is caught up on reconnect, and
 // an enrollment catches up under the environment's lock before its duplicate check. A change of an
-// environment's settings (PATCH, calibration) is announced on the same channel and re-read.
+// environment's settings (PATCH, calibration) is announced on the same channel and re-read. On
+// PostgreSQL an answer that names a member first checks the change log (`fresh`): a notification
+// in flight or lost never lets a process name a member another one has deleted.
 // In cluster mode (src/cluster/) a gallery holds only the shards the node was assigned
 // (loadShard/dropShard), and its searches go through `distribution` to every shard's holder.
 import { ServiceError } from '../errors.js'
@@ -292,6 +294,15 @@ export function createGalleries(options: GalleriesOptions): Galleries {
     exclusive,
     syncMember,
     catchUp: (environment, via) => catchUpEntry(entries.get(environment.environment.id)!, via),
+    async fresh(environmentId) {
+      const entry = entries.get(environmentId)
+      // The embedded database is served by one process, whose own deletes reach its galleries at once.
+      if (db.kind !== 'postgres' || !entry?.gallery || !entry.environment) return false
+      if (await latestGalleryChange(sql, environmentId) <= entry.syncedSeq) return false
+      // Not queued behind the environment's chain: an enrollment there may wait for another process's lock.
+      await catchUpEntry(entry)
+      return true
+    },
     applied(environmentId, seq) {
       const entry = entries.get(environmentId)
       if (entry) entry.syncedSeq = Math.max(entry.syncedSeq, seq)

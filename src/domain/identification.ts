@@ -52,13 +52,18 @@ export async function identifyPalm(
   // At least two members are needed to tell Found from Ambiguous. A capture flagged with its hand
   // is compared with that hand's references only; an unknown hand with both.
   const hand = capture.template.hand
-  const hits = await gallery.search(probeVector(capture), {
+  const probe = probeVector(capture)
+  const search = () => gallery.search(probe, {
     k: hand ? Math.max(k, 2) : rowsForMembers(Math.max(k, 2)),
     partition: hand ?? undefined,
     mode: environment.search_mode,
     candidates: environment.candidates,
   })
-  const decision = decide(hits, environment)
+  let decision = decide(await search(), environment)
+  // An answer that names a member (Found, Ambiguous, or candidates asked for) is first checked against
+  // the changes other processes committed (galleries.fresh): none it names was deleted meanwhile.
+  const namesMembers = decision.status !== 'NotFound' || (options.k !== undefined && decision.members.length > 0)
+  if (namesMembers && await app.galleries.fresh(environment.id)) decision = decide(await search(), environment)
   const candidates = decision.members.slice(0, k)
   app.metrics.identified(decision.status)
   app.scans.record({

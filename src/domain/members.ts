@@ -1,16 +1,18 @@
 // Members of a project (spec "Members"): the person whose palms are enrolled. Each member gets its
 // own data key at creation (wrapped by the environment key); deleting the member deletes that key
-// with the row, which makes every copy of its encrypted templates unreadable (crypto-shredding).
-// Scans and transactions keep the member id as plain history.
+// with the row, which makes every copy of its encrypted templates unreadable (crypto-shredding), and
+// the erasure ledger keeps a restored backup from bringing it back (erasures.ts). Scans and
+// transactions keep the member id as plain history.
 import type postgres from 'postgres'
 import type { AppContext } from '../app-context.js'
 import { ServiceError, notFound } from '../errors.js'
 import { newId } from '../ids.js'
 import type { Sql } from '../store/database.js'
-import { lockEnvironmentGallery, recordGalleryChange } from '../store/gallery-changes.js'
-import { deleteMember, insertMemberWithinHeadcount, memberById, membersOfProject, updateMember, type MemberRow } from '../store/members.js'
+import { lockEnvironmentGallery } from '../store/gallery-changes.js'
+import { insertMemberWithinHeadcount, memberById, membersOfProject, updateMember, type MemberRow } from '../store/members.js'
 import { environmentById } from '../store/organizations.js'
 import type { ProjectRow } from '../store/projects.js'
+import { eraseMemberRow } from './erasures.js'
 import { newMemberKey } from './template-crypto.js'
 
 /** Metadata is any JSON value; its JSON text is capped so one member cannot bloat the table. */
@@ -64,17 +66,15 @@ export async function changeMember(
   return row
 }
 
-/** Deletes the member (its key and templates with it) and takes it out of every gallery. */
-export async function removeMember(app: Pick<AppContext, 'galleries' | 'log' | 'sql'>, project: ProjectRow, memberId: string): Promise<void> {
+/**
+ * Deletes the member (its key and templates with it), records the erasure in the ledger no backup
+ * holds (erasures.ts), and takes it out of every gallery.
+ */
+export async function removeMember(app: Pick<AppContext, 'config' | 'galleries' | 'log' | 'sql'>, project: ProjectRow, memberId: string): Promise<void> {
   const deleted = await app.sql.begin(async (tx) => {
     // Locked before the row (as enrollment does), so a delete and an enrollment cannot deadlock.
     if (project.environment_id) await lockEnvironmentGallery(tx, project.environment_id)
-    const row = await deleteMember(tx, project.id, memberId)
-    if (row) {
-      if (row.environment_id !== project.environment_id) await lockEnvironmentGallery(tx, row.environment_id)
-      await recordGalleryChange(tx, row.environment_id, memberId)
-    }
-    return row
+    return eraseMemberRow(tx, app.config, project.id, memberId, project.environment_id)
   })
   if (!deleted) throw notFound('member')
   app.galleries.removeMember(deleted.environment_id, memberId)

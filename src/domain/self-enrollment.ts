@@ -130,7 +130,7 @@ export function selfEnrollments(app: Pick<AppContext, 'sql'>, subject: string) {
 
 /** The right to erasure: the member, its key and its templates go; the galleries forget it. */
 export async function eraseSelfEnrollment(
-  app: Pick<AppContext, 'galleries' | 'log' | 'sql'>, subject: string, memberId: string,
+  app: Pick<AppContext, 'config' | 'galleries' | 'log' | 'sql'>, subject: string, memberId: string,
 ): Promise<ProjectRow> {
   const owned = await ownedMember(app.sql, subject, memberId)
   const project = owned && await projectById(app.sql, owned.project_id, null)

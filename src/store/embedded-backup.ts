@@ -9,6 +9,7 @@ import type { Duplex } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { PGlite } from '@electric-sql/pglite'
 import * as tar from 'tar'
+import { restrictToOwner } from './owner-only-files.js'
 
 /**
  * palmvein's own request in place of a startup message: length, this code, then the password.
@@ -84,6 +85,7 @@ export async function restoreEmbedded(file: string, dataDir: string): Promise<vo
     if (!await fs.stat(path.join(directory, 'PG_VERSION')).then(() => true, () => false)) throw new Error('it holds no database files')
     const db = await PGlite.create(directory)
     await db.close()
+    await restrictToOwner(directory)
   } catch (error) {
     await fs.rm(directory, { recursive: true, force: true })
     throw new BackupRefused(`${file} could not be restored: ${error instanceof Error ? error.message : String(error)}`)

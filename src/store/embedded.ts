@@ -8,6 +8,7 @@ import fs from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
 import type { Duplex } from 'node:stream'
+import { restrictToOwner } from './owner-only-files.js'
 import { PgliteActivity } from './pglite-activity.js'
 import { connectToPgliteWorker, startPgliteWorker, stopPgliteWorker } from './pglite-thread.js'
 
@@ -115,6 +116,8 @@ async function openOnce(dataDir: string, exclusive: boolean, sharedBuffers: stri
   const password = randomBytes(24).toString('base64url')
   const activity = PgliteActivity.create()
   const { worker, port } = await startPgliteWorker({ directory, host: HOST, password, sharedBuffers, activity: activity.buffer })
+  // Once PGlite has made (or found) its files: they are the owner's alone.
+  await restrictToOwner(directory)
   let exited = false
   worker.once('exit', () => { exited = true })
   // Written with O_EXCL after removing a stale file, so the mode is ours (0600) from the first byte.

@@ -93,6 +93,16 @@ export async function pickUpActiveSession(sql: Sql, deviceId: string, nowSeconds
   return row ?? null
 }
 
+/**
+ * The member's active sessions → cancelled (it is being deleted): a kiosk completing one later would
+ * create a member under the erased id, which the erasure ledger would erase again at every start.
+ */
+export async function cancelSessionsOfMember(sql: Queryable, memberId: string): Promise<void> {
+  await sql`
+    UPDATE enrollment_sessions SET state = 'cancelled', updated_at = now()
+    WHERE member_id = ${memberId} AND state IN ('pending', 'in_progress')`
+}
+
 /** Active and unexpired → cancelled. Returns null otherwise (nothing changes then). */
 export async function cancelActiveSession(sql: Sql, deviceId: string, sessionId: string, nowSeconds: number): Promise<SessionRow | null> {
   const [row] = await sql<SessionRow[]>`

@@ -90,6 +90,12 @@ export async function deleteMember(sql: Queryable, projectId: string, memberId: 
   return row ?? null
 }
 
+/** Which of `memberIds` still exist, with where they live. */
+export function membersAmong(sql: Queryable, memberIds: readonly string[]) {
+  return sql<{ id: string; project_id: string; environment_id: string }[]>`
+    SELECT id, project_id, environment_id FROM members WHERE id = ANY(${memberIds as string[]}::uuid[])`
+}
+
 export async function touchMembersUsed(sql: Sql, memberIds: string[]): Promise<void> {
   if (memberIds.length === 0) return
   await sql`UPDATE members SET last_used_at = now() WHERE id = ANY(${memberIds}::uuid[])`

@@ -63,6 +63,9 @@ describe(`backup and restore (${usingPostgres ? 'PostgreSQL: refused' : 'embedde
     const restoreInto = (extra: Record<string, string> = {}) => runCli(['restore', file], { PALMVEIN_DATA_DIR: target, ...extra })
     // Refused, writing nothing: no key at hand, then a key that does not open the backup.
     expect(await restoreInto()).toMatchObject({ code: 2, stderr: expect.stringContaining('holds no master key') })
+    // The erasure ledger goes with the key (erasure-survives-restore.test.ts: a restore refuses without it).
+    await fs.mkdir(target, { recursive: true })
+    await fs.copyFile(path.join(storage.dataDir, 'erasures.log'), path.join(target, 'erasures.log'))
     expect(await restoreInto({ PALMVEIN_MASTER_KEY: Buffer.alloc(32, 9).toString('base64') }))
       .toMatchObject({ code: 2, stderr: expect.stringContaining('does not open environment') })
     expect(await fs.readdir(path.join(target, 'pglite')).catch(() => [])).toEqual([])

@@ -3,6 +3,8 @@
 // (pg_terminate_backend) while the proxy refuses new connections, so A cannot subscribe again.
 // Service B, connected directly, enrolls a member meanwhile: its NOTIFY reaches no one in A. Once
 // the proxy lets A connect, A subscribes again, reads the change log and identifies the member.
+// And a member B deletes while A cannot listen is never named by A once the DELETE has answered:
+// an answer that names a member first checks the change log (galleries.fresh).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Service } from '../../src/server.js'
 import { createClient, type Sql } from '../../src/store/database.js'
@@ -37,15 +39,24 @@ describe('missed gallery notifications (PostgreSQL, the LISTEN connection termin
     await proxied?.close()
   })
 
-  const identifyAtA = async (identity: number) => {
-    const answer = await request(a.url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/identify`, { auth: tenant.key, body: identifyBody(palms, identity, 'left') })
+  const identifyAtA = async (identity: number, query = '') => {
+    const answer = await request(a.url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/identify${query}`, { auth: tenant.key, body: identifyBody(palms, identity, 'left') })
     expectStatus(answer, 200)
-    return answer.body as { status: string; member_id: string | null }
+    return answer.body as { status: string; member_id: string | null; candidates?: Array<{ member_id: string }> }
   }
   const enrollThroughB = async (identity: number) => {
     const member = await createMember(b, tenant, `member ${identity}`)
     expectStatus(await request(b.url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/enroll`, { auth: tenant.key, body: enrollBody(palms, identity, member) }), 200)
     return member
+  }
+  /** A's listening backend goes, and A cannot connect again until the proxy opens. */
+  const cutListening = async () => {
+    await proxy.set('refuse-new')
+    const terminated = await admin<{ pid: number }[]>`
+      SELECT pid FROM pg_stat_activity
+      WHERE datname = current_database() AND query ILIKE 'listen%' AND client_port = ANY(${proxy.upstreamPorts()}::int[])
+        AND pg_terminate_backend(pid, 5000)`
+    expect(terminated).toHaveLength(1)
   }
   const until = async <T>(read: () => Promise<T>, done: (value: T) => boolean, limitMs: number): Promise<{ value: T; ms: number }> => {
     const started = performance.now()
@@ -61,12 +72,7 @@ describe('missed gallery notifications (PostgreSQL, the LISTEN connection termin
     const first = await enrollThroughB(0)
     expect((await until(() => identifyAtA(0), (answer) => answer.member_id === first, 5_000)).value.member_id).toBe(first)
 
-    await proxy.set('refuse-new')
-    const terminated = await admin<{ pid: number }[]>`
-      SELECT pid FROM pg_stat_activity
-      WHERE datname = current_database() AND query ILIKE 'listen%' AND client_port = ANY(${proxy.upstreamPorts()}::int[])
-        AND pg_terminate_backend(pid, 5000)`
-    expect(terminated).toHaveLength(1)
+    await cutListening()
 
     const missed = await enrollThroughB(1)
     // The notification went to no one in A, and A cannot reconnect yet: A still does not know the member.
@@ -85,5 +91,20 @@ describe('missed gallery notifications (PostgreSQL, the LISTEN connection termin
     // And A hears B live again.
     const after = await enrollThroughB(2)
     expect((await until(() => identifyAtA(2), (answer) => answer.member_id === after, 2_000)).value.member_id).toBe(after)
+  }, 60_000)
+
+  it('a member B deleted while A could not listen is not found by A, at once', async () => {
+    const kept = await enrollThroughB(3)
+    const erased = await enrollThroughB(4)
+    expect((await until(() => identifyAtA(4), (answer) => answer.member_id === erased, 5_000)).value.member_id).toBe(erased)
+
+    await cutListening()
+    expectStatus(await request(b.url, 'DELETE', `/v1/projects/${tenant.projectId}/members/${erased}`, { auth: tenant.key }), 204)
+    // A heard nothing and cannot subscribe again; neither its answer nor its candidates name the member.
+    const after = await identifyAtA(4, '?k=3')
+    expect(after).toMatchObject({ status: 'NotFound', member_id: null })
+    expect(after.candidates!.map((candidate) => candidate.member_id)).not.toContain(erased)
+    expect(await identifyAtA(3)).toMatchObject({ status: 'Found', member_id: kept })
+    await proxy.set('open')
   }, 60_000)
 })
