@@ -36,11 +36,11 @@ async function initialiseDataDirectory(data: PgliteWorkerData): Promise<void> {
   const worker = spawn({ ...data, initialiseOnly: true })
   try {
     await new Promise<void>((resolve, reject) => {
-      worker.once('error', (error) => reject(new Error(`the embedded database could not be created: ${error.message}`)))
-      worker.once('exit', (code) => reject(new Error(`the embedded database's thread exited (code ${code}) before it was created`)))
+      worker.once('error', (error) => reject(new Error(`the embedded database did not open (creating it): ${error.message}`)))
+      worker.once('exit', (code) => reject(new Error(`the embedded database did not open: its thread exited (code ${code}) while creating it`)))
       worker.once('message', (message: PgliteWorkerMessage) => {
         if (message.kind === 'initialised') resolve()
-        else reject(new Error(`the embedded database could not be created: ${message.kind === 'failed' ? message.message : message.kind}`))
+        else reject(new Error(`the embedded database did not open (creating it): ${message.kind === 'failed' ? message.message : message.kind}`))
       })
     })
   } finally {
