@@ -16,6 +16,8 @@ export interface PgliteWorkerData {
   sharedBuffers: string
   /** pglite-activity.ts: the unit running now (the health check) and access changes (the key cache). */
   activity: SharedArrayBuffer
+  /** Create the data directory's database (initdb) and exit: see pglite-thread.ts. */
+  initialiseOnly?: boolean
 }
 
 /** What the owning thread sends: a connection's port, or "close". */
@@ -25,11 +27,13 @@ export type PgliteWorkerMessage =
   | { kind: 'listening', port: number }
   | { kind: 'failed', message: string }
   | { kind: 'closed' }
+  | { kind: 'initialised' }
 
-const { directory, host, password, sharedBuffers, activity } = workerData as PgliteWorkerData
+const { directory, host, password, sharedBuffers, activity, initialiseOnly } = workerData as PgliteWorkerData
 const post = (message: PgliteWorkerMessage) => parentPort!.postMessage(message)
 
-try {
+/** Opens PGlite and serves it until "close". */
+async function serve(): Promise<void> {
   const db = await PGlite.create(directory, { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`] })
   // Tables that grew while no service ran (an import into the data directory) get their
   // statistics before the first client, not in a stall under its traffic a minute later.
@@ -56,6 +60,15 @@ try {
       .then(() => post({ kind: 'closed' }), (error: unknown) => post({ kind: 'failed', message: String(error) }))
   })
   post({ kind: 'listening', port })
+}
+
+try {
+  if (initialiseOnly) {
+    await (await PGlite.create(directory)).close()
+    post({ kind: 'initialised' })
+  } else {
+    await serve()
+  }
 } catch (error) {
   post({ kind: 'failed', message: error instanceof Error ? error.message : String(error) })
 }
