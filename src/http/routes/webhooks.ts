@@ -17,7 +17,7 @@ const deps = (app: AppContext): WebhookDeps => ({ db: app.db, guard: app.webhook
 
 // The scheme is the document's; that the host is public (resolved at creation and at every
 // delivery) is the SSRF guard's, which the document can only say in words. Either way 422.
-const URL_PATTERN = pattern('^[Hh][Tt][Tt][Pp][Ss]?://[^\\u0000\\uD800-\\uDFFF]*$', 'must be an absolute https URL')
+const URL_PATTERN = pattern('^[Hh][Tt][Tt][Pp][Ss]?://[^\\u0000]*$', 'must be an absolute https URL')
 const Url = withErrorCode('webhook_url_rejected', Type.String({
   minLength: 1, maxLength: 2048, pattern: URL_PATTERN,
   description: 'HTTPS URL of a public host (plain HTTP only to localhost with WEBHOOK_ALLOW_LOCALHOST, outside production); '
