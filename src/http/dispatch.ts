@@ -44,7 +44,7 @@ function compileRoute(route: Route): CompiledRoute {
 function invalid(where: string, validator: Validator): ServiceError {
   const errors = validator.errors ?? []
   const first = errors[0]
-  return new ServiceError('invalid_request', first ? `${where}: ${first.path} ${first.message}` : `${where} is invalid`, { errors })
+  return new ServiceError(validator.errorCode ?? 'invalid_request', first ? `${where}: ${first.path} ${first.message}` : `${where} is invalid`, { errors })
 }
 
 /** The peer, or behind a trusted reverse proxy the client it names first in X-Forwarded-For. */

@@ -72,11 +72,16 @@ describe(`biometrics: refusals leave nothing behind (${usingPostgres ? 'PostgreS
     expect(Buffer.from(stray, 'base64url')).toEqual(Buffer.from(text, 'base64url'))
     const cases: Array<[string, string, RegExp]> = [
       ['/left_hand/identify_capture', stray, /not canonical base64url \(non-zero trailing bits\)/],
-      ['/left_hand/enroll_capture', 'not*base64', /contains "\*" at offset 3/],
+      // The schema's rules (the document states them): the alphabet and the length of a PVT1 template.
+      ['/left_hand/enroll_capture', `not*${good.left_hand.enroll_capture.slice(4)}`, /is not base64: expected base64url without padding or standard base64 with padding/],
+      ['/left_hand/enroll_capture', 'AAAA', /must NOT have fewer than 203 characters/],
+      ['/left_hand/enroll_capture', `${good.left_hand.enroll_capture}${'A'.repeat(2764)}`, /must NOT have more than 2764 characters/],
+      // The domain's: one alphabet, canonical text, and a PVT1 template that fits the environment.
+      ['/left_hand/enroll_capture', `${good.left_hand.enroll_capture.slice(0, -8)}+/+/+/+/`, /mixes base64 alphabets/],
       // Trailing garbage: one more byte than the header announces.
       ['/left_hand/enroll_capture', `${good.left_hand.enroll_capture}A`, /1049 bytes, expected 1048 for 256 components/],
       ['/left_hand/enroll_capture', `${good.left_hand.enroll_capture}AAA`, /not valid base64url \(truncated\)/],
-      ['/left_hand/identify_capture', Buffer.from('hello world, not a template').toString('base64url'), /PVT1/],
+      ['/left_hand/identify_capture', Buffer.alloc(280, 'hello world, not a template').toString('base64url'), /PVT1/],
       ['/right_hand/enroll_capture', base64url(corrupted), /CRC/],
       ['/right_hand/identify_capture', base64url(palms.template(6, 'left', 0, 1)), /flagged as a left-hand capture/],
       ['/left_hand/enroll_capture', base64url(population({ dimension: 128 }).template(6, 'left')), /dimension 128, but the environment uses 256/],

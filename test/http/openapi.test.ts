@@ -93,6 +93,57 @@ describe('OpenAPI document', () => {
     for (const name of ['X-Request-Id', 'RateLimit-Limit', 'Retry-After', 'WWW-Authenticate']) expect(document.components.headers).toHaveProperty(name)
   })
 
+  // Every string a request carries says what the service refuses in it: a format, an enum or a
+  // pattern (free text: no NUL), so a client built from the document cannot send what json-text.ts
+  // or query.ts refuse. (Lone surrogates are said in words: Rust's regex, which generators use, cannot name them.)
+  it('gives every request string a format, an enum or a pattern', () => {
+    const unstated: string[] = []
+    const visit = (schema: any, where: string): void => {
+      if (!schema || typeof schema !== 'object') return
+      if (schema.$ref) return visit(document.components.schemas[schema.$ref.split('/').pop()], where)
+      if (schema.type === 'string' && !schema.format && !schema.enum && !schema.pattern) unstated.push(where)
+      for (const [name, property] of Object.entries(schema.properties ?? {})) visit(property, `${where}/${name}`)
+      for (const branch of [...(schema.anyOf ?? []), ...(schema.oneOf ?? []), ...(schema.allOf ?? [])]) visit(branch, where)
+      if (schema.items) visit(schema.items, `${where}/items`)
+      if (typeof schema.additionalProperties === 'object') visit(schema.additionalProperties, `${where}/*`)
+    }
+    for (const [path, operations] of Object.entries<any>(document.paths)) {
+      for (const [method, operation] of Object.entries<any>(operations)) {
+        for (const parameter of operation.parameters) visit(parameter.schema, `${method} ${path} ${parameter.in}:${parameter.name}`)
+        visit(operation.requestBody?.content['application/json'].schema, `${method} ${path} body`)
+      }
+    }
+    expect(unstated).toEqual([])
+    const text = document.paths['/v1/organizations'].post.requestBody.content['application/json'].schema.properties.name.pattern
+    // The pattern as a client's validator (ECMA-262, unicode) reads it: NUL out, anything else in.
+    const regex = new RegExp(text, 'u')
+    expect(['plain', 'ünïcödé', '😀', ''].map((value) => regex.test(value))).toEqual([true, true, true, true])
+    expect(['a\u0000b', '\u0000'].map((value) => regex.test(value))).toEqual([false, false])
+    expect(document.info.description).toMatch(/no NUL characters or lone surrogates in any string or field name/)
+  })
+
+  it('states the rules the handlers check: one hand at least, a change at least, the capture alphabet and length, the event types', () => {
+    const body = (path: string, method: string) => document.paths[path][method].requestBody.content['application/json'].schema
+    for (const [path, method] of [['/v1/projects/{project_id}/biometrics/enroll', 'post'], ['/v1/device-com/enrollment/{session_id}/complete', 'post']]) {
+      expect(body(path, method).anyOf).toEqual([
+        { required: ['left_hand'], properties: { left_hand: { type: 'object' } } },
+        { required: ['right_hand'], properties: { right_hand: { type: 'object' } } },
+      ])
+    }
+    expect(body('/v1/projects/{project_id}/members/{member_id}', 'put').minProperties).toBe(1)
+    const capture = body('/v1/projects/{project_id}/biometrics/identify', 'post').properties.palm.properties.identify_capture
+    expect(capture).toMatchObject({ type: 'string', minLength: 203, maxLength: 2764, pattern: '^[A-Za-z0-9_+/-]*={0,2}$' })
+    expect(body('/v1/projects/{project_id}/webhooks', 'post').properties.event_types.items).toEqual({ type: 'string', enum: ['enrollment.completed', 'demo.scan.success'] })
+    expect(body('/v1/projects/{project_id}/webhooks', 'post').properties.url.pattern).toMatch(/^\^\[Hh\]\[Tt\]\[Tt\]\[Pp\]\[Ss\]\?:\/\//)
+    for (const path of ['/v1/projects/{project_id}/transactions', '/v1/projects/{project_id}/scans/results', '/v1/organization/{org_id}/audit-log']) {
+      const from = document.paths[path].get.parameters.find((parameter: any) => parameter.name === 'from')
+      expect(from.description).toMatch(/must not be after `to`/)
+    }
+    // Registration is limited per client address though the route charges no project.
+    expect(Object.keys(document.paths['/v1/device-com/registration'].post.responses)).toContain('429')
+    expect(Object.keys(document.paths['/v1/device-com/registration'].post.responses['429'].headers)).toContain('Retry-After')
+  })
+
   it('passes the Redocly recommended ruleset with no errors and no warnings', async () => {
     const config = await createConfig({ extends: ['recommended'] })
     const problems = await lintFromString({ source: JSON.stringify(document), absoluteRef: 'openapi.json', config })

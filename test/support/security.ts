@@ -96,12 +96,16 @@ export function example(schema: Schema, ids: Record<string, string>, name = ''):
   if (schema.nullable) return null
   if ('const' in schema) return schema.const
   if (schema.enum) return schema.enum[0]
-  if (schema.anyOf) return example(schema.anyOf.find((variant: Schema) => variant.type !== 'null') ?? schema.anyOf[0], ids, name)
+  if (schema.anyOf && !schema.type) return example(schema.anyOf.find((variant: Schema) => variant.type !== 'null') ?? schema.anyOf[0], ids, name)
   if (schema.oneOf) return example(schema.oneOf[0], ids, name)
   switch (schema.type) {
     // Optional properties too: handlers may insist on "at least one of" them beyond the schema.
-    case 'object': return Object.fromEntries(Object.entries((schema.properties ?? {}) as Record<string, Schema>)
-      .map(([key, property]) => [key, example(property, ids, key)]))
+    // A property an anyOf branch of the object requires (at least one hand) gets a value, not null.
+    case 'object': {
+      const needed = new Set(((schema.anyOf ?? []) as Schema[]).flatMap((branch) => branch.required ?? []))
+      return Object.fromEntries(Object.entries((schema.properties ?? {}) as Record<string, Schema>)
+        .map(([key, property]) => [key, example(needed.has(key) ? { ...property, nullable: false } : property, ids, key)]))
+    }
     case 'array': return Array.from({ length: schema.minItems ?? 0 }, () => example(schema.items ?? {}, ids, name))
     case 'integer': case 'number': {
       const low = schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + (schema.type === 'integer' ? 1 : 0.5) : 1)

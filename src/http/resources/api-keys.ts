@@ -1,7 +1,7 @@
 // API key records on the wire (spec "API keys"): never the secret, except once when created.
 import { timestamp } from '../../ids.js'
 import type { ApiKeyRow } from '../../store/api-keys.js'
-import { Nullable, Type } from '../schema.js'
+import { Nullable, Text, Type } from '../schema.js'
 
 const uuid = (description?: string) => Type.String({ format: 'uuid', description })
 
@@ -28,7 +28,7 @@ export const ApiKeyCreatedSchema = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
 }, { $id: 'ApiKeyCreated' })
 
-export const KeyName = Type.String({ minLength: 1, maxLength: 200 })
+export const KeyName = Text({ minLength: 1, maxLength: 200 })
 
 export const apiKeyRecord = (row: ApiKeyRow) => ({
   id: row.id,

@@ -1,6 +1,6 @@
 // The enrollment session object as the spec shows it, shared by the device routes and Device-Com.
 import type { SessionRow } from '../../store/enrollment-sessions.js'
-import { Nullable, Type } from '../schema.js'
+import { Nullable, Text, Type } from '../schema.js'
 
 export const EnrollmentSessionSchema = Type.Object({
   enroll_id: Type.String({ format: 'uuid', description: 'the session id' }),
@@ -10,8 +10,9 @@ export const EnrollmentSessionSchema = Type.Object({
   nbf: Type.Integer({ description: 'not before, Unix seconds' }),
   iat: Type.Integer({ description: 'issued at, Unix seconds' }),
   exp: Type.Integer({ description: 'expires at, Unix seconds (iat + 300)' }),
-  user_id: Type.String({ minLength: 1, description: "the member being enrolled (its uuid); for a self-enrollment, the person's identity-token subject" }),
-  challenge: Type.String({ description: 'random string the terminal echoes when it completes the session; for a self-enrollment, the 6-digit code the kiosk shows and the person types in their app' }),
+  // Text: a client sends its copy of a session back (POST .../enroll/status).
+  user_id: Text({ minLength: 1, description: "the member being enrolled (its uuid); for a self-enrollment, the person's identity-token subject" }),
+  challenge: Text({ description: 'random string the terminal echoes when it completes the session; for a self-enrollment, the 6-digit code the kiosk shows and the person types in their app' }),
   mobile_challenge_response: Type.Boolean({ description: 'self-enrollment: true once the person typed the code in their app (POST /v1/self-enrollment/sessions/{enroll_id}/confirm); the kiosk may complete the session only then. Always false for a session an organization started' }),
   terminal_challenge_response: Type.Boolean({ description: 'true once the terminal completed the session echoing its challenge' }),
 }, { $id: 'EnrollmentSession' })

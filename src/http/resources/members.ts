@@ -2,7 +2,7 @@
 import { MAX_METADATA_BYTES } from '../../domain/members.js'
 import { timestamp } from '../../ids.js'
 import type { MemberRow } from '../../store/members.js'
-import { Nullable, Type } from '../schema.js'
+import { Nullable, Text, Type } from '../schema.js'
 
 export const MemberSchema = Type.Object({
   member_id: Type.String({ format: 'uuid' }),
@@ -15,9 +15,13 @@ export const MemberSchema = Type.Object({
   last_used_at: Nullable(Type.String({ format: 'date-time', description: 'last successful identification' })),
 }, { $id: 'Member' })
 
-export const DisplayName = Type.String({ minLength: 1, maxLength: 200 })
+export const DisplayName = Text({ minLength: 1, maxLength: 200 })
 
-export const Metadata = Type.Unknown({ description: `any JSON value, or null; at most ${MAX_METADATA_BYTES} bytes of JSON` })
+// Any JSON value: its size, and NUL or lone surrogates in its strings and field names, are rules the
+// document can only say in words (OpenAPI 3.0 has no propertyNames); json-text.ts and the domain check them.
+export const Metadata = Type.Unknown({
+  description: `any JSON value, or null; at most ${MAX_METADATA_BYTES} bytes of JSON; no string or field name in it may contain NUL (U+0000) or a lone UTF-16 surrogate`,
+})
 
 export function memberResource(row: MemberRow) {
   return {

@@ -2,7 +2,7 @@
 import { timestamp } from '../../ids.js'
 import { PLANS } from '../../plans.js'
 import type { EnvironmentRow, OrganizationRow } from '../../store/organizations.js'
-import { Nullable, Type } from '../schema.js'
+import { Nullable, Text, Type } from '../schema.js'
 
 export const OrganizationSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -67,7 +67,7 @@ export const EnvironmentFixedFields = {
 }
 // What may change later (PATCH), all optional there.
 export const EnvironmentSettingsFields = {
-  name: Type.String({ minLength: 1, maxLength: 200 }),
+  name: Text({ minLength: 1, maxLength: 200 }),
   match_threshold: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 1 })),
   margin: Type.Optional(Type.Number({ minimum: 0, exclusiveMaximum: 1 })),
   min_quality: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
@@ -83,13 +83,13 @@ export const EnvironmentSettingsFields = {
 
 /** What describes a project and may change later; the environment is fixed at creation. */
 export const ProjectFieldsSchema = {
-  name: Type.String({ minLength: 1, maxLength: 200 }),
+  name: Text({ minLength: 1, maxLength: 200 }),
   plan: Type.Union(Object.keys(PLANS).map((id) => Type.Literal(id))),
   mcc: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 9999 }))),
-  phone_number: Type.Optional(Nullable(Type.String({ maxLength: 32 }))),
-  website: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
-  icon_path: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
-  payment_account_id: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+  phone_number: Type.Optional(Nullable(Text({ maxLength: 32 }))),
+  website: Type.Optional(Nullable(Text({ maxLength: 2048 }))),
+  icon_path: Type.Optional(Nullable(Text({ maxLength: 2048 }))),
+  payment_account_id: Type.Optional(Nullable(Text({ maxLength: 200 }))),
 }
 
 export const ProjectInputSchema = {

@@ -1,14 +1,25 @@
 // The palm objects of the spec ("Palm capture objects") and the identify answer, shared by the
 // biometrics routes and the Device-Com terminal routes so both validate and document them alike.
 import { MAX_CANDIDATES } from '../../domain/identification.js'
-import { Nullable, Type } from '../schema.js'
+import { TEMPLATE_DIMENSIONS } from '../../matcher/index.js'
+import { Nullable, pattern, Text, Type, withErrorCode } from '../schema.js'
 import { PalmPositionSchema } from './scans.js'
 
-const Capture = (description: string) => Type.String({
-  minLength: 1, maxLength: 8192,
-  description: `${description}: a PVT1 template, base64url without padding (standard base64 with padding also accepted)`,
-})
-const Silhouette = Type.String({ maxLength: 262_144, description: 'opaque base64 outline of the hand; stored encrypted with the enrollment, never used for matching' })
+// A PVT1 template is a 24-byte header and `dimension` int8 or float32 components: 152 to 2072
+// bytes, so 203 characters (base64url without padding) to 2764 (standard base64 with padding).
+const TEMPLATE_BYTES = { min: 24 + Math.min(...TEMPLATE_DIMENSIONS), max: 24 + 4 * Math.max(...TEMPLATE_DIMENSIONS) }
+const CAPTURE_LENGTH = { minLength: Math.ceil((TEMPLATE_BYTES.min * 4) / 3), maxLength: 4 * Math.ceil(TEMPLATE_BYTES.max / 3) }
+const CAPTURE_PATTERN = pattern('^[A-Za-z0-9_+/-]*={0,2}$', 'is not base64: expected base64url without padding or standard base64 with padding')
+
+// The alphabet and the length are the document's; one alphabet, canonical padding and the PVT1
+// content (magic, CRC, and the environment's dimension, extractor and minimum quality) are
+// domain/captures.ts's, which the document can only say in words. Either way 400 capture_invalid.
+const Capture = (description: string) => withErrorCode('capture_invalid', Type.String({
+  ...CAPTURE_LENGTH, pattern: CAPTURE_PATTERN,
+  description: `${description}: a PVT1 template, base64url without padding (standard base64 with padding also accepted), one alphabet, canonical; `
+    + "its dimension, extractor and quality must fit the environment's (else 400 capture_invalid)",
+}))
+const Silhouette = Text({ maxLength: 262_144, description: 'opaque base64 outline of the hand; stored encrypted with the enrollment, never used for matching' })
 
 export const EnrollHand = Type.Object({
   enroll_capture: Capture('the enrollment capture'),
@@ -16,6 +27,11 @@ export const EnrollHand = Type.Object({
   silhouette: Type.Optional(Nullable(Silhouette)),
   palm_position: Type.Optional(Nullable(PalmPositionSchema)),
 }, { additionalProperties: false })
+
+/** The enroll bodies' rule: at least one of left_hand and right_hand, and not null. */
+export const AT_LEAST_ONE_HAND = {
+  anyOf: (['left_hand', 'right_hand'] as const).map((hand) => ({ required: [hand], properties: { [hand]: { type: 'object' } } })),
+}
 
 export const IdentifyPalmSchema = Type.Object({
   identify_capture: Capture('the capture to identify'),

@@ -3,9 +3,9 @@
 import { TRANSACTION_STATES, TRANSACTION_TYPES } from '../../domain/transactions.js'
 import { timestamp } from '../../ids.js'
 import type { TransactionRow } from '../../store/transactions.js'
-import { Nullable, Type } from '../schema.js'
+import { Nullable, Text, Type } from '../schema.js'
 
-const Text = (maxLength: number) => Nullable(Type.String({ maxLength }))
+const OptionalText = (maxLength: number) => Nullable(Text({ maxLength }))
 
 const Money = (description: string) => Type.Number({ minimum: 0, maximum: 1e12, description })
 
@@ -17,14 +17,14 @@ export const TransactionSchema = Type.Object({
   location: Nullable(Type.Object({ latitude: Type.Number(), longitude: Type.Number() }, { description: 'null when the terminal sent none' })),
   timestamp: Type.String({ format: 'date-time' }),
   address: Type.Object({
-    line1: Text(200), line2: Text(200), city: Text(100), state: Text(100), country: Text(100), postal_code: Text(20),
+    line1: OptionalText(200), line2: OptionalText(200), city: OptionalText(100), state: OptionalText(100), country: OptionalText(100), postal_code: OptionalText(20),
   }),
-  merchant: Type.Object({ name: Text(200), icon_path: Text(2048) }),
-  vendor_payment_reference: Text(200),
+  merchant: Type.Object({ name: OptionalText(200), icon_path: OptionalText(2048) }),
+  vendor_payment_reference: OptionalText(200),
   fee: Nullable(Type.Number()),
   currency: Type.String({ description: 'ISO 4217 code' }),
-  vendor: Text(100),
-  vendor_merchant_id: Text(200),
+  vendor: OptionalText(100),
+  vendor_merchant_id: OptionalText(200),
 }, { $id: 'Transaction' })
 
 const Optional = Type.Optional
@@ -44,15 +44,15 @@ export const TransactionInputSchema = {
   }, { additionalProperties: false }))),
   timestamp: Optional(Type.String({ format: 'date-time', description: 'when the transaction happened; now when absent' })),
   address: Optional(Nullable(Type.Object({
-    line1: Optional(Text(200)), line2: Optional(Text(200)), city: Optional(Text(100)),
-    state: Optional(Text(100)), country: Optional(Text(100)), postal_code: Optional(Text(20)),
+    line1: Optional(OptionalText(200)), line2: Optional(OptionalText(200)), city: Optional(OptionalText(100)),
+    state: Optional(OptionalText(100)), country: Optional(OptionalText(100)), postal_code: Optional(OptionalText(20)),
   }, { additionalProperties: false }))),
-  merchant: Optional(Nullable(Type.Object({ name: Optional(Text(200)), icon_path: Optional(Text(2048)) }, { additionalProperties: false }))),
-  vendor_payment_reference: Optional(Text(200)),
+  merchant: Optional(Nullable(Type.Object({ name: Optional(OptionalText(200)), icon_path: Optional(OptionalText(2048)) }, { additionalProperties: false }))),
+  vendor_payment_reference: Optional(OptionalText(200)),
   fee: Optional(Nullable(Money('processing fee'))),
   currency: Type.String({ minLength: 3, maxLength: 3, pattern: '^[A-Za-z]{3}$', description: 'ISO 4217 code, e.g. EUR; stored upper-case' }),
-  vendor: Optional(Text(100)),
-  vendor_merchant_id: Optional(Text(200)),
+  vendor: Optional(OptionalText(100)),
+  vendor_merchant_id: Optional(OptionalText(200)),
 }
 
 

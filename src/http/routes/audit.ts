@@ -3,14 +3,14 @@
 import { auditPage, auditRowsAfter, type AuditFilter } from '../../store/audit-log.js'
 import { auditResource, AuditRecordSchema } from '../resources/audit.js'
 import { defineRoute, StreamReply, type Route } from '../route.js'
-import { Pagination, parseWindow, PathIds, requireOrderedWindow, TimeWindow, Type, Uuid } from '../schema.js'
+import { Pagination, parseWindow, PathIds, requireOrderedWindow, TimeWindow, Text, Type, Uuid } from '../schema.js'
 
 const tags = ['Audit']
 const EXPORT_PAGE = 2_000
 const Filters = {
   project_id: Type.Optional(Uuid('only records of this project')),
-  actor_id: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'only records of this actor (token subject, API key id or device id)' })),
-  action: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'only this action, e.g. DELETE /v1/projects/{project_id}/members/{member_id}' })),
+  actor_id: Type.Optional(Text({ minLength: 1, maxLength: 256, description: 'only records of this actor (token subject, API key id or device id)' })),
+  action: Type.Optional(Text({ minLength: 1, maxLength: 256, description: 'only this action, e.g. DELETE /v1/projects/{project_id}/members/{member_id}' })),
 }
 
 function filterOf(orgId: string, query: { from: string; to: string; project_id?: string; actor_id?: string; action?: string }): AuditFilter {

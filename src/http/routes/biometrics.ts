@@ -3,7 +3,7 @@
 import { callerType } from '../../auth/principal.js'
 import { enrollMember } from '../../domain/enrollment.js'
 import { identifyPalm } from '../../domain/identification.js'
-import { CandidatesQuery, EnrollHand, IdentifyPalmSchema, IdentifyResultSchema } from '../resources/palms.js'
+import { AT_LEAST_ONE_HAND, CandidatesQuery, EnrollHand, IdentifyPalmSchema, IdentifyResultSchema } from '../resources/palms.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, Nullable, PathIds, Type, Uuid } from '../schema.js'
 
@@ -21,7 +21,7 @@ export const biometricRoutes: Route[] = [
       member_id: Uuid('an existing member of the project (else 422 invalid_reference)'),
       left_hand: Type.Optional(Nullable(EnrollHand)),
       right_hand: Type.Optional(Nullable(EnrollHand)),
-    }),
+    }, AT_LEAST_ONE_HAND),
     responses: [
       { status: 200, description: 'enrolled', schema: Type.Object({ member_id: Type.String({ format: 'uuid' }) }) },
       { status: 400, description: "capture_invalid: a capture is not PVT1 in base64, or does not fit the environment's dimension, extractor or minimum quality (the detail names the field)" },

@@ -3,9 +3,9 @@
 // terminals emit demo.scan.success when they find a member).
 import { completeEnrollmentSession, identifyAtTerminal } from '../../domain/device-com.js'
 import { EnrollmentSessionSchema, sessionResource } from '../resources/enrollment-sessions.js'
-import { CandidatesQuery, EnrollHand, IdentifyPalmSchema, IdentifyResultSchema } from '../resources/palms.js'
+import { AT_LEAST_ONE_HAND, CandidatesQuery, EnrollHand, IdentifyPalmSchema, IdentifyResultSchema } from '../resources/palms.js'
 import { defineRoute, type Route } from '../route.js'
-import { Body, Nullable, PathIds, Type } from '../schema.js'
+import { Body, Nullable, PathIds, Text, Type } from '../schema.js'
 
 const tags = ['Device-Com (extension)']
 
@@ -17,8 +17,8 @@ export const deviceComEnrollmentRoutes: Route[] = [
     body: Body({
       left_hand: Type.Optional(Nullable(EnrollHand)),
       right_hand: Type.Optional(Nullable(EnrollHand)),
-      challenge: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: "the session's challenge, as the terminal received it" })),
-    }),
+      challenge: Type.Optional(Text({ minLength: 1, maxLength: 256, description: "the session's challenge, as the terminal received it" })),
+    }, AT_LEAST_ONE_HAND),
     responses: [
       { status: 200, description: 'enrolled; the session is completed', schema: Type.Object({ member_id: Type.String({ format: 'uuid' }), session: EnrollmentSessionSchema }) },
       { status: 400, description: 'capture_invalid: a capture is not PVT1 in base64 or does not fit the environment' },

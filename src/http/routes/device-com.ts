@@ -10,7 +10,7 @@ import { DeviceModeSchema } from '../resources/devices.js'
 import { EnrollmentSessionSchema, sessionResource } from '../resources/enrollment-sessions.js'
 import { TransactionInputSchema, transactionResource, TransactionSchema } from '../resources/transactions.js'
 import { defineRoute, Reply, type Route } from '../route.js'
-import { Body, Type } from '../schema.js'
+import { Body, Text, Type } from '../schema.js'
 import { deviceComEnrollmentRoutes } from './device-com-enrollment.js'
 
 const tags = ['Device-Com (extension)']
@@ -20,7 +20,7 @@ export const deviceComRoutes: Route[] = [
     operationId: 'registerTerminal', method: 'post', path: '/v1/device-com/registration', auth: ['none'], access: 'none', tags, extension: true,
     summary: 'Register a terminal (no credential; each client address may register PALMVEIN_REGISTRATION_RATE terminals a minute, default 30, else 429). Answers its device token (shown once; send it as "Authorization: Bearer pvd_…" on every Device-Com call) and a registration code (8 characters, single use, valid 15 minutes) that a sandbox project passes to complete_registration',
     body: Body({
-      hardware_platform: Type.String({ minLength: 1, maxLength: 64, description: 'free text, e.g. android, linux, usb-sensor' }),
+      hardware_platform: Text({ minLength: 1, maxLength: 64, description: 'free text, e.g. android, linux, usb-sensor' }),
       mode: DeviceModeSchema,
     }),
     responses: [{
@@ -30,7 +30,7 @@ export const deviceComRoutes: Route[] = [
         registration_code: Type.String({ minLength: 8, maxLength: 8 }),
         device_token: Type.String({ description: 'pvd_{device_id}.{secret}; only its hash is stored' }),
       }),
-    }],
+    }, { status: 429, description: 'rate_limited or daily_limit_reached: this client address registered its PALMVEIN_REGISTRATION_RATE terminals this minute, or its daily share (Retry-After)' }],
     async handler({ app, body, clientAddress, responseHeaders }) {
       Object.assign(responseHeaders, await chargeRegistration(app, clientAddress))
       return registerDevice(app, body)

@@ -3,7 +3,7 @@
 import { changeDevice, completeRegistration, listDevices } from '../../domain/devices.js'
 import { DeviceModeSchema, deviceResource, DeviceSchema } from '../resources/devices.js'
 import { defineRoute, type Route } from '../route.js'
-import { Body, Pagination, PathIds, Type } from '../schema.js'
+import { Body, Pagination, PathIds, Text, Type } from '../schema.js'
 
 const tags = ['Devices']
 
@@ -28,8 +28,8 @@ export const deviceRoutes: Route[] = [
     summary: 'Link a registered terminal (POST /v1/device-com/registration) to the project with its registration code (8 characters, single use, valid 15 minutes). Only a sandbox-plan project may do it (403 sandbox_required); an unknown, used or expired code is 422 registration_code_invalid',
     params: PathIds('project_id'),
     body: Body({
-      registration_code: Type.String({ minLength: 1, maxLength: 64, description: 'the code the terminal shows; case-insensitive' }),
-      device_name: Type.String({ minLength: 1, maxLength: 200 }),
+      registration_code: Text({ minLength: 1, maxLength: 64, description: 'the code the terminal shows; case-insensitive' }),
+      device_name: Text({ minLength: 1, maxLength: 200 }),
       device_mode: DeviceModeSchema,
     }),
     responses: [
@@ -46,7 +46,7 @@ export const deviceRoutes: Route[] = [
     summary: 'Rename a device, or enable/disable it (a disabled terminal\'s device token is refused at once)',
     params: PathIds('device_id'),
     body: Body({
-      name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      name: Type.Optional(Text({ minLength: 1, maxLength: 200 })),
       enabled: Type.Optional(Type.Boolean()),
     }),
     responses: [{ status: 200, description: 'the device', schema: DeviceSchema }],

@@ -50,7 +50,7 @@ export const memberRoutes: Route[] = [
     operationId: 'updateMember', method: 'put', path: '/v1/projects/:project_id/members/:member_id', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
     summary: 'Change a member: the fields sent (display_name, metadata, at least one) replace the stored ones; a field left out keeps its value; metadata null clears it',
     params: MemberParams,
-    body: Body({ display_name: Type.Optional(DisplayName), metadata: Type.Optional(Metadata) }),
+    body: Body({ display_name: Type.Optional(DisplayName), metadata: Type.Optional(Metadata) }, { minProperties: 1 }),
     responses: [{ status: 200, description: 'the member', schema: MemberSchema }, notTenantManaged],
     async handler(context) {
       const { project } = context

@@ -12,7 +12,7 @@ import {
 } from '../resources/organizations.js'
 import { projectResource, ProjectSchema } from '../resources/projects.js'
 import { defineRoute, type Route } from '../route.js'
-import { Body, PathIds, Type } from '../schema.js'
+import { Body, PathIds, Text, Type } from '../schema.js'
 
 const tags = ['Organizations (extension)']
 
@@ -22,7 +22,7 @@ export const organizationRoutes: Route[] = [
   defineRoute({
     operationId: 'createOrganization', method: 'post', path: '/v1/organizations', auth: ['token'], access: 'caller', tags, extension: true,
     summary: 'Create a customer organization; the caller becomes its admin',
-    body: Body({ name: Type.String({ minLength: 1, maxLength: 200 }) }),
+    body: Body({ name: Text({ minLength: 1, maxLength: 200 }) }),
     responses: [{ status: 201, description: 'the organization', schema: OrganizationSchema }],
     async handler({ app, body, principal }) {
       const subject = principal.kind === 'token' ? principal.subject : ''

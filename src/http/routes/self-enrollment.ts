@@ -8,7 +8,7 @@ import { timestamp } from '../../ids.js'
 import { DisplayName } from '../resources/members.js'
 import { EnrollmentSessionSchema, sessionResource } from '../resources/enrollment-sessions.js'
 import { defineRoute, type Route } from '../route.js'
-import { Body, Nullable, PathIds, Type, Uuid } from '../schema.js'
+import { Body, Nullable, PathIds, Text, Type, Uuid } from '../schema.js'
 
 const tags = ['Self-enrollment (extension)']
 const endUserOnly = { status: 403, description: "forbidden: not an identity token, or its subject administers an organization (self-enrollment is for a person's own identity)" }
@@ -45,7 +45,7 @@ export const selfEnrollmentRoutes: Route[] = [
     operationId: 'confirmSelfEnrollment', method: 'post', path: '/v1/self-enrollment/sessions/:enroll_id/confirm', auth: ['token'], access: 'end-user', tags, extension: true,
     summary: 'Confirm your session with the code the kiosk shows (sets mobile_challenge_response; the kiosk may then complete it). A wrong code is 403 challenge_mismatch; the fifth cancels the session',
     params: PathIds('enroll_id'),
-    body: Body({ challenge: Type.String({ minLength: 1, maxLength: 64, description: 'the code the kiosk shows' }) }),
+    body: Body({ challenge: Text({ minLength: 1, maxLength: 64, description: 'the code the kiosk shows' }) }),
     responses: [
       { status: 200, description: 'the confirmed session', schema: EnrollmentSessionSchema },
       { status: 403, description: "challenge_mismatch: not the kiosk's code (five cancel the session); forbidden: not a person's own identity token" },

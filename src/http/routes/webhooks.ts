@@ -9,18 +9,25 @@ import {
 import { recoverFailedDeliveries, resendDelivery } from '../../domain/webhook-recovery.js'
 import { AttemptSchema, CreatedSubscriptionSchema, DeliverySchema, SubscriptionSchema } from '../resources/webhooks.js'
 import { defineRoute, type Route } from '../route.js'
-import { Body, Pagination, PathIds, requireOrderedWindow, TimeWindow, Type } from '../schema.js'
+import { SUBSCRIBABLE_EVENT_TYPES, type SubscribableEventType } from '../../webhooks/outbox.js'
+import { Body, Pagination, pattern, PathIds, requireOrderedWindow, TimeWindow, Type, withErrorCode } from '../schema.js'
 
 const tags = ['Webhooks']
 const deps = (app: AppContext): WebhookDeps => ({ db: app.db, guard: app.webhooks.guard, secrets: app.webhooks.secrets })
 
-const Url = Type.String({
-  minLength: 1, maxLength: 2048,
-  description: 'HTTPS URL of a public host (plain HTTP only to localhost with WEBHOOK_ALLOW_LOCALHOST, outside production); 422 webhook_url_rejected otherwise',
-})
-const EventTypes = Type.Array(Type.String({ minLength: 1 }), {
+// The scheme is the document's; that the host is public (resolved at creation and at every
+// delivery) is the SSRF guard's, which the document can only say in words. Either way 422.
+const URL_PATTERN = pattern('^[Hh][Tt][Tt][Pp][Ss]?://[^\\u0000]*$', 'must be an absolute https URL')
+const Url = withErrorCode('webhook_url_rejected', Type.String({
+  minLength: 1, maxLength: 2048, pattern: URL_PATTERN,
+  description: 'HTTPS URL of a public host (plain HTTP only to localhost with WEBHOOK_ALLOW_LOCALHOST, outside production); '
+    + 'a host that does not resolve, or resolves to a private, loopback or link-local address, is 422 webhook_url_rejected',
+}))
+// A plain enum rather than a union of literals: its one error carries the code.
+const EventType = withErrorCode('event_type_not_allowed', Type.Unsafe<SubscribableEventType>({ type: 'string', enum: [...SUBSCRIBABLE_EVENT_TYPES] }))
+const EventTypes = Type.Array(EventType, {
   minItems: 1, maxItems: 10,
-  description: 'allowed: enrollment.completed, demo.scan.success; any other value is 422 event_type_not_allowed',
+  description: `allowed: ${SUBSCRIBABLE_EVENT_TYPES.join(', ')}; any other value is 422 event_type_not_allowed`,
 })
 
 const ProjectParams = PathIds('project_id')
