@@ -60,6 +60,12 @@ async function answer(
 ): Promise<Reply> {
   const { route } = compiled
   try {
+    if (route.verifyRequest) {
+      route.verifyRequest({
+        method: exchange.method, target: exchange.query ? `${exchange.path}?${exchange.query}` : exchange.path, headers: exchange.headers,
+        body: await exchange.body, app, requestId, clientAddress,
+      })
+    }
     // While the database cannot be reached, answer at once rather than queue behind it.
     if (route.usesDatabase !== false && !app.db.available) throw databaseUnavailable()
     // Authenticate first, so a caller without a valid credential learns nothing about the route's
