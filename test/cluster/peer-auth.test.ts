@@ -12,7 +12,8 @@ import { auditPage } from '../../src/store/audit-log.js'
 import { usingPostgres } from '../support/database.js'
 import { scrape, valueOf } from '../support/metrics.js'
 import { createMember, createPalmTenant, enroll, enrollBody, identify, identifyBody, population, type PalmTenant } from '../support/palms.js'
-import { bootService, expectProblem, expectStatus, request, type TestService } from '../support/service.js'
+import { start } from '../../src/server.js'
+import { bootService, expectProblem, expectStatus, request, serviceConfig, type TestService } from '../support/service.js'
 import { createSelfSignedCertificate } from '../webhooks/receivers.js'
 
 const SECRET = 'peer-auth-test-secret-0123456789abcdef'
@@ -34,16 +35,19 @@ function peerCall(baseUrl: string, body: string, headers: Record<string, string>
 const signed = (body: string, now?: number) => signPeerRequest(key, { method: 'POST', target: CLUSTER_SEARCH_PATH, body }, now)
 
 describe(`node-to-node authentication (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
-  it('outside cluster mode there is no node-to-node route and no peer listener, signed or not', async () => {
+  it('outside cluster mode there is no node-to-node route and no peer listener; a peer CA file that cannot be read stops a node\'s boot', async () => {
     const single = await bootService()
     try {
       const body = searchBody('0190c8a4-1c3e-7c1b-8d2e-123456789abc')
       expectProblem(await peerCall(single.url, body, signed(body)), 404, 'not_found')
       expect(single.service.peerUrl).toBeNull()
+      await single.stop()
+      await expect(start({ config: serviceConfig(single.storage, { cluster: { ...clusterConfig('https://127.0.0.1:9497'), peerCaFile: '/nonexistent/ca.pem' } }) }))
+        .rejects.toThrow(/PALMVEIN_PEER_CA_FILE: cannot read \/nonexistent\/ca\.pem/)
     } finally {
-      await single.close()
+      await single.storage.cleanup()
     }
-  }, 60_000)
+  }, 120_000)
 
   if (!usingPostgres) return
 
