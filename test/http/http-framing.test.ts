@@ -2,8 +2,9 @@
 // each transport: pipelining, conflicting lengths, oversized heads. What uWebSockets.js's C++ parser
 // refuses before any JavaScript runs is asserted as it is (docs/http-limits.md says why).
 import net from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { usingPostgres } from '../support/database.js'
+import { scrape } from '../support/metrics.js'
 import { createPalmTenant, type PalmTenant } from '../support/palms.js'
 import { bootService, expectStatus, type TestService } from '../support/service.js'
 import { transport } from '../support/transport.js'
@@ -62,8 +63,18 @@ describe(`HTTP/1.1 framing on ${transport} (${usingPostgres ? 'PostgreSQL' : 'PG
   }
   const get = (path: string, extraHeaders = '') => `GET ${path} HTTP/1.1\r\nHost: ${host}\r\n${extraHeaders}\r\n`
 
+  /** POSTs to the members route that dispatch has finished with (run or not), by status. */
+  const memberPosts = async () => {
+    const family = (await scrape(svc)).get('palmvein_http_requests_total')
+    return (family?.data ?? []).filter((sample) => sample.labels.method === 'POST' && sample.labels.route === '/v1/projects/{project_id}/members')
+      .reduce((sum, sample) => sum + (sample.value ?? 0), 0)
+  }
+
   it('answers two pipelined requests in order, or (uWS) answers neither and runs neither', async () => {
+    const posted = await memberPosts()
     const answer = await rawExchange(svc.url, post('Pipelined') + get('/livez', 'Connection: close\r\n'))
+    // The POST's dispatch has finished (whatever it did) before its effect is looked for.
+    await vi.waitFor(async () => expect(await memberPosts()).toBe(posted + 1), { timeout: 10_000, interval: 50 })
     if (transport === 'node') {
       expect(statusLines(answer.text)).toEqual([201, 200])
       expect(answer.text.indexOf('Pipelined')).toBeLessThan(answer.text.lastIndexOf('HTTP/1.1 200'))
