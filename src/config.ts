@@ -80,6 +80,15 @@ export interface ClusterConfig {
   memoryBytes: number | null
   /** PALMVEIN_CLUSTER_HEDGE_MS: a shard search slower than this is also sent to another replica. */
   hedgeMs: number
+  /**
+   * PALMVEIN_PEER_PORT: node-to-node calls on their own listener (PALMVEIN_PEER_HOST, default HOST),
+   * and not on the public port; null: on the public port. 0 picks a free port (tests).
+   */
+  peerListener: { host: string; port: number } | null
+  /** PALMVEIN_PEER_REPLAY_WINDOW_MS: how far a signed peer request's timestamp may be from this node's clock. */
+  replayWindowMs: number
+  /** PALMVEIN_PEER_CA_FILE: a PEM CA trusted, besides the system's, for https node URLs (self-signed node certificates). */
+  peerCaFile: string | null
 }
 
 export interface TlsConfig {
@@ -179,7 +188,17 @@ function clusterFrom(env: Env, databaseUrl: string | null): ClusterConfig | null
     ...clusterShape(env),
     memoryBytes: memory ? integer(env, 'PALMVEIN_NODE_MEMORY_BYTES', 0, 1 << 20, Number.MAX_SAFE_INTEGER) : null,
     hedgeMs: integer(env, 'PALMVEIN_CLUSTER_HEDGE_MS', 100, 1, 60_000),
+    peerListener: peerListenerFrom(env),
+    replayWindowMs: integer(env, 'PALMVEIN_PEER_REPLAY_WINDOW_MS', 30_000, 1_000, 300_000),
+    peerCaFile: text(env, 'PALMVEIN_PEER_CA_FILE'),
   }
+}
+
+function peerListenerFrom(env: Env): ClusterConfig['peerListener'] {
+  if (text(env, 'PALMVEIN_PEER_PORT') === null) return null
+  const port = integer(env, 'PALMVEIN_PEER_PORT', 0, 1, 65535)
+  if (port === integer(env, 'PORT', 8080, 0, 65535)) throw new ConfigError(`PALMVEIN_PEER_PORT must differ from PORT (${port})`)
+  return { host: env.PALMVEIN_PEER_HOST || env.HOST || '0.0.0.0', port }
 }
 
 function metricsFrom(env: Env): Config['metrics'] {

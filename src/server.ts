@@ -17,11 +17,12 @@ import { createGalleries } from './domain/galleries.js'
 import { applyErasureLedger, ensureErasureLedger } from './domain/erasures.js'
 import { createClusterNode } from './cluster/node.js'
 import { createScatter } from './cluster/scatter.js'
+import { createPeerVerifier, peerSigningKey } from './cluster/peer-signature.js'
 import { clusterRoutes } from './http/routes/cluster.js'
 import { availableBackends, loadNativeAddon } from './matcher/backend.js'
 import { createScanRecorder } from './domain/scans.js'
 import { routeTable } from './http/routes/index.js'
-import { loadTls } from './http/adapters/tls.js'
+import { loadTls, readPem } from './http/adapters/tls.js'
 import { createHttpServer } from './http/server.js'
 import { createLogger } from './log.js'
 import { openDatabase } from './store/database.js'
@@ -41,9 +42,17 @@ function describeMatcherBackends(choice: string): string {
   return `backend ${choice}; available ${availableBackends().join(', ')}${isa}`
 }
 
+/** Where a listener on `host` is reached from this machine. */
+function urlOf(scheme: string, host: string, port: number): string {
+  const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
+  return `${scheme}://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`
+}
+
 export interface Service {
   url: string
   port: number
+  /** The node-to-node listener (cluster mode with PALMVEIN_PEER_PORT), or null. */
+  peerUrl: string | null
   /** Where Prometheus scrapes (config.metrics), or null when it is off. */
   metricsUrl: string | null
   app: AppContext
@@ -96,7 +105,8 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     // Cluster mode: searches reach every shard's holder (scatter.ts); this node's share is its peers' to ask.
     const clusterNode = config.cluster ? createClusterNode({ cluster: config.cluster, sql: db.sql, log }) : null
     const distribution = clusterNode && config.cluster ? createScatter({
-      directory: clusterNode, secret: config.cluster.secret, hedgeMs: config.cluster.hedgeMs, log,
+      directory: clusterNode, hedgeMs: config.cluster.hedgeMs, log,
+      peer: { secret: config.cluster.secret, ca: config.cluster.peerCaFile ? readPem('PALMVEIN_PEER_CA_FILE', config.cluster.peerCaFile) : undefined },
       searchHere: (...search) => galleries.searchShards(...search),
     }) : undefined
     if (distribution) stops.push(() => distribution.close())
@@ -143,14 +153,24 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     if (!tls && config.nodeEnv === 'production') {
       log.warn('HTTP: NODE_ENV=production without TLS: terminate TLS 1.3 in front of the service, or set PALMVEIN_TLS_CERT_FILE and PALMVEIN_TLS_KEY_FILE')
     }
-    const http = createHttpServer(app, routeTable(VERSION, clusterNode ? clusterRoutes : []), config.httpServer, tls)
+    // Node-to-node routes: on the public port, or on the peer listener alone (PALMVEIN_PEER_PORT).
+    const peerRoutes = config.cluster ? clusterRoutes(createPeerVerifier(peerSigningKey(config.cluster.secret), config.cluster.replayWindowMs)) : []
+    const peerListener = config.cluster?.peerListener ?? null
+    const http = createHttpServer(app, routeTable(VERSION, peerListener ? [] : peerRoutes), config.httpServer, tls)
     log.info(`HTTP: ${http.describe}`)
     app.health.push({ name: 'http', critical: false, check: async () => http.describe })
     const port = await http.listen(config.host, config.port)
     stops.push(async () => { app.shuttingDown = true; await http.close() })
-    const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host
-    const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`
+    const url = urlOf(tls ? 'https' : 'http', config.host, port)
     log.info(`HTTP: listening on ${url}`)
+    let peerUrl: string | null = null
+    if (peerListener) {
+      const peerHttp = createHttpServer(app, peerRoutes, config.httpServer, tls)
+      const peerPort = await peerHttp.listen(peerListener.host, peerListener.port)
+      stops.push(() => peerHttp.close())
+      peerUrl = urlOf(tls ? 'https' : 'http', peerListener.host, peerPort)
+      log.info(`Cluster: node-to-node calls on ${peerUrl} only (PALMVEIN_PEER_PORT)`)
+    }
     if (clusterNode) {
       // Once peers can reach it; it leaves the cluster first on shutdown (stops run in reverse).
       await clusterNode.start(galleries)
@@ -169,7 +189,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
 
     let closing: Promise<void> | null = null
     return {
-      url, port, metricsUrl, app,
+      url, port, peerUrl, metricsUrl, app,
       close() {
         closing ??= (async () => {
           for (const stop of stops.reverse()) await stop()

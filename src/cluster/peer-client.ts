@@ -1,10 +1,12 @@
-// Node-to-node search calls: POST {node}/internal/cluster/search with the cluster secret. Not part
-// of the public API (no OpenAPI entry); the route is in src/http/routes/cluster.ts.
+// Node-to-node search calls: POST {node}/internal/cluster/search, signed (peer-signature.ts), over
+// TLS when the node URL is https. Not part of the public API (no OpenAPI entry); the route is in
+// src/http/routes/cluster.ts.
+import tls from 'node:tls'
 import { Pool } from 'undici'
 import type { Hit, SearchOptions } from '../matcher/index.js'
+import { peerSigningKey, signPeerRequest } from './peer-signature.js'
 
 export const CLUSTER_SEARCH_PATH = '/internal/cluster/search'
-export const CLUSTER_SECRET_HEADER = 'x-palmvein-cluster-secret'
 // A peer that has not answered by then is treated as failed (its shards are asked elsewhere).
 const PEER_TIMEOUT_MS = 5_000
 
@@ -27,36 +29,42 @@ export interface PeerClient {
  * One keep-alive pool per peer: undici's request API costs a fraction of fetch's per call, which
  * every identify pays once per remote shard group.
  */
-export function createPeerClient(secret: string): PeerClient {
+export function createPeerClient(options: { secret: string; /** PEM CA trusted besides the system's (PALMVEIN_PEER_CA_FILE). */ ca?: Buffer }): PeerClient {
+  const key = peerSigningKey(options.secret)
   const pools = new Map<string, Pool>()
   const poolFor = (nodeUrl: string): Pool => {
     let pool = pools.get(nodeUrl)
     if (!pool) {
-      pool = new Pool(nodeUrl, { connections: 16, keepAliveTimeout: 60_000, headersTimeout: PEER_TIMEOUT_MS, bodyTimeout: PEER_TIMEOUT_MS })
+      pool = new Pool(nodeUrl, {
+        connections: 16, keepAliveTimeout: 60_000, headersTimeout: PEER_TIMEOUT_MS, bodyTimeout: PEER_TIMEOUT_MS,
+        // An https node URL: the peer's certificate is checked against the system CAs and this one.
+        ...(options.ca ? { connect: { ca: [...tls.rootCertificates, options.ca.toString()] } } : {}),
+      })
       pools.set(nodeUrl, pool)
     }
     return pool
   }
   return {
     async search(nodeUrl, request) {
+      const body = JSON.stringify({
+        environment_id: request.environmentId,
+        shards: request.shards,
+        min_seq: request.minSeq,
+        probe: Buffer.from(request.probe.buffer, request.probe.byteOffset, request.probe.byteLength).toString('base64'),
+        k: request.options.k ?? 1,
+        ...(request.options.partition !== undefined ? { partition: request.options.partition } : {}),
+        ...(request.options.mode !== undefined ? { mode: request.options.mode } : {}),
+        ...(request.options.candidates !== undefined ? { candidates: request.options.candidates } : {}),
+      })
       const response = await poolFor(nodeUrl).request({
         path: CLUSTER_SEARCH_PATH,
         method: 'POST',
-        headers: { 'content-type': 'application/json', [CLUSTER_SECRET_HEADER]: secret },
-        body: JSON.stringify({
-          environment_id: request.environmentId,
-          shards: request.shards,
-          min_seq: request.minSeq,
-          probe: Buffer.from(request.probe.buffer, request.probe.byteOffset, request.probe.byteLength).toString('base64'),
-          k: request.options.k ?? 1,
-          ...(request.options.partition !== undefined ? { partition: request.options.partition } : {}),
-          ...(request.options.mode !== undefined ? { mode: request.options.mode } : {}),
-          ...(request.options.candidates !== undefined ? { candidates: request.options.candidates } : {}),
-        }),
+        headers: { 'content-type': 'application/json', ...signPeerRequest(key, { method: 'POST', target: CLUSTER_SEARCH_PATH, body }) },
+        body,
       })
-      const body = await response.body.json().catch(() => null) as { hits?: Hit[]; detail?: string } | null
-      if (response.statusCode !== 200 || !body?.hits) throw new Error(`peer answered ${response.statusCode}${body?.detail ? `: ${body.detail}` : ''}`)
-      return body.hits
+      const answer = await response.body.json().catch(() => null) as { hits?: Hit[]; detail?: string } | null
+      if (response.statusCode !== 200 || !answer?.hits) throw new Error(`peer answered ${response.statusCode}${answer?.detail ? `: ${answer.detail}` : ''}`)
+      return answer.hits
     },
     async close() {
       const open = [...pools.values()]

@@ -25,7 +25,8 @@ export interface ShardDirectory {
 
 export interface ScatterOptions {
   directory: ShardDirectory
-  secret: string
+  /** How this node signs and reaches its peers (peer-client.ts). */
+  peer: { secret: string; ca?: Buffer }
   hedgeMs: number
   /** Searches this node's rows for the given shards (galleries.searchShards). */
   searchHere(environmentId: string, shards: readonly number[], minSeq: number, probe: Int8Array, options: SearchOptions): Promise<Hit[]>
@@ -58,7 +59,7 @@ export function mergeHits(parts: readonly Hit[][], k: number): Hit[] {
 export function createScatter(options: ScatterOptions): Scatter {
   const { directory, log } = options
   const failedAt = new Map<string, number>()
-  const peers = createPeerClient(options.secret)
+  const peers = createPeerClient(options.peer)
 
   /** This node when it serves the shard; else a node already asked for another shard (fewer requests); else a random healthy replica. */
   function pick(environmentId: string, shard: number, tried: ReadonlySet<string>, chosen: ReadonlyMap<string, unknown>): string | null {

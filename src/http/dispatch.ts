@@ -60,6 +60,12 @@ async function answer(
 ): Promise<Reply> {
   const { route } = compiled
   try {
+    if (route.verifyRequest) {
+      route.verifyRequest({
+        method: exchange.method, target: exchange.query ? `${exchange.path}?${exchange.query}` : exchange.path, headers: exchange.headers,
+        body: await exchange.body, app, requestId, clientAddress,
+      })
+    }
     // While the database cannot be reached, answer at once rather than queue behind it.
     if (route.usesDatabase !== false && !app.db.available) throw databaseUnavailable()
     // Authenticate first, so a caller without a valid credential learns nothing about the route's
@@ -95,6 +101,10 @@ async function answer(
       attribute: (project: ProjectRow) => { facts.project = project },
       ...granted,
     } as RouteContext
+    // A client gone before its request runs gets nothing done: on uWS an async-pipelined request
+    // closes the connection (its C++ layer refuses a second request while one is pending), and a
+    // write nobody can be told about must not happen.
+    if (exchange.isAborted()) throw new ServiceError('invalid_request', 'the client closed the connection before the request ran')
     const result = await route.handler(context)
     if (result instanceof Reply) return result
     if (result === undefined || compiled.defaultStatus === 204) return new Reply(compiled.defaultStatus, null)

@@ -72,6 +72,18 @@ export interface ResponseSpec {
   contentType?: string
 }
 
+/** What verifyRequest sees: the request as received, and the app to count and audit a refusal. */
+export interface VerifiableRequest {
+  method: string
+  /** Path and query as received. */
+  target: string
+  headers: Readonly<Record<string, string>>
+  body: Buffer
+  app: AppContext
+  requestId: string
+  clientAddress: string
+}
+
 export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema, B extends TSchema = TSchema, A extends Access = Access> {
   /** The OpenAPI operationId: the name a generated client gives the call (identifyPalm, listMembers). */
   operationId: string
@@ -94,6 +106,11 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   params?: P
   query?: Q
   body?: B
+  /**
+   * Checked before anything else (the database, authentication, the body's schema) on the request
+   * as received: node-to-node signatures. Throws a ServiceError to refuse.
+   */
+  verifyRequest?(request: VerifiableRequest): void
   /** Rules across validated fields that a schema cannot say (from <= to); checked before access. */
   checkInput?(input: { query: Static<Q>; body: Static<B> }): void
   responses: ResponseSpec[]

@@ -23,6 +23,8 @@ export interface ServiceMetrics {
   scan(probes: number, seconds: number): void
   webhookAttempt(outcome: WebhookAttemptOutcome): void
   dbQuery(seconds: number): void
+  /** A node-to-node call refused before it ran (peer-signature.ts says why). */
+  peerRefused(reason: string): void
 }
 
 export interface MetricsSources {
@@ -42,7 +44,7 @@ const LATENCY_BUCKETS = [0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.0
  */
 export function disabledMetrics(): ServiceMetrics {
   const nothing = () => {}
-  return { registry: new Registry(), request: nothing, identified: nothing, scan: nothing, webhookAttempt: nothing, dbQuery: nothing }
+  return { registry: new Registry(), request: nothing, identified: nothing, scan: nothing, webhookAttempt: nothing, dbQuery: nothing, peerRefused: nothing }
 }
 
 export function createMetrics(sources: MetricsSources): ServiceMetrics {
@@ -64,6 +66,10 @@ export function createMetrics(sources: MetricsSources): ServiceMetrics {
     labelNames: ['outcome'], registers,
   })
   const dbSeconds = new Histogram({ name: 'palmvein_db_query_duration_seconds', help: 'SQL statements, from being sent (or queued for a connection) to their result', buckets: LATENCY_BUCKETS, registers })
+  const peerRefusals = new Counter({
+    name: 'palmvein_peer_calls_refused_total', help: 'Node-to-node calls refused before they ran: unsigned, bad_signature, stale (timestamp outside the replay window), replayed (nonce seen)',
+    labelNames: ['reason'], registers,
+  })
   const rateLimited = new Counter({ name: 'palmvein_rate_limited_total', help: 'Requests refused with 429 (plan rate, daily limit, terminal registrations)', registers })
   new Gauge({
     name: 'palmvein_gallery_rows', help: 'Reference rows in the matcher gallery of an environment (two per member with both hands)', labelNames: ['environment_id'], registers,
@@ -107,5 +113,6 @@ export function createMetrics(sources: MetricsSources): ServiceMetrics {
     scan: (probes, seconds) => scanSeconds.observe({ batch: probes }, seconds),
     webhookAttempt: (outcome) => attempts.inc({ outcome }),
     dbQuery: (seconds) => dbSeconds.observe(seconds),
+    peerRefused: (reason) => peerRefusals.inc({ reason }),
   }
 }

@@ -6,6 +6,7 @@
 import type { ChildProcess } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadLocalIssuer } from '../../src/auth/identity-tokens.js'
+import { peerSigningKey, signPeerRequest } from '../../src/cluster/peer-signature.js'
 import { shardOf } from '../../src/cluster/shard-of.js'
 import { createTestStorage, usingPostgres, type TestStorage } from '../support/database.js'
 import { enroll, enrollBody, createMember, createPalmTenant, identifyBody, population, type PalmTenant } from '../support/palms.js'
@@ -134,28 +135,31 @@ describe(`cluster mode (${usingPostgres ? 'PostgreSQL, 3 processes' : 'PGlite'})
     expect(health).toMatch(/^cluster: node \S+ at http:\/\/127\.0\.0\.1:\d+; 3 live node\(s\); serves 0 shard\(s\)/m)
   }, 180_000)
 
-  it('refuses node-to-node calls without the cluster secret, and keeps them out of the API description', async () => {
+  it('refuses node-to-node calls not signed with the cluster key, and keeps them out of the API description', async () => {
     // A shard that has members (members[0]'s): 10 members may leave one of 4 shards empty.
     const shard = shardOf(members[0], SHARDS)
     const body = { environment_id: tenant.environmentId, shards: [shard], min_seq: 0, probe: Buffer.alloc(256).toString('base64'), k: 1 }
-    for (const headers of [{} as Record<string, string>, { 'x-palmvein-cluster-secret': `${SECRET}x` }, { 'x-palmvein-cluster-secret': SECRET.slice(1) }]) {
+    const key = peerSigningKey(SECRET)
+    /** The headers of a signed call with this body; `signingKey` another key for a forged one. */
+    const signedFor = (sent: unknown, signingKey = key) => ({ 'content-type': 'application/json', ...signPeerRequest(signingKey, { method: 'POST', target: '/internal/cluster/search', body: JSON.stringify(sent) }) })
+    for (const headers of [{} as Record<string, string>, { 'x-palmvein-cluster-secret': SECRET }, signedFor(body, peerSigningKey(`${SECRET}x`))]) {
       expectProblem(await request(nodes.B.url, 'POST', '/internal/cluster/search', { body, headers }), 401, 'unauthenticated')
     }
-    const withSecret = { 'x-palmvein-cluster-secret': SECRET }
-    expectProblem(await request(nodes.B.url, 'POST', '/internal/cluster/search', { body, headers: withSecret }), 400, 'invalid_request')
+    expectProblem(await request(nodes.B.url, 'POST', '/internal/cluster/search', { body, headers: signedFor(body) }), 400, 'invalid_request')
     const probe = Buffer.from(Int8Array.from({ length: 256 }, (_, index) => (index % 7) - 3).buffer).toString('base64')
-    const answered = await request(nodes.B.url, 'POST', '/internal/cluster/search', { body: { ...body, probe }, headers: withSecret })
+    const answered = await request(nodes.B.url, 'POST', '/internal/cluster/search', { body: { ...body, probe }, headers: signedFor({ ...body, probe }) })
     expectStatus(answered, 200)
     expect(answered.body.hits).toHaveLength(1)
     // B holds every shard; asked for one it reads that shard's rows only, and names hands.
     const ofShard = members.filter((memberId) => shardOf(memberId, SHARDS) === shard)
-    const all = await request(nodes.B.url, 'POST', '/internal/cluster/search', { body: { ...body, shards: [shard], probe, k: 100 }, headers: withSecret })
+    const all = await request(nodes.B.url, 'POST', '/internal/cluster/search', { body: { ...body, shards: [shard], probe, k: 100 }, headers: signedFor({ ...body, shards: [shard], probe, k: 100 }) })
     expect(all.body.hits).toHaveLength(ofShard.length * 2)
     for (const hit of all.body.hits) {
       expect(ofShard).toContain(hit.id)
       expect(['left', 'right']).toContain(hit.partition)
     }
-    const leftOnly = await request(nodes.B.url, 'POST', '/internal/cluster/search', { body: { ...body, shards: [shard], probe, k: 100, partition: 'left' }, headers: withSecret })
+    const leftBody = { ...body, shards: [shard], probe, k: 100, partition: 'left' }
+    const leftOnly = await request(nodes.B.url, 'POST', '/internal/cluster/search', { body: leftBody, headers: signedFor(leftBody) })
     expect(leftOnly.body.hits.map((hit: { partition: string }) => hit.partition)).toEqual(ofShard.map(() => 'left'))
     const document = await request(nodes.B.url, 'GET', '/v1/openapi.json')
     expect(Object.keys(document.body.paths).filter((path) => path.includes('internal'))).toEqual([])

@@ -5,11 +5,13 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { createPeerVerifier, peerSigningKey } from '../../src/cluster/peer-signature.js'
 import { createScatter, type ShardDirectory } from '../../src/cluster/scatter.js'
 import { ServiceError } from '../../src/errors.js'
 import type { EnvironmentRow } from '../../src/store/organizations.js'
 
 const SECRET = 'x'.repeat(32)
+const verifier = createPeerVerifier(peerSigningKey(SECRET), 30_000)
 const environment = { id: '0190c8a4-1c3e-7c1b-8d2e-123456789abc', shards: 2, dimension: 4 } as EnvironmentRow
 const probe = Int8Array.from([1, 2, 3, 4])
 
@@ -24,7 +26,9 @@ async function peer(answer: (body: { shards: number[] }) => { status: number; bo
     request.on('data', (chunk) => { text += chunk })
     request.on('end', () => {
       state.asked += 1
-      expect(request.headers['x-palmvein-cluster-secret']).toBe(SECRET)
+      // Signed with the cluster key, never carrying the secret itself.
+      expect(verifier.check({ method: request.method!, target: request.url!, body: text }, request.headers as Record<string, string>)).toBeNull()
+      expect(JSON.stringify(request.headers)).not.toContain(SECRET)
       const reply = answer(JSON.parse(text))
       if (!reply) {
         state.open += 1
@@ -72,7 +76,7 @@ describe('scatter-gather', () => {
       urlOf: (nodeId) => peers[nodeId]?.url,
       servesHere: () => false,
     }
-    const scatter = createScatter({ directory, secret: SECRET, hedgeMs: 20, log: pino({ level: 'silent' }), searchHere: async () => [] })
+    const scatter = createScatter({ directory, peer: { secret: SECRET }, hedgeMs: 20, log: pino({ level: 'silent' }), searchHere: async () => [] })
     scatters.push(scatter)
     return scatter
   }

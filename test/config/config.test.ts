@@ -17,13 +17,25 @@ describe('configuration', () => {
   it('is in cluster mode only with PALMVEIN_NODE_URL, on PostgreSQL, with a long enough secret', () => {
     expect(loadConfig({}, {}).cluster).toBeNull()
     const env = { DATABASE_URL: 'postgres://db/palmvein', PALMVEIN_NODE_URL: 'http://10.0.0.5:8080/', PALMVEIN_CLUSTER_SECRET: 's'.repeat(32) }
-    expect(loadConfig({}, env).cluster).toEqual({ nodeUrl: 'http://10.0.0.5:8080', secret: 's'.repeat(32), leaseMs: 10_000, replicas: 2, memoryBytes: null, hedgeMs: 100 })
+    expect(loadConfig({}, env).cluster).toEqual({
+      nodeUrl: 'http://10.0.0.5:8080', secret: 's'.repeat(32), leaseMs: 10_000, replicas: 2, memoryBytes: null, hedgeMs: 100,
+      peerListener: null, replayWindowMs: 30_000, peerCaFile: null,
+    })
     expect(loadConfig({}, { ...env, PALMVEIN_NODE_LEASE_MS: '3000', PALMVEIN_SHARD_REPLICAS: '3', PALMVEIN_NODE_MEMORY_BYTES: String(2 ** 33), PALMVEIN_CLUSTER_HEDGE_MS: '20' }).cluster)
       .toMatchObject({ leaseMs: 3000, replicas: 3, memoryBytes: 2 ** 33, hedgeMs: 20 })
     expect(() => loadConfig({}, { ...env, PALMVEIN_CLUSTER_SECRET: 's'.repeat(31) })).toThrow(/at least 32 characters/)
     expect(() => loadConfig({}, { ...env, DATABASE_URL: '' })).toThrow(/needs PostgreSQL/)
     expect(() => loadConfig({}, { ...env, PALMVEIN_NODE_URL: 'ftp://x' })).toThrow(/must be an http\(s\) URL/)
     expect(() => loadConfig({}, { ...env, PALMVEIN_SHARD_REPLICAS: '0' })).toThrow(ConfigError)
+  })
+
+  it('takes node-to-node calls on PALMVEIN_PEER_PORT when set, with a replay window of PALMVEIN_PEER_REPLAY_WINDOW_MS', () => {
+    const env = { DATABASE_URL: 'postgres://db/palmvein', PALMVEIN_NODE_URL: 'https://10.0.0.5:8443', PALMVEIN_CLUSTER_SECRET: 's'.repeat(32), HOST: '10.0.0.5' }
+    expect(loadConfig({}, { ...env, PALMVEIN_PEER_PORT: '8443', PALMVEIN_PEER_REPLAY_WINDOW_MS: '5000', PALMVEIN_PEER_CA_FILE: '/etc/palmvein/ca.pem' }).cluster)
+      .toMatchObject({ peerListener: { host: '10.0.0.5', port: 8443 }, replayWindowMs: 5000, peerCaFile: '/etc/palmvein/ca.pem' })
+    expect(loadConfig({}, { ...env, PALMVEIN_PEER_PORT: '8443', PALMVEIN_PEER_HOST: '192.168.1.5' }).cluster?.peerListener).toEqual({ host: '192.168.1.5', port: 8443 })
+    for (const port of ['0', '70000', 'x', '8080']) expect(() => loadConfig({}, { ...env, PALMVEIN_PEER_PORT: port })).toThrow(/PALMVEIN_PEER_PORT must/)
+    for (const window of ['999', '300001', '30s']) expect(() => loadConfig({}, { ...env, PALMVEIN_PEER_REPLAY_WINDOW_MS: window })).toThrow(/PALMVEIN_PEER_REPLAY_WINDOW_MS must be an integer/)
   })
 
   it('reads the environment and lets explicit overrides win', () => {

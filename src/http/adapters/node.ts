@@ -8,6 +8,7 @@ import pino from 'pino'
 import { ServiceError } from '../../errors.js'
 import { newId } from '../../ids.js'
 import { problemReply } from '../problem.js'
+import { HEADER_LIMIT_BYTES } from '../request-framing.js'
 import type { TlsMaterial } from './tls.js'
 import { once } from 'node:events'
 import { BODY_LIMIT_BYTES, bodyTooLarge } from '../body.js'
@@ -96,13 +97,16 @@ const silentLog = pino({ level: 'silent' })
 
 /**
  * A request node:http could not parse never reaches a handler: answer it as problem+json anyway
- * (501 for a method HTTP does not define, 400 for the rest) and close the connection.
+ * (501 for a method HTTP does not define, 431 for a head past HEADER_LIMIT_BYTES, 400 for the rest)
+ * and close the connection.
  */
 function answerUnparsable(error: NodeJS.ErrnoException & { bytesParsed?: number }, socket: Duplex) {
   if (!socket.writable || (socket as Duplex & { _httpMessage?: unknown })._httpMessage) return socket.destroy()
-  const unknownMethod = error.code === 'HPE_INVALID_METHOD'
-  const reply = problemReply(unknownMethod
+  const reply = problemReply(error.code === 'HPE_INVALID_METHOD'
     ? new ServiceError('not_implemented', 'the request method is not one HTTP defines')
+    : error.code === 'HPE_HEADER_OVERFLOW'
+    ? new ServiceError('header_fields_too_large', `the request's header fields exceed ${HEADER_LIMIT_BYTES} bytes`)
+    // Two Content-Length headers, or one with Transfer-Encoding, land here too (HPE_UNEXPECTED_CONTENT_LENGTH).
     : new ServiceError('invalid_request', 'the request is not well-formed HTTP/1.1'), newId(), () => silentLog)
   const body = reply.body as string
   const head = [`HTTP/1.1 ${reply.status} ${STATUS_CODES[reply.status]}`, `Content-Type: ${reply.contentType}`, `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close']
@@ -111,7 +115,7 @@ function answerUnparsable(error: NodeJS.ErrnoException & { bytesParsed?: number 
 
 /** node:http, or node:https with `tls` (TLS 1.3 only unless the material says 1.2). */
 export function nodeTransport(tls?: TlsMaterial): Transport {
-  const server = tls ? createTlsServer(tls) : createServer()
+  const server = tls ? createTlsServer({ ...tls, maxHeaderSize: HEADER_LIMIT_BYTES }) : createServer({ maxHeaderSize: HEADER_LIMIT_BYTES })
   server.keepAliveTimeout = 10_000
   server.on('clientError', answerUnparsable)
   return {

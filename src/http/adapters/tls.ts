@@ -11,7 +11,7 @@ export interface TlsMaterial {
   minVersion: 'TLSv1.3' | 'TLSv1.2'
 }
 
-function readPem(setting: string, file: string): Buffer {
+export function readPem(setting: string, file: string): Buffer {
   try {
     return fs.readFileSync(file)
   } catch (error) {

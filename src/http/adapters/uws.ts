@@ -6,6 +6,11 @@ import { BODY_LIMIT_BYTES, bodyTooLarge } from '../body.js'
 import { BODY_METHODS, releaseChunks, type Exchange, type ResponseHead, type Transport } from '../exchange.js'
 import type { HttpRequest, HttpResponse, us_listen_socket } from '@trufflesuite/uws-js-unofficial'
 import type { UwsModule } from './uws-build.js'
+import pino from 'pino'
+import { newId } from '../../ids.js'
+import { problemReply } from '../problem.js'
+import { framingError } from '../request-framing.js'
+import type { ServiceError } from '../../errors.js'
 
 const statusLine = (status: number) => `${status} ${STATUS_CODES[status] ?? 'Unknown'}`
 /** ListenOptions.LIBUS_LISTEN_EXCLUSIVE_PORT (a const enum in the typings, 1 in every build). */
@@ -35,14 +40,26 @@ function writeHead(res: HttpResponse, head: ResponseHead) {
   for (const [name, value] of Object.entries(head.headers)) res.writeHeader(name, value)
 }
 
-function exchangeOf(res: HttpResponse, req: HttpRequest): Exchange {
+const silentLog = pino({ level: 'silent' })
+
+/** A head refused before any route runs (request-framing.ts): answered, then the connection closed. */
+function refuseHead(res: HttpResponse, error: ServiceError) {
+  const reply = problemReply(error, newId(), () => silentLog)
+  res.onAborted(() => {})
+  res.cork(() => {
+    res.writeStatus(statusLine(reply.status))
+    res.writeHeader('Content-Type', reply.contentType!)
+    res.end(reply.body as string, true)
+  })
+}
+
+function exchangeOf(res: HttpResponse, req: HttpRequest, fields: ReadonlyArray<readonly [string, string]>): Exchange {
   const state = { aborted: false }
   let onAbort!: () => void
   const aborted = new Promise<void>((resolve) => { onAbort = resolve })
   res.onAborted(() => { state.aborted = true; onAbort() })
   const method = req.getMethod().toUpperCase()
-  const headers: Record<string, string> = {}
-  req.forEach((name, value) => { headers[name] = value })
+  const headers: Record<string, string> = Object.fromEntries(fields)
   const isHead = method === 'HEAD'
   return {
     method,
@@ -94,7 +111,14 @@ export function uwsTransport(uws: UwsModule, description: string): Transport {
     name: 'uws',
     description,
     listen(host, port, onExchange) {
-      app.any('/*', (res, req) => { onExchange(exchangeOf(res, req)) })
+      app.any('/*', (res, req) => {
+        // Every field, repeats included: the framing checks need to see a second Content-Length.
+        const fields: Array<[string, string]> = []
+        req.forEach((name, value) => { fields.push([name, value]) })
+        const refused = framingError(fields)
+        if (refused) return refuseHead(res, refused)
+        onExchange(exchangeOf(res, req, fields))
+      })
       return new Promise((resolve, reject) => {
         // Exclusive: a second server on the same port must fail, not split the traffic with the first.
         ;(app as unknown as { listen(host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void): void })

@@ -1,20 +1,33 @@
 // Node-to-node routes of cluster mode (docs/scale-out.md), served only when PALMVEIN_NODE_URL is
-// set and never in the OpenAPI document: a peer's search of the shards this node serves.
-import { createHash, timingSafeEqual } from 'node:crypto'
-import { CLUSTER_SEARCH_PATH, CLUSTER_SECRET_HEADER } from '../../cluster/peer-client.js'
+// set and never in the OpenAPI document: a peer's search of the shards this node serves. On the
+// public port, or on the peer listener alone when PALMVEIN_PEER_PORT is set.
+import { CLUSTER_SEARCH_PATH } from '../../cluster/peer-client.js'
+import type { PeerVerifier } from '../../cluster/peer-signature.js'
 import { ServiceError } from '../../errors.js'
 import { TemplateError } from '../../matcher/index.js'
-import { defineRoute, type Route } from '../route.js'
+import { defineRoute, routeTemplate, type Route, type VerifiableRequest } from '../route.js'
 import { Body, Type } from '../schema.js'
 
-const digest = (text: string) => createHash('sha256').update(text).digest()
-
-/** Constant time: the digests have one length whatever was sent. */
-export function clusterSecretMatches(sent: string | undefined, secret: string): boolean {
-  return sent !== undefined && timingSafeEqual(digest(sent), digest(secret))
+/**
+ * Refuses a request not signed with the cluster key (or stale, or replayed) before anything else
+ * runs: counted in the metrics and kept in the audit trail's platform chain, reason included.
+ * Every refusal gets the same answer, so a caller learns nothing of why.
+ */
+function peerCheck(verifier: PeerVerifier, action: string) {
+  return ({ method, target, headers, body, app, requestId, clientAddress }: VerifiableRequest) => {
+    const refusal = verifier.check({ method, target, body }, headers)
+    if (!refusal) return
+    app.metrics.peerRefused(refusal)
+    app.audit.record({
+      org_id: null, created_at: new Date(), request_id: requestId, project_id: null, actor_kind: 'anonymous', actor_id: null,
+      action, resource_ids: { peer_refusal: refusal }, status: 401, client_address: clientAddress || null,
+      user_agent: headers['user-agent']?.slice(0, 256) ?? null,
+    })
+    throw new ServiceError('unauthenticated', 'node-to-node calls must be signed with the cluster key')
+  }
 }
 
-const searchShards = defineRoute({
+const searchShards = (verifier: PeerVerifier) => defineRoute({
   operationId: 'clusterSearchShards', method: 'post', path: CLUSTER_SEARCH_PATH, auth: ['none'], access: 'none', tags: ['Cluster'],
   internal: true,
   summary: "A peer's search of shards this node serves",
@@ -28,12 +41,9 @@ const searchShards = defineRoute({
     mode: Type.Optional(Type.Union([Type.Literal('exact'), Type.Literal('two_stage'), Type.Literal('auto')])),
     candidates: Type.Optional(Type.Integer({ minimum: 1, maximum: 65536 })),
   }),
+  verifyRequest: peerCheck(verifier, `POST ${routeTemplate({ path: CLUSTER_SEARCH_PATH })}`),
   responses: [{ status: 200, description: 'the best rows of those shards here' }],
-  async handler({ app, body, headers }) {
-    const cluster = app.config.cluster
-    if (!cluster || !clusterSecretMatches(headers[CLUSTER_SECRET_HEADER], cluster.secret)) {
-      throw new ServiceError('unauthenticated', 'node-to-node calls need the cluster secret')
-    }
+  async handler({ app, body }) {
     const bytes = Buffer.from(body.probe, 'base64')
     const probe = new Int8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
     try {
@@ -49,4 +59,5 @@ const searchShards = defineRoute({
   },
 })
 
-export const clusterRoutes: Route[] = [searchShards]
+/** The node-to-node routes, each checked by `verifier` (one per node: it remembers the nonces it accepted). */
+export const clusterRoutes = (verifier: PeerVerifier): Route[] => [searchShards(verifier)]
