@@ -65,6 +65,11 @@ describe('audit checkpoints exported and verified', () => {
     // and deletes every checkpoint the database held: the database alone no longer shows it.
     await sql()`DELETE FROM audit_blocks WHERE chain = ${cut.orgId} AND first_seq = (SELECT max(first_seq) FROM audit_blocks WHERE chain = ${cut.orgId})`
     await sql()`DELETE FROM audit_blocks WHERE chain = ${gone.orgId}`
+    // The database's own checkpoint (signed by the export) still shows the cut...
+    const own = await runCli(['audit', 'verify', '--org', cut.orgId], withKey(oldKey))
+    expect(own.code, own.stdout).toBe(1)
+    expect(own.stdout).toContain(`record ${cutEnd.last_seq}: the signed checkpoint in the database pins this record but the chain ends at record ${Number(cutEnd.last_seq) - 1}`)
+    // ...until it is deleted too.
     await sql()`DELETE FROM audit_checkpoints`
     const alone = await runCli(['audit', 'verify'], withKey(oldKey))
     expect(alone.code, alone.stdout).toBe(0)
