@@ -3,18 +3,35 @@
 // directory's): the audit keys derive from it (domain/audit-keys.ts).
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { CommandRefused, withCliSession, type CliSession } from './cli-session.js'
+import { CommandRefused } from './cli-session.js'
+import { loadConfig } from './config.js'
 import { adoptUnkeyedTrail } from './domain/audit-adoption.js'
 import { checkpointFile, parseCheckpointFile, signCheckpoint } from './domain/audit-checkpoints.js'
 import { loadAuditKeys, type AuditKeys } from './domain/audit-keys.js'
 import { sealAnchor, verifyAuditChains, type ChainReport } from './domain/audit-verify.js'
-import { loadMasterKey } from './domain/keyring.js'
+import { createKeyring, loadMasterKey } from './domain/keyring.js'
+import { openDatabase, type Sql } from './store/database.js'
+import { migrate } from './store/migrate.js'
 import { insertCheckpoint, type CheckpointRow } from './store/audit-keys.js'
 import { auditChains, chainTail, purgeAuditBefore } from './store/audit-log.js'
 
-/** `register`: record this master key's audit key (commands that write: they sign or MAC). */
-async function auditKeys(session: CliSession, register: boolean): Promise<AuditKeys> {
-  return loadAuditKeys(session.db.sql, session.keyring, (await loadMasterKey(session.config)).key, { register })
+/**
+ * Runs `task` on the database (joining a running service's) with the audit keys. `register`:
+ * record this master key's audit key (commands that write: they sign or MAC). No galleries: the
+ * audit commands search nothing.
+ */
+async function withAuditKeys<T>(register: boolean, task: (sql: Sql, keys: AuditKeys) => Promise<T>): Promise<T> {
+  const config = loadConfig()
+  const db = await openDatabase(config)
+  try {
+    await migrate(db.sql)
+    const master = (await loadMasterKey(config)).key
+    const keyring = createKeyring(master)
+    await keyring.refreshMasterKeys(db.sql)
+    return await task(db.sql, await loadAuditKeys(db.sql, keyring, master, { register }))
+  } finally {
+    await db.close()
+  }
 }
 
 const chainName = (chain: string) => (chain === 'platform' ? 'platform (no organization)' : `organization ${chain}`)
@@ -40,8 +57,8 @@ export async function runAuditVerify(orgId: string | undefined, checkpoints: str
       throw new CommandRefused(`--checkpoints ${checkpoints}: ${(error as Error).message}`)
     }
   }
-  return withCliSession(async (session) => {
-    const reports = await verifyAuditChains(session.db.sql, await auditKeys(session, false), { orgId, exported })
+  return withAuditKeys(false, async (sql, keys) => {
+    const reports = await verifyAuditChains(sql, keys, { orgId, exported })
     const ok = printReports(reports)
     if (exported) console.log(`checked against ${exported.length} signed checkpoint(s) from ${checkpoints}`)
     return ok ? 0 : 1
@@ -53,9 +70,7 @@ export async function runAuditVerify(orgId: string | undefined, checkpoints: str
  * to sign a chain that does not hold). Exit 1, writing nothing, when one does not.
  */
 export async function runAuditCheckpoints(out: string): Promise<number> {
-  return withCliSession(async (session) => {
-    const sql = session.db.sql
-    const keys = await auditKeys(session, true)
+  return withAuditKeys(true, async (sql, keys) => {
     await adoptUnkeyedTrail(sql, keys)
     const reports = await verifyAuditChains(sql, keys)
     if (!printReports(reports)) {
@@ -79,9 +94,8 @@ export async function runAuditCheckpoints(out: string): Promise<number> {
 }
 
 export async function runAuditPurge(days: number): Promise<void> {
-  await withCliSession(async (session) => {
-    const keys = await auditKeys(session, true)
-    const deleted = await purgeAuditBefore(session.db.sql, new Date(Date.now() - days * 86_400_000), sealAnchor(keys.current))
+  await withAuditKeys(true, async (sql, keys) => {
+    const deleted = await purgeAuditBefore(sql, new Date(Date.now() - days * 86_400_000), sealAnchor(keys.current))
     console.log(`purged ${deleted} audit record(s) older than ${days} day(s); the chains still verify from their anchors`)
   })
 }
