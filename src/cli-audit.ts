@@ -8,7 +8,7 @@ import { loadConfig } from './config.js'
 import { adoptUnkeyedTrail } from './domain/audit-adoption.js'
 import { checkpointFile, parseCheckpointFile, signCheckpoint } from './domain/audit-checkpoints.js'
 import { loadAuditKeys, type AuditKeys } from './domain/audit-keys.js'
-import { sealAnchor, verifyAuditChains, type ChainReport } from './domain/audit-verify.js'
+import { purgeKeys, verifyAuditChains, type ChainReport } from './domain/audit-verify.js'
 import { createKeyring, loadMasterKey } from './domain/keyring.js'
 import { openDatabase, type Sql } from './store/database.js'
 import { migrate } from './store/migrate.js'
@@ -93,9 +93,12 @@ export async function runAuditCheckpoints(out: string): Promise<number> {
   })
 }
 
-export async function runAuditPurge(days: number): Promise<void> {
-  await withAuditKeys(true, async (sql, keys) => {
-    const deleted = await purgeAuditBefore(sql, new Date(Date.now() - days * 86_400_000), sealAnchor(keys.current))
+/** Exit 1 when a chain was left unpurged because the block the purge would trust fails verification. */
+export async function runAuditPurge(days: number): Promise<number> {
+  return withAuditKeys(true, async (sql, keys) => {
+    const { deleted, refused } = await purgeAuditBefore(sql, new Date(Date.now() - days * 86_400_000), purgeKeys(keys))
     console.log(`purged ${deleted} audit record(s) older than ${days} day(s); the chains still verify from their anchors`)
+    for (const chain of refused) console.log(`NOT PURGED ${chainName(chain.chain)}: record ${chain.seq}: ${chain.reason}`)
+    return refused.length > 0 ? 1 : 0
   })
 }

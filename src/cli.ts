@@ -170,7 +170,8 @@ async function audit(args: string[]): Promise<void> {
   const [action, ...rest] = args
   if (action === 'purge') {
     const values = options(rest, { days: { type: 'string' } })
-    return runAuditPurge(wholeNumber('days', values.days, loadConfig().auditRetentionDays, 36_500)).catch(refusalAsUsage)
+    process.exitCode = await runAuditPurge(wholeNumber('days', values.days, loadConfig().auditRetentionDays, 36_500)).catch(refusalAsUsage)
+    return
   }
   if (action === 'checkpoints') {
     const values = options(rest, { out: { type: 'string' } })

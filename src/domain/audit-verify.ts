@@ -10,7 +10,7 @@ import { chainHash } from './audit-legacy-hash.js'
 import type { Sql } from '../store/database.js'
 import { checkpointsOf, type CheckpointRow } from '../store/audit-keys.js'
 import {
-  anchorOf, auditChains, chainBlocks, orgOfChain, readBlock, windowEdgeBlocks, type Anchor, type AuditFilter, type AuditRow, type ReadBlock,
+  anchorOf, auditChains, chainBlocks, orgOfChain, readBlock, windowEdgeBlocks, type Anchor, type AuditFilter, type AuditRow, type BlockRow, type PurgeKeys, type ReadBlock,
 } from '../store/audit-log.js'
 
 export interface Broken { seq: number; reason: string }
@@ -27,8 +27,17 @@ const ZERO_HASH = Buffer.alloc(32)
 const anchorStatement = (anchor: Pick<Anchor, 'chain' | 'last_seq' | 'hash'>) =>
   JSON.stringify(['palmvein-audit-anchor', anchor.chain, Number(anchor.last_seq), anchor.hash.toString('hex')])
 
-/** What the purge stores with an anchor: the audit key's MAC over the chain, position and hash. */
+/** What the purge and adoption store with an anchor: the audit key's MAC over the chain, position and hash. */
 export const sealAnchor = (key: AuditKey) => (anchor: Pick<Anchor, 'chain' | 'last_seq' | 'hash'>) => ({ key_id: key.id, mac: key.mac(anchorStatement(anchor)) })
+
+/** Why one block, taken alone (its row, its records' links and MACs), cannot be trusted, or null. */
+export function blockAloneProblem(keys: AuditKeys, block: BlockRow): Broken | null {
+  const read = readBlock(block)
+  return recordsProblem(read, keys, { prev: null, lastSeq: null, keyed: false }) ?? columnsProblem(read)
+}
+
+/** What the retention purge needs: MACs for anchors, and a check of the block it trusts the time bounds of. */
+export const purgeKeys = (keys: AuditKeys): PurgeKeys => ({ seal: sealAnchor(keys.current), check: (block) => blockAloneProblem(keys, block) })
 
 function anchorProblem(keys: AuditKeys, anchor: Anchor): Broken | null {
   const key = anchor.key_id === null ? undefined : keys.get(anchor.key_id)
@@ -182,8 +191,7 @@ export async function auditWindowProblem(sql: Sql, keys: AuditKeys, filter: Audi
     if (problem) return { seq: Number(row.seq), reason: problem }
   }
   for (const block of await windowEdgeBlocks(sql, filter.orgId, filter.from, filter.to)) {
-    const read = readBlock(block)
-    const problem = recordsProblem(read, keys, { prev: null, lastSeq: null, keyed: false }) ?? columnsProblem(read)
+    const problem = blockAloneProblem(keys, block)
     if (problem) return problem
   }
   return null

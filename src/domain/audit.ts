@@ -9,7 +9,7 @@
 import type { Logger } from 'pino'
 import type { AuditKeys } from './audit-keys.js'
 import { signCheckpoint } from './audit-checkpoints.js'
-import { sealAnchor } from './audit-verify.js'
+import { purgeKeys } from './audit-verify.js'
 import { appendBlock, byChain, chainTail, purgeAuditBefore, type AuditInsert, type ChainTail } from '../store/audit-log.js'
 import { insertCheckpoint } from '../store/audit-keys.js'
 import type { Sql } from '../store/database.js'
@@ -145,8 +145,9 @@ export function createAuditTrail(options: {
   checkpointTimer.unref()
   const purge = async () => {
     try {
-      const deleted = await purgeAuditBefore(sql, new Date(Date.now() - options.retentionDays * 86_400_000), sealAnchor(keys.current))
+      const { deleted, refused } = await purgeAuditBefore(sql, new Date(Date.now() - options.retentionDays * 86_400_000), purgeKeys(keys))
       if (deleted > 0) log.info(`Audit: purged ${deleted} record(s) older than ${options.retentionDays} days`)
+      for (const chain of refused) log.error(chain, 'Audit: not purging a chain whose block fails verification (run palmvein audit verify)')
     } catch (error) {
       log.warn({ err: error }, 'Audit: the retention purge failed; it runs again tomorrow')
     }

@@ -240,27 +240,42 @@ export async function windowEdgeBlocks(sql: Sql, chain: string, from: Date, to: 
     SELECT ${sql.unsafe(BLOCK_COLUMNS)} FROM audit_blocks WHERE chain = ${chain} AND first_seq IN (SELECT first_seq FROM edges) ORDER BY first_seq`
 }
 
+/** What the purge needs from the audit key: a MAC for each anchor, and a check of a block before trusting its time bounds. */
+export interface PurgeKeys {
+  seal(anchor: Pick<Anchor, 'chain' | 'hash' | 'last_seq'>): { key_id: string; mac: Buffer }
+  /** Why the block (its row and its records) cannot be trusted, or null. */
+  check(block: BlockRow): { seq: number; reason: string } | null
+}
+
 /**
  * Deletes every chain's blocks whose newest record is older than `cutoff`, each chain under its
- * lock, and anchors the chain at the last deleted record's hash (with `seal`'s MAC over the
- * anchor) so it still verifies. Returns how many records were deleted.
+ * lock, and anchors the chain (with a MAC) at the last deleted record's hash so it still
+ * verifies. The newest block to go is checked first: a block row whose time bounds were moved
+ * into the past would otherwise have the purge delete it, and every block before it, and sign the
+ * anchor. Such a chain is left whole and named in `refused`.
  */
-export async function purgeAuditBefore(sql: Sql, cutoff: Date, seal: (anchor: Omit<Anchor, 'key_id' | 'mac'>) => { key_id: string; mac: Buffer }): Promise<number> {
+export async function purgeAuditBefore(sql: Sql, cutoff: Date, keys: PurgeKeys): Promise<{ deleted: number; refused: Array<{ chain: string; seq: number; reason: string }> }> {
   let deleted = 0
+  const refused: Array<{ chain: string; seq: number; reason: string }> = []
   for (const chain of await auditChains(sql)) {
     deleted += await sql.begin(async (tx) => {
       await tx`SELECT pg_advisory_xact_lock(${AUDIT_LOCK_CLASS}, hashtext(${chain}))`
-      const [last] = await tx<{ first_seq: number; last_seq: number; last_hash: Buffer }[]>`
-        SELECT first_seq, last_seq, last_hash FROM audit_blocks WHERE chain = ${chain} AND last_at < ${cutoff} ORDER BY first_seq DESC LIMIT 1`
+      const [last] = await tx<BlockRow[]>`
+        SELECT ${tx.unsafe(BLOCK_COLUMNS)} FROM audit_blocks WHERE chain = ${chain} AND last_at < ${cutoff} ORDER BY first_seq DESC LIMIT 1`
       if (!last) return 0
+      const problem = keys.check(last)
+      if (problem) {
+        refused.push({ chain, ...problem })
+        return 0
+      }
       const removed = await tx<{ records: number }[]>`
         DELETE FROM audit_blocks WHERE chain = ${chain} AND first_seq <= ${last.first_seq}
         RETURNING json_array_length(records::json) AS records`
-      const { key_id, mac } = seal({ chain, hash: last.last_hash, last_seq: last.last_seq })
+      const { key_id, mac } = keys.seal({ chain, hash: last.last_hash, last_seq: last.last_seq })
       await tx`INSERT INTO audit_anchors (chain, hash, last_seq, purged_at, key_id, mac) VALUES (${chain}, ${last.last_hash}, ${last.last_seq}, now(), ${key_id}, ${mac})
         ON CONFLICT (chain) DO UPDATE SET hash = excluded.hash, last_seq = excluded.last_seq, purged_at = excluded.purged_at, key_id = excluded.key_id, mac = excluded.mac`
       return removed.reduce((sum, block) => sum + block.records, 0)
     })
   }
-  return deleted
+  return { deleted, refused }
 }

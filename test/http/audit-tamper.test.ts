@@ -130,7 +130,13 @@ describe('audit trail tampering by someone holding the database', () => {
     expect(after.status, JSON.stringify(after.body)).toBe(500)
     expect(after.body).toMatchObject({ code: 'audit_trail_broken' })
     expect(after.body.detail).toContain(`record ${blocks[0].first_seq}`)
-  }, 60_000)
+
+    // Nor does the retention purge take the moved bounds at their word (it would delete the blocks and sign an anchor).
+    const purged = await runCli(['audit', 'purge', '--days', '30'], env)
+    expect(purged.code, purged.stdout + purged.stderr).toBe(1)
+    expect(purged.stdout).toContain(`NOT PURGED organization ${tenant.orgId}: record ${blocks[4].first_seq}: its block's first_at/last_at do not match its records`)
+    expect((await verify(tenant.orgId)).code).toBe(1)
+  }, 90_000)
 
   it('catches the oldest blocks deleted behind a forged retention anchor', async () => {
     const { tenant } = await tenantWithRefusals('tamper-anchor@example.com', 3)
