@@ -53,6 +53,7 @@ const sameTime = (a: Date, b: Date) => a.getTime() === b.getTime()
 /** The block's columns that disagree with its records. */
 function mismatchedColumns(block: Exclude<ReadBlock, { unreadable: string }>): string[] {
   const rows = block.rows
+  if (rows.length === 0) return ['records (none left)']
   const times = rows.map((row) => row.created_at.getTime())
   const columns: string[] = []
   if (rows[0].seq !== Number(block.first_seq)) columns.push('first_seq')

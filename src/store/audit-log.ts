@@ -187,7 +187,7 @@ const BLOCK_COLUMNS = 'chain, org_id, first_seq, last_seq, first_at, last_at, la
 export function readBlock(block: BlockRow): ReadBlock {
   try {
     const stored = JSON.parse(block.records) as StoredRecord[]
-    if (!Array.isArray(stored) || stored.length === 0) throw new Error('not an array of records')
+    if (!Array.isArray(stored)) throw new Error('not an array of records')
     return {
       ...block,
       rows: stored.map((record) => ({
