@@ -4,7 +4,8 @@
 //   palmvein migrate
 //   palmvein token --sub <subject> [--ttl <seconds>]
 //   palmvein org create --name <name> --admin <subject> [--platform]
-//   palmvein audit verify [--org <id>]
+//   palmvein audit verify [--org <id>] [--checkpoints <file>]
+//   palmvein audit checkpoints --out <file>
 //   palmvein audit purge [--days <n>]
 //   palmvein import --project <id> [--allow-duplicates] [--rejects <file>] [--batch <n>] [--progress-lines] <file.ndjson | ->
 //   palmvein export --project <id> --include-biometrics
@@ -30,8 +31,7 @@ import { CommandRefused } from './cli-session.js'
 import { ConfigError, loadConfig } from './config.js'
 import { organizationResource } from './http/resources/organizations.js'
 import { isUuid, newId } from './ids.js'
-import { verifyAuditChains } from './domain/audit.js'
-import { purgeAuditBefore } from './store/audit-log.js'
+import { runAuditCheckpoints, runAuditPurge, runAuditVerify } from './cli-audit.js'
 import { start } from './server.js'
 import { syntheticCapture } from './synthetic-capture.js'
 import { openDatabase } from './store/database.js'
@@ -46,8 +46,13 @@ const USAGE = `usage:
   palmvein token --sub <subject> [--ttl <seconds>] print an identity token from the local development issuer
   palmvein org create --name <name> --admin <subject> [--platform]
                                                    create an organization with that admin; print it as JSON
-  palmvein audit verify [--org <id>]              check the audit trail's hash chains (one organization's, or all);
-                                                   exit 1 when a record was edited, inserted or deleted
+  palmvein audit verify [--org <id>] [--checkpoints <file>]
+                                                   check the audit trail (one organization's chain, or all) with the
+                                                   master key: every record's MAC and link, block and anchor, and signed
+                                                   checkpoint (also those of an exported file); exit 1 naming the first
+                                                   record edited, inserted, deleted, reordered or hidden
+  palmvein audit checkpoints --out <file>          verify, then sign (Ed25519) a checkpoint of every chain's end into
+                                                   <file>: keep it away from the database; exit 1 when a chain is broken
   palmvein audit purge [--days <n>]                run the retention purge now (default PALMVEIN_AUDIT_RETENTION_DAYS)
   palmvein import --project <project_id> [--allow-duplicates] [--rejects <file>] [--batch <n>] [--progress-lines] <file.ndjson | ->
                                                    import members with their palms, one JSON object a line
@@ -164,39 +169,21 @@ async function org(args: string[]): Promise<void> {
 
 async function audit(args: string[]): Promise<void> {
   const [action, ...rest] = args
-  if (action === 'purge') return auditPurge(rest)
-  if (action !== 'verify') throw new UsageError('audit: the actions are "verify" and "purge"')
-  const values = options(rest, { org: { type: 'string' } })
+  if (action === 'purge') {
+    const values = options(rest, { days: { type: 'string' } })
+    process.exitCode = await runAuditPurge(wholeNumber('days', values.days, loadConfig().auditRetentionDays, 36_500)).catch(refusalAsUsage)
+    return
+  }
+  if (action === 'checkpoints') {
+    const values = options(rest, { out: { type: 'string' } })
+    if (!values.out) throw new UsageError('audit checkpoints needs --out <file>')
+    process.exitCode = await runAuditCheckpoints(values.out).catch(refusalAsUsage)
+    return
+  }
+  if (action !== 'verify') throw new UsageError('audit: the actions are "verify", "checkpoints" and "purge"')
+  const values = options(rest, { org: { type: 'string' }, checkpoints: { type: 'string' } })
   if (values.org !== undefined && !isUuid(values.org)) throw new UsageError('--org must be an organization id (a UUID)')
-  const db = await openDatabase(loadConfig())
-  try {
-    await migrate(db.sql)
-    const reports = await verifyAuditChains(db.sql, values.org)
-    for (const report of reports) {
-      const name = report.chain === 'platform' ? 'platform (no organization)' : `organization ${report.chain}`
-      console.log(report.broken
-        ? `BROKEN ${name}: record ${report.broken.seq}: ${report.broken.reason}`
-        : `ok ${name}: ${report.records} record(s)`)
-    }
-    if (reports.length === 0) console.log('ok: no audit records')
-    if (reports.some((report) => report.broken)) process.exitCode = 1
-  } finally {
-    await db.close()
-  }
-}
-
-async function auditPurge(args: string[]): Promise<void> {
-  const config = loadConfig()
-  const values = options(args, { days: { type: 'string' } })
-  const days = wholeNumber('days', values.days, config.auditRetentionDays, 36_500)
-  const db = await openDatabase(config)
-  try {
-    await migrate(db.sql)
-    const deleted = await purgeAuditBefore(db.sql, new Date(Date.now() - days * 86_400_000))
-    console.log(`purged ${deleted} audit record(s) older than ${days} day(s); the chains still verify from their anchors`)
-  } finally {
-    await db.close()
-  }
+  process.exitCode = await runAuditVerify(values.org, values.checkpoints).catch(refusalAsUsage)
 }
 
 function wholeNumber(name: string, value: string | undefined, fallback: number, max: number): number {

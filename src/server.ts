@@ -10,6 +10,8 @@ import { loadConfig, type Config } from './config.js'
 import { createKeyring, loadMasterKey } from './domain/keyring.js'
 import { sealPlaintextSecrets } from './domain/webhook-secrets.js'
 import { createAuditTrail } from './domain/audit.js'
+import { adoptUnkeyedTrail } from './domain/audit-adoption.js'
+import { loadAuditKeys } from './domain/audit-keys.js'
 import { createRateLimiter } from './domain/rate-limit.js'
 import { createEnrollmentSignals } from './domain/enrollment-signals.js'
 import { createCalibrator } from './domain/calibration.js'
@@ -116,7 +118,10 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     const scans = createScanRecorder(db.sql, log)
     stops.push(() => scans.close())
     // Flushed after the HTTP server has stopped (stops run in reverse): no request's record is lost.
-    const audit = createAuditTrail({ sql: db.sql, log, retentionDays: config.auditRetentionDays, purge: true })
+    const auditKeys = await loadAuditKeys(db.sql, keyring, master.key, { register: true })
+    const adopted = await adoptUnkeyedTrail(db.sql, auditKeys)
+    if (adopted.length > 0) log.info(`Audit: adopted ${adopted.length} chain(s) written before the trail was keyed (a signed checkpoint at the end of each)`)
+    const audit = createAuditTrail({ sql: db.sql, log, keys: auditKeys, retentionDays: config.auditRetentionDays, purge: true })
     stops.push(() => audit.close())
     // The worker stops after the HTTP server (stops run in reverse) and waits for attempts in flight.
     const webhooks = createWebhookEngine({ db, config, keyring, logger: log.child({ component: 'webhooks' }), onAttempt: metrics.webhookAttempt })

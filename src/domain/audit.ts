@@ -3,11 +3,19 @@
 // appends the queue hash-chained per organization, each chain's records as one block in one
 // statement (see appendBlock: a writer whose tail another moved re-reads it), and `close()`
 // flushes what is left. Records hold ids, the route template, the status and the client, never a
-// body. A daily job purges records past the retention, anchoring each chain so it still verifies.
-import { createHash } from 'node:crypto'
+// body. Records link by HMAC under the audit key (audit-keys.ts); every 15 minutes and at close the
+// trail signs a checkpoint of each chain it appended to (audit-checkpoints.ts). A daily job purges
+// records past the retention, anchoring each chain (with a MAC) so it still verifies.
 import type { Logger } from 'pino'
-import { anchorOf, appendBlock, auditChains, byChain, chainBlocks, chainTail, purgeAuditBefore, type AuditInsert, type ChainTail } from '../store/audit-log.js'
+import type { AuditKeys } from './audit-keys.js'
+import { signCheckpoint } from './audit-checkpoints.js'
+import { purgeKeys } from './audit-verify.js'
+import { appendBlock, byChain, chainTail, purgeAuditBefore, type AuditInsert, type ChainTail } from '../store/audit-log.js'
+import { insertCheckpoint } from '../store/audit-keys.js'
 import type { Sql } from '../store/database.js'
+
+export { chainHash } from './audit-legacy-hash.js'
+export { verifyAuditChains, type ChainReport } from './audit-verify.js'
 
 export type AuditRecord = AuditInsert
 
@@ -25,31 +33,29 @@ const BLOCK_RECORDS = 250
 /** Appends from a tail that moved before giving up until the next flush (writers racing on one chain). */
 const APPEND_ATTEMPTS = 20
 const PURGE_EVERY_MS = 24 * 3600_000
-
-/** The record's content in a fixed order: what its hash covers. */
-function content(record: AuditInsert): string {
-  return JSON.stringify([
-    record.created_at.toISOString(), record.request_id, record.org_id, record.project_id, record.actor_kind, record.actor_id,
-    record.action, Object.entries(record.resource_ids).sort(([a], [b]) => a.localeCompare(b)), record.status,
-    record.client_address, record.user_agent,
-  ])
-}
-
-export function chainHash(prev: Buffer, record: AuditInsert): Buffer {
-  return createHash('sha256').update(prev).update(content(record)).digest()
-}
+/** Signed checkpoints are batched: one per chain appended to, this often (and at close). */
+const CHECKPOINT_EVERY_MS = 15 * 60_000
 
 export interface AuditTrail {
   /** Queues the record (never waits, never throws). */
   record(record: AuditRecord): void
   /** Appends everything queued so far. */
   flush(): Promise<void>
+  /** Signs a checkpoint of each chain this trail appended to since its last one. */
+  checkpoint(): Promise<void>
   close(): Promise<void>
+  /** The keys it links, MACs and signs with, and verifies with. */
+  readonly keys: AuditKeys
 }
 
-/** `flushEveryMs`: how often a light trickle of records is appended (default 250 ms). */
-export function createAuditTrail(options: { sql: Sql; log: Logger; retentionDays: number; purge: boolean; flushEveryMs?: number }): AuditTrail {
-  const { sql, log } = options
+/**
+ * `flushEveryMs`: how often a light trickle of records is appended (default 250 ms);
+ * `checkpointEveryMs`: how often the chains appended to are checkpointed (default 15 minutes).
+ */
+export function createAuditTrail(options: {
+  sql: Sql; log: Logger; keys: AuditKeys; retentionDays: number; purge: boolean; flushEveryMs?: number; checkpointEveryMs?: number
+}): AuditTrail {
+  const { sql, log, keys } = options
   let queue: AuditRecord[] = []
   let flushing: Promise<void> = Promise.resolve()
   let closed = false
@@ -59,7 +65,7 @@ export function createAuditTrail(options: { sql: Sql; log: Logger; retentionDays
   async function appendPart(chain: string, records: AuditRecord[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const tail = tails.get(chain) ?? await chainTail(sql, chain)
-      const next = await appendBlock(sql, chain, tail, records, chainHash)
+      const next = await appendBlock(sql, chain, tail, records, keys.current)
       if (next) {
         tails.set(chain, next)
         return
@@ -118,12 +124,30 @@ export function createAuditTrail(options: { sql: Sql; log: Logger; retentionDays
     return flushing
   }
 
+  /** The position each chain was last checkpointed at by this trail. */
+  const checkpointed = new Map<string, number>()
+  async function checkpoint(): Promise<void> {
+    for (const [chain, tail] of tails) {
+      const seq = tail.nextSeq - 1
+      if (checkpointed.get(chain) === seq) continue
+      try {
+        await insertCheckpoint(sql, signCheckpoint(keys.current, chain, seq, tail.prev))
+        checkpointed.set(chain, seq)
+      } catch (error) {
+        log.warn({ err: error, chain }, 'Audit: signing a checkpoint failed; retrying with the next one')
+      }
+    }
+  }
+
   const timer = setInterval(() => { if (queue.length > 0 && !flushPending) void flush() }, options.flushEveryMs ?? FLUSH_EVERY_MS)
   timer.unref()
+  const checkpointTimer = setInterval(() => { void checkpoint() }, options.checkpointEveryMs ?? CHECKPOINT_EVERY_MS)
+  checkpointTimer.unref()
   const purge = async () => {
     try {
-      const deleted = await purgeAuditBefore(sql, new Date(Date.now() - options.retentionDays * 86_400_000))
+      const { deleted, refused } = await purgeAuditBefore(sql, new Date(Date.now() - options.retentionDays * 86_400_000), purgeKeys(keys))
       if (deleted > 0) log.info(`Audit: purged ${deleted} record(s) older than ${options.retentionDays} days`)
+      for (const chain of refused) log.error(chain, 'Audit: not purging a chain whose block fails verification (run palmvein audit verify)')
     } catch (error) {
       log.warn({ err: error }, 'Audit: the retention purge failed; it runs again tomorrow')
     }
@@ -140,45 +164,16 @@ export function createAuditTrail(options: { sql: Sql; log: Logger; retentionDays
       if (queue.length - taken >= FLUSH_AT && !flushPending) void flush()
     },
     flush,
+    checkpoint,
+    keys,
     async close() {
       closed = true
       clearInterval(timer)
+      clearInterval(checkpointTimer)
       if (purgeTimer) clearInterval(purgeTimer)
       await flush()
       if (queue.length > 0) log.error({ lost: queue.length }, 'Audit: records could not be appended before shutdown')
+      await checkpoint()
     },
   }
-}
-
-export interface ChainReport {
-  chain: string
-  records: number
-  /** The first record whose hash or link does not hold, or null. */
-  broken: { seq: number; reason: string } | null
-}
-
-/** Walks each chain (or the organization's) from its anchor, recomputing every hash. */
-export async function verifyAuditChains(sql: Sql, orgId?: string): Promise<ChainReport[]> {
-  const chains = orgId ? [orgId] : await auditChains(sql)
-  const reports: ChainReport[] = []
-  for (const chain of chains) {
-    const anchor = await anchorOf(sql, chain)
-    let prev = anchor?.hash ?? Buffer.alloc(32)
-    let records = 0
-    let broken: ChainReport['broken'] = null
-    for await (const block of chainBlocks(sql, chain, anchor?.last_seq ?? 0)) {
-      if ('unreadable' in block) {
-        broken ??= { seq: block.firstSeq, reason: `its block cannot be read (${block.unreadable})` }
-        continue
-      }
-      for (const row of block.rows) {
-        records += 1
-        if (!broken && !row.prev_hash.equals(prev)) broken = { seq: row.seq, reason: 'its prev_hash is not the hash of the record before it (a record was deleted or inserted)' }
-        if (!broken && !chainHash(row.prev_hash, row).equals(row.hash)) broken = { seq: row.seq, reason: 'its content does not match its hash (the record was edited)' }
-        prev = row.hash
-      }
-    }
-    reports.push({ chain, records, broken })
-  }
-  return reports
 }

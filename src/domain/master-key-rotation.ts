@@ -1,5 +1,6 @@
 // Master key rotation without re-encrypting a template (envelope encryption): only the blobs the
-// master key wraps directly change. rotate-master adds a wrapping under the new key to each (one
+// master key wraps directly change (audit keys among them: the trail written under the old master
+// key still verifies under the new one). rotate-master adds a wrapping under the new key to each (one
 // transaction) and records the rotation; retire-master, run with the new key once every process
 // uses it, drops the old wrappings and the record, after which the old key opens nothing.
 import type { Sql } from '../store/database.js'
@@ -17,8 +18,10 @@ export interface RotationCounts {
   webhook_secrets: number
 }
 
-const contextOf = (blob: MasterWrappedBlob) => (blob.kind === 'environment' ? `environment:${blob.id}` : `webhook-secret:${blob.id}`)
-const describe = (blob: MasterWrappedBlob) => `${blob.kind === 'environment' ? 'environment' : 'webhook subscription'} ${blob.id}`
+const CONTEXT_PREFIX = { environment: 'environment', webhook_secret: 'webhook-secret', audit_key: 'audit-key' } as const
+const NOUN = { environment: 'environment', webhook_secret: 'webhook subscription', audit_key: 'audit key' } as const
+const contextOf = (blob: MasterWrappedBlob) => `${CONTEXT_PREFIX[blob.kind]}:${blob.id}`
+const describe = (blob: MasterWrappedBlob) => `${NOUN[blob.kind]} ${blob.id}`
 
 function count(blobs: MasterWrappedBlob[]): RotationCounts {
   return { environments: blobs.filter((blob) => blob.kind === 'environment').length, webhook_secrets: blobs.filter((blob) => blob.kind === 'webhook_secret').length }

@@ -1,5 +1,6 @@
 // Queries of master key rotation: the rotation record, and every blob wrapped by the master key
-// (environment keys; webhook secrets of projects without an environment, sealed under the master).
+// (environment keys; webhook secrets of projects without an environment, sealed under the master;
+// audit keys).
 import type { Queryable } from './database.js'
 
 export interface RotationRow {
@@ -9,7 +10,7 @@ export interface RotationRow {
   old_key_under_new: Buffer
 }
 
-export type MasterWrappedKind = 'environment' | 'webhook_secret'
+export type MasterWrappedKind = 'environment' | 'webhook_secret' | 'audit_key'
 
 export interface MasterWrappedBlob {
   kind: MasterWrappedKind
@@ -45,13 +46,16 @@ export async function lockMasterWrapped(sql: Queryable): Promise<MasterWrappedBl
     FROM webhook_subscriptions AS subscription JOIN projects AS project ON project.id = subscription.project_id
     WHERE project.environment_id IS NULL AND subscription.secret_sealed IS NOT NULL
     ORDER BY subscription.id FOR UPDATE OF subscription`
+  const auditKeys = await sql<Array<{ id: string; blob: Buffer }>>`SELECT key_id AS id, secret_sealed AS blob FROM audit_keys ORDER BY key_id FOR UPDATE`
   return [
     ...environments.map((row) => ({ kind: 'environment' as const, ...row })),
     ...secrets.map((row) => ({ kind: 'webhook_secret' as const, ...row })),
+    ...auditKeys.map((row) => ({ kind: 'audit_key' as const, ...row })),
   ]
 }
 
 export async function replaceMasterWrapped(sql: Queryable, blob: MasterWrappedBlob): Promise<void> {
   if (blob.kind === 'environment') await sql`UPDATE environments SET wrapped_key = ${blob.blob} WHERE id = ${blob.id}`
+  else if (blob.kind === 'audit_key') await sql`UPDATE audit_keys SET secret_sealed = ${blob.blob} WHERE key_id = ${blob.id}`
   else await sql`UPDATE webhook_subscriptions SET secret_sealed = ${blob.blob} WHERE id = ${blob.id}`
 }

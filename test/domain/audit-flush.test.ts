@@ -6,6 +6,7 @@ import pino from 'pino'
 import { createAuditTrail, verifyAuditChains, type AuditRecord } from '../../src/domain/audit.js'
 import type { Sql } from '../../src/store/database.js'
 import { newId } from '../../src/ids.js'
+import { testAuditKeys } from '../support/audit-keys.js'
 import { createTestStorage, type TestStorage } from '../support/database.js'
 
 describe('audit trail flushes', () => {
@@ -26,7 +27,8 @@ describe('audit trail flushes', () => {
       return held.then(() => query)
     }) as unknown as Sql
     // No timed flush during the test: only the 50-record trigger and explicit flushes append.
-    const trail = createAuditTrail({ sql: gated, log: pino({ level: 'silent' }), retentionDays: 400, purge: false, flushEveryMs: 3_600_000 })
+    const keys = await testAuditKeys(sql)
+    const trail = createAuditTrail({ sql: gated, log: pino({ level: 'silent' }), keys, retentionDays: 400, purge: false, flushEveryMs: 3_600_000 })
     const org = newId()
     const record = (n: number): AuditRecord => ({
       org_id: org, created_at: new Date(), request_id: `flush-${n}`, project_id: null, actor_kind: 'token', actor_id: 'someone',
@@ -49,6 +51,6 @@ describe('audit trail flushes', () => {
     await trail.flush()
     expect(await blocks()).toEqual([[1, 50], [51, 53]])
     await trail.close()
-    expect((await verifyAuditChains(sql, org))[0]).toEqual({ chain: org, records: 53, broken: null })
+    expect((await verifyAuditChains(sql, keys, { orgId: org }))[0]).toEqual({ chain: org, records: 53, broken: null })
   })
 })

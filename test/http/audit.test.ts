@@ -4,7 +4,6 @@
 // the record edited or deleted in the database (inside its block, as someone with the database
 // would); an organization admin reads only its own records.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { chainHash } from '../../src/domain/audit.js'
 import { newId } from '../../src/ids.js'
 import { appendBlock, type AuditRow, type ChainTail } from '../../src/store/audit-log.js'
 import { enrollBody, population } from '../support/palms.js'
@@ -195,7 +194,7 @@ describe('audit trail', () => {
     await sql`DELETE FROM audit_blocks WHERE chain = ${orgId}`
     let tail: ChainTail = { nextSeq: rows[0].seq, prev: Buffer.alloc(32) }
     for (const row of rows) {
-      const next = await appendBlock(sql, orgId, tail, [{ ...row, created_at: timeOf(row.seq) ?? row.created_at }], chainHash)
+      const next = await appendBlock(sql, orgId, tail, [{ ...row, created_at: timeOf(row.seq) ?? row.created_at }], svc.service.app.audit.keys.current)
       if (!next) throw new Error(`record ${row.seq} was not appended`)
       tail = next
     }

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import pino from 'pino'
 import { createAuditTrail, verifyAuditChains, type AuditRecord } from '../../src/domain/audit.js'
 import { newId } from '../../src/ids.js'
+import { testAuditKeys } from '../support/audit-keys.js'
 import { createTestStorage, type TestStorage } from '../support/database.js'
 
 describe('audit appends from two writers', () => {
@@ -14,7 +15,8 @@ describe('audit appends from two writers', () => {
 
   it('interleaved flushes of two trails leave each chain verifiable with every record once', async () => {
     const log = pino({ level: 'silent' })
-    const options = { sql: storage.db.sql, log, retentionDays: 400, purge: false }
+    const keys = await testAuditKeys(storage.db.sql)
+    const options = { sql: storage.db.sql, log, keys, retentionDays: 400, purge: false }
     const first = createAuditTrail(options)
     const second = createAuditTrail(options)
     const orgs = [newId(), newId()]
@@ -30,7 +32,7 @@ describe('audit appends from two writers', () => {
       }
     }
     await Promise.all([first.close(), second.close()])
-    const reports = await verifyAuditChains(storage.db.sql)
+    const reports = await verifyAuditChains(storage.db.sql, keys)
     for (const org of orgs) expect(reports.find((report) => report.chain === org)).toEqual({ chain: org, records: 36, broken: null })
     expect(reports.find((report) => report.chain === 'platform')?.broken).toBeNull()
     const ids = await storage.db.sql<{ request_id: string }[]>`SELECT request_id FROM audit_log WHERE request_id LIKE 'req-%'`

@@ -1,6 +1,7 @@
 // Upgrading a database whose audit trail was written a row per record (migration 0013) to blocks
-// (0017): every record keeps its position, content and hashes, the chains still verify, and new
-// records chain on from where each chain ended.
+// (0017) and then keyed (0035): every record keeps its position, content and hashes; the first
+// start adopts the unkeyed chains (a signed checkpoint at each end), after which they verify; new
+// records chain on, keyed, from where each chain ended.
 import fs from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import pino from 'pino'
@@ -8,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chainHash, createAuditTrail, verifyAuditChains, type AuditRecord } from '../../src/domain/audit.js'
 import { newId } from '../../src/ids.js'
 import { migrate } from '../../src/store/migrate.js'
+import { adoptUnkeyedTrail } from '../../src/domain/audit-adoption.js'
+import { testAuditKeys } from '../support/audit-keys.js'
 import { createTestStorage, type TestStorage } from '../support/database.js'
 
 const MIGRATION_0013 = fileURLToPath(new URL('../../src/store/migrations/0013_audit_log.sql', import.meta.url))
@@ -20,8 +23,8 @@ describe('audit trail upgrade to blocks', () => {
   it('keeps the records written before, verifiable, and chains new ones after them', async () => {
     const sql = storage.db.sql
     // The database as it was before migration 0017.
-    await sql.unsafe(`DROP VIEW audit_log; DROP TABLE audit_blocks; DROP TABLE audit_anchors;
-      DELETE FROM schema_migrations WHERE name = '0017_audit_blocks.sql'`).simple()
+    await sql.unsafe(`DROP VIEW audit_log; DROP TABLE audit_blocks; DROP TABLE audit_anchors; DROP TABLE audit_checkpoints; DROP TABLE audit_keys;
+      DELETE FROM schema_migrations WHERE name IN ('0017_audit_blocks.sql', '0035_audit_keyed.sql')`).simple()
     await sql.unsafe(await fs.readFile(MIGRATION_0013, 'utf8')).simple()
 
     const org = newId()
@@ -39,8 +42,15 @@ describe('audit trail upgrade to blocks', () => {
       prev.set(old.org_id, hash)
     }
 
-    expect(await migrate(sql)).toEqual(['0017_audit_blocks.sql'])
-    expect(await verifyAuditChains(sql)).toEqual([
+    expect(await migrate(sql)).toEqual(['0017_audit_blocks.sql', '0035_audit_keyed.sql'])
+    const keys = await testAuditKeys(sql)
+    // Before the first start adopts them, nothing vouches for the end of the unkeyed chains.
+    expect((await verifyAuditChains(sql, keys, { orgId: org }))[0].broken).toEqual({
+      seq: 5, reason: expect.stringContaining('the records up to here carry no MAC and no signed checkpoint covers them'),
+    })
+    expect((await adoptUnkeyedTrail(sql, keys)).sort()).toEqual([org, 'platform'].sort())
+    expect(await adoptUnkeyedTrail(sql, keys)).toEqual([])
+    expect(await verifyAuditChains(sql, keys)).toEqual([
       { chain: org, records: 3, broken: null },
       { chain: 'platform', records: 2, broken: null },
     ].sort((a, b) => a.chain.localeCompare(b.chain)))
@@ -50,10 +60,10 @@ describe('audit trail upgrade to blocks', () => {
       seq: n + 1, created_at: record(org, n).created_at, request_id: `old-${n}`, status: 200 + n, resource_ids: { project_id: `p-${n}` }, user_agent: 'old/1.0',
     })))
 
-    const trail = createAuditTrail({ sql, log: pino({ level: 'silent' }), retentionDays: 400, purge: false })
+    const trail = createAuditTrail({ sql, log: pino({ level: 'silent' }), keys, retentionDays: 400, purge: false })
     trail.record({ ...record(org, 9), created_at: new Date() })
     await trail.close()
-    expect((await verifyAuditChains(sql, org))[0]).toEqual({ chain: org, records: 4, broken: null })
+    expect((await verifyAuditChains(sql, keys, { orgId: org }))[0]).toEqual({ chain: org, records: 4, broken: null })
     const [newest] = await sql<{ seq: number }[]>`SELECT seq FROM audit_log WHERE chain = ${org} ORDER BY seq DESC LIMIT 1`
     expect(newest.seq).toBe(6)
   })

@@ -1,5 +1,7 @@
 // The audit trail of an organization (spec "What the service does", item 2: "Access is logged"):
 // a filtered page, newest first, and the NDJSON export of a window, oldest first.
+import { auditWindowProblem } from '../../domain/audit-verify.js'
+import { ServiceError } from '../../errors.js'
 import { auditPage, auditRowsAfter, type AuditFilter } from '../../store/audit-log.js'
 import { auditResource, AuditRecordSchema } from '../resources/audit.js'
 import { defineRoute, StreamReply, type Route } from '../route.js'
@@ -27,7 +29,11 @@ export const auditRoutes: Route[] = [
     responses: [{ status: 200, description: 'a page of records and how many match', schema: Type.Object({ items: Type.Array(AuditRecordSchema), total_count: Type.Integer({ minimum: 0 }) }) }],
     async handler(context) {
       const { query, params, app } = context
-      const { items, total } = await auditPage(app.sql, filterOf(params.org_id, query), query.page, query.per_page)
+      const filter = filterOf(params.org_id, query)
+      const { items, total } = await auditPage(app.sql, filter, query.page, query.per_page)
+      // A page that could hide or misstate records is refused rather than shown.
+      const broken = await auditWindowProblem(app.sql, app.audit.keys, filter, items)
+      if (broken) throw new ServiceError('audit_trail_broken', `record ${broken.seq} of this organization's audit trail: ${broken.reason}; run palmvein audit verify`)
       return { items: items.map(auditResource), total_count: total }
     },
   }),

@@ -1,0 +1,104 @@
+// `palmvein audit verify | checkpoints | purge`: the audit trail's checks, its signed checkpoint
+// export and its retention purge. Each needs the master key (PALMVEIN_MASTER_KEY or the data
+// directory's): the audit keys derive from it (domain/audit-keys.ts).
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { CommandRefused } from './cli-session.js'
+import { loadConfig } from './config.js'
+import { adoptUnkeyedTrail } from './domain/audit-adoption.js'
+import { checkpointFile, parseCheckpointFile, signCheckpoint } from './domain/audit-checkpoints.js'
+import { loadAuditKeys, type AuditKeys } from './domain/audit-keys.js'
+import { purgeKeys, verifyAuditChains, type ChainReport } from './domain/audit-verify.js'
+import { createKeyring, loadMasterKey } from './domain/keyring.js'
+import { openDatabase, type Sql } from './store/database.js'
+import { migrate } from './store/migrate.js'
+import { insertCheckpoint, type CheckpointRow } from './store/audit-keys.js'
+import { auditChains, chainTail, purgeAuditBefore } from './store/audit-log.js'
+
+/**
+ * Runs `task` on the database (joining a running service's) with the audit keys. `register`:
+ * record this master key's audit key (commands that write: they sign or MAC). No galleries: the
+ * audit commands search nothing.
+ */
+async function withAuditKeys<T>(register: boolean, task: (sql: Sql, keys: AuditKeys) => Promise<T>): Promise<T> {
+  const config = loadConfig()
+  const db = await openDatabase(config)
+  try {
+    await migrate(db.sql)
+    const master = (await loadMasterKey(config)).key
+    const keyring = createKeyring(master)
+    await keyring.refreshMasterKeys(db.sql)
+    return await task(db.sql, await loadAuditKeys(db.sql, keyring, master, { register }))
+  } finally {
+    await db.close()
+  }
+}
+
+const chainName = (chain: string) => (chain === 'platform' ? 'platform (no organization)' : `organization ${chain}`)
+
+function printReports(reports: ChainReport[]): boolean {
+  for (const report of reports) {
+    console.log(report.broken
+      ? `BROKEN ${chainName(report.chain)}: record ${report.broken.seq}: ${report.broken.reason}`
+      : `ok ${chainName(report.chain)}: ${report.records} record(s)`)
+  }
+  if (reports.length === 0) console.log('ok: no audit records')
+  return reports.every((report) => !report.broken)
+}
+
+/** Exit 1 when a chain does not hold. `checkpoints`: an exported file the database is checked against too. */
+export async function runAuditVerify(orgId: string | undefined, checkpoints: string | undefined): Promise<number> {
+  let exported: CheckpointRow[] | undefined
+  if (checkpoints !== undefined) {
+    const text = await fs.readFile(checkpoints, 'utf8').catch((error: Error) => { throw new CommandRefused(`--checkpoints: ${error.message}`) })
+    try {
+      exported = parseCheckpointFile(text)
+    } catch (error) {
+      throw new CommandRefused(`--checkpoints ${checkpoints}: ${(error as Error).message}`)
+    }
+  }
+  return withAuditKeys(false, async (sql, keys) => {
+    const reports = await verifyAuditChains(sql, keys, { orgId, exported })
+    const ok = printReports(reports)
+    if (exported) console.log(`checked against ${exported.length} signed checkpoint(s) from ${checkpoints}`)
+    return ok ? 0 : 1
+  })
+}
+
+/**
+ * Verifies every chain, signs a checkpoint at the end of each and writes them to `out` (refusing
+ * to sign a chain that does not hold). Exit 1, writing nothing, when one does not.
+ */
+export async function runAuditCheckpoints(out: string): Promise<number> {
+  return withAuditKeys(true, async (sql, keys) => {
+    await adoptUnkeyedTrail(sql, keys)
+    const reports = await verifyAuditChains(sql, keys)
+    if (!printReports(reports)) {
+      console.error('palmvein audit checkpoints: not signing a trail that does not verify; nothing written')
+      return 1
+    }
+    const signed = []
+    for (const chain of await auditChains(sql)) {
+      const tail = await chainTail(sql, chain)
+      if (tail.nextSeq === 1) continue
+      const checkpoint = signCheckpoint(keys.current, chain, tail.nextSeq - 1, tail.prev)
+      await insertCheckpoint(sql, checkpoint)
+      signed.push(checkpoint)
+    }
+    const temporary = path.join(path.dirname(out), `.${path.basename(out)}.${process.pid}`)
+    await fs.writeFile(temporary, checkpointFile(keys, signed))
+    await fs.rename(temporary, out)
+    console.log(`wrote ${signed.length} signed checkpoint(s) to ${out} (audit key ${keys.current.id}); keep it away from the database`)
+    return 0
+  })
+}
+
+/** Exit 1 when a chain was left unpurged because the block the purge would trust fails verification. */
+export async function runAuditPurge(days: number): Promise<number> {
+  return withAuditKeys(true, async (sql, keys) => {
+    const { deleted, refused } = await purgeAuditBefore(sql, new Date(Date.now() - days * 86_400_000), purgeKeys(keys))
+    console.log(`purged ${deleted} audit record(s) older than ${days} day(s); the chains still verify from their anchors`)
+    for (const chain of refused) console.log(`NOT PURGED ${chainName(chain.chain)}: record ${chain.seq}: ${chain.reason}`)
+    return refused.length > 0 ? 1 : 0
+  })
+}
