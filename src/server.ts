@@ -150,6 +150,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
       deviceAuthUsage,
       rateLimiter,
       health: [{ name: 'database', critical: true, check: () => db.health() }],
+      ...(clusterNode ? { cluster: clusterNode } : {}),
       shuttingDown: false,
     }
 
