@@ -53,7 +53,8 @@ function untilListening(child: ChildProcess, name: string): Promise<{ child: Chi
   return new Promise((resolve, reject) => {
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)))
     let output = ''
-    const timer = setTimeout(() => reject(new Error(`${name} did not start within 30 s:\n${output}`)), 30_000)
+    // Killed when late: a process left behind would hold its port and its database connections.
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${name} did not start within 30 s:\n${output}`)) }, 30_000)
     const onData = (chunk: Buffer) => {
       output += chunk
       const match = /HTTP: listening on (http:\/\/[^\s"]+)/.exec(output)
