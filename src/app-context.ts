@@ -49,6 +49,8 @@ export interface AppContext {
   audit: AuditTrail
   /** Prometheus counters and histograms (served on their own listener, config.metrics). */
   metrics: ServiceMetrics
+  /** Cluster mode (src/cluster/node.ts): a new environment's shards are taken before its creation answers. */
+  cluster?: { environmentCreated(environmentId: string, shards: number): Promise<void> }
   /** Set once shutdown begins: long polls return early. */
   shuttingDown: boolean
 }

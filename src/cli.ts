@@ -33,6 +33,7 @@ import { organizationResource } from './http/resources/organizations.js'
 import { isUuid, newId } from './ids.js'
 import { runAuditCheckpoints, runAuditPurge, runAuditVerify } from './cli-audit.js'
 import { start } from './server.js'
+import { createLogger } from './log.js'
 import { syntheticCapture } from './synthetic-capture.js'
 import { openDatabase } from './store/database.js'
 import { isDatabaseUnreachable } from './store/availability.js'
@@ -101,8 +102,20 @@ function options<T extends Record<string, { type: 'string' | 'boolean' }>>(args:
 }
 
 async function serve(): Promise<void> {
-  const service = await start()
-  const config = service.app.config
+  const config = loadConfig()
+  const log = createLogger(config)
+  // postgres.js leaves a rejection unhandled when a connection dies while it fetches types (its
+  // first exchange): during a database outage, or a stall while the service boots (it waits for
+  // the database then), that is expected, not a reason to stop. Watched from before the boot.
+  process.on('unhandledRejection', (reason) => {
+    if (isDatabaseUnreachable(reason)) {
+      log.debug({ err: reason }, 'database connection lost during setup')
+      return
+    }
+    log.fatal({ err: reason }, 'unhandled rejection')
+    process.exit(1)
+  })
+  const service = await start({ config, log })
   if (!config.jwksUrl && !config.jwtPublicKey) {
     console.log(`\npalmvein is running at ${service.url}\nGet an admin token:  npx palmvein token --sub admin@example.com\nCreate its organization:  npx palmvein org create --name "My org" --admin admin@example.com\n`)
   }
@@ -116,16 +129,6 @@ async function serve(): Promise<void> {
       process.exit(1)
     })
   }
-  // postgres.js leaves a rejection unhandled when a connection dies while it fetches types (its
-  // first exchange): during a database outage that is expected, not a reason to stop serving.
-  process.on('unhandledRejection', (reason) => {
-    if (isDatabaseUnreachable(reason)) {
-      service.app.log.debug({ err: reason }, 'database connection lost during setup')
-      return
-    }
-    service.app.log.fatal({ err: reason }, 'unhandled rejection')
-    process.exit(1)
-  })
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
 }

@@ -25,7 +25,9 @@ import { availableBackends, loadNativeAddon } from './matcher/backend.js'
 import { createScanRecorder } from './domain/scans.js'
 import { routeTable } from './http/routes/index.js'
 import { loadTls, readPem } from './http/adapters/tls.js'
-import { createHttpServer } from './http/server.js'
+import { createHttpServer, type HttpServer } from './http/server.js'
+import { bootAnswers } from './http/boot-answers.js'
+import { createBootDatabaseWait, type BootDatabaseWait } from './boot-database-wait.js'
 import { createLogger } from './log.js'
 import { openDatabase } from './store/database.js'
 import { migrate } from './store/migrate.js'
@@ -71,12 +73,31 @@ export async function start(options: StartOptions = {}): Promise<Service> {
   const config = loadConfig(options.config)
   const log = options.log ?? createLogger(config)
   const stops: Array<() => Promise<void>> = []
+  let http: HttpServer | null = null
+  let shuttingDown: () => void = () => {}
+  // Once: among the stops when the boot completed, after them when it failed.
+  let httpClosing: Promise<void> | null = null
+  const stopHttp = () => (httpClosing ??= (async () => { shuttingDown(); await http?.close() })())
   try {
     log.info(`palmvein ${VERSION} starting`)
+    // Listening before the database answers: /healthz says why the boot waits (boot-answers.ts).
+    const tls = config.tls ? loadTls(config.tls) : undefined
+    if (!tls && config.nodeEnv === 'production') {
+      log.warn('HTTP: NODE_ENV=production without TLS: terminate TLS 1.3 in front of the service, or set PALMVEIN_TLS_CERT_FILE and PALMVEIN_TLS_KEY_FILE')
+    }
+    http = createHttpServer(config.httpServer, tls)
+    log.info(`HTTP: ${http.describe}`)
+    let wait: BootDatabaseWait | null = null
+    const port = await http.listen(config.host, config.port, bootAnswers(() => wait?.waiting() ?? 'starting', log))
+    const url = urlOf(tls ? 'https' : 'http', config.host, port)
+    log.info(`HTTP: bound to ${url}; /healthz answers 503 until the service is ready`)
+
     const db = await openDatabase(config, { log, exclusive: true })
     stops.push(() => db.close())
     log.info(`DB: ${db.describe}`)
-    const applied = await migrate(db.sql, (message) => log.info(`DB: ${message}`))
+    wait = createBootDatabaseWait(db, log)
+    const { untilDatabase } = wait
+    const applied = await untilDatabase('migrations', () => migrate(db.sql, (message) => log.info(`DB: ${message}`)))
     if (!applied.length) log.info('DB: schema up to date')
 
     // Read when scraped: the galleries exist by the time the listener opens.
@@ -99,10 +120,10 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     // Unused leased requests go back to the shared counters after the HTTP server has stopped.
     const rateLimiter = createRateLimiter(db.sql)
     stops.push(() => rateLimiter.release())
-    const enrollmentSignals = await createEnrollmentSignals(db, (error) => log.warn({ err: error }, 'enrollment session signal failed'))
+    const enrollmentSignals = await untilDatabase('enrollment signals', () => createEnrollmentSignals(db, (error) => log.warn({ err: error }, 'enrollment session signal failed')))
     stops.push(() => enrollmentSignals.stop())
     const keyring = createKeyring(master.key)
-    await keyring.refreshMasterKeys(db.sql)
+    await untilDatabase('master keys', () => keyring.refreshMasterKeys(db.sql))
     // Galleries close after the HTTP server and the scan writer (stops run in reverse).
     // Cluster mode: searches reach every shard's holder (scatter.ts); this node's share is its peers' to ask.
     const clusterNode = config.cluster ? createClusterNode({ cluster: config.cluster, sql: db.sql, log }) : null
@@ -125,10 +146,10 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     stops.push(() => audit.close())
     // The worker stops after the HTTP server (stops run in reverse) and waits for attempts in flight.
     const webhooks = createWebhookEngine({ db, config, keyring, logger: log.child({ component: 'webhooks' }), onAttempt: metrics.webhookAttempt })
-    const sealed = await sealPlaintextSecrets(db.sql, webhooks.secrets)
+    const sealed = await untilDatabase('webhook secrets', () => sealPlaintextSecrets(db.sql, webhooks.secrets))
     if (sealed > 0) log.info(`Webhooks: sealed ${sealed} secret(s) stored in plaintext by an earlier version`)
     if (config.webhookWorker) {
-      await webhooks.start()
+      await untilDatabase('webhook worker', () => webhooks.start())
       stops.push(() => webhooks.stop())
     }
     log.info(`Webhooks: worker ${config.webhookWorker ? 'on' : 'off'}${config.webhookAllowLocalhost ? ', localhost allowed' : ''}`)
@@ -144,6 +165,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
       deviceAuthUsage,
       rateLimiter,
       health: [{ name: 'database', critical: true, check: () => db.health() }],
+      ...(clusterNode ? { cluster: clusterNode } : {}),
       shuttingDown: false,
     }
 
@@ -152,33 +174,29 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     await ensureErasureLedger(config)
     await applyErasureLedger(app, (environmentId, memberId) => galleries.announce(environmentId, memberId))
     // Registers every environment as loading (identify answers 503 for it), then loads in the background.
-    await galleries.startLoading()
+    await untilDatabase('galleries', () => galleries.startLoading())
 
-    const tls = config.tls ? loadTls(config.tls) : undefined
-    if (!tls && config.nodeEnv === 'production') {
-      log.warn('HTTP: NODE_ENV=production without TLS: terminate TLS 1.3 in front of the service, or set PALMVEIN_TLS_CERT_FILE and PALMVEIN_TLS_KEY_FILE')
-    }
+    const describeHttp = http.describe
+    app.health.push({ name: 'http', critical: false, check: async () => describeHttp })
+    shuttingDown = () => { app.shuttingDown = true }
     // Node-to-node routes: on the public port, or on the peer listener alone (PALMVEIN_PEER_PORT).
     const peerRoutes = config.cluster ? clusterRoutes(createPeerVerifier(peerSigningKey(config.cluster.secret), config.cluster.replayWindowMs)) : []
     const peerListener = config.cluster?.peerListener ?? null
-    const http = createHttpServer(app, routeTable(VERSION, peerListener ? [] : peerRoutes), config.httpServer, tls)
-    log.info(`HTTP: ${http.describe}`)
-    app.health.push({ name: 'http', critical: false, check: async () => http.describe })
-    const port = await http.listen(config.host, config.port)
-    stops.push(async () => { app.shuttingDown = true; await http.close() })
-    const url = urlOf(tls ? 'https' : 'http', config.host, port)
+    http.serve(app, routeTable(VERSION, peerListener ? [] : peerRoutes))
+    stops.push(stopHttp)
     log.info(`HTTP: listening on ${url}`)
     let peerUrl: string | null = null
     if (peerListener) {
-      const peerHttp = createHttpServer(app, peerRoutes, config.httpServer, tls)
-      const peerPort = await peerHttp.listen(peerListener.host, peerListener.port)
+      const peerHttp = createHttpServer(config.httpServer, tls)
+      const peerPort = await peerHttp.listen(peerListener.host, peerListener.port, bootAnswers(() => 'starting', log))
+      peerHttp.serve(app, peerRoutes)
       stops.push(() => peerHttp.close())
       peerUrl = urlOf(tls ? 'https' : 'http', peerListener.host, peerPort)
       log.info(`Cluster: node-to-node calls on ${peerUrl} only (PALMVEIN_PEER_PORT)`)
     }
     if (clusterNode) {
       // Once peers can reach it; it leaves the cluster first on shutdown (stops run in reverse).
-      await clusterNode.start(galleries)
+      await untilDatabase('cluster registration', () => clusterNode.start(galleries))
       stops.push(() => clusterNode.close())
       app.health.push(clusterNode.health)
     }
@@ -204,6 +222,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
       },
     }
   } catch (error) {
+    await stopHttp().catch(() => {})
     for (const stop of stops.reverse()) await stop().catch(() => {})
     throw error
   }

@@ -5,13 +5,18 @@
 // given up only once the nodes that should hold it instead are ready, so a rebalance never leaves
 // a shard without replicas. A node that dies stops heartbeating: after the lease its holds no
 // longer count, the ranking moves on, and other nodes load its shards.
+// Between heartbeats the view can be stale (a shard moved, a replica became ready): a search that
+// finds no replica for a shard re-reads the holds first (`refresh`). A new environment's shards are
+// taken by the node that creates it before its creation answers (`environmentCreated`): they are
+// empty, so that is at once, and the ranking moves them on at the next heartbeats.
 import os from 'node:os'
 import type { Logger } from 'pino'
 import type { ClusterConfig } from '../config.js'
 import type { Galleries } from '../domain/galleries.js'
 import type { HealthCheck } from '../health.js'
 import type { Sql } from '../store/database.js'
-import { claimShard, deregisterNode, environmentShardCounts, heartbeat, liveHolds, liveNodes, markShardReady, registerNode, releaseShard, type ShardHoldRow } from '../store/cluster.js'
+import { claimShard, deregisterNode, environmentShardCounts, heartbeat, liveHolds, liveNodes, markShardReady, registerNode, releaseShard, type NodeRow, type ShardHoldRow } from '../store/cluster.js'
+import { unreachableNodes } from './peer-reachability.js'
 import { replicasFor } from './rendezvous.js'
 import type { ShardDirectory } from './scatter.js'
 import { describeCluster, type ClusterStatus } from './status.js'
@@ -19,12 +24,16 @@ import { describeCluster, type ClusterStatus } from './status.js'
 export interface ClusterNode extends ShardDirectory {
   /** Registers, then keeps heartbeating and balancing in the background. */
   start(galleries: Galleries): Promise<void>
+  /** Takes the new environment's shards here before its creation answers (see environmentCreated below). */
+  environmentCreated(environmentId: string, shards: number): Promise<void>
   status(): ClusterStatus & { node_id: string }
   health: HealthCheck
   close(): Promise<void>
 }
 
 const key = (environmentId: string, shard: number) => `${environmentId}/${shard}`
+// /healthz must answer within 800 ms (health.ts): the peers' /livez get part of it.
+const HEALTH_PROBE_MS = 400
 
 export function createClusterNode(options: { cluster: ClusterConfig; sql: Sql; log: Logger }): ClusterNode {
   const { cluster, sql, log } = options
@@ -34,6 +43,8 @@ export function createClusterNode(options: { cluster: ClusterConfig; sql: Sql; l
   let urls = new Map<string, string>()
   let readyHolders = new Map<string, string[]>()
   let snapshot: ClusterStatus = { nodes: [], environments: [], warnings: [] }
+  let view: { nodes: NodeRow[]; holds: ShardHoldRow[]; environments: Array<{ id: string; name: string; shards: number }> } = { nodes: [], holds: [], environments: [] }
+  let reading: { startedAt: number; done: Promise<void> } | null = null
   const serving = new Set<string>()
   const busy = new Set<string>()
   let work: Promise<void> = Promise.resolve()
@@ -54,13 +65,53 @@ export function createClusterNode(options: { cluster: ClusterConfig; sql: Sql; l
     await claimShard(sql, hold, cluster.leaseMs)
     try {
       const rows = await galleries.loadShard(environmentId, shard)
-      await markShardReady(sql, hold, rows)
+      // Served before it is announced: a peer that reads the hold as ready finds it served.
       serving.add(key(environmentId, shard))
+      await markShardReady(sql, hold, rows)
       log.info(`Cluster: serving shard ${shard} of environment ${environmentId}`)
     } catch (error) {
+      serving.delete(key(environmentId, shard))
       await releaseShard(sql, hold).catch(() => {})
       throw error
     }
+  }
+
+  /** Reads who is alive and who holds what; callers that started after a read began share it. */
+  function refresh(since: number): Promise<void> {
+    if (reading && reading.startedAt >= since) return reading.done
+    const startedAt = performance.now()
+    const done = (async () => {
+      const [nodes, holds, environments] = await Promise.all([liveNodes(sql, cluster.leaseMs), liveHolds(sql, cluster.leaseMs), environmentShardCounts(sql)])
+      view = { nodes, holds, environments }
+      urls = new Map(nodes.map((node) => [node.node_id, node.url]))
+      const ready = new Map<string, string[]>()
+      for (const hold of holds) if (hold.state === 'ready') ready.set(key(hold.environment_id, hold.shard), [...(ready.get(key(hold.environment_id, hold.shard)) ?? []), hold.node_id])
+      readyHolders = ready
+      snapshot = describeCluster(nodes, holds, environments, cluster.replicas)
+    })()
+    reading = { startedAt, done }
+    return done
+  }
+
+  /**
+   * Takes every shard of an environment just created (empty: each loads at once), so that it is
+   * served the moment its creation answers. Not on a node past its memory budget: there the
+   * nodes the ranking names take them at their next heartbeat.
+   */
+  async function environmentCreated(environmentId: string, shards: number): Promise<void> {
+    if (closed || !galleries || full()) return
+    await Promise.all(Array.from({ length: shards }, async (_, shard) => {
+      const shardKey = key(environmentId, shard)
+      if (busy.has(shardKey)) return
+      busy.add(shardKey)
+      try {
+        await take(environmentId, shard)
+      } catch (error) {
+        log.warn({ err: error, shard: shardKey }, 'Cluster: could not take a new environment\'s shard; its holders take it at their next heartbeat')
+      } finally {
+        busy.delete(shardKey)
+      }
+    }))
   }
 
   async function give(environmentId: string, shard: number): Promise<void> {
@@ -103,12 +154,8 @@ export function createClusterNode(options: { cluster: ClusterConfig; sql: Sql; l
       }
       return
     }
-    const [nodes, holds, environments] = await Promise.all([liveNodes(sql, cluster.leaseMs), liveHolds(sql, cluster.leaseMs), environmentShardCounts(sql)])
-    urls = new Map(nodes.map((node) => [node.node_id, node.url]))
-    const ready = new Map<string, string[]>()
-    for (const hold of holds) if (hold.state === 'ready') ready.set(key(hold.environment_id, hold.shard), [...(ready.get(key(hold.environment_id, hold.shard)) ?? []), hold.node_id])
-    readyHolders = ready
-    snapshot = describeCluster(nodes, holds, environments, cluster.replicas)
+    await refresh(performance.now())
+    const { nodes, holds, environments } = view
     balance(nodes.map((node) => node.node_id), new Set(nodes.filter((node) => node.full).map((node) => node.node_id)), holds, environments)
   }
 
@@ -125,6 +172,8 @@ export function createClusterNode(options: { cluster: ClusterConfig; sql: Sql; l
     replicas: (environmentId, shard) => readyHolders.get(key(environmentId, shard)) ?? [],
     urlOf: (nodeId) => urls.get(nodeId),
     servesHere: (environmentId, shard) => serving.has(key(environmentId, shard)),
+    refresh,
+    environmentCreated,
     async start(ofGalleries) {
       galleries = ofGalleries
       await registerNode(sql, { nodeId: selfId, url: cluster.nodeUrl })
@@ -137,10 +186,14 @@ export function createClusterNode(options: { cluster: ClusterConfig; sql: Sql; l
       name: 'cluster',
       critical: false,
       async check() {
+        // As the database and the peers say now, not as of the last heartbeat.
+        await refresh(performance.now())
+        const unreachable = await unreachableNodes(view.nodes, HEALTH_PROBE_MS, selfId)
+        const now = describeCluster(view.nodes, view.holds, view.environments, cluster.replicas, unreachable)
         const held = [...serving].sort()
-        const summary = `node ${selfId} at ${cluster.nodeUrl}; ${snapshot.nodes.length} live node(s); serves ${held.length} shard(s)${held.length ? `: ${held.join(', ')}` : ''}`
-          + snapshot.environments.map((environment) => `; environment ${environment.environment_id}: ${environment.shard_replicas.map((shard) => `shard ${shard.shard} on [${shard.ready.join(', ')}]`).join(', ')}`).join('')
-        if (snapshot.warnings.length) throw new Error(`${snapshot.warnings.join('; ')}; ${summary}`)
+        const summary = `node ${selfId} at ${cluster.nodeUrl}; ${now.nodes.length} live node(s); serves ${held.length} shard(s)${held.length ? `: ${held.join(', ')}` : ''}`
+          + now.environments.map((environment) => `; environment ${environment.environment_id}: ${environment.shard_replicas.map((shard) => `shard ${shard.shard} on [${shard.ready.join(', ')}]`).join(', ')}`).join('')
+        if (now.warnings.length) throw new Error(`${now.warnings.join('; ')}; ${summary}`)
         return summary
       },
     },

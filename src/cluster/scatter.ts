@@ -21,6 +21,8 @@ export interface ShardDirectory {
   urlOf(nodeId: string): string | undefined
   /** Whether this node serves the shard (its rows are loaded and caught up). */
   servesHere(environmentId: string, shard: number): boolean
+  /** Re-reads the replicas from the database, unless a read that started at or after `since` (performance.now()) is under way or done. */
+  refresh(since: number): Promise<void>
 }
 
 export interface ScatterOptions {
@@ -72,49 +74,71 @@ export function createScatter(options: ScatterOptions): Scatter {
     return from.find((nodeId) => chosen.has(nodeId)) ?? from[Math.floor(Math.random() * from.length)]
   }
 
-  /** The shards grouped by the node that will search them; throws when a shard has no replica left. */
-  function plan(environmentId: string, shards: readonly number[], tried: ReadonlySet<string>): Map<string, number[]> {
+  /** The shards grouped by the node that will search them, and the shards with no replica left. */
+  function plan(environmentId: string, shards: readonly number[], tried: ReadonlySet<string>): { groups: Map<string, number[]>; missing: number[] } {
     const groups = new Map<string, number[]>()
+    const missing: number[] = []
     for (const shard of shards) {
       const nodeId = pick(environmentId, shard, tried, groups)
-      if (!nodeId) throw new ServiceError('shard_unavailable', `shard ${shard} of environment ${environmentId} has no live replica; retry shortly`, { retryAfter: 5 })
-      groups.set(nodeId, [...(groups.get(nodeId) ?? []), shard])
+      if (nodeId) groups.set(nodeId, [...(groups.get(nodeId) ?? []), shard])
+      else missing.push(shard)
     }
-    return groups
+    return { groups, missing }
+  }
+
+  /**
+   * As `plan`, but a shard without a replica in this node's view is looked for again in the
+   * database (a replica may have become ready since the last heartbeat). Throws when one still has none.
+   */
+  async function planOrRefresh(environmentId: string, shards: readonly number[], tried: ReadonlySet<string>): Promise<Map<string, number[]>> {
+    const since = performance.now()
+    let planned = plan(environmentId, shards, tried)
+    if (planned.missing.length) {
+      await directory.refresh(since)
+      planned = plan(environmentId, shards, tried)
+    }
+    const [shard] = planned.missing
+    if (shard !== undefined) throw new ServiceError('shard_unavailable', `shard ${shard} of environment ${environmentId} has no live replica; retry shortly`, { retryAfter: 5 })
+    return planned.groups
   }
 
   /** Searches `shards` somewhere, avoiding the nodes in `tried`. */
   async function cover(environment: EnvironmentRow, shards: readonly number[], request: Omit<PeerSearch, 'shards'>, tried: ReadonlySet<string>): Promise<Hit[]> {
-    const groups = plan(environment.id, shards, tried)
+    const groups = await planOrRefresh(environment.id, shards, tried)
     const parts = await Promise.all([...groups].map(([nodeId, group]) => ask(environment, nodeId, group, request, new Set([...tried, nodeId]))))
     return mergeHits(parts, request.options.k ?? 1)
   }
 
   /** One node's part, hedged: slower than the hedge delay or failed, the same shards are asked elsewhere. */
   function ask(environment: EnvironmentRow, nodeId: string, shards: number[], request: Omit<PeerSearch, 'shards'>, tried: Set<string>): Promise<Hit[]> {
-    if (nodeId === directory.selfId) return options.searchHere(environment.id, shards, request.minSeq, request.probe, request.options)
+    if (nodeId === directory.selfId) {
+      // This node gave the shards up since it picked itself: their new holders are ready.
+      return options.searchHere(environment.id, shards, request.minSeq, request.probe, request.options).catch((error) => {
+        if (!(error instanceof ServiceError && error.code === 'shard_unavailable')) throw error
+        return cover(environment, shards, request, tried)
+      })
+    }
     const url = directory.urlOf(nodeId)
     const attempt = url ? peers.search(url, { ...request, shards }) : Promise.reject(new Error(`node ${nodeId} has no URL`))
     return new Promise<Hit[]>((resolve, reject) => {
       let settled = false
-      let attemptError: unknown = null
       let fallback: Promise<Hit[]> | null = null
       const win = (hits: Hit[]) => { if (!settled) { settled = true; clearTimeout(timer); resolve(hits) } }
-      const startFallback = () => {
-        fallback ??= cover(environment, shards, request, tried)
-        fallback.then(win, (error) => {
-          // Hedged while the first answer is pending: that answer may still come.
-          if (attemptError !== null && !settled) { settled = true; reject(error) }
-        })
+      const lose = (error: unknown) => { if (!settled) { settled = true; reject(error) } }
+      /** `afterFailure`: the attempt failed; otherwise a hedge while it is pending (its answer may still come). */
+      const startFallback = (afterFailure: boolean) => {
+        fallback = cover(environment, shards, request, tried)
+        fallback.then(win, (error) => { if (afterFailure) lose(error) })
       }
-      const timer = setTimeout(startFallback, options.hedgeMs)
+      const timer = setTimeout(() => startFallback(false), options.hedgeMs)
       attempt.then(win, (error) => {
-        attemptError = error
         failedAt.set(nodeId, Date.now())
         log.warn({ node_id: nodeId, shards, reason: (error as Error).message }, 'Cluster: a replica did not answer; asking another')
         clearTimeout(timer)
-        if (fallback) fallback.catch((fallbackError) => { if (!settled) { settled = true; reject(fallbackError) } })
-        else startFallback()
+        if (!fallback) return startFallback(true)
+        // The hedge was planned before this failure: if it found no other replica, plan again now
+        // (this node gave the shards up, so their new holder is ready: a re-read finds it).
+        fallback.catch(() => cover(environment, shards, request, tried)).then(win, lose)
       })
     })
   }

@@ -33,12 +33,12 @@ export interface EnvironmentInput {
   shards?: number
 }
 
-export async function createEnvironment(app: Pick<AppContext, 'keyring' | 'sql'>, ownerOrgId: string, input: EnvironmentInput) {
+export async function createEnvironment(app: Pick<AppContext, 'keyring' | 'sql' | 'cluster'>, ownerOrgId: string, input: EnvironmentInput) {
   const id = newId()
   // During a master key rotation the key is wrapped under both master keys.
   await app.keyring.refreshMasterKeys(app.sql)
   const { wrapped } = app.keyring.newKey(undefined, `environment:${id}`)
-  return insertEnvironment(app.sql, {
+  const environment = await insertEnvironment(app.sql, {
     id,
     owner_org_id: ownerOrgId,
     name: input.name,
@@ -56,6 +56,9 @@ export async function createEnvironment(app: Pick<AppContext, 'keyring' | 'sql'>
     shards: input.shards ?? 1,
     wrapped_key: wrapped,
   })
+  // Cluster mode: served (by this node, at first) before the creation answers.
+  await app.cluster?.environmentCreated(environment.id, environment.shards)
+  return environment
 }
 
 /**

@@ -69,12 +69,14 @@ describe('scatter-gather', () => {
 
   const scatters: Array<{ close(): Promise<void> }> = []
   afterAll(async () => { for (const scatter of scatters) await scatter.close() })
-  const scatterOver = (replicas: Record<number, string[]>) => {
+  const scatterOver = (replicas: Record<number, string[]>, overrides: Partial<ShardDirectory> = {}) => {
     const directory: ShardDirectory = {
       selfId: 'self',
       replicas: (_, shard) => replicas[shard] ?? [],
       urlOf: (nodeId) => peers[nodeId]?.url,
       servesHere: () => false,
+      refresh: async () => {},
+      ...overrides,
     }
     const scatter = createScatter({ directory, peer: { secret: SECRET }, hedgeMs: 20, log: pino({ level: 'silent' }), searchHere: async () => [] })
     scatters.push(scatter)
@@ -108,6 +110,19 @@ describe('scatter-gather', () => {
       random.mockRestore()
     }
     expect(peers.notServing.asked + peers.broken.asked).toBeGreaterThan(0)
+  })
+
+  it('a shard with no replica left in its view: re-read from the database before answering 503', async () => {
+    // The view is stale: the only replica it knows gave the shard up, and "fast" holds it now.
+    const replicas: Record<number, string[]> = { 0: ['fast'], 1: ['notServing'] }
+    const reads: number[] = []
+    const scatter = scatterOver(replicas, { refresh: async (since) => { reads.push(since); replicas[1] = ['notServing', 'fast'] } })
+    const before = performance.now()
+    const answer = await scatter.search(environment, probe, { k: 3 }, 0)
+    expect(answer.every((hit) => hit.id.startsWith('fast-'))).toBe(true)
+    // Re-read by reads that started after the search (a hedge of a slow "fast" may ask for another).
+    expect(reads.length).toBeGreaterThan(0)
+    for (const since of reads) expect(since).toBeGreaterThanOrEqual(before)
   })
 
   it('answers 503 shard_unavailable, naming the shard, when every replica of it fails', async () => {
