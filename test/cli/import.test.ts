@@ -6,6 +6,7 @@ import fs from 'node:fs/promises'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { useCliTenant } from '../support/cli-tenant.js'
 import { enroll, enrollBody, identify, identifyBody, population, type PalmTenant } from '../support/palms.js'
+import { createProjectOnPlan } from '../support/plans.js'
 import { runCli, spawnCli } from '../support/process.js'
 import { expectStatus, type TestService } from '../support/service.js'
 
@@ -140,9 +141,8 @@ describe('palmvein import', () => {
   async function addProjectFor(owner: PalmTenant, name: string, plan: 'enterprise' | 'sandbox') {
     const environment = await svc.request('POST', `/v1/organization/${owner.orgId}/environments`, { auth: owner.token, body: { name } })
     expectStatus(environment, 201)
-    const project = await svc.request('POST', `/v1/organization/${owner.orgId}/projects`, { auth: owner.token, body: { name, environment_id: environment.body.id, plan } })
-    expectStatus(project, 201)
-    return { projectId: project.body.id as string }
+    const project = await createProjectOnPlan(svc, owner.token, owner.orgId, { name, environment_id: environment.body.id, plan })
+    return { projectId: project.id as string }
   }
 
   it('reads stdin, and refuses what the headcount does not allow', async () => {

@@ -4,6 +4,7 @@
 // independent as two processes).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { start, type Service } from '../../src/server.js'
+import { createProjectOnPlan } from '../support/plans.js'
 import { createTenant, type Tenant } from '../support/security.js'
 import { bootService, expectStatus, request, serviceConfig, type TestService } from '../support/service.js'
 
@@ -70,9 +71,7 @@ describe('rate limits across two service processes on one database', () => {
 
   it('leases in batches, and gives unused leased requests back when a process stops', async () => {
     await awaitFreshMinute(20)
-    const project = (await svc.request('POST', `/v1/organization/${tenant.orgId}/projects`, {
-      auth: tenant.token, body: { name: 'leased', environment_id: tenant.environmentId, plan: 'enterprise' },
-    })).body
+    const project = await createProjectOnPlan(svc, tenant.token, tenant.orgId, { name: 'leased', environment_id: tenant.environmentId, plan: 'enterprise' })
     await svc.storage.db.sql`UPDATE projects SET requests_per_minute = 1000 WHERE id = ${project.id}`
     const third = await start({ config: serviceConfig(svc.storage) })
     try {

@@ -8,6 +8,8 @@ import { hashSecret, newSecret } from '../../src/auth/secrets.js'
 import type { Route } from '../../src/http/route.js'
 import { compile, type TSchema } from '../../src/http/schema.js'
 import { newId } from '../../src/ids.js'
+import type { PlanId } from '../../src/plans.js'
+import { createProjectOnPlan } from './plans.js'
 import { expectProblem, expectStatus, type Response, type TestService } from './service.js'
 
 export interface Tenant {
@@ -26,7 +28,7 @@ export interface Tenant {
 }
 
 /** An organization with an environment (server lookup allowed), two projects and keys, built through the API. */
-export async function createTenant(svc: TestService, subject: string, options: { plan?: string } = {}): Promise<Tenant> {
+export async function createTenant(svc: TestService, subject: string, options: { plan?: PlanId } = {}): Promise<Tenant> {
   const token = await svc.token(subject)
   const post = async (path: string, body: unknown) => {
     const response = await svc.request('POST', path, { auth: token, body })
@@ -36,8 +38,9 @@ export async function createTenant(svc: TestService, subject: string, options: {
   const org = await post('/v1/organizations', { name: `${subject} org` })
   const environment = await post(`/v1/organization/${org.id}/environments`, { name: 'main', enables_server_lookup: true })
   const plan = options.plan ?? 'enterprise'
-  const project = await post(`/v1/organization/${org.id}/projects`, { name: 'first', environment_id: environment.id, plan })
-  const second = await post(`/v1/organization/${org.id}/projects`, { name: 'second', environment_id: environment.id, plan })
+  // The admin creates them on the self-service plan; the platform operator sets the plan.
+  const project = await createProjectOnPlan(svc, token, org.id, { name: 'first', environment_id: environment.id, plan })
+  const second = await createProjectOnPlan(svc, token, org.id, { name: 'second', environment_id: environment.id, plan })
   const orgKey = await post(`/v1/organization/${org.id}/api-keys`, { name: 'org-wide', project_ids: null })
   const secondKey = await post(`/v1/organization/${org.id}/api-keys`, { name: 'second only', project_ids: [second.id] })
   return {
