@@ -19,7 +19,7 @@ import {
 } from '../store/self-enrollment.js'
 import { SESSION_TTL_SECONDS, nowSeconds } from './enrollment-sessions.js'
 import { removeMember } from './members.js'
-import { chargeKiosk } from './self-enrollment-limits.js'
+import { chargeKiosk, tighterLimit } from './self-enrollment-limits.js'
 import { newMemberKey } from './template-crypto.js'
 
 /** Wrong codes a session survives; the fifth cancels it (a 6-digit code: 5 in a million to guess). */
@@ -61,11 +61,18 @@ async function kioskProject(app: Pick<AppContext, 'sql'>, deviceId: string): Pro
   return project
 }
 
+/**
+ * A person starts a session on a kiosk. The kiosk's start budget is charged once the kiosk is known
+ * to be open (refused starts count too); `responseHeaders` then shows the tighter of the person's
+ * budget (already there) and the kiosk's.
+ */
 export async function startSelfEnrollment(
   app: Pick<AppContext, 'enrollmentSignals' | 'rateLimiter' | 'sql'>, subject: string, input: { device_id: string; display_name: string },
-): Promise<{ project: ProjectRow; session: SessionRow; limitHeaders: Record<string, string> }> {
+  responseHeaders: Record<string, string>,
+): Promise<{ project: ProjectRow; session: SessionRow }> {
   const project = await kioskProject(app, input.device_id)
-  const limitHeaders = await chargeKiosk(app, input.device_id)
+  // A 429 carries the kiosk's own RateLimit-*, which take precedence over these.
+  Object.assign(responseHeaders, tighterLimit(responseHeaders, await chargeKiosk(app, input.device_id)))
   const existing = await ownedMemberId(app.sql, project.environment_id!, subject)
   const iat = nowSeconds()
   const session = await insertSession(app.sql, {
@@ -99,7 +106,7 @@ export async function startSelfEnrollment(
     }
   })
   await app.enrollmentSignals.announce(input.device_id)
-  return { project, session, limitHeaders }
+  return { project, session }
 }
 
 /** The person types the code the kiosk shows. Wrong: 403 challenge_mismatch, and the fifth cancels. */

@@ -7,7 +7,6 @@ import {
 import { timestamp } from '../../ids.js'
 import { DisplayName } from '../resources/members.js'
 import { PersonSessionSchema, personSessionResource } from '../resources/enrollment-sessions.js'
-import { tighterLimit } from '../../domain/self-enrollment-limits.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, Nullable, PathIds, Type, Uuid } from '../schema.js'
 
@@ -39,8 +38,7 @@ export const selfEnrollmentRoutes: Route[] = [
     ],
     async handler(context) {
       const subject = (context.principal as { subject: string }).subject
-      const { project, session, limitHeaders } = await startSelfEnrollment(context.app, subject, context.body)
-      Object.assign(context.responseHeaders, tighterLimit(context.responseHeaders, limitHeaders))
+      const { project, session } = await startSelfEnrollment(context.app, subject, context.body, context.responseHeaders)
       context.attribute(project)
       return { device_id: session.device_id, session: personSessionResource(session) }
     },
