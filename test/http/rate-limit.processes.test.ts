@@ -3,6 +3,7 @@
 // in-process database, as two processes would share its socket; on PostgreSQL they are as
 // independent as two processes).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PERSON_REQUESTS_PER_MINUTE } from '../../src/domain/self-enrollment-limits.js'
 import { start, type Service } from '../../src/server.js'
 import { createProjectOnPlan } from '../support/plans.js'
 import { createTenant, type Tenant } from '../support/security.js'
@@ -43,6 +44,18 @@ describe('rate limits across two service processes on one database', () => {
     expect(statuses.filter((status) => status === 200)).toHaveLength(5)
     expect(statuses.slice(5).every((status) => status === 429)).toBe(true)
     expect(await minuteCount(tenant.projectId)).toBe(5)
+  }, 60_000)
+
+  it("a person's self-enrollment budget holds in total, whichever process serves them", async () => {
+    await awaitFreshMinute(15)
+    const person = await svc.token('shared-person@people.example')
+    const urls = [svc.url, second.url]
+    const statuses: number[] = []
+    for (let index = 0; index < PERSON_REQUESTS_PER_MINUTE + 4; index++) {
+      statuses.push((await request(urls[index % 2], 'GET', '/v1/self-enrollment/me', { auth: person })).status)
+    }
+    expect(statuses.filter((status) => status === 200)).toHaveLength(PERSON_REQUESTS_PER_MINUTE)
+    expect(statuses.slice(PERSON_REQUESTS_PER_MINUTE).every((status) => status === 429)).toBe(true)
   }, 60_000)
 
   it('a large limit served from leases never goes over in total, and loses at most a lease per process', async () => {
