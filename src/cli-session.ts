@@ -54,6 +54,9 @@ export async function tenantProject(session: CliSession, id: string, purpose: st
   if (!isUuid(id)) throw new CommandRefused('--project must be a project id (a UUID)')
   const project = await projectById(session.db.sql, id)
   if (!project) throw new CommandRefused(`project ${id} not found`)
-  if (!project.environment_id) throw new CommandRefused(`project ${id} uses a shared environment; ${purpose} only a project with its own (tenant-managed) environment`)
+  if (!project.environment_id) throw new CommandRefused(`project ${id} has no environment; ${purpose} only a project with its own (tenant-managed) environment`)
+  if (project.environment_owner_org_id !== project.org_id) {
+    throw new CommandRefused(`project ${id} reads environment ${project.environment_id} of another organization; ${purpose} only a project whose organization owns its environment`)
+  }
   return project
 }

@@ -4,6 +4,7 @@
 //   palmvein migrate
 //   palmvein token --sub <subject> [--ttl <seconds>]
 //   palmvein org create --name <name> --admin <subject> [--platform]
+//   palmvein project plan --project <id> --plan <plan>
 //   palmvein audit verify [--org <id>] [--checkpoints <file>]
 //   palmvein audit checkpoints --out <file>
 //   palmvein audit purge [--days <n>]
@@ -25,6 +26,7 @@ import { runBackup, runRestore } from './cli-backup.js'
 import { runEval } from './cli-eval.js'
 import { runExport } from './cli-export.js'
 import { runKeys } from './cli-keys.js'
+import { runProjectPlan } from './cli-project.js'
 import { runClusterStatus } from './cli-cluster.js'
 import { DEFAULT_BATCH, runImport } from './cli-import.js'
 import { CommandRefused } from './cli-session.js'
@@ -47,6 +49,9 @@ const USAGE = `usage:
   palmvein token --sub <subject> [--ttl <seconds>] print an identity token from the local development issuer
   palmvein org create --name <name> --admin <subject> [--platform]
                                                    create an organization with that admin; print it as JSON
+  palmvein project plan --project <project_id> --plan sandbox|business|enterprise
+                                                   set a project's plan (its rate, daily limit and headcount): the
+                                                   platform operator's action; prints the project as JSON
   palmvein audit verify [--org <id>] [--checkpoints <file>]
                                                    check the audit trail (one organization's chain, or all) with the
                                                    master key: every record's MAC and link, block and anchor, and signed
@@ -311,6 +316,13 @@ async function keys(args: string[]): Promise<void> {
   await runKeys(subcommand).catch(refusalAsUsage)
 }
 
+async function project(args: string[]): Promise<void> {
+  const [action, ...rest] = args
+  if (action !== 'plan') throw new UsageError('project: the only action is "plan"')
+  const values = options(rest, { project: { type: 'string' }, plan: { type: 'string' } })
+  await runProjectPlan(values.project, values.plan).catch(refusalAsUsage)
+}
+
 async function cluster(args: string[]): Promise<void> {
   const [subcommand, ...rest] = args
   if (subcommand !== 'status') throw new UsageError('cluster needs status')
@@ -325,6 +337,7 @@ async function main(argv: string[]): Promise<void> {
     case 'migrate': return runMigrate()
     case 'token': return token(args)
     case 'org': return org(args)
+    case 'project': return project(args)
     case 'audit': return audit(args)
     case 'capture': return capture(args)
     case 'import': return importCommand(args)

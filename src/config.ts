@@ -2,6 +2,7 @@
 // Precedence: explicit override passed to loadConfig() → environment variable → default.
 import os from 'node:os'
 import path from 'node:path'
+import { PLAN_IDS, type PlanId } from './plans.js'
 
 export type MatcherBackendChoice = 'auto' | 'native' | 'wasm' | 'js'
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
@@ -43,6 +44,8 @@ export interface Config {
   auditRetentionDays: number
   /** PALMVEIN_REGISTRATION_RATE: terminal registrations per minute per client address (no credential needed). */
   registrationsPerMinute: number
+  /** PALMVEIN_SELF_SERVICE_PLANS: the plans an organization admin may create projects on (comma-separated; default sandbox). */
+  selfServicePlans: PlanId[]
   /** PALMVEIN_HTTP_SERVER: uWebSockets.js, node:http, or the best that loads. */
   httpServer: 'uws' | 'node' | 'auto'
   matcherThreads: number
@@ -138,6 +141,15 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
     throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`)
   }
   return raw as T
+}
+
+function someOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T[]): T[] {
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === '') return fallback
+  const values = raw.split(',').map((value) => value.trim()).filter(Boolean)
+  const unknown = values.filter((value) => !allowed.includes(value as T))
+  if (unknown.length) throw new ConfigError(`${name} must list some of ${allowed.join(', ')}, got "${raw}"`)
+  return [...new Set(values)] as T[]
 }
 
 function text(env: Env, name: string): string | null {
@@ -237,6 +249,7 @@ export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.e
     matcherBackend: oneOf(env, 'PALMVEIN_MATCHER_BACKEND', ['auto', 'native', 'wasm', 'js'] as const, 'auto'),
     trustProxy: flag(env, 'PALMVEIN_TRUST_PROXY', false),
     registrationsPerMinute: integer(env, 'PALMVEIN_REGISTRATION_RATE', 30, 1, 100_000),
+    selfServicePlans: someOf(env, 'PALMVEIN_SELF_SERVICE_PLANS', PLAN_IDS, ['sandbox']),
     auditRetentionDays: integer(env, 'PALMVEIN_AUDIT_RETENTION_DAYS', 400, 1, 36_500),
     httpServer: oneOf(env, 'PALMVEIN_HTTP_SERVER', ['auto', 'uws', 'node'] as const, 'auto'),
     matcherThreads: integer(env, 'PALMVEIN_MATCHER_THREADS', Math.max(1, os.availableParallelism()), 1, 256),

@@ -39,7 +39,8 @@ describe('README walkthrough', () => {
     const script = await walkthroughBlock()
     // Print the variables the block set, so the answers can be checked against them.
     const { code, stdout, stderr } = await runBash(`${script}\necho "MEMBER=$MEMBER"\necho "PROJECT=$PROJECT"`, {
-      ...process.env, PV: svc.url, PALMVEIN_DATA_DIR: svc.storage.dataDir, PALMVEIN_LOG_LEVEL: 'warn',
+      // The operator's CLI step opens the service's own database.
+      ...process.env, PV: svc.url, PALMVEIN_DATA_DIR: svc.storage.dataDir, DATABASE_URL: svc.storage.databaseUrl ?? '', PALMVEIN_LOG_LEVEL: 'warn',
     })
     expect(code, stderr).toBe(0)
     const lines = stdout.trim().split('\n')

@@ -55,6 +55,18 @@ export async function reachableProject(sql: Sql, principal: Principal, projectId
   return checkProjectAccess(principal, prefetched ? prefetched.project : await projectById(sql, projectId, subject))
 }
 
+/**
+ * Every write into an environment (enrollment, Device-Com completion, self-enrollment, import) comes
+ * from a project of the environment's owner organization: a project reading another organization's
+ * environment (a customer project on a global one) writes nothing there, by any path.
+ */
+export function requireEnvironmentOwner(project: ProjectRow): asserts project is ProjectRow & { environment_id: string } {
+  if (!project.environment_id) throw new ServiceError('environment_not_tenant_managed', `project ${project.id} has no environment`)
+  if (project.environment_owner_org_id !== project.org_id) {
+    throw new ServiceError('environment_read_only', `project ${project.id} does not own environment ${project.environment_id}; it may identify there, never enroll`)
+  }
+}
+
 /** Members, member listing and biometrics work only on an organization (tenant-managed) environment. */
 export function requireTenantManaged(project: ProjectRow): void {
   if (!project.environment_id) {

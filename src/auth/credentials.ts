@@ -22,3 +22,5 @@ export type Access = 'none' | 'caller' | 'org-admin' | 'project' | 'tenant-proje
 
 /** Accesses that reach one project, which a rate-limited route charges. */
 export const PROJECT_ACCESS: readonly Access[] = ['project', 'tenant-project', 'device', 'tenant-device', 'terminal']
+/** Accesses whose routes are rate limited: a project's, and a person's own (counted per subject). */
+export const RATE_LIMITED_ACCESS: readonly Access[] = [...PROJECT_ACCESS, 'end-user']

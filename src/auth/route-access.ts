@@ -1,7 +1,8 @@
 // Resolving a route's declared access for one request: the one place where a caller is checked
 // against the organization, project or device a route addresses and, on a rate-limited route, its
-// project charged. Handlers receive what it loaded.
+// project (or, on a person's own routes, the person) charged. Handlers receive what it loaded.
 import type { LimitedProject } from '../domain/rate-limit.js'
+import { chargePerson } from '../domain/self-enrollment-limits.js'
 import type { Sql } from '../store/database.js'
 import type { ProjectRow } from '../store/projects.js'
 import { reachableProject, requireEndUser, requireOrgAdmin, requireTenantManaged } from './access.js'
@@ -53,6 +54,8 @@ export async function resolveAccess(deps: AccessDeps, request: AccessRequest): P
       return {}
     case 'end-user':
       await requireEndUser(deps.sql, principal)
+      // No project to charge: the person's own budget (a token is all an end-user route accepts).
+      if (request.rateLimited) Object.assign(request.responseHeaders, await chargePerson(deps, (principal as { subject: string }).subject))
       return {}
     case 'project':
     case 'tenant-project': {

@@ -2,6 +2,7 @@
 // captures (the same enrollment as the biometrics route, the session completed in the very same
 // transaction) and identify palms against its project's environment, a global one included.
 import type { AppContext } from '../app-context.js'
+import { requireEnvironmentOwner } from '../auth/access.js'
 import { sameText } from '../auth/secrets.js'
 import { ServiceError, notFound } from '../errors.js'
 import { timestamp } from '../ids.js'
@@ -28,6 +29,9 @@ export async function completeEnrollmentSession(
 ): Promise<{ member_id: string; session: SessionRow }> {
   const session = await sessionOfDevice(app.sql, terminal.deviceId, sessionId, nowSeconds())
   if (!session) throw notFound('enrollment session')
+  // Before anything is written (a self-enrollment creates the person's member first): a terminal of
+  // a project that only reads its environment enrolls nobody there.
+  requireEnvironmentOwner(terminal.project)
   if (!ACTIVE_STATES.includes(session.state)) {
     throw new ServiceError('conflict', `enrollment session ${sessionId} is ${session.state}; start a new one`)
   }

@@ -6,6 +6,7 @@
 // the references to the gallery as the transaction's last step. If anything fails, the transaction rolls back and the gallery is re-read from the
 // database for that member, so neither database rows nor gallery rows are left behind.
 import type { AppContext } from '../app-context.js'
+import { requireEnvironmentOwner } from '../auth/access.js'
 import { ServiceError } from '../errors.js'
 import { newId, timestamp } from '../ids.js'
 import type { Sql } from '../store/database.js'
@@ -118,7 +119,7 @@ export async function enrollMember(
   project: ProjectRow, input: EnrollInput, options: EnrollOptions,
 ): Promise<{ member_id: string }> {
   const started = performance.now()
-  if (!project.environment_id) throw new ServiceError('environment_not_tenant_managed', `project ${project.id} has no environment`)
+  requireEnvironmentOwner(project)
   if (!input.left_hand && !input.right_hand) {
     throw new ServiceError('invalid_request', 'at least one of left_hand and right_hand is required', {
       errors: [{ path: '/left_hand', message: 'is required when right_hand is absent' }],

@@ -10,6 +10,7 @@ import type { PalmPosition } from '../store/scans.js'
 import type { Hand } from '../store/templates.js'
 import { parseCapture, probeVector } from './captures.js'
 import { decide, rowsForMembers, type Candidate, type IdentifyStatus } from './identify-decision.js'
+import { disclosedTo } from './score-disclosure.js'
 
 export const MAX_CANDIDATES = 10
 
@@ -64,7 +65,11 @@ export async function identifyPalm(
   // the changes other processes committed (galleries.fresh): none it names was deleted meanwhile.
   const namesMembers = decision.status !== 'NotFound' || (options.k !== undefined && decision.members.length > 0)
   if (namesMembers && await app.galleries.fresh(environment.id)) decision = decide(await search(), environment)
-  const candidates = decision.members.slice(0, k)
+  // The scan record keeps what the caller was shown: its project's scan history is theirs to read.
+  const shown = disclosedTo(project, environment.match_threshold, {
+    status: decision.status, match_score: decision.match_score, candidates: decision.members.slice(0, k),
+  })
+  const candidates = shown.candidates
   app.metrics.identified(decision.status)
   app.scans.record({
     id: newId(),
@@ -80,7 +85,7 @@ export async function identifyPalm(
     created_at: new Date(),
   })
   const result: IdentifyResult = {
-    status: decision.status, member_id: decision.member_id, match_score: decision.match_score, hand: decision.hand,
+    status: decision.status, member_id: decision.member_id, match_score: shown.match_score, hand: decision.hand,
   }
   if (options.k !== undefined) result.candidates = candidates
   return result

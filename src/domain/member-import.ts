@@ -10,6 +10,7 @@
 // in the project is skipped, so re-running an interrupted import completes it.
 import os from 'node:os'
 import type { AppContext } from '../app-context.js'
+import { requireEnvironmentOwner } from '../auth/access.js'
 import { ServiceError, type ErrorCode } from '../errors.js'
 import type { Queryable, Sql } from '../store/database.js'
 import { commitWithoutFlushWait, waitForDurableCommits } from '../store/commit-durability.js'
@@ -92,7 +93,7 @@ type ImportApp = Pick<AppContext, 'db' | 'galleries' | 'keyring' | 'log' | 'sql'
 /** Imports the NDJSON `input` (one member a line) into the project's environment in batches of `batchSize` lines. */
 export async function importMembers(app: ImportApp, project: ProjectRow, input: AsyncIterable<Buffer | string>, batchSize: number, options: ImportOptions = {}): Promise<ImportSummary> {
   const started = performance.now()
-  if (!project.environment_id) throw new ServiceError('environment_not_tenant_managed', `project ${project.id} has no environment of its own to import members into`)
+  requireEnvironmentOwner(project)
   const environmentId = project.environment_id
   const environment = await environmentById(app.sql, environmentId)
   if (!environment) throw new ServiceError('not_found', `environment ${environmentId} not found`)

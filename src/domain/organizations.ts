@@ -4,10 +4,10 @@ import { ServiceError } from '../errors.js'
 import { newId } from '../ids.js'
 import type { Sql } from '../store/database.js'
 import {
-  environmentById, environmentsOwnedBy, insertEnvironment, insertOrganization, organizationsAdministeredBy, updateEnvironmentOfOrganization,
+  administersPlatform, environmentById, environmentsOwnedBy, insertEnvironment, insertOrganization, organizationsAdministeredBy, updateEnvironmentOfOrganization,
   type EnvironmentChanges,
 } from '../store/organizations.js'
-import { insertProject, projectsOfOrganization, updateProjectOfOrganization, type ProjectChanges } from '../store/projects.js'
+import { insertProject, projectById, projectsOfOrganization, updateProjectOfOrganization, type ProjectChanges } from '../store/projects.js'
 import { PLANS, type PlanId } from '../plans.js'
 
 export type { EnvironmentChanges }
@@ -93,8 +93,25 @@ export interface ProjectInput {
   payment_account_id?: string | null
 }
 
+/**
+ * Who sets plans (DECISIONS.md "Tenancy and control"): a platform operator (an admin of a platform
+ * organization, or the CLI) sets any plan; an organization admin creates projects on the
+ * self-service plans only (PALMVEIN_SELF_SERVICE_PLANS) and cannot change a plan.
+ */
+export type PlanAuthority = 'operator' | 'organization-admin'
+
+/** The authority of a token's subject over plans: an admin of any platform organization is an operator. */
+export async function planAuthorityOf(sql: Sql, subject: string): Promise<PlanAuthority> {
+  return await administersPlatform(sql, subject) ? 'operator' : 'organization-admin'
+}
+
 /** A project may use its own organization's environments or a global (platform) one. */
-export async function createProject(app: Pick<AppContext, 'sql'>, orgId: string, input: ProjectInput) {
+export async function createProject(app: Pick<AppContext, 'config' | 'sql'>, orgId: string, input: ProjectInput, authority: PlanAuthority) {
+  if (authority !== 'operator' && !app.config.selfServicePlans.includes(input.plan)) {
+    throw new ServiceError('forbidden', `the ${input.plan} plan is set by a platform operator; an organization admin creates projects on the ${app.config.selfServicePlans.join(' or ')} plan`, {
+      errors: [{ path: '/plan', message: `one of ${app.config.selfServicePlans.join(', ')}` }],
+    })
+  }
   if (input.environment_id) {
     const environment = await environmentById(app.sql, input.environment_id)
     if (!environment || (environment.owner_org_id !== orgId && environment.owner_kind !== 'platform')) {
@@ -141,9 +158,18 @@ export type ProjectUpdate = Partial<Omit<ProjectInput, 'environment_id'>>
  * rate, daily limit and headcount at once; members above a lowered headcount stay, new ones wait.
  * The environment cannot change: the project's members and their palms live in it.
  */
-export async function updateProject(app: Pick<AppContext, 'sql'>, orgId: string, projectId: string, update: ProjectUpdate) {
+export async function updateProject(app: Pick<AppContext, 'sql'>, orgId: string, projectId: string, update: ProjectUpdate, authority: PlanAuthority) {
   const { plan, ...fields } = update
   const changes: ProjectChanges = { ...fields }
+  if (plan && authority !== 'operator') {
+    const current = await projectById(app.sql, projectId)
+    // Sending the plan the project already has changes nothing, so it is no plan change.
+    if (current && current.org_id === orgId && current.plan !== plan) {
+      throw new ServiceError('forbidden', `a project's plan is changed by a platform operator (an admin of a platform organization, or the CLI: palmvein project plan), not by an organization admin`, {
+        errors: [{ path: '/plan', message: 'set by a platform operator' }],
+      })
+    }
+  }
   if (plan) {
     const limits = PLANS[plan]
     Object.assign(changes, { plan, headcount: limits.headcount, daily_request_limit: limits.dailyRequestLimit, requests_per_minute: limits.requestsPerMinute })
@@ -151,4 +177,11 @@ export async function updateProject(app: Pick<AppContext, 'sql'>, orgId: string,
   const project = await updateProjectOfOrganization(app.sql, orgId, projectId, changes)
   if (!project) throw new ServiceError('not_found', `organization ${orgId} has no project ${projectId}`)
   return project
+}
+
+/** The operator's plan change (the CLI's `palmvein project plan`): any project, any plan. */
+export async function setProjectPlan(app: Pick<AppContext, 'sql'>, projectId: string, plan: PlanId) {
+  const project = await projectById(app.sql, projectId)
+  if (!project) throw new ServiceError('not_found', `project ${projectId} does not exist`)
+  return updateProject(app, project.org_id, projectId, { plan }, 'operator')
 }

@@ -10,47 +10,69 @@ import type { AppContext } from '../app-context.js'
 import { sameText } from '../auth/secrets.js'
 import { ServiceError, notFound } from '../errors.js'
 import { newId } from '../ids.js'
-import { deviceById } from '../store/devices.js'
+import { deviceById, type DeviceRow } from '../store/devices.js'
 import { ACTIVE_STATES, insertSession, type SessionRow } from '../store/enrollment-sessions.js'
 import { environmentById } from '../store/organizations.js'
 import { projectById, type ProjectRow } from '../store/projects.js'
 import {
-  confirmSession, countWrongChallenge, ensureOwnedMember, enrollmentsOf, ownedMember, ownedMemberId, ownedSession,
+  claimOnKiosk, confirmSession, countWrongChallenge, ensureOwnedMember, enrollmentsOf, ownedMember, ownedMemberId, ownedSession,
 } from '../store/self-enrollment.js'
 import { SESSION_TTL_SECONDS, nowSeconds } from './enrollment-sessions.js'
 import { removeMember } from './members.js'
+import { chargeKiosk, tighterLimit } from './self-enrollment-limits.js'
 import { newMemberKey } from './template-crypto.js'
 
 /** Wrong codes a session survives; the fifth cancels it (a 6-digit code: 5 in a million to guess). */
 export const CONFIRMATION_ATTEMPTS = 5
 const CODE_DIGITS = 6
-/** How long an unconfirmed session holds its kiosk against another person's start. */
+/**
+ * How long a person's claim on a kiosk holds it against another person's start, counted from their
+ * first unfinished session on that kiosk within CLAIM_WINDOW_SECONDS: restarting does not renew it.
+ */
 export const KIOSK_CLAIM_SECONDS = 60
+const CLAIM_WINDOW_SECONDS = 15 * 60
+/** Sessions a person may start on one kiosk within the window without finishing one (the first and three restarts). */
+export const SESSIONS_PER_CLAIM = 4
 
 /** The short code the kiosk shows and the person types: digits, easy on any keypad. */
 const confirmationCode = (): string => String(randomInt(0, 10 ** CODE_DIGITS)).padStart(CODE_DIGITS, '0')
 
-function unavailable(detail: string): ServiceError {
-  return new ServiceError('self_enrollment_unavailable', detail, { errors: [{ path: '/device_id', message: detail }] })
+/**
+ * The one refusal for every device a person cannot use as a kiosk: missing, unlinked, another
+ * organization's, not in enrollment mode, disabled, or on an environment its project does not own.
+ * The same status, code and detail for all, so no answer tells whether a device id exists.
+ */
+const KIOSK_UNAVAILABLE = 'this device is not a kiosk open for self-enrollment (an enabled enrollment-mode terminal of the global environment owner\'s project)'
+const unavailable = () => new ServiceError('self_enrollment_unavailable', KIOSK_UNAVAILABLE, {
+  errors: [{ path: '/device_id', message: 'not a kiosk open for self-enrollment' }],
+})
+
+/** Is the device a kiosk: enabled, in enrollment mode, of a project of the platform organization that owns its global environment? */
+function isOpenKiosk(device: DeviceRow, project: ProjectRow): boolean {
+  return device.enabled && device.mode === 'enrollment' && project.environment_id !== null
+    && project.environment_owner_kind === 'platform' && project.environment_owner_org_id === project.org_id
 }
 
-/** The kiosk's project, when the device is an enabled enrollment kiosk of a project on a global environment. */
+/** The kiosk's project, or the one refusal. */
 async function kioskProject(app: Pick<AppContext, 'sql'>, deviceId: string): Promise<ProjectRow> {
   const device = await deviceById(app.sql, deviceId)
-  if (!device || !device.project_id) throw unavailable(`device ${deviceId} does not exist or is not linked to a project`)
-  const project = await projectById(app.sql, device.project_id, null)
-  if (!project?.environment_id || project.environment_owner_kind !== 'platform') {
-    throw unavailable(`device ${deviceId} belongs to a project on an organization's environment; self-enrollment is offered on global environments only`)
-  }
-  if (device.mode !== 'enrollment') throw unavailable(`device ${deviceId} is a ${device.mode} terminal, not an enrollment kiosk`)
-  if (!device.enabled) throw new ServiceError('conflict', `device ${deviceId} is disabled`)
+  const project = device?.project_id ? await projectById(app.sql, device.project_id, null) : null
+  if (!device || !project || !isOpenKiosk(device, project)) throw unavailable()
   return project
 }
 
+/**
+ * A person starts a session on a kiosk. The kiosk's start budget is charged once the kiosk is known
+ * to be open (refused starts count too); `responseHeaders` then shows the tighter of the person's
+ * budget (already there) and the kiosk's.
+ */
 export async function startSelfEnrollment(
-  app: Pick<AppContext, 'enrollmentSignals' | 'sql'>, subject: string, input: { device_id: string; display_name: string },
+  app: Pick<AppContext, 'enrollmentSignals' | 'rateLimiter' | 'sql'>, subject: string, input: { device_id: string; display_name: string },
+  responseHeaders: Record<string, string>,
 ): Promise<{ project: ProjectRow; session: SessionRow }> {
   const project = await kioskProject(app, input.device_id)
+  // A 429 carries the kiosk's own RateLimit-*, which take precedence over these.
+  Object.assign(responseHeaders, tighterLimit(responseHeaders, await chargeKiosk(app, input.device_id)))
   const existing = await ownedMemberId(app.sql, project.environment_id!, subject)
   const iat = nowSeconds()
   const session = await insertSession(app.sql, {
@@ -66,12 +88,21 @@ export async function startSelfEnrollment(
     challenge: confirmationCode(),
     owner_subject: subject,
     display_name: input.display_name,
-  }, (active) => {
+  }, async (active, tx) => {
     // Anyone with an identity can start a session on any kiosk: the person standing at it must not
-    // be pushed aside. Their own sessions they may restart at will.
-    if (active.owner_subject === subject) return
-    if (active.mobile_challenge_response || iat - active.iat < KIOSK_CLAIM_SECONDS) {
-      throw new ServiceError('conflict', `kiosk ${input.device_id} is enrolling someone else; try again once it is free (at most ${SESSION_TTL_SECONDS} s)`)
+    // be pushed aside, and nobody may hold it by restarting their own session (the claim runs from
+    // their first unfinished session there, and restarts are capped).
+    if (active.owner_subject === subject) {
+      const claim = await claimOnKiosk(tx, input.device_id, subject, iat - CLAIM_WINDOW_SECONDS)
+      if (claim.sessions >= SESSIONS_PER_CLAIM) {
+        throw new ServiceError('conflict', `you started ${claim.sessions} sessions on this kiosk without finishing one; finish the current one or wait until it expires (at most ${SESSION_TTL_SECONDS} s)`)
+      }
+      return
+    }
+    const holder = active.owner_subject === null ? null : await claimOnKiosk(tx, input.device_id, active.owner_subject, iat - CLAIM_WINDOW_SECONDS)
+    const claimedSince = holder?.first_iat ?? active.iat
+    if (active.mobile_challenge_response || iat - claimedSince < KIOSK_CLAIM_SECONDS) {
+      throw new ServiceError('conflict', `the kiosk is enrolling someone else; try again once it is free (at most ${SESSION_TTL_SECONDS} s)`)
     }
   })
   await app.enrollmentSignals.announce(input.device_id)

@@ -101,7 +101,7 @@ export interface Route<P extends TSchema = TSchema, Q extends TSchema = TSchema,
   internal?: boolean
   /** False for the few routes that never touch the database (liveness, readiness, the OpenAPI document). */
   usesDatabase?: boolean
-  /** Each request is charged to the project its access resolves (project routes, device routes, Device-Com). */
+  /** Each request is charged to the project its access resolves (project routes, device routes, Device-Com), or on end-user routes to the person. */
   rateLimited?: boolean
   params?: P
   query?: Q

@@ -43,7 +43,7 @@ export async function expireOverdue(sql: Queryable, deviceId: string, nowSeconds
 type SessionInsert = Omit<SessionRow, 'superseded_by' | 'created_at' | 'updated_at' | 'mobile_challenge_response' | 'terminal_challenge_response'
   | 'owner_subject' | 'display_name' | 'challenge_failures'> & Partial<Pick<SessionRow, 'owner_subject' | 'display_name'>>
 
-export async function insertSession(sql: Sql, session: SessionInsert, keep?: (active: SessionRow) => void): Promise<SessionRow> {
+export async function insertSession(sql: Sql, session: SessionInsert, keep?: (active: SessionRow, tx: Queryable) => Promise<void> | void): Promise<SessionRow> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await sql.begin(async (tx) => {
@@ -51,7 +51,7 @@ export async function insertSession(sql: Sql, session: SessionInsert, keep?: (ac
         if (keep) {
           const [active] = await tx<SessionRow[]>`
             SELECT * FROM enrollment_sessions WHERE device_id = ${session.device_id} AND state IN ('pending', 'in_progress') FOR UPDATE`
-          if (active) keep(active)
+          if (active) await keep(active, tx)
         }
         await tx`
           UPDATE enrollment_sessions SET state = 'cancelled', superseded_by = ${session.id}, updated_at = now()

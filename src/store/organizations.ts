@@ -48,6 +48,14 @@ export async function administersAny(sql: Sql, subject: string): Promise<boolean
   return Boolean(row)
 }
 
+/** Does the subject administer a platform organization (a platform operator)? */
+export async function administersPlatform(sql: Sql, subject: string): Promise<boolean> {
+  const [row] = await sql`
+    SELECT 1 FROM organization_admins a JOIN organizations o ON o.id = a.org_id
+    WHERE a.subject = ${subject} AND o.kind = 'platform' LIMIT 1`
+  return Boolean(row)
+}
+
 export async function isOrganizationAdmin(sql: Sql, orgId: string, subject: string): Promise<boolean> {
   const [row] = await sql`SELECT 1 FROM organization_admins WHERE org_id = ${orgId} AND subject = ${subject}`
   return Boolean(row)

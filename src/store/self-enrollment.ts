@@ -43,6 +43,17 @@ export async function ownedSession(sql: Queryable, subject: string, sessionId: s
   return row ?? null
 }
 
+/**
+ * The person's claim on a kiosk: their sessions there since `sinceSeconds` that did not complete
+ * (restarts, superseded, expired or cancelled ones), and the first one's iat.
+ */
+export async function claimOnKiosk(sql: Queryable, deviceId: string, subject: string, sinceSeconds: number): Promise<{ sessions: number; first_iat: number | null }> {
+  const [row] = await sql<{ sessions: number; first_iat: number | null }[]>`
+    SELECT count(*)::int AS sessions, min(iat)::float8 AS first_iat FROM enrollment_sessions
+    WHERE device_id = ${deviceId} AND owner_subject = ${subject} AND iat > ${sinceSeconds} AND state <> 'completed'`
+  return row
+}
+
 /** The right code, typed while the session is active: confirmed. Null when it is no longer active. */
 export async function confirmSession(sql: Sql, sessionId: string, nowSeconds: number): Promise<SessionRow | null> {
   const [row] = await sql<SessionRow[]>`

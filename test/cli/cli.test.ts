@@ -74,6 +74,30 @@ describe('palmvein CLI', () => {
       const listed = await svc.request('GET', '/v1/organizations', { auth: await svc.token('ops@example.com') })
       expect(listed.body).toEqual([org])
     })
+
+    it('`project plan` is the operator\'s plan change: the admin could not make it, the project and its rate limit follow at once', async () => {
+      const token = await svc.token('plan-admin@example.com')
+      const org = (await svc.request('POST', '/v1/organizations', { auth: token, body: { name: 'Shop' } })).body
+      const project = (await svc.request('POST', `/v1/organization/${org.id}/projects`, { auth: token, body: { name: 'Till', plan: 'sandbox' } })).body
+      expectStatus(await svc.request('PATCH', `/v1/organization/${org.id}/projects/${project.id}`, { auth: token, body: { plan: 'business' } }), 403)
+
+      const set = await runCli(['project', 'plan', '--project', project.id, '--plan', 'business'], env)
+      expect(set.stderr).toBe('')
+      expect(set.code).toBe(0)
+      expect(JSON.parse(set.stdout)).toMatchObject({ id: project.id, plan: { id: 'business', headcount: 10_000, daily_request_limit: 100_000 } })
+      const read = await svc.request('GET', `/v1/projects/${project.id}`, { auth: token })
+      expect(read.body.plan.id).toBe('business')
+      expect(read.headers.get('ratelimit-limit')).toBe('100')
+
+      for (const [args, message] of [
+        [['--project', project.id, '--plan', 'platinum'], /--plan must be one of sandbox, business, enterprise/],
+        [['--project', '0190a0a0-0000-7000-8000-000000000000', '--plan', 'business'], /does not exist/],
+      ] as const) {
+        const refused = await runCli(['project', 'plan', ...args], env)
+        expect(refused.code).toBe(2)
+        expect(refused.stderr).toMatch(message)
+      }
+    })
   })
 
   it('`org create` works while `palmvein serve` runs on the same data directory (it joins its database); serve exposes metrics where PALMVEIN_METRICS_PORT says', async () => {

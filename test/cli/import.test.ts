@@ -4,8 +4,10 @@
 // headcount holds.
 import fs from 'node:fs/promises'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { createOrganization } from '../../src/domain/organizations.js'
 import { useCliTenant } from '../support/cli-tenant.js'
 import { enroll, enrollBody, identify, identifyBody, population, type PalmTenant } from '../support/palms.js'
+import { createProjectOnPlan } from '../support/plans.js'
 import { runCli, spawnCli } from '../support/process.js'
 import { expectStatus, type TestService } from '../support/service.js'
 
@@ -140,9 +142,8 @@ describe('palmvein import', () => {
   async function addProjectFor(owner: PalmTenant, name: string, plan: 'enterprise' | 'sandbox') {
     const environment = await svc.request('POST', `/v1/organization/${owner.orgId}/environments`, { auth: owner.token, body: { name } })
     expectStatus(environment, 201)
-    const project = await svc.request('POST', `/v1/organization/${owner.orgId}/projects`, { auth: owner.token, body: { name, environment_id: environment.body.id, plan } })
-    expectStatus(project, 201)
-    return { projectId: project.body.id as string }
+    const project = await createProjectOnPlan(svc, owner.token, owner.orgId, { name, environment_id: environment.body.id, plan })
+    return { projectId: project.id as string }
   }
 
   it('reads stdin, and refuses what the headcount does not allow', async () => {
@@ -210,5 +211,21 @@ describe('palmvein import', () => {
     const unknown = await runCli(['import', '--project', '0190a6b2-3c4d-7e5f-8a6b-7c8d9e0f0000', cli.file('members.ndjson')], env)
     expect(unknown.code).toBe(2)
     expect(unknown.stderr).toMatch(/project 0190a6b2-3c4d-7e5f-8a6b-7c8d9e0f0000 not found/)
+  })
+
+  it("refuses a project that only reads another organization's (global) environment, for import and export alike, and writes nothing", async () => {
+    const operator = 'import-operator@platform.example'
+    const platform = await createOrganization(svc.service.app, { name: 'Import platform', kind: 'platform' }, operator)
+    const global = await svc.request('POST', `/v1/organization/${platform.id}/environments`, { auth: await svc.token(operator), body: { name: 'nation' } })
+    expectStatus(global, 201)
+    const readOnly = await svc.request('POST', `/v1/organization/${tenant.orgId}/projects`, { auth: tenant.token, body: { name: 'reads the nation', environment_id: global.body.id, plan: 'sandbox' } })
+    expectStatus(readOnly, 201)
+    const file = await writeLines('planted.ndjson', [line(120)])
+    for (const args of [['import', '--project', readOnly.body.id, file], ['export', '--project', readOnly.body.id, '--include-biometrics']]) {
+      const refused = await runCli(args, env)
+      expect(refused.code, refused.stderr).toBe(2)
+      expect(refused.stderr).toMatch(/reads environment .* of another organization; .* only a project whose organization owns its environment/)
+    }
+    expect(await svc.storage.db.sql`SELECT 1 FROM members WHERE environment_id = ${global.body.id}`).toHaveLength(0)
   })
 })

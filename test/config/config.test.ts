@@ -38,6 +38,12 @@ describe('configuration', () => {
     for (const window of ['999', '300001', '30s']) expect(() => loadConfig({}, { ...env, PALMVEIN_PEER_REPLAY_WINDOW_MS: window })).toThrow(/PALMVEIN_PEER_REPLAY_WINDOW_MS must be an integer/)
   })
 
+  it('offers the sandbox plan for self-service unless PALMVEIN_SELF_SERVICE_PLANS lists others, and refuses an unknown plan', () => {
+    expect(loadConfig({}, {}).selfServicePlans).toEqual(['sandbox'])
+    expect(loadConfig({}, { PALMVEIN_SELF_SERVICE_PLANS: ' sandbox, business,business ' }).selfServicePlans).toEqual(['sandbox', 'business'])
+    expect(() => loadConfig({}, { PALMVEIN_SELF_SERVICE_PLANS: 'sandbox,platinum' })).toThrow(/PALMVEIN_SELF_SERVICE_PLANS must list some of sandbox, business, enterprise/)
+  })
+
   it('reads the environment and lets explicit overrides win', () => {
     const key = Buffer.alloc(32, 7).toString('base64')
     const config = loadConfig({ port: 0 }, { PORT: '9000', PALMVEIN_MASTER_KEY: key, PALMVEIN_MATCHER_BACKEND: 'wasm', WEBHOOK_ALLOW_LOCALHOST: 'true', PALMVEIN_EXACT_AUDIT_RATE: '0.5' })

@@ -186,8 +186,9 @@ describe('Device-Com on a global environment', () => {
     const found = await svc.request('POST', '/v1/device-com/identify', { auth: terminal.deviceToken, body: identifyBody(palms, 3, 'right') })
     expectStatus(found, 200)
     expect(found.body).toMatchObject({ status: 'Found', member_id: member.id, hand: 'right' })
+    // Another organization's terminal: no candidate below the threshold, no exact score (score-disclosure test below).
     const notFound = await svc.request('POST', '/v1/device-com/identify?k=2', { auth: terminal.deviceToken, body: identifyBody(palms, 5, 'left') })
-    expect(notFound.body).toMatchObject({ status: 'NotFound', member_id: null, candidates: [expect.any(Object)] })
+    expect(notFound.body).toMatchObject({ status: 'NotFound', member_id: null, candidates: [] })
 
     const events = await svc.storage.db.sql`SELECT data FROM event_outbox WHERE project_id = ${project.body.id} AND event_type = 'demo.scan.success'`
     expect(events.map((event) => event.data)).toEqual([{ member_id: member.id, device_id: terminal.deviceId, scanned_at: expect.any(String) }])
@@ -231,5 +232,51 @@ describe('Device-Com on a global environment', () => {
     expectStatus(await identifyOwn(), 200)
     expectStatus(await enable(false, customer.projectId), 204)
     expectProblem(await identifyOwn(), 403, 'server_lookup_disabled')
+  })
+
+  it("answers another organization's terminal candidates at or above the threshold only and a NotFound score rounded down; the owner's terminal gets everything", async () => {
+    const platformAdmin = 'scores-platform@example.com'
+    const platformOrg = await insertOrganization(svc.storage.db.sql, { id: newId(), name: 'Platform scores', kind: 'platform' }, platformAdmin)
+    const platformToken = await svc.token(platformAdmin)
+    const environment = await svc.request('POST', `/v1/organization/${platformOrg.id}/environments`, { auth: platformToken, body: { name: 'scores', enables_server_lookup: true } })
+    expectStatus(environment, 201)
+    const threshold = environment.body.match_threshold
+    const lookupOn = async (token: string, orgId: string, mode: string) => {
+      const created = await svc.request('POST', `/v1/organization/${orgId}/projects`, { auth: token, body: { name: 'lookup', environment_id: environment.body.id, plan: 'sandbox' } })
+      expectStatus(created, 201)
+      await liftRateLimits(svc, created.body.id)
+      expectStatus(await svc.request('PUT', `/v1/projects/${created.body.id}/server-lookup`, { auth: token, body: { enable_server_lookup: true } }), 204)
+      return { projectId: created.body.id as string, terminal: await linkTerminal(svc, token, created.body.id, { mode }) }
+    }
+    const owner = await lookupOn(platformToken, platformOrg.id, 'access')
+    const app = svc.service.app
+    const ownerProject = (await projectById(app.sql, owner.projectId))!
+    const enrolled: string[] = []
+    for (const identity of [1, 2, 3]) {
+      const member = await createMemberInProject(app, ownerProject, { display_name: `Person ${identity}` })
+      await enrollMember(app, ownerProject, { member_id: member.id, ...hands(identity) }, { callerType: 'token' })
+      enrolled.push(member.id)
+    }
+    const customer = await createTenant(svc, 'scores-customer@example.com', { plan: 'sandbox' })
+    const stranger = await lookupOn(customer.token, customer.orgId, 'access')
+    const identify = (terminal: Terminal, identity: number) =>
+      svc.request('POST', '/v1/device-com/identify?k=10', { auth: terminal.deviceToken, body: identifyBody(palms, identity, 'left') })
+
+    // A palm never enrolled.
+    const full = await identify(owner.terminal, 6)
+    const coarse = await identify(stranger.terminal, 6)
+    expectStatus(coarse, 200)
+    expect(full.body.status).toBe('NotFound')
+    expect(full.body.candidates).toHaveLength(3)
+    expect(full.body.candidates.every((candidate: { match_score: number }) => candidate.match_score < threshold)).toBe(true)
+    expect(coarse.body).toEqual({ status: 'NotFound', member_id: null, match_score: Math.floor(full.body.match_score * 10) / 10, hand: null, candidates: [] })
+    expect(full.body.match_score).not.toBe(coarse.body.match_score)
+
+    // An enrolled palm: the stranger sees the member found, and no one below the threshold beside it.
+    const ownerFound = await identify(owner.terminal, 2)
+    const strangerFound = await identify(stranger.terminal, 2)
+    expect(ownerFound.body).toMatchObject({ status: 'Found', member_id: enrolled[1] })
+    expect(ownerFound.body.candidates).toHaveLength(3)
+    expect(strangerFound.body).toEqual({ ...ownerFound.body, candidates: [ownerFound.body.candidates[0]] })
   })
 })

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createProjectOnPlan } from '../support/plans.js'
 import { createTenant, type Tenant } from '../support/security.js'
 import { bootService, expectStatus, type TestService } from '../support/service.js'
 import { liftRateLimits, linkTerminal, registerTerminal } from '../support/terminals.js'
@@ -33,13 +34,10 @@ describe('devices: refusals', () => {
   })
 
   it('refuses a non-sandbox project with 403 sandbox_required and leaves the code usable', async () => {
-    const business = await svc.request('POST', `/v1/organization/${tenant.orgId}/projects`, {
-      auth: tenant.token, body: { name: 'prod', environment_id: tenant.environmentId, plan: 'business' },
-    })
-    expectStatus(business, 201)
+    const business = await createProjectOnPlan(svc, tenant.token, tenant.orgId, { name: 'prod', environment_id: tenant.environmentId, plan: 'business' })
     const registered = await registerTerminal(svc)
     const body = { registration_code: registered.registration_code, device_name: 'x', device_mode: 'payment' }
-    const refused = await complete(business.body.id, body)
+    const refused = await complete(business.id, body)
     expectStatus(refused, 403)
     expect(refused.body.code).toBe('sandbox_required')
     expectStatus(await complete(tenant.projectId, body), 200)

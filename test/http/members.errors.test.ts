@@ -3,6 +3,7 @@ import { createOrganization } from '../../src/domain/organizations.js'
 import { newId } from '../../src/ids.js'
 import { usingPostgres } from '../support/database.js'
 import { addProject, createMember, createPalmTenant, enrollBody, identifyBody, population, type PalmTenant } from '../support/palms.js'
+import { createProjectOnPlan } from '../support/plans.js'
 import { bootService, expectStatus, type TestService } from '../support/service.js'
 
 describe(`members and biometrics: refusals (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
@@ -20,14 +21,11 @@ describe(`members and biometrics: refusals (${usingPostgres ? 'PostgreSQL' : 'PG
     const global = await svc.request('POST', `/v1/organization/${platform.id}/environments`, { auth: platformToken, body: { name: 'nation' } })
     expectStatus(global, 201)
     expect(global.body.kind).toBe('global')
-    const project = await svc.request('POST', `/v1/organization/${tenant.orgId}/projects`, {
-      auth: tenant.token, body: { name: 'on global', environment_id: global.body.id, plan: 'enterprise' },
-    })
-    expectStatus(project, 201)
+    const project = await createProjectOnPlan(svc, tenant.token, tenant.orgId, { name: 'on global', environment_id: global.body.id, plan: 'enterprise' })
     // A member of that project (as a Device-Com self-enrollment would leave it), so ids are real.
     const memberId = newId()
-    await svc.storage.db.sql`INSERT INTO members (id, project_id, environment_id, display_name) VALUES (${memberId}, ${project.body.id}, ${global.body.id}, 'x')`
-    const base = `/v1/projects/${project.body.id}`
+    await svc.storage.db.sql`INSERT INTO members (id, project_id, environment_id, display_name) VALUES (${memberId}, ${project.id}, ${global.body.id}, 'x')`
+    const base = `/v1/projects/${project.id}`
     const palms = population()
     const calls: Array<[string, string, unknown]> = [
       ['GET', `${base}/members`, undefined],

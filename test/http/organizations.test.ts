@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createOrganization } from '../../src/domain/organizations.js'
+import { createProjectOnPlan, operatorSetsPlan } from '../support/plans.js'
 import { bootService, expectProblem, expectStatus, type TestService } from '../support/service.js'
 
 describe('admin extensions: organizations, environments, projects', () => {
@@ -58,7 +60,7 @@ describe('admin extensions: organizations, environments, projects', () => {
     const mine = (await svc.request('POST', '/v1/organizations', { auth: token, body: { name: 'A' } })).body
     const theirs = (await svc.request('POST', '/v1/organizations', { auth: otherToken, body: { name: 'B' } })).body
     const env = (await svc.request('POST', `/v1/organization/${theirs.id}/environments`, { auth: otherToken, body: { name: 'theirs' } })).body
-    const refused = await svc.request('POST', `/v1/organization/${mine.id}/projects`, { auth: token, body: { name: 'x', environment_id: env.id, plan: 'business' } })
+    const refused = await svc.request('POST', `/v1/organization/${mine.id}/projects`, { auth: token, body: { name: 'x', environment_id: env.id, plan: 'sandbox' } })
     expectStatus(refused, 422)
     expect(refused.body.code).toBe('invalid_reference')
   })
@@ -80,9 +82,14 @@ describe('admin extensions: organizations, environments, projects', () => {
     expectStatus(tooLarge, 413)
   })
 
-  it('lets an organization admin change a project\'s plan, which its rate limit follows at once', async () => {
+  it("refuses an organization admin's plan change and non-self-service plans with 403; the operator's plan change is followed at once", async () => {
     const org = (await svc.request('POST', '/v1/organizations', { auth: token, body: { name: 'Upgrading' } })).body
     const env = (await svc.request('POST', `/v1/organization/${org.id}/environments`, { auth: token, body: { name: 'main' } })).body
+    for (const plan of ['business', 'enterprise']) {
+      const refused = await svc.request('POST', `/v1/organization/${org.id}/projects`, { auth: token, body: { name: 'Big', environment_id: env.id, plan } })
+      expectProblem(refused, 403, 'forbidden')
+      expect(refused.body.detail).toMatch(/set by a platform operator; an organization admin creates projects on the sandbox plan/)
+    }
     const project = (await svc.request('POST', `/v1/organization/${org.id}/projects`, { auth: token, body: { name: 'Trial', environment_id: env.id, plan: 'sandbox' } })).body
     const key = (await svc.request('POST', `/v1/organization/${org.id}/api-keys`, { auth: token, body: { name: 'k', project_ids: null } })).body.key
     const read = () => svc.request('GET', `/v1/projects/${project.id}`, { auth: key })
@@ -90,23 +97,38 @@ describe('admin extensions: organizations, environments, projects', () => {
     expectProblem(await read(), 429, 'rate_limited')
 
     const path = `/v1/organization/${org.id}/projects/${project.id}`
-    const changed = await svc.request('PATCH', path, { auth: token, body: { plan: 'business', name: 'Live', website: 'https://shop.example' } })
-    expectStatus(changed, 200)
-    expect(changed.body).toMatchObject({
-      id: project.id, name: 'Live', website: 'https://shop.example', environment_id: env.id,
-      plan: { id: 'business', name: 'Business', headcount: 10_000, daily_request_limit: 100_000 },
-    })
+    const upgrade = await svc.request('PATCH', path, { auth: token, body: { plan: 'enterprise', name: 'Live' } })
+    expectProblem(upgrade, 403, 'forbidden')
+    expect(upgrade.body.detail).toMatch(/plan is changed by a platform operator/)
+    expect((await svc.request('GET', `/v1/organization/${org.id}/projects`, { auth: token })).body[0]).toMatchObject({ name: 'Trial', plan: { id: 'sandbox' } })
+    // The plan it already has is no change; the other fields are the admin's.
+    const renamed = await svc.request('PATCH', path, { auth: token, body: { plan: 'sandbox', name: 'Live', website: 'https://shop.example' } })
+    expectStatus(renamed, 200)
+    expect(renamed.body).toMatchObject({ name: 'Live', website: 'https://shop.example', plan: { id: 'sandbox' } })
+
+    await operatorSetsPlan(svc, project.id, 'business')
     const after = await read()
     expectStatus(after, 200)
     expect(after.headers.get('ratelimit-limit')).toBe('100')
-    expect(after.body).toEqual(changed.body)
+    expect(after.body).toMatchObject({ id: project.id, name: 'Live', environment_id: env.id, plan: { id: 'business', name: 'Business', headcount: 10_000, daily_request_limit: 100_000 } })
+  })
+
+  it('a platform operator (an admin of a platform organization) creates projects on any plan and changes plans through the API', async () => {
+    const operator = await svc.token('operator@platform.example')
+    const platform = await createOrganization(svc.service.app, { name: 'Region', kind: 'platform' }, 'operator@platform.example')
+    const project = await svc.request('POST', `/v1/organization/${platform.id}/projects`, { auth: operator, body: { name: 'kiosks', plan: 'enterprise' } })
+    expectStatus(project, 201)
+    expect(project.body.plan.id).toBe('enterprise')
+    const changed = await svc.request('PATCH', `/v1/organization/${platform.id}/projects/${project.body.id}`, { auth: operator, body: { plan: 'business' } })
+    expectStatus(changed, 200)
+    expect(changed.body.plan).toEqual({ id: 'business', name: 'Business', headcount: 10_000, daily_request_limit: 100_000 })
   })
 
   it('refuses a project change that is empty, moves the environment, or reaches another organization', async () => {
     const org = (await svc.request('POST', '/v1/organizations', { auth: token, body: { name: 'Mine' } })).body
-    const project = (await svc.request('POST', `/v1/organization/${org.id}/projects`, { auth: token, body: { name: 'p', plan: 'business' } })).body
+    const project = await createProjectOnPlan(svc, token, org.id, { name: 'p', plan: 'business' })
     const theirs = (await svc.request('POST', '/v1/organizations', { auth: otherToken, body: { name: 'Theirs' } })).body
-    const theirProject = (await svc.request('POST', `/v1/organization/${theirs.id}/projects`, { auth: otherToken, body: { name: 'q', plan: 'business' } })).body
+    const theirProject = await createProjectOnPlan(svc, otherToken, theirs.id, { name: 'q', plan: 'business' })
     const patch = (orgId: string, projectId: string, body: unknown, auth = token) =>
       svc.request('PATCH', `/v1/organization/${orgId}/projects/${projectId}`, { auth, body })
     expectProblem(await patch(org.id, project.id, {}), 400, 'invalid_request')
@@ -117,5 +139,20 @@ describe('admin extensions: organizations, environments, projects', () => {
     expectProblem(await patch(theirs.id, theirProject.id, { plan: 'sandbox' }), 404, 'not_found')
     const untouched = await svc.request('GET', `/v1/projects/${theirProject.id}`, { auth: otherToken })
     expect(untouched.body.plan.id).toBe('business')
+  })
+})
+
+describe('self-service plans set by the operator (PALMVEIN_SELF_SERVICE_PLANS)', () => {
+  let open: TestService
+  beforeAll(async () => { open = await bootService({ config: { selfServicePlans: ['sandbox', 'business'] } }) }, 120_000)
+  afterAll(async () => { await open?.close() })
+
+  it('lets an organization admin create projects on the listed plans only', async () => {
+    const admin = await open.token('self-service@example.com')
+    const org = (await open.request('POST', '/v1/organizations', { auth: admin, body: { name: 'Open' } })).body
+    expectStatus(await open.request('POST', `/v1/organization/${org.id}/projects`, { auth: admin, body: { name: 'b', plan: 'business' } }), 201)
+    const refused = await open.request('POST', `/v1/organization/${org.id}/projects`, { auth: admin, body: { name: 'e', plan: 'enterprise' } })
+    expectProblem(refused, 403, 'forbidden')
+    expect(refused.body.detail).toMatch(/sandbox or business plan/)
   })
 })

@@ -62,7 +62,7 @@ describe('projects', () => {
     const closedEnv = (await svc.request('POST', `/v1/organization/${tenant.orgId}/environments`, { auth: tenant.token, body: { name: 'closed' } })).body
     for (const environmentId of [closedEnv.id, null]) {
       const project = (await svc.request('POST', `/v1/organization/${tenant.orgId}/projects`, {
-        auth: tenant.token, body: { name: 'no lookup', environment_id: environmentId, plan: 'business' },
+        auth: tenant.token, body: { name: 'no lookup', environment_id: environmentId, plan: 'sandbox' },
       })).body
       expectProblem(await put(project.id, true), 422, 'server_lookup_not_allowed')
       expect((await svc.request('GET', `/v1/projects/${project.id}`, { auth: tenant.token })).body.enable_server_lookup).toBe(false)

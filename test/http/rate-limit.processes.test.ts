@@ -3,7 +3,9 @@
 // in-process database, as two processes would share its socket; on PostgreSQL they are as
 // independent as two processes).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PERSON_REQUESTS_PER_MINUTE } from '../../src/domain/self-enrollment-limits.js'
 import { start, type Service } from '../../src/server.js'
+import { createProjectOnPlan } from '../support/plans.js'
 import { createTenant, type Tenant } from '../support/security.js'
 import { bootService, expectStatus, request, serviceConfig, type TestService } from '../support/service.js'
 
@@ -44,6 +46,18 @@ describe('rate limits across two service processes on one database', () => {
     expect(await minuteCount(tenant.projectId)).toBe(5)
   }, 60_000)
 
+  it("a person's self-enrollment budget holds in total, whichever process serves them", async () => {
+    await awaitFreshMinute(15)
+    const person = await svc.token('shared-person@people.example')
+    const urls = [svc.url, second.url]
+    const statuses: number[] = []
+    for (let index = 0; index < PERSON_REQUESTS_PER_MINUTE + 4; index++) {
+      statuses.push((await request(urls[index % 2], 'GET', '/v1/self-enrollment/me', { auth: person })).status)
+    }
+    expect(statuses.filter((status) => status === 200)).toHaveLength(PERSON_REQUESTS_PER_MINUTE)
+    expect(statuses.slice(PERSON_REQUESTS_PER_MINUTE).every((status) => status === 429)).toBe(true)
+  }, 60_000)
+
   it('a large limit served from leases never goes over in total, and loses at most a lease per process', async () => {
     await awaitFreshMinute(45)
     const limit = 300 // leases of 3 requests
@@ -70,9 +84,7 @@ describe('rate limits across two service processes on one database', () => {
 
   it('leases in batches, and gives unused leased requests back when a process stops', async () => {
     await awaitFreshMinute(20)
-    const project = (await svc.request('POST', `/v1/organization/${tenant.orgId}/projects`, {
-      auth: tenant.token, body: { name: 'leased', environment_id: tenant.environmentId, plan: 'enterprise' },
-    })).body
+    const project = await createProjectOnPlan(svc, tenant.token, tenant.orgId, { name: 'leased', environment_id: tenant.environmentId, plan: 'enterprise' })
     await svc.storage.db.sql`UPDATE projects SET requests_per_minute = 1000 WHERE id = ${project.id}`
     const third = await start({ config: serviceConfig(svc.storage) })
     try {

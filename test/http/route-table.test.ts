@@ -1,7 +1,7 @@
 // The route table's declarations agree with each other: the access a route declares is what its
-// path and credential kinds can support, and every route that reaches a project is rate limited.
+// path and credential kinds can support, and every route that reaches a project, or is a person's own, is rate limited.
 import { describe, expect, it } from 'vitest'
-import { PROJECT_ACCESS } from '../../src/auth/credentials.js'
+import { RATE_LIMITED_ACCESS } from '../../src/auth/credentials.js'
 import type { Access, Route } from '../../src/http/route.js'
 import { routeTable } from '../../src/http/routes/index.js'
 import { VERSION } from '../../src/version.js'
@@ -23,7 +23,7 @@ describe('route table declarations', () => {
     if (route.access === 'org-admin') expect(route.auth).toEqual(['token'])
     if (route.access === 'terminal') expect(route.auth).toEqual(['device'])
     if (route.access === 'end-user') expect(route.auth).toEqual(['token'])
-    expect(Boolean(route.rateLimited)).toBe(PROJECT_ACCESS.includes(route.access))
+    expect(Boolean(route.rateLimited)).toBe(RATE_LIMITED_ACCESS.includes(route.access))
   })
 
   it('has no route whose path names a project or organization without access to it', () => {

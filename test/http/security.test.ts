@@ -10,6 +10,11 @@ import {
   checkOtherProjectsSubResource, checkRevokedKey, checkStranger, checkWrongKinds, createSubResources, createTenant,
   hasSubResource, idValues, requestFor, send, type SecurityFixtures,
 } from '../support/security.js'
+import {
+  answersIdentify, appliesPersonChecks, checkOneKioskRefusal, checkPersonNeverSeesChallenge, checkPersonRateLimited,
+  checkReadOnlyTerminalWritesNothing, checkScoresForNonOwners, createTrustFixtures, namesKiosk, terminalWrites, type TrustFixtures,
+} from '../support/security-trust.js'
+import { waitUntilReady } from '../support/palms.js'
 import { bootService } from '../support/service.js'
 
 const routes = routeTable(VERSION)
@@ -20,14 +25,17 @@ const guarded = routes.filter((route) => route.access !== 'none')
 describe('security suite over the whole route table', () => {
   let fixtures: SecurityFixtures
   let ids: Record<string, string>
+  let trust: TrustFixtures
   beforeAll(async () => {
     const svc = await bootService()
+    await waitUntilReady(svc.url)
     const owner = await createTenant(svc, 'owner@example.com')
     const stranger = await createTenant(svc, 'stranger@example.com')
     const sub = await createSubResources(svc, owner)
     fixtures = { svc, owner, stranger, sub }
     ids = idValues(owner, sub)
-  })
+    trust = await createTrustFixtures(svc, stranger, await createSubResources(svc, stranger))
+  }, 120_000)
   afterAll(async () => { await fixtures?.svc.close() })
 
   it('covers every route of the table', () => {
@@ -60,6 +68,30 @@ describe('security suite over the whole route table', () => {
     if (addressesProject(route) && accepts(route, 'key')) {
       it('a key scoped to another project: 403 or 404', async () => {
         await checkKeyOfAnotherProject(fixtures, route, requestFor(route, ids))
+      })
+    }
+    // Trust (issue #48): a person's answers, kiosks, read-only projects' terminals, scores.
+    if (appliesPersonChecks(route)) {
+      it("a person's own answers never carry a kiosk's code", async () => {
+        await checkPersonNeverSeesChallenge(trust, route)
+      })
+      it('a person is rate limited: RateLimit-* on every answer, then 429', async () => {
+        await checkPersonRateLimited(trust, route)
+      })
+    }
+    if (namesKiosk(route)) {
+      it('every device that is not an open kiosk gets one and the same refusal', async () => {
+        await checkOneKioskRefusal(trust, route)
+      })
+    }
+    if (terminalWrites(route)) {
+      it("a terminal of a project that only reads its environment writes nothing there", async () => {
+        await checkReadOnlyTerminalWritesNothing(trust, route)
+      })
+    }
+    if (answersIdentify(route)) {
+      it('a caller that does not own the environment gets no candidate below the threshold and no exact NotFound score', async () => {
+        await checkScoresForNonOwners(trust, route)
       })
     }
     if (addressesProjectByPath(route) && hasSubResource(route)) {

@@ -9,7 +9,7 @@ import { environmentById, insertOrganization } from '../../src/store/organizatio
 import { enrollBody, identifyBody, population, waitUntilReady } from '../support/palms.js'
 import { createTenant, type Tenant } from '../support/security.js'
 import { bootService, expectProblem, expectStatus, type TestService } from '../support/service.js'
-import { liftRateLimits, linkTerminal, type Terminal } from '../support/terminals.js'
+import { liftRateLimits, linkTerminal, registerTerminal, type Terminal } from '../support/terminals.js'
 
 const palms = population({ identities: 6 })
 const PERSON = 'alice@people.example'
@@ -29,6 +29,9 @@ describe('public self-enrollment into a global environment', () => {
   let kiosk: Terminal
   let customer: Tenant
   let lookupTerminal: Terminal
+  /** The customer's enrollment terminal on the global environment (its project only reads it). */
+  let readOnlyKiosk: Terminal
+  let readOnlyProjectId: string
   let person: string
 
   const start = (auth: string, deviceId: string, displayName = 'Alice') =>
@@ -36,6 +39,8 @@ describe('public self-enrollment into a global environment', () => {
   const confirm = (auth: string, sessionId: string, challenge: string) =>
     svc.request('POST', `/v1/self-enrollment/sessions/${sessionId}/confirm`, { auth, body: { challenge } })
   const poll = (terminal: Terminal) => svc.request('GET', '/v1/device-com/enrollment?wait=0', { auth: terminal.deviceToken })
+  /** The code the kiosk shows: only its own Device-Com poll carries it. */
+  const kioskCode = async (terminal: Terminal = kiosk): Promise<string> => (await poll(terminal)).body.session.challenge
   const complete = (sessionId: string, body: unknown) =>
     svc.request('POST', `/v1/device-com/enrollment/${sessionId}/complete`, { auth: kiosk.deviceToken, body })
   const identifyAt = (terminal: Terminal, identity: number, hand: 'left' | 'right') =>
@@ -68,6 +73,8 @@ describe('public self-enrollment into a global environment', () => {
     await liftRateLimits(svc, onGlobal.body.id)
     expectStatus(await svc.request('PUT', `/v1/projects/${onGlobal.body.id}/server-lookup`, { auth: customer.token, body: { enable_server_lookup: true } }), 204)
     lookupTerminal = await linkTerminal(svc, customer.token, onGlobal.body.id, { mode: 'access' })
+    readOnlyProjectId = onGlobal.body.id
+    readOnlyKiosk = await linkTerminal(svc, customer.token, onGlobal.body.id, { mode: 'enrollment', name: "Customer's kiosk" })
     person = await svc.token(PERSON)
   }, 120_000)
   afterAll(async () => { await svc.close() })
@@ -78,13 +85,16 @@ describe('public self-enrollment into a global environment', () => {
     const session = started.body.session
     expect(started.body.device_id).toBe(kiosk.deviceId)
     expect(session).toMatchObject({ state: 'pending', user_id: PERSON, mobile_challenge_response: false, terminal_challenge_response: false })
-    expect(session.challenge).toMatch(/^\d{6}$/)
+    // The person's answer never carries the code: they learn it by reading the kiosk.
+    expect(session).not.toHaveProperty('challenge')
+    expect(started.headers.get('ratelimit-limit')).toBe('10')
     expect(session.exp - session.iat).toBe(300)
 
     // The kiosk's long poll gets it and shows the code.
     const polled = await poll(kiosk)
     expectStatus(polled, 200)
-    expect(polled.body.session).toMatchObject({ enroll_id: session.enroll_id, state: 'in_progress', user_id: PERSON, challenge: session.challenge })
+    expect(polled.body.session).toMatchObject({ enroll_id: session.enroll_id, state: 'in_progress', user_id: PERSON, challenge: expect.stringMatching(/^\d{6}$/) })
+    session.challenge = polled.body.session.challenge
 
     // The kiosk cannot complete before the person confirmed.
     expectProblem(await complete(session.enroll_id, palmsOf(1, session.challenge)), 409, 'confirmation_required')
@@ -97,6 +107,7 @@ describe('public self-enrollment into a global environment', () => {
     const confirmed = await confirm(person, session.enroll_id, session.challenge)
     expectStatus(confirmed, 200)
     expect(confirmed.body).toMatchObject({ enroll_id: session.enroll_id, mobile_challenge_response: true, state: 'in_progress' })
+    expect(confirmed.body).not.toHaveProperty('challenge')
     expect((await poll(kiosk)).body.session.mobile_challenge_response).toBe(true)
 
     const completed = await complete(session.enroll_id, palmsOf(1, session.challenge))
@@ -123,6 +134,7 @@ describe('public self-enrollment into a global environment', () => {
 
     // Enrolling again replaces the palms: the same member, now with the left hand only.
     const again = (await start(person, kiosk.deviceId, 'Alice B.')).body.session
+    again.challenge = await kioskCode()
     expectStatus(await confirm(person, again.enroll_id, again.challenge), 200)
     const replaced = await complete(again.enroll_id, palmsOf(1, again.challenge, ['left']))
     expectStatus(replaced, 200)
@@ -168,6 +180,7 @@ describe('public self-enrollment into a global environment', () => {
 
   it('five wrong codes cancel the session', async () => {
     const session = (await start(await svc.token('carol@people.example'), kiosk.deviceId)).body.session
+    session.challenge = await kioskCode()
     const carol = await svc.token('carol@people.example')
     const wrongCode = session.challenge === '123456' ? '654321' : '123456'
     for (let attempt = 1; attempt <= 4; attempt++) expectProblem(await confirm(carol, session.enroll_id, wrongCode), 403, 'challenge_mismatch')
@@ -195,20 +208,27 @@ describe('public self-enrollment into a global environment', () => {
     expectStatus(await start(frank, booth.deviceId), 201)
   })
 
-  it('refuses organization environments, disabled devices, other modes, admin tokens and keys', async () => {
+  it("refuses every device that is not an open kiosk with one and the same answer, admin tokens and keys with 403", async () => {
     const dave = await svc.token('dave@people.example')
-    // A kiosk of a project on an organization's own environment.
-    const tenantKiosk = await linkTerminal(svc, customer.token, customer.projectId, { mode: 'enrollment' })
-    expectProblem(await start(dave, tenantKiosk.deviceId), 422, 'self_enrollment_unavailable')
-    // A platform terminal that is not an enrollment kiosk.
-    const gate = await linkTerminal(svc, platformToken, platformProjectId, { mode: 'access' })
-    expectProblem(await start(dave, gate.deviceId), 422, 'self_enrollment_unavailable')
-    // No such device.
-    expectProblem(await start(dave, newId()), 422, 'self_enrollment_unavailable')
-    // A disabled kiosk.
     const closed = await linkTerminal(svc, platformToken, platformProjectId, { mode: 'enrollment' })
     expectStatus(await svc.request('PATCH', `/v1/device/${closed.deviceId}`, { auth: platformToken, body: { enabled: false } }), 200)
-    expectProblem(await start(dave, closed.deviceId), 409, 'conflict')
+    const unusable = {
+      'no such device': newId(),
+      "another tenant's kiosk on its own environment": (await linkTerminal(svc, customer.token, customer.projectId, { mode: 'enrollment' })).deviceId,
+      "the platform's payment terminal": (await linkTerminal(svc, platformToken, platformProjectId, { mode: 'payment' })).deviceId,
+      "the platform's access terminal": (await linkTerminal(svc, platformToken, platformProjectId, { mode: 'access' })).deviceId,
+      'a disabled kiosk': closed.deviceId,
+      "a customer's kiosk on the global environment": readOnlyKiosk.deviceId,
+      'an unlinked terminal': (await registerTerminal(svc, { mode: 'enrollment' })).device_id,
+    }
+    const answers = await Promise.all(Object.entries(unusable).map(async ([what, deviceId]) => {
+      const response = await start(dave, deviceId)
+      expectProblem(response, 422, 'self_enrollment_unavailable', what)
+      const { request_id: _, ...problem } = response.body
+      return problem
+    }))
+    for (const answer of answers) expect(answer).toEqual(answers[0])
+    expect(answers[0].detail).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/)
     // An organization administrator's token, and an API key, are not a person's own identity.
     expectProblem(await start(platformToken, kiosk.deviceId), 403, 'forbidden')
     expectProblem(await start(customer.token, kiosk.deviceId), 403, 'forbidden')
@@ -216,5 +236,66 @@ describe('public self-enrollment into a global environment', () => {
     expectProblem(await svc.request('GET', '/v1/self-enrollment/me', { auth: platformToken }), 403, 'forbidden')
     // Nothing was started by any refusal.
     expect(await svc.storage.db.sql`SELECT 1 FROM enrollment_sessions WHERE owner_subject = 'dave@people.example'`).toHaveLength(0)
+  })
+
+  it("a customer's terminal on the global environment writes nothing there, even with a confirmed session", async () => {
+    const sql = svc.storage.db.sql
+    const members = async () => (await sql`SELECT count(*)::int AS n FROM members WHERE environment_id = ${environmentId}`)[0].n
+    const before = await members()
+    // A confirmed self-enrollment session on the customer's kiosk, as the old code let one start.
+    const sessionId = newId()
+    const now = Math.floor(Date.now() / 1000)
+    await sql`INSERT INTO enrollment_sessions (id, device_id, project_id, member_id, state, nbf, iat, exp, challenge, owner_subject, display_name, mobile_challenge_response)
+      VALUES (${sessionId}, ${readOnlyKiosk.deviceId}, ${readOnlyProjectId}, ${newId()}, 'in_progress', ${now}, ${now}, ${now + 300}, '123456', 'planted@people.example', 'Planted', true)`
+    const refused = await svc.request('POST', `/v1/device-com/enrollment/${sessionId}/complete`, { auth: readOnlyKiosk.deviceToken, body: palmsOf(3, '123456') })
+    expectProblem(refused, 403, 'environment_read_only')
+    expect(await members()).toBe(before)
+    expect(await sql`SELECT 1 FROM members WHERE owner_subject = 'planted@people.example'`).toHaveLength(0)
+    expect((await sql`SELECT state FROM enrollment_sessions WHERE id = ${sessionId}`)[0].state).toBe('in_progress')
+  })
+
+  it("counts a person's claim on a kiosk from their first session there, caps restarts, and rate-limits starts per kiosk and requests per person", async () => {
+    const booth = await linkTerminal(svc, platformToken, platformProjectId, { mode: 'enrollment', name: 'Hostage booth' })
+    const holder = await svc.token('holder@people.example')
+    const other = await svc.token('other@people.example')
+    const first = await start(holder, booth.deviceId)
+    expectStatus(first, 201)
+    // The first session is 61 s old: a restart now does not renew the claim, so another person may take the kiosk.
+    await svc.storage.db.sql`UPDATE enrollment_sessions SET iat = iat - 61, nbf = nbf - 61 WHERE id = ${first.body.session.enroll_id}`
+    expectStatus(await start(holder, booth.deviceId), 201)
+    expectStatus(await start(other, booth.deviceId), 201)
+
+    // Four sessions without finishing one; the fifth start is refused.
+    const restarter = await svc.token('restarter@people.example')
+    const lane = await linkTerminal(svc, platformToken, platformProjectId, { mode: 'enrollment', name: 'Restart lane' })
+    for (let attempt = 1; attempt <= 4; attempt++) expectStatus(await start(restarter, lane.deviceId), 201)
+    const capped = await start(restarter, lane.deviceId)
+    expectProblem(capped, 409, 'conflict')
+    expect(capped.body.detail).toMatch(/4 sessions on this kiosk without finishing one/)
+
+    // Ten starts a minute on one kiosk, whoever starts them (refused ones count); then 429.
+    const busy = await linkTerminal(svc, platformToken, platformProjectId, { mode: 'enrollment', name: 'Busy kiosk' })
+    for (let index = 0; index < 10; index++) {
+      const response = await start(await svc.token(`crowd${index}@people.example`), busy.deviceId)
+      expect([201, 409]).toContain(response.status)
+      expect(response.headers.get('ratelimit-remaining')).toBe(String(9 - index))
+    }
+    const flooded = await start(await svc.token('crowd10@people.example'), busy.deviceId)
+    expectProblem(flooded, 429, 'rate_limited')
+    expect(flooded.body.detail).toMatch(/this kiosk's self-enrollment limit of 10 requests per minute/)
+    expect(Number(flooded.headers.get('retry-after'))).toBeGreaterThan(0)
+
+    // Twenty self-enrollment requests a minute per person, whatever they are; then 429 with RateLimit-*.
+    const chatty = await svc.token('chatty@people.example')
+    for (let index = 0; index < 20; index++) {
+      const listed = await svc.request('GET', '/v1/self-enrollment/me', { auth: chatty })
+      expectStatus(listed, 200)
+      expect(listed.headers.get('ratelimit-limit')).toBe('20')
+      expect(listed.headers.get('ratelimit-remaining')).toBe(String(19 - index))
+    }
+    const limited = await svc.request('GET', '/v1/self-enrollment/me', { auth: chatty })
+    expectProblem(limited, 429, 'rate_limited')
+    expect(limited.body.detail).toMatch(/your self-enrollment limit of 20 requests per minute/)
+    expectProblem(await start(chatty, kiosk.deviceId), 429, 'rate_limited')
   })
 })

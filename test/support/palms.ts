@@ -3,6 +3,7 @@
 // population (low noise, no look-alikes, so mated and non-mated scores are far apart).
 import { createSyntheticPopulation, DEMO_CAPTURES, encodeTemplate, type Hand, type SyntheticPopulation } from '../../src/matcher/index.js'
 import { expectStatus, type TestService } from './service.js'
+import { createProjectOnPlan } from './plans.js'
 
 export interface PalmTenant {
   token: string
@@ -37,7 +38,7 @@ export async function createPalmTenant(svc: TestService, subject: string, enviro
   const token = await svc.token(subject)
   const org = await post(svc, token, '/v1/organizations', { name: `${subject} org` })
   const env = await post(svc, token, `/v1/organization/${org.id}/environments`, { name: 'palms', ...environment })
-  const project = await post(svc, token, `/v1/organization/${org.id}/projects`, { name: 'palms', environment_id: env.id, plan: 'enterprise' })
+  const project = await createProjectOnPlan(svc, token, org.id, { name: 'palms', environment_id: env.id, plan: 'enterprise' })
   const key = await post(svc, token, `/v1/organization/${org.id}/api-keys`, { name: 'palms', project_ids: null })
   return { token, orgId: org.id, environmentId: env.id, projectId: project.id, key: key.key }
 }
@@ -45,7 +46,7 @@ export async function createPalmTenant(svc: TestService, subject: string, enviro
 /** Another enterprise project (and its own environment) of the tenant's organization. */
 export async function addProject(svc: TestService, tenant: PalmTenant, environment: EnvironmentOptions = {}): Promise<{ projectId: string; environmentId: string }> {
   const env = await post(svc, tenant.token, `/v1/organization/${tenant.orgId}/environments`, { name: 'more palms', ...environment })
-  const project = await post(svc, tenant.token, `/v1/organization/${tenant.orgId}/projects`, { name: 'more', environment_id: env.id, plan: 'enterprise' })
+  const project = await createProjectOnPlan(svc, tenant.token, tenant.orgId, { name: 'more', environment_id: env.id, plan: 'enterprise' })
   return { projectId: project.id, environmentId: env.id }
 }
 

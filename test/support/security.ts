@@ -8,6 +8,8 @@ import { hashSecret, newSecret } from '../../src/auth/secrets.js'
 import type { Route } from '../../src/http/route.js'
 import { compile, type TSchema } from '../../src/http/schema.js'
 import { newId } from '../../src/ids.js'
+import type { PlanId } from '../../src/plans.js'
+import { createProjectOnPlan } from './plans.js'
 import { expectProblem, expectStatus, type Response, type TestService } from './service.js'
 
 export interface Tenant {
@@ -26,7 +28,7 @@ export interface Tenant {
 }
 
 /** An organization with an environment (server lookup allowed), two projects and keys, built through the API. */
-export async function createTenant(svc: TestService, subject: string, options: { plan?: string } = {}): Promise<Tenant> {
+export async function createTenant(svc: TestService, subject: string, options: { plan?: PlanId } = {}): Promise<Tenant> {
   const token = await svc.token(subject)
   const post = async (path: string, body: unknown) => {
     const response = await svc.request('POST', path, { auth: token, body })
@@ -36,8 +38,9 @@ export async function createTenant(svc: TestService, subject: string, options: {
   const org = await post('/v1/organizations', { name: `${subject} org` })
   const environment = await post(`/v1/organization/${org.id}/environments`, { name: 'main', enables_server_lookup: true })
   const plan = options.plan ?? 'enterprise'
-  const project = await post(`/v1/organization/${org.id}/projects`, { name: 'first', environment_id: environment.id, plan })
-  const second = await post(`/v1/organization/${org.id}/projects`, { name: 'second', environment_id: environment.id, plan })
+  // The admin creates them on the self-service plan; the platform operator sets the plan.
+  const project = await createProjectOnPlan(svc, token, org.id, { name: 'first', environment_id: environment.id, plan })
+  const second = await createProjectOnPlan(svc, token, org.id, { name: 'second', environment_id: environment.id, plan })
   const orgKey = await post(`/v1/organization/${org.id}/api-keys`, { name: 'org-wide', project_ids: null })
   const secondKey = await post(`/v1/organization/${org.id}/api-keys`, { name: 'second only', project_ids: [second.id] })
   return {
@@ -91,22 +94,26 @@ export function idValues(tenant: Tenant, sub: SubResources): Record<string, stri
   }
 }
 
-/** A value that satisfies the schema: every property, each at its smallest valid value. */
-export function example(schema: Schema, ids: Record<string, string>, name = ''): unknown {
+/**
+ * A value that satisfies the schema: every property, each at its smallest valid value. `values`
+ * gives chosen values by property name (a real capture, a null hand, k=10).
+ */
+export function example(schema: Schema, ids: Record<string, string>, name = '', values: Record<string, unknown> = {}): unknown {
+  if (Object.hasOwn(values, name)) return values[name]
   if (schema.nullable) return null
   if ('const' in schema) return schema.const
   if (schema.enum) return schema.enum[0]
-  if (schema.anyOf && !schema.type) return example(schema.anyOf.find((variant: Schema) => variant.type !== 'null') ?? schema.anyOf[0], ids, name)
-  if (schema.oneOf) return example(schema.oneOf[0], ids, name)
+  if (schema.anyOf && !schema.type) return example(schema.anyOf.find((variant: Schema) => variant.type !== 'null') ?? schema.anyOf[0], ids, name, values)
+  if (schema.oneOf) return example(schema.oneOf[0], ids, name, values)
   switch (schema.type) {
     // Optional properties too: handlers may insist on "at least one of" them beyond the schema.
     // A property an anyOf branch of the object requires (at least one hand) gets a value, not null.
     case 'object': {
       const needed = new Set(((schema.anyOf ?? []) as Schema[]).flatMap((branch) => branch.required ?? []))
       return Object.fromEntries(Object.entries((schema.properties ?? {}) as Record<string, Schema>)
-        .map(([key, property]) => [key, example(needed.has(key) ? { ...property, nullable: false } : property, ids, key)]))
+        .map(([key, property]) => [key, example(needed.has(key) ? { ...property, nullable: false } : property, ids, key, values)]))
     }
-    case 'array': return Array.from({ length: schema.minItems ?? 0 }, () => example(schema.items ?? {}, ids, name))
+    case 'array': return Array.from({ length: schema.minItems ?? 0 }, () => example(schema.items ?? {}, ids, name, values))
     case 'integer': case 'number': {
       const low = schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + (schema.type === 'integer' ? 1 : 0.5) : 1)
       return schema.maximum !== undefined ? Math.min(low, schema.maximum) : low
@@ -132,21 +139,21 @@ export interface RouteRequest {
 
 const plainSchema = (schema: TSchema | undefined): Schema => JSON.parse(JSON.stringify(schema ?? { type: 'object' }))
 
-/** A request that passes the route's own validation, with the given path ids. */
-export function requestFor(route: Route, ids: Record<string, string>): RouteRequest {
+/** A request that passes the route's own validation, with the given path ids (and chosen values, by name). */
+export function requestFor(route: Route, ids: Record<string, string>, values: Record<string, unknown> = {}): RouteRequest {
   const path = route.path.replace(/:([A-Za-z_]+)/g, (_, name: string) => ids[name] ?? newId())
   let query = ''
   if (route.query) {
-    const values = example(plainSchema(route.query), ids) as Record<string, unknown>
-    if (values.from !== undefined && values.to !== undefined) values.from = new Date(Date.now() - 3_600_000).toISOString()
-    const strings = Object.fromEntries(Object.entries(values).map(([key, value]) => [key, String(value)]))
+    const parameters = example(plainSchema(route.query), ids, '', values) as Record<string, unknown>
+    if (parameters.from !== undefined && parameters.to !== undefined) parameters.from = new Date(Date.now() - 3_600_000).toISOString()
+    const strings = Object.fromEntries(Object.entries(parameters).map(([key, value]) => [key, String(value)]))
     const validate = compile(route.query, 'query')
     expect(validate({ ...strings }), `generated query for ${route.method} ${route.path}: ${JSON.stringify(validate.errors)}`).toBe(true)
     query = `?${new URLSearchParams(strings)}`
   }
   let body: unknown = undefined
   if (route.body) {
-    body = example(plainSchema(route.body), ids)
+    body = example(plainSchema(route.body), ids, '', values)
     const validate = compile(route.body, 'body')
     expect(validate(body), `generated body for ${route.method} ${route.path}: ${JSON.stringify(validate.errors)}`).toBe(true)
   } else if (['post', 'put', 'patch'].includes(route.method)) {

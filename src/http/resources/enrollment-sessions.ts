@@ -17,6 +17,12 @@ export const EnrollmentSessionSchema = Type.Object({
   terminal_challenge_response: Type.Boolean({ description: 'true once the terminal completed the session echoing its challenge' }),
 }, { $id: 'EnrollmentSession' })
 
+/**
+ * A self-enrollment session as the person's own token sees it: without the challenge, which only
+ * the kiosk shows (so the person must stand at the kiosk and read it to confirm).
+ */
+export const PersonSessionSchema = Type.Omit(EnrollmentSessionSchema, ['challenge'], { $id: 'SelfEnrollmentSession' })
+
 export const SessionEnvelopeSchema = Type.Object({ session: Nullable(EnrollmentSessionSchema) })
 
 export function sessionResource(row: SessionRow) {
@@ -31,4 +37,9 @@ export function sessionResource(row: SessionRow) {
     mobile_challenge_response: row.mobile_challenge_response,
     terminal_challenge_response: row.terminal_challenge_response,
   }
+}
+
+export function personSessionResource(row: SessionRow) {
+  const { challenge: _shownByTheKioskOnly, ...session } = sessionResource(row)
+  return session
 }

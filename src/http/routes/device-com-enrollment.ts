@@ -22,6 +22,7 @@ export const deviceComEnrollmentRoutes: Route[] = [
     responses: [
       { status: 200, description: 'enrolled; the session is completed', schema: Type.Object({ member_id: Type.String({ format: 'uuid' }), session: EnrollmentSessionSchema }) },
       { status: 400, description: 'capture_invalid: a capture is not PVT1 in base64 or does not fit the environment' },
+      { status: 403, description: "environment_read_only: the terminal's project does not own its environment (a customer project on a global one), so it enrolls nobody there; forbidden: the challenge does not match" },
       { status: 409, description: 'conflict: the session is no longer active (completed, cancelled, superseded or expired); duplicate_palm: a palm belongs to another member' },
     ],
     async handler(context) {

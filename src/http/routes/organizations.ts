@@ -2,7 +2,7 @@
 // their projects. Not in the spec; marked as extensions in the OpenAPI document.
 import { environmentAccuracy } from '../../domain/environment-accuracy.js'
 import {
-  createEnvironment, createOrganization, createProject, environmentsOf, organizationsOf, projectsOf, updateEnvironment, updateProject,
+  createEnvironment, createOrganization, createProject, environmentsOf, organizationsOf, planAuthorityOf, projectsOf, updateEnvironment, updateProject,
   type EnvironmentChanges, type ProjectInput, type ProjectUpdate,
 } from '../../domain/organizations.js'
 import { EnvironmentAccuracySchema } from '../resources/environment-accuracy.js'
@@ -81,25 +81,31 @@ export const organizationRoutes: Route[] = [
   }),
   defineRoute({
     operationId: 'createProject', method: 'post', path: '/v1/organization/:org_id/projects', auth: ['token'], access: 'org-admin', tags, extension: true,
-    summary: "Create a project on one of the organization's environments or on a global one",
+    summary: "Create a project on one of the organization's environments or on a global one. An organization admin creates it on a self-service plan (PALMVEIN_SELF_SERVICE_PLANS, default sandbox); a platform operator (an admin of a platform organization) on any plan",
     params: OrgParams,
     body: Body(ProjectInputSchema),
     responses: [
       { status: 201, description: 'the project', schema: ProjectSchema },
+      { status: 403, description: 'forbidden: a plan that is not offered for self-service, asked by an organization admin who is no platform operator' },
       { status: 422, description: "invalid_reference: environment_id is not one of the organization's environments nor a global one" },
     ],
     async handler(context) {
-      return projectResource(await createProject(context.app, context.params.org_id, context.body as ProjectInput))
+      const authority = await planAuthorityOf(context.app.sql, (context.principal as { subject: string }).subject)
+      return projectResource(await createProject(context.app, context.params.org_id, context.body as ProjectInput, authority))
     },
   }),
   defineRoute({
     operationId: 'updateProject', method: 'patch', path: '/v1/organization/:org_id/projects/:project_id', auth: ['token'], access: 'org-admin', tags, extension: true,
-    summary: "Rename, redescribe or change the plan of one of the organization's projects. A new plan sets its rate, daily limit and headcount; members above a lowered headcount stay. The environment cannot change",
+    summary: "Rename or redescribe one of the organization's projects; a platform operator (an admin of a platform organization) also changes its plan, which sets its rate, daily limit and headcount (members above a lowered headcount stay). The environment cannot change",
     params: PathIds('org_id', 'project_id'),
     body: Type.Partial(Body(ProjectFieldsSchema), { additionalProperties: false, minProperties: 1 }),
-    responses: [{ status: 200, description: 'the project as changed', schema: ProjectSchema }],
+    responses: [
+      { status: 200, description: 'the project as changed', schema: ProjectSchema },
+      { status: 403, description: "forbidden: a plan change asked by an organization admin who is no platform operator (plans are set by the operator: an admin of a platform organization, or the CLI's palmvein project plan)" },
+    ],
     async handler(context) {
-      return projectResource(await updateProject(context.app, context.params.org_id, context.params.project_id, context.body as ProjectUpdate))
+      const authority = await planAuthorityOf(context.app.sql, (context.principal as { subject: string }).subject)
+      return projectResource(await updateProject(context.app, context.params.org_id, context.params.project_id, context.body as ProjectUpdate, authority))
     },
   }),
   defineRoute({

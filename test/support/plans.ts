@@ -1,0 +1,23 @@
+// Projects on a plan an organization admin cannot choose (DECISIONS.md "Tenancy and control"): the
+// admin creates the project on the self-service plan, then the platform operator sets its plan with
+// the very function `palmvein project plan` runs.
+import { setProjectPlan } from '../../src/domain/organizations.js'
+import type { PlanId } from '../../src/plans.js'
+import { expectStatus, type TestService } from './service.js'
+
+/** The operator's plan change, as the CLI makes it. */
+export async function operatorSetsPlan(svc: TestService, projectId: string, plan: PlanId): Promise<void> {
+  await setProjectPlan(svc.service.app, projectId, plan)
+}
+
+/** POST /v1/organization/{org_id}/projects as the organization admin, then the operator's plan; answers the project as read back. */
+export async function createProjectOnPlan(
+  svc: TestService, token: string, orgId: string, body: { name: string; environment_id?: string | null; plan: PlanId } & Record<string, unknown>,
+): Promise<any> {
+  const created = await svc.request('POST', `/v1/organization/${orgId}/projects`, { auth: token, body: { ...body, plan: 'sandbox' } })
+  expectStatus(created, 201)
+  if (body.plan === 'sandbox') return created.body
+  await operatorSetsPlan(svc, created.body.id, body.plan)
+  const read = await svc.request('GET', `/v1/organization/${orgId}/projects`, { auth: token })
+  return read.body.find((project: { id: string }) => project.id === created.body.id)
+}
