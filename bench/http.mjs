@@ -153,6 +153,8 @@ async function main() {
   const env = {
     PALMVEIN_DATA_DIR: dataDir, DATABASE_URL: databaseUrl ?? '', PALMVEIN_LOG_LEVEL: 'warn',
     PALMVEIN_WEBHOOK_WORKER: 'false', PALMVEIN_MATCHER_THREADS: '1', HOST: '127.0.0.1',
+    // The operator offers every plan for self-service here: the bench's admin creates an enterprise project.
+    PALMVEIN_SELF_SERVICE_PLANS: 'sandbox,business,enterprise',
   }
   const children = []
   try {

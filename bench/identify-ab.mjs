@@ -39,7 +39,7 @@ async function temporaryDatabase(round, index) {
 async function boot(dist, databaseUrl) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'palmvein-ab-'))
   const port = await freePort()
-  const env = { ...process.env, PALMVEIN_DATA_DIR: dataDir, DATABASE_URL: databaseUrl ?? '', PORT: String(port), PALMVEIN_METRICS_PORT: String(await freePort()), HOST: '127.0.0.1', PALMVEIN_LOG_LEVEL: 'warn', PALMVEIN_WEBHOOK_WORKER: 'false' }
+  const env = { ...process.env, PALMVEIN_DATA_DIR: dataDir, DATABASE_URL: databaseUrl ?? '', PORT: String(port), PALMVEIN_METRICS_PORT: String(await freePort()), HOST: '127.0.0.1', PALMVEIN_LOG_LEVEL: 'warn', PALMVEIN_WEBHOOK_WORKER: 'false', PALMVEIN_SELF_SERVICE_PLANS: 'sandbox,business,enterprise' }
   // Its output goes to a file in its data directory: a boot that fails says why.
   const output = fs.openSync(path.join(dataDir, 'service.log'), 'w')
   const child = spawn(process.execPath, [path.join(dist, 'cli.js'), 'serve'], { env, stdio: ['ignore', output, output] })

@@ -19,6 +19,8 @@ port=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", (
 # node:http, the transport on Node 22/24 here: uWS (Node 20) drops the connection on a method it does
 # not know, such as schemathesis's QUERY probes, instead of answering (README, "HTTP transports").
 export PALMVEIN_HTTP_SERVER=${PALMVEIN_HTTP_SERVER:-node}
+# The fuzzed project is on the business plan (sandbox allows 5 requests a minute): offered for self-service here.
+export PALMVEIN_SELF_SERVICE_PLANS=sandbox,business
 export PALMVEIN_DATA_DIR="$work/data" PORT="$port" HOST=127.0.0.1 PALMVEIN_LOG_LEVEL=warn PALMVEIN_MATCHER_THREADS=1
 node dist/cli.js serve > "$work/service.log" 2>&1 &
 service=$!

@@ -82,7 +82,8 @@ try {
 
   const organization = await insertOrganization(db.sql, { id: newId(), name: `bench ${members}`, kind: 'customer' }, ADMIN)
   const environment = await organizations.createEnvironment(app, organization.id, { name: `bench ${members} members`, shards: Number(values.shards) })
-  const project = await organizations.createProject(app, organization.id, { name: `bench ${members}`, environment_id: environment.id, plan: 'enterprise' })
+  // The platform operator's path: the seed sets the plan as the CLI's `project plan` does.
+  const project = await organizations.createProject(app, organization.id, { name: `bench ${members}`, environment_id: environment.id, plan: 'enterprise' }, 'operator')
   const headcount = Math.max(project.headcount, members)
   await db.sql`UPDATE projects SET requests_per_minute = ${BENCH_REQUESTS_PER_MINUTE}, daily_request_limit = ${BENCH_REQUESTS_PER_MINUTE}, headcount = ${headcount} WHERE id = ${project.id}`
   const key = await apiKeys.createApiKey(app, { orgId: organization.id, name: 'bench', projectIds: [project.id], createdBy: ADMIN })
