@@ -97,7 +97,7 @@ export function defaultCells(palms: number): number {
 export async function findPairsByCells(matcher: Matcher, register: PalmRegister, options: CellDedupOptions): Promise<CellDedupResult> {
   const { count: palms, dimension } = register
   const resume = options.resume ?? null
-  const cells = Math.min(palms || 1, resume?.cells ?? options.cells ?? defaultCells(palms))
+  const cells = Math.min(palms || 1, 65535, resume?.cells ?? options.cells ?? defaultCells(palms))
   const probes = Math.min(cells, resume?.probes ?? options.probes ?? DEFAULT_PROBES)
   const threshold = options.threshold
   if (resume && (resume.palms !== palms || resume.threshold !== threshold || resume.centroids.length !== cells * dimension)) {
@@ -113,7 +113,8 @@ export async function findPairsByCells(matcher: Matcher, register: PalmRegister,
     const centroids = resume?.centroids ?? await trainCentroids(matcher, register, cells, options.seed ?? 1)
     for (let cell = 0; cell < cells; cell++) centroidsGallery.upsert(`c${cell}`, centroids.subarray(cell * dimension, (cell + 1) * dimension))
     // Each palm's probed cells, nearest first (the first is where it is stored).
-    const nearest = new Uint32Array(palms * probes)
+    // Cells are at most 65 535: two bytes a probed cell.
+    const nearest = new Uint16Array(palms * probes)
     const present = new Uint8Array(palms)
     await forEachBlock(register, 0, palms, async (first, vectors, norms, valid) => {
       const top = await scanRowRangeTopK(centroidsGallery, 0, cells, vectors, norms, probes, 0)
