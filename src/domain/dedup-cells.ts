@@ -108,7 +108,9 @@ export async function findPairsByCells(matcher: Matcher, register: PalmRegister,
   const onProgress = options.onProgress ?? (() => {})
   const placing = palms * cells
   let done = 0
-  let total = placing
+  // Until the palms are placed, the search's share is its expectation (each palm reads `probes`
+  // cells of palms / cells rows); then the exact count. Without it the ETA ran out with the placing.
+  let total = placing + palms * probes * Math.ceil(palms / cells)
   {
     const centroids = resume?.centroids ?? await trainCentroids(matcher, register, cells, options.seed ?? 1)
     for (let cell = 0; cell < cells; cell++) centroidsGallery.upsert(`c${cell}`, centroids.subarray(cell * dimension, (cell + 1) * dimension))
@@ -143,6 +145,7 @@ export async function findPairsByCells(matcher: Matcher, register: PalmRegister,
     const from = resume?.cellsDone ?? 0
     const searching = (cell: number) => (proberStart[cell + 1] - proberStart[cell]) * (cellStart[cell + 1] - cellStart[cell])
     let candidateScores = 0
+    total = placing
     for (let cell = 0; cell < cells; cell++) total += searching(cell)
     for (let cell = 0; cell < from; cell++) done += searching(cell)
     onProgress(done, total)
