@@ -109,14 +109,19 @@ for (const members of sizes) {
     // On a shared machine the wall-clock ETA also measures the neighbours, so it is judged in CPU time as well.
     const predicted: Record<string, number> = {}
     const predictedCpu: Record<string, number> = {}
+    let searchStart: { elapsed: number, cpu: number, done: number } | null = null
     cellResult = await findPairsByCells(matcher, register, {
       threshold, probes: probes ? Number(probes) : undefined, cells: cells ? Number(cells) : undefined, seed,
       onProgress: (done, total) => {
+        // As the CLI: the rate from the search's first report on.
         const elapsed = (performance.now() - cellStarted) / 1000
+        const cpu = cpuSeconds(cpuStarted)
+        searchStart ??= { elapsed, cpu, done }
         for (const mark of [0.1, 0.25, 0.5]) {
           if (predicted[mark] !== undefined || done < mark * total) continue
-          predicted[mark] = elapsed * total / done
-          predictedCpu[mark] = cpuSeconds(cpuStarted) * total / done
+          const share = (done - searchStart.done) / (total - searchStart.done)
+          predicted[mark] = searchStart.elapsed + (elapsed - searchStart.elapsed) / share
+          predictedCpu[mark] = searchStart.cpu + (cpu - searchStart.cpu) / share
         }
       },
     })

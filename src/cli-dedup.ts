@@ -34,19 +34,24 @@ interface Progress {
   stop(): void
 }
 
-// The ETA is the elapsed time scaled by the work left: the work is counted in pair scores, which
-// cost the same wherever they fall (bench/dedup.ts measures how close it comes).
+// The ETA is the work left at the rate of the search so far (from its first report, so the time
+// spent placing the palms before it does not count as search): the work is counted in pair
+// scores, which cost the same wherever they fall (bench/dedup.ts measures how close it comes).
 function progress(lines: boolean): Progress {
   const started = performance.now()
+  let first: { at: number; done: number } | null = null
   if (lines) {
     let reported = -1
     return {
       update(done, total) {
+        const now = performance.now()
+        first ??= { at: now, done }
         const percent = Math.floor((done / Math.max(1, total)) * 100)
         if (percent === reported) return
         reported = percent
-        const elapsed = (performance.now() - started) / 1000
-        const eta = done > 0 ? (elapsed * (total - done)) / done : null
+        const elapsed = (now - started) / 1000
+        const rate = (done - first.done) / Math.max(1e-9, (now - first.at) / 1000)
+        const eta = done >= total ? 0 : rate > 0 ? (total - done) / rate : null
         process.stderr.write(JSON.stringify({ done, total, percent, elapsed_s: Number(elapsed.toFixed(1)), eta_s: eta === null ? null : Number(eta.toFixed(1)) }) + '\n')
       },
       stop() {},

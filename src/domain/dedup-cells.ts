@@ -63,7 +63,11 @@ export interface CellDedupOptions {
   /** Called with the state every `checkpointSeconds` (default 30) and when a run pauses. */
   onCheckpoint?: (checkpoint: CellCheckpoint) => Promise<void> | void
   checkpointSeconds?: number
-  /** Work done and total, in pair scores (palm x centroid and palm x palm). */
+  /**
+   * The search's work done and total, in palm x palm scores (the total is an expectation until the
+   * palms are placed, then exact). Placing the palms comes first and is not counted: it costs per
+   * palm in bookkeeping what no count of scores describes, and it is a small share of a large run.
+   */
   onProgress?: (done: number, total: number) => void
   /** Checked between blocks: true stops the run after a checkpoint (resumable). */
   shouldPause?: () => boolean
@@ -106,11 +110,9 @@ export async function findPairsByCells(matcher: Matcher, register: PalmRegister,
   const centroidsGallery = matcher.createGallery()
   const cellGallery = matcher.createGallery({ ids: 'uuid' })
   const onProgress = options.onProgress ?? (() => {})
-  const placing = palms * cells
   let done = 0
-  // Until the palms are placed, the search's share is its expectation (each palm reads `probes`
-  // cells of palms / cells rows); then the exact count. Without it the ETA ran out with the placing.
-  let total = placing + palms * probes * Math.ceil(palms / cells)
+  // Until the palms are placed, the expectation: each palm reads `probes` cells of palms / cells rows.
+  let total = palms * probes * Math.ceil(palms / cells)
   {
     const centroids = resume?.centroids ?? await trainCentroids(matcher, register, cells, options.seed ?? 1)
     for (let cell = 0; cell < cells; cell++) centroidsGallery.upsert(`c${cell}`, centroids.subarray(cell * dimension, (cell + 1) * dimension))
@@ -125,8 +127,6 @@ export async function findPairsByCells(matcher: Matcher, register: PalmRegister,
         present[first + index] = 1
         for (let slot = 0; slot < probes; slot++) nearest[(first + index) * probes + slot] = top.rows[index * probes + slot]
       }
-      done += valid.length * cells
-      onProgress(done, total)
     })
     // Rows cell after cell: cell c is rows [cellStart[c], cellStart[c + 1]) and row r holds palm order[r].
     const { start: cellStart, items: order } = invert(cells, palms, (palm, add) => { if (present[palm]) add(nearest[palm * probes]) })
@@ -145,7 +145,7 @@ export async function findPairsByCells(matcher: Matcher, register: PalmRegister,
     const from = resume?.cellsDone ?? 0
     const searching = (cell: number) => (proberStart[cell + 1] - proberStart[cell]) * (cellStart[cell + 1] - cellStart[cell])
     let candidateScores = 0
-    total = placing
+    total = 0
     for (let cell = 0; cell < cells; cell++) total += searching(cell)
     for (let cell = 0; cell < from; cell++) done += searching(cell)
     onProgress(done, total)
