@@ -1,32 +1,116 @@
-// `palmvein dedup --environment <id> [--threshold t]`: the deduplication report as NDJSON pairs
-// on stdout ({"member_a","hand_a","member_b","hand_b","score"}, best first), a progress bar with
-// an ETA on stderr when it is a terminal, and a one-line summary on stderr.
+// `palmvein dedup --environment <id> [--threshold t] [--exact] [--checkpoint <file>]
+// [--checkpoint-every <s>] [--stop-after <cells>] [--summary <file>] [--probes <n>] [--cells <n>]
+// [--progress-lines]`: the deduplication report as NDJSON pairs on stdout
+// ({"member_a","hand_a","member_b","hand_b","score"}, best first), progress with an ETA on stderr
+// (a bar on a terminal, or one JSON line per percent with --progress-lines), a one-line summary
+// on stderr and, with --summary, the summary for adjudicators as JSON (dedup-summary.ts).
+// By default the cell search (dedup-cells.ts); --exact searches every palm against every palm.
+import { writeFileSync } from 'node:fs'
 import { Presets, SingleBar } from 'cli-progress'
 import { CommandRefused, withCliSession } from './cli-session.js'
-import { findDuplicatePairs } from './domain/dedup.js'
+import { findDuplicatePairs, findDuplicatePairsByCells, type DuplicatePair } from './domain/dedup.js'
+import { summarisePairs } from './domain/dedup-summary.js'
 import { isUuid } from './ids.js'
 import { environmentById } from './store/organizations.js'
 
-export async function runDedup(args: { environment: string; threshold: number | null }): Promise<void> {
+export interface DedupArguments {
+  environment: string
+  threshold: number | null
+  exact?: boolean
+  checkpoint?: string | null
+  checkpointSeconds?: number
+  stopAfterCells?: number | null
+  summary?: string | null
+  probes?: number
+  cells?: number
+  progressLines?: boolean
+}
+
+/** Exit code of a run stopped by --stop-after with its checkpoint saved. */
+export const DEDUP_PAUSED = 3
+
+interface Progress {
+  update(done: number, total: number): void
+  stop(): void
+}
+
+// The ETA is the work left at the rate of the search so far (from its first report, so the time
+// spent placing the palms before it does not count as search): the work is counted in pair
+// scores, which cost the same wherever they fall (bench/dedup.ts measures how close it comes).
+function progress(lines: boolean): Progress {
+  const started = performance.now()
+  let first: { at: number; done: number } | null = null
+  if (lines) {
+    let reported = -1
+    return {
+      update(done, total) {
+        const now = performance.now()
+        first ??= { at: now, done }
+        const percent = Math.floor((done / Math.max(1, total)) * 100)
+        if (percent === reported) return
+        reported = percent
+        const elapsed = (now - started) / 1000
+        const rate = (done - first.done) / Math.max(1e-9, (now - first.at) / 1000)
+        const eta = done >= total ? 0 : rate > 0 ? (total - done) / rate : null
+        process.stderr.write(JSON.stringify({ done, total, percent, elapsed_s: Number(elapsed.toFixed(1)), eta_s: eta === null ? null : Number(eta.toFixed(1)) }) + '\n')
+      },
+      stop() {},
+    }
+  }
+  if (!process.stderr.isTTY) return { update() {}, stop() {} }
+  const bar = new SingleBar({ stream: process.stderr, etaBuffer: 1000, format: 'dedup |{bar}| {percentage}% | ETA {eta_formatted}' }, Presets.shades_classic)
+  bar.start(1, 0)
+  return {
+    update(done, total) {
+      bar.setTotal(total)
+      bar.update(done)
+    },
+    stop: () => bar.stop(),
+  }
+}
+
+export async function runDedup(args: DedupArguments): Promise<number> {
   if (!isUuid(args.environment)) throw new CommandRefused('--environment must be an environment id (a UUID)')
   if (args.threshold !== null && !(args.threshold > 0 && args.threshold <= 1)) throw new CommandRefused('--threshold must be a number in (0, 1]')
-  await withCliSession(async ({ db, galleries }) => {
+  if (args.exact && (args.checkpoint || args.stopAfterCells != null || args.probes !== undefined || args.cells !== undefined)) {
+    throw new CommandRefused('--exact takes no --checkpoint, --stop-after, --probes or --cells')
+  }
+  if (args.stopAfterCells != null && !args.checkpoint) throw new CommandRefused('--stop-after needs --checkpoint <file>')
+  return withCliSession(async ({ db, galleries, config }) => {
     if (!(await environmentById(db.sql, args.environment))) throw new CommandRefused(`environment ${args.environment} not found`)
-    const bar = process.stderr.isTTY
-      ? new SingleBar({ stream: process.stderr, etaBuffer: 20, format: 'dedup |{bar}| {percentage}% | {value}/{total} palms | ETA {eta_formatted}' }, Presets.shades_classic)
-      : null
+    const bar = progress(args.progressLines ?? false)
     try {
-      bar?.start(1, 0)
       const started = performance.now()
-      const report = await findDuplicatePairs({ galleries, sql: db.sql }, args.environment, args.threshold, (done, total) => {
-        bar?.setTotal(total)
-        bar?.update(done)
-      })
-      bar?.stop()
+      const onProgress = (done: number, total: number) => bar.update(done, total)
+      let report: { pairs: DuplicatePair[]; threshold: number; references: number; complete: boolean }
+      if (args.exact) {
+        report = { ...await findDuplicatePairs({ galleries, sql: db.sql }, args.environment, args.threshold, onProgress), complete: true }
+      } else {
+        try {
+          report = await findDuplicatePairsByCells({ galleries, sql: db.sql, config }, args.environment, args.threshold, {
+            probes: args.probes, cells: args.cells, checkpoint: args.checkpoint, checkpointSeconds: args.checkpointSeconds,
+            stopAfterCells: args.stopAfterCells, onProgress,
+          })
+        } catch (error) {
+          // A checkpoint made for other palms or another threshold: the user decides, nothing is overwritten.
+          if (error instanceof Error && args.checkpoint && error.message.startsWith(args.checkpoint)) throw new CommandRefused(error.message)
+          throw error
+        }
+      }
+      bar.stop()
+      const seconds = ((performance.now() - started) / 1000).toFixed(1)
+      if (!report.complete) {
+        process.stderr.write(`palmvein dedup: stopped after ${args.stopAfterCells} cell(s) in ${seconds} s; the checkpoint ${args.checkpoint} resumes it\n`)
+        return DEDUP_PAUSED
+      }
       for (const pair of report.pairs) process.stdout.write(JSON.stringify({ ...pair, score: Number(pair.score.toFixed(6)) }) + '\n')
-      process.stderr.write(`palmvein dedup: ${report.pairs.length} pair(s) at or above ${report.threshold} among ${report.references} palm(s) in ${((performance.now() - started) / 1000).toFixed(1)} s\n`)
+      const summary = summarisePairs(report.pairs, report.threshold, report.references)
+      if (args.summary) writeFileSync(args.summary, JSON.stringify(summary, null, 2) + '\n')
+      process.stderr.write(`palmvein dedup: ${report.pairs.length} pair(s) at or above ${report.threshold} among ${report.references} palm(s) in ${seconds} s` +
+        `; ${summary.members} member(s) in pairs, ${summary.clusters.length} cluster(s) of more than two\n`)
+      return 0
     } finally {
-      bar?.stop()
+      bar.stop()
     }
   })
 }

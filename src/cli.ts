@@ -10,7 +10,7 @@
 //   palmvein audit purge [--days <n>]
 //   palmvein import --project <id> [--allow-duplicates] [--rejects <file>] [--batch <n>] [--progress-lines] <file.ndjson | ->
 //   palmvein export --project <id> --include-biometrics
-//   palmvein dedup --environment <id> [--threshold <t>]
+//   palmvein dedup --environment <id> [--threshold <t>] [--exact] [--checkpoint <file>] [--checkpoint-every <s>] [--stop-after <cells>] [--summary <file>] [--probes <n>] [--cells <n>] [--progress-lines]
 //   palmvein keys rotate-master | retire-master
 //   palmvein cluster status
 //   palmvein backup --out <file>
@@ -68,7 +68,8 @@ const USAGE = `usage:
                                                    --progress-lines: {"handled": n} on stderr after each batch (for scripts)
   palmvein export --project <project_id> --include-biometrics
                                                    print the members with their palm captures (decrypted) as import lines
-  palmvein dedup --environment <environment_id> [--threshold <t>]
+  palmvein dedup --environment <environment_id> [--threshold <t>] [--exact] [--checkpoint <file>] [--checkpoint-every <s>]
+                 [--stop-after <cells>] [--summary <file>] [--probes <n>] [--cells <n>] [--progress-lines]
                                                    every pair of members whose palms match at or above t (default: the
                                                    environment's match_threshold), as JSON lines, best first
   palmvein keys rotate-master                      re-wrap every environment key under PALMVEIN_NEW_MASTER_KEY as well
@@ -249,10 +250,25 @@ async function exportCommand(args: string[]): Promise<void> {
 }
 
 async function dedupCommand(args: string[]): Promise<void> {
-  const values = options(args, { environment: { type: 'string' }, threshold: { type: 'string' } })
+  const values = options(args, {
+    environment: { type: 'string' }, threshold: { type: 'string' }, exact: { type: 'boolean' }, checkpoint: { type: 'string' },
+    'checkpoint-every': { type: 'string' }, 'stop-after': { type: 'string' }, summary: { type: 'string' }, probes: { type: 'string' },
+    cells: { type: 'string' }, 'progress-lines': { type: 'boolean' },
+  })
   if (!values.environment) throw new UsageError('dedup needs --environment <environment_id>')
   const threshold = values.threshold === undefined ? null : Number(values.threshold)
-  await runDedup({ environment: values.environment, threshold }).catch(refusalAsUsage)
+  const optional = (name: string, value: string | undefined, min: number, max: number) => {
+    if (value === undefined) return undefined
+    const number = wholeNumber(name, value, min, max)
+    if (number < min) throw new UsageError(`--${name} must be a whole number from ${min} to ${max}`)
+    return number
+  }
+  process.exitCode = await runDedup({
+    environment: values.environment, threshold, exact: values.exact ?? false, checkpoint: values.checkpoint ?? null,
+    checkpointSeconds: optional('checkpoint-every', values['checkpoint-every'], 0, 86_400), stopAfterCells: optional('stop-after', values['stop-after'], 0, 65_535) ?? null,
+    summary: values.summary ?? null, probes: optional('probes', values.probes, 1, 65_535), cells: optional('cells', values.cells, 1, 65_535),
+    progressLines: values['progress-lines'] ?? false,
+  }).catch(refusalAsUsage)
 }
 
 async function backup(args: string[]): Promise<void> {

@@ -101,6 +101,15 @@ export class GalleryStore {
     return chunk.rows.slice(at, at + this.shape.dimension)
   }
 
+  /** Copies row `row`'s vector into `out` at `offset` and returns its squared norm (a self-join's probes). */
+  copyRow(row: number, out: Int8Array, offset: number): number {
+    const chunk = this.chunks[Math.floor(row / this.chunkRows)]
+    const local = row % this.chunkRows
+    const at = local * this.shape.strideInBytes
+    out.set(chunk.rows.subarray(at, at + this.shape.dimension), offset)
+    return chunk.norms[local]
+  }
+
   segments(rowEnd = this.rowCount): Segment[] {
     return planSegments(this.chunks, this.chunkRows, rowEnd)
   }

@@ -110,6 +110,11 @@ const storesOf = new WeakMap<Gallery, ReadonlyMap<string, GalleryStore>>()
 export function galleryStoreOf(gallery: Gallery, partition = NO_PARTITION): GalleryStore | undefined {
   return storesOf.get(gallery)?.get(partition)
 }
+// And for row-level scans (partition-scan.ts): the engine that scans a gallery.
+const enginesOf = new WeakMap<Gallery, ScanEngine>()
+export function galleryEngineOf(gallery: Gallery): ScanEngine | undefined {
+  return enginesOf.get(gallery)
+}
 
 const MAX_PARTITIONS_PER_SEARCH = 4096
 
@@ -259,5 +264,6 @@ export function createGallery(memory: SharedMemory, engine: ScanEngine, options:
     compact: async () => { await Promise.all([...partitions.values()].map((store) => store.compact())) },
   }
   storesOf.set(gallery, partitions)
+  enginesOf.set(gallery, engine)
   return gallery
 }

@@ -1,0 +1,183 @@
+// `npm run bench:dedup`: deduplication of planted registers in memory (no service, no database),
+// the cell search (src/domain/dedup-cells.ts) against the exact all-pairs search (every palm
+// scanned against every palm with the same int8 kernel), at each size:
+//   time, pairs, recall (pairs of the exact search the cell search reports), pairs below the
+//   threshold (must be 0), candidate scores, and the ratio of the times.
+// Above --exact-max members the exact search is not run; its time is the quadratic model fitted
+// at the largest size measured (t = a N^2) and marked as a model.
+// Settings: --sizes=10000,100000 (members), --seed=, --threshold=, --probes=, --cells=,
+// --exact-max=, --threads= (or PALMVEIN_BENCH_DEDUP_SIZES, ..._SEED, ..._THRESHOLD, ..._PROBES).
+import { execSync } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { cpus } from 'node:os'
+import { parseArgs } from 'node:util'
+import { findPairsByCells, type PalmPair, type PalmRegister } from '../src/domain/dedup-cells.js'
+import { createMatcher, quantizeFloat } from '../src/matcher/index.js'
+import { findPairsExhaustively } from './dedup-exact.js'
+import { createPlantedRegister } from './dedup-register.js'
+
+const { values } = parseArgs({
+  options: {
+    sizes: { type: 'string' }, seed: { type: 'string' }, threshold: { type: 'string' }, probes: { type: 'string' },
+    cells: { type: 'string' }, 'exact-max': { type: 'string' }, threads: { type: 'string' }, out: { type: 'string' },
+  },
+})
+const env = (name: string) => process.env[`PALMVEIN_BENCH_DEDUP_${name}`]
+const sizes = (values.sizes ?? env('SIZES') ?? '10000,100000').split(',').map(Number)
+const seed = Number(values.seed ?? env('SEED') ?? 52)
+const threshold = Number(values.threshold ?? env('THRESHOLD') ?? 0.8)
+const probes = values.probes ?? env('PROBES')
+const cells = values.cells ?? env('CELLS')
+const exactMax = Number(values['exact-max'] ?? env('EXACT_MAX') ?? 100_000)
+const threads = Number(values.threads ?? 2)
+const dimension = 256
+
+const cpu = (() => {
+  try {
+    return execSync("lscpu | grep 'Model name'", { encoding: 'utf8' }).split(':')[1].trim()
+  } catch {
+    return cpus()[0]?.model ?? 'unknown'
+  }
+})()
+
+interface Row {
+  members: number
+  palms: number
+  cells: number
+  probes: number
+  planted: number
+  cellSeconds: number
+  exactSeconds: number
+  exactModelled: boolean
+  exactPairs: number | null
+  cellPairs: number
+  recall: number | null
+  belowThreshold: number
+  candidateShare: number
+  /** Of the exact pairs found, the largest probed-cell rank that found one (probes - 1 = found in the last cell searched). */
+  worstRank: number
+  cellCpuSeconds: number
+  exactCpuSeconds: number | null
+  /** (ETA-predicted total − actual) / actual, at 10 %, 25 % and 50 % of the work. */
+  etaError: Record<string, number>
+  /** The same in CPU time (the ETA's error on an otherwise idle machine). */
+  etaCpuError: Record<string, number>
+}
+
+function loadRegister(members: number): { register: PalmRegister, vectors: Int8Array, planted: number } {
+  // 1 % duplicates, 0.5 % look-alikes around the threshold.
+  const duplicates = Math.max(10, Math.round(members * 0.01))
+  const lookAlikes = Math.max(10, Math.round(members * 0.005))
+  const planted = createPlantedRegister({ seed, dimension, base: members - duplicates - lookAlikes, duplicates, lookAlikes, threshold })
+  const vectors = new Int8Array(members * 2 * dimension)
+  for (let member = 0; member < members; member++) {
+    for (const hand of [0, 1] as const) quantizeFloat(planted.palm(member, hand), vectors.subarray((2 * member + hand) * dimension, (2 * member + hand + 1) * dimension))
+  }
+  const register: PalmRegister = {
+    count: members * 2, dimension,
+    vector: (palm) => vectors.slice(palm * dimension, (palm + 1) * dimension),
+    owner: (palm) => palm >> 1,
+  }
+  return { register, vectors, planted: duplicates + lookAlikes }
+}
+
+const pairKey = (pair: PalmPair) => `${pair.a >> 1}/${pair.b >> 1}`
+// Process CPU time (every thread): the machine is shared, so wall time alone says little.
+const cpuSeconds = (since: NodeJS.CpuUsage) => {
+  const used = process.cpuUsage(since)
+  return (used.user + used.system) / 1e6
+}
+
+const rows: Row[] = []
+let model: { members: number, seconds: number, cpu: number } | null = null
+console.log(`dedup bench on ${cpu}, ${threads} thread(s), threshold ${threshold}, seed ${seed}`)
+for (const members of sizes) {
+  const started = performance.now()
+  const { register, planted } = loadRegister(members)
+  console.log(`${members} members: register made in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+  const matcher = await createMatcher({ dimension, threads })
+  let cellResult
+  let cellSeconds
+  let cellCpu = 0
+  let etaError: Record<string, number> = {}
+  let etaCpuError: Record<string, number> = {}
+  let exactCpu: number | null = null
+  try {
+    const cellStarted = performance.now()
+    const cpuStarted = process.cpuUsage()
+    // The CLI's ETA (elapsed x work left / work done) as it stood at a tenth and a quarter of the work.
+    // On a shared machine the wall-clock ETA also measures the neighbours, so it is judged in CPU time as well.
+    const predicted: Record<string, number> = {}
+    const predictedCpu: Record<string, number> = {}
+    let searchStart: { elapsed: number, cpu: number, done: number } | null = null
+    cellResult = await findPairsByCells(matcher, register, {
+      threshold, probes: probes ? Number(probes) : undefined, cells: cells ? Number(cells) : undefined, seed,
+      onProgress: (done, total) => {
+        // As the CLI: the rate from the search's first report on.
+        const elapsed = (performance.now() - cellStarted) / 1000
+        const cpu = cpuSeconds(cpuStarted)
+        searchStart ??= { elapsed, cpu, done }
+        for (const mark of [0.1, 0.25, 0.5]) {
+          if (predicted[mark] !== undefined || done < mark * total) continue
+          const share = (done - searchStart.done) / (total - searchStart.done)
+          predicted[mark] = searchStart.elapsed + (elapsed - searchStart.elapsed) / share
+          predictedCpu[mark] = searchStart.cpu + (cpu - searchStart.cpu) / share
+        }
+      },
+    })
+    cellSeconds = (performance.now() - cellStarted) / 1000
+    etaError = Object.fromEntries(Object.entries(predicted).map(([mark, total]) => [mark, (total - cellSeconds!) / cellSeconds!]))
+    const cpuTotal = cpuSeconds(cpuStarted)
+    etaCpuError = Object.fromEntries(Object.entries(predictedCpu).map(([mark, total]) => [mark, (total - cpuTotal) / cpuTotal]))
+    cellCpu = cpuSeconds(cpuStarted)
+  } finally {
+    await matcher.close()
+  }
+  let exactPairs: PalmPair[] | null = null
+  let exactSeconds: number
+  if (members <= exactMax) {
+    const exactMatcher = await createMatcher({ dimension, threads })
+    try {
+      const exactStarted = performance.now()
+      const cpuStarted = process.cpuUsage()
+      exactPairs = await findPairsExhaustively(exactMatcher, register, threshold)
+      exactSeconds = (performance.now() - exactStarted) / 1000
+      exactCpu = cpuSeconds(cpuStarted)
+      model = { members, seconds: exactSeconds, cpu: exactCpu }
+    } finally {
+      await exactMatcher.close()
+    }
+  } else {
+    exactSeconds = model ? model.seconds * (members / model.members) ** 2 : NaN
+    exactCpu = model ? model.cpu * (members / model.members) ** 2 : null
+  }
+  const reported = new Set(cellResult.pairs.map(pairKey))
+  const exactKeys = exactPairs && new Set(exactPairs.map(pairKey))
+  const found = exactPairs?.filter((pair) => reported.has(pairKey(pair))).length
+  const row: Row = {
+    members, palms: members * 2, cells: cellResult.cells, probes: cellResult.probes, planted,
+    cellSeconds, exactSeconds, exactModelled: exactPairs === null,
+    exactPairs: exactPairs?.length ?? null, cellPairs: cellResult.pairs.length,
+    recall: exactPairs ? (exactPairs.length ? found! / exactPairs.length : 1) : null,
+    belowThreshold: cellResult.pairs.filter((pair) => pair.score < threshold).length,
+    candidateShare: cellResult.candidateScores / ((members * 2) * (members * 2 - 1) / 2),
+    worstRank: Math.max(-1, ...cellResult.pairs.filter((pair) => exactKeys === null || exactKeys.has(pairKey(pair))).map((pair) => pair.rank)),
+    cellCpuSeconds: cellCpu, exactCpuSeconds: exactCpu, etaError, etaCpuError,
+  }
+  rows.push(row)
+  console.log(JSON.stringify(row))
+}
+
+const table = [
+  '| members | palms | cells × probes | exact all-pairs (wall / CPU) | cell search (wall / CPU) | × less CPU | exact pairs | cell pairs | recall | below threshold | worst rank | candidates / all pairs |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ...rows.map((row) => `| ${row.members.toLocaleString('en')} | ${row.palms.toLocaleString('en')} | ${row.cells} × ${row.probes} | ${row.exactSeconds.toFixed(1)} / ${row.exactCpuSeconds?.toFixed(1) ?? '–'} s${row.exactModelled ? ' (model)' : ''} | ${row.cellSeconds.toFixed(1)} / ${row.cellCpuSeconds.toFixed(1)} s | ${row.exactCpuSeconds === null ? '–' : (row.exactCpuSeconds / row.cellCpuSeconds).toFixed(1)} | ${row.exactPairs ?? '–'} | ${row.cellPairs} | ${row.recall === null ? '–' : `${(row.recall * 100).toFixed(2)} %`} | ${row.belowThreshold} | ${row.worstRank} | ${(row.candidateShare * 100).toFixed(2)} % |`),
+]
+console.log(table.join('\n'))
+const percents = (errors: Record<string, number>) => Object.entries(errors).map(([mark, error]) => `${Number(mark) * 100} %: ${(error * 100).toFixed(1)} %`).join(', ')
+for (const row of rows) console.log(`ETA error at ${row.members} members: wall ${percents(row.etaError)}; CPU ${percents(row.etaCpuError)}`)
+const stamp = new Date().toISOString().replace(/:/g, '-').replace(/\..*/, 'Z')
+const out = values.out ?? `bench/results/dedup-${stamp}.json`
+mkdirSync('bench/results', { recursive: true })
+writeFileSync(out, JSON.stringify({ cpu, threads, threshold, seed, rows }, null, 2) + '\n')
+console.log(`written ${out}`)
