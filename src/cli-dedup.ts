@@ -69,6 +69,9 @@ function progress(lines: boolean): Progress {
   }
 }
 
+/** The lowest threshold at which the cell search's recall was measured (100 % against --exact). */
+export const CELL_SEARCH_MIN_THRESHOLD = 0.7
+
 export async function runDedup(args: DedupArguments): Promise<number> {
   if (!isUuid(args.environment)) throw new CommandRefused('--environment must be an environment id (a UUID)')
   if (args.threshold !== null && !(args.threshold > 0 && args.threshold <= 1)) throw new CommandRefused('--threshold must be a number in (0, 1]')
@@ -77,13 +80,24 @@ export async function runDedup(args: DedupArguments): Promise<number> {
   }
   if (args.stopAfterCells != null && !args.checkpoint) throw new CommandRefused('--stop-after needs --checkpoint <file>')
   return withCliSession(async ({ db, galleries, config }) => {
-    if (!(await environmentById(db.sql, args.environment))) throw new CommandRefused(`environment ${args.environment} not found`)
+    const environment = await environmentById(db.sql, args.environment)
+    if (!environment) throw new CommandRefused(`environment ${args.environment} not found`)
+    // The cell search's recall is measured at thresholds of 0.7 and above (docs/dedup.md); below
+    // that, unless the operator widens the search with --probes, every pair is searched.
+    const threshold = args.threshold ?? environment.match_threshold
+    const exact = args.exact || (threshold < CELL_SEARCH_MIN_THRESHOLD && args.probes === undefined)
+    if (exact && !args.exact) {
+      if (args.checkpoint || args.stopAfterCells != null || args.cells !== undefined) {
+        throw new CommandRefused(`below a threshold of ${CELL_SEARCH_MIN_THRESHOLD} dedup searches every pair, which takes no --checkpoint, --stop-after or --cells; widen the cell search with --probes <n> instead`)
+      }
+      process.stderr.write(`palmvein dedup: threshold ${threshold} is below ${CELL_SEARCH_MIN_THRESHOLD}, where the cell search's recall is not measured: searching every pair (--probes <n> widens the cell search instead)\n`)
+    }
     const bar = progress(args.progressLines ?? false)
     try {
       const started = performance.now()
       const onProgress = (done: number, total: number) => bar.update(done, total)
       let report: { pairs: DuplicatePair[]; threshold: number; references: number; complete: boolean }
-      if (args.exact) {
+      if (exact) {
         report = { ...await findDuplicatePairs({ galleries, sql: db.sql }, args.environment, args.threshold, onProgress), complete: true }
       } else {
         try {

@@ -91,4 +91,14 @@ describe('palmvein dedup (cell search)', () => {
     const zero = await runCli(['dedup', '--environment', tenant.environmentId, '--probes', '0'], env)
     expect([zero.code, zero.stderr]).toEqual([2, expect.stringMatching(/--probes must be a whole number from 1/)])
   }, 60_000) // two CLI processes
+
+  it('below a threshold of 0.7 searches every pair unless --probes widens the cell search, and says so', async () => {
+    const low = ['dedup', '--environment', tenant.environmentId, '--threshold', '0.6']
+    const [auto, everyPair] = [await runCli(low, env), await runCli([...low, '--exact'], env)]
+    expect([auto.code, everyPair.code]).toEqual([0, 0])
+    expect(auto.stderr).toMatch(/threshold 0.6 is below 0.7, where the cell search's recall is not measured: searching every pair/)
+    expect(lines(auto.stdout)).toEqual(lines(everyPair.stdout))
+    const paused = await runCli([...low, '--checkpoint', cli.file('low.checkpoint'), '--stop-after', '1'], env)
+    expect([paused.code, paused.stderr]).toEqual([2, expect.stringMatching(/below a threshold of 0.7 dedup searches every pair/)])
+  }, 120_000) // three CLI processes
 })
