@@ -20,6 +20,7 @@ import { memberIdsOfShard } from '../store/cluster.js'
 import { createGalleryMatchers } from './gallery-matchers.js'
 import type { Queryable } from '../store/database.js'
 import { galleryChangesSince, latestGalleryChange } from '../store/gallery-changes.js'
+import { createLatestChangeReader } from './latest-change-reader.js'
 import { allEnvironments, environmentById, type EnvironmentRow } from '../store/organizations.js'
 import { countEnvironmentReferences, referenceCountsByEnvironment, referenceRowsOfMember, type Hand } from '../store/templates.js'
 import { createReferenceReader } from './reference-reader.js'
@@ -73,6 +74,8 @@ export function createGalleries(options: GalleriesOptions): Galleries {
   const matchers = createGalleryMatchers(config, log, options.onScan)
   const reader = createReferenceReader({ config, sql, keyring, log, stopped: () => closed })
   const entries = new Map<string, Entry>()
+  // Identify's freshness check: concurrent identifies share one change-log read (latest-change-reader.ts).
+  const latestChange = createLatestChangeReader((environmentId) => latestGalleryChange(sql, environmentId))
   let closed = false
   let listener: { unlisten(): Promise<void> } | null = null
   let changeWatch: NodeJS.Timeout | null = null
@@ -296,7 +299,7 @@ export function createGalleries(options: GalleriesOptions): Galleries {
       const entry = entries.get(environmentId)
       // The embedded database is served by one process, whose own deletes reach its galleries at once.
       if (db.kind !== 'postgres' || !entry?.gallery || !entry.environment) return false
-      if (await latestGalleryChange(sql, environmentId) <= entry.syncedSeq) return false
+      if (await latestChange(environmentId) <= entry.syncedSeq) return false
       // Not queued behind the environment's chain: an enrollment there may wait for another process's lock.
       await catchUpEntry(entry)
       return true
