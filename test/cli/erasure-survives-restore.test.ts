@@ -59,8 +59,11 @@ describe(`a backup restored after an erasure (${usingPostgres ? 'PostgreSQL, pg_
     const confirmed = async () => {
       const started = await svc.request('POST', '/v1/self-enrollment/sessions', { auth: person, body: { device_id: kiosk.deviceId, display_name: 'Erin' } })
       expectStatus(started, 201)
-      const { enroll_id: sessionId, challenge } = started.body.session
-      expectStatus(await svc.request('GET', '/v1/device-com/enrollment?wait=0', { auth: kiosk.deviceToken }), 200)
+      const sessionId = started.body.session.enroll_id
+      // The code is the kiosk's to show: only its own Device-Com poll carries it.
+      const polled = await svc.request('GET', '/v1/device-com/enrollment?wait=0', { auth: kiosk.deviceToken })
+      expectStatus(polled, 200)
+      const challenge = polled.body.session.challenge
       expectStatus(await svc.request('POST', `/v1/self-enrollment/sessions/${sessionId}/confirm`, { auth: person, body: { challenge } }), 200)
       return () => svc.request('POST', `/v1/device-com/enrollment/${sessionId}/complete`, { auth: kiosk.deviceToken, body: { ...palmsBody, challenge } })
     }
