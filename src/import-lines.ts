@@ -84,7 +84,8 @@ export function parseLineBatch(batch: LineBatch): ImportItem[] {
       continue
     }
     if (!validLine(value)) {
-      items.push({ line, rejection: { line, code: 'invalid_request', detail: `line ${line} does not match the import schema`, ...(validLine.errors ? { errors: validLine.errors } : {}) } })
+      // A rule the schema states for a field keeps that field's code (a capture's alphabet or size: capture_invalid), as over HTTP.
+      items.push({ line, rejection: { line, code: validLine.errorCode ?? 'invalid_request', detail: `line ${line} does not match the import schema`, ...(validLine.errors ? { errors: validLine.errors } : {}) } })
       continue
     }
     const member = value as ImportMember

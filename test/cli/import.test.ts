@@ -226,6 +226,6 @@ describe('palmvein import', () => {
       expect(refused.code, refused.stderr).toBe(2)
       expect(refused.stderr).toMatch(/reads environment .* of another organization; .* only a project whose organization owns its environment/)
     }
-    expect(await svc.storage.db.sql`SELECT 1 FROM members WHERE environment_id = ${global.body.id}`).toHaveLength(0)
+    expect(await svc.service.app.sql`SELECT 1 FROM members WHERE environment_id = ${global.body.id}`).toHaveLength(0)
   })
 })
