@@ -52,13 +52,14 @@ async function ensureBuilt() {
   }
 }
 
-async function waitFor(url, child, what) {
+/** Until `url` answers `ready` (a service: /healthz 200; a baseline: any answer short of a 5xx but 503). */
+async function waitFor(url, child, what, ready = (status) => status < 500 || status === 503) {
   const deadline = Date.now() + 60_000
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`)
     try {
       const response = await fetch(url)
-      if (response.status < 500 || response.status === 503) return
+      if (ready(response.status)) return
     } catch {
       // not listening yet
     }
@@ -163,7 +164,7 @@ async function main() {
     const service = spawnNode(path.join(dist, 'cli.js'), ['serve'], { ...env, ...tls?.serviceEnv, PORT: String(servicePort), PALMVEIN_METRICS_PORT: String(await freePort()) }, 'service')
     children.push(service)
     const serviceUrl = `${tls ? 'https' : 'http'}://127.0.0.1:${servicePort}`
-    await waitFor(`${serviceUrl}/livez`, service, 'the service')
+    await waitFor(`${serviceUrl}/healthz`, service, 'the service', (status) => status === 200)
     const fixtures = await createFixtures(serviceUrl, dataDir, databaseUrl)
 
     if (tls) {
@@ -192,7 +193,7 @@ async function main() {
         ...env, PALMVEIN_DATA_DIR: nodeDataDir, DATABASE_URL: '', PALMVEIN_HTTP_SERVER: 'node', PORT: String(nodePort), PALMVEIN_METRICS_PORT: String(await freePort()),
       }, 'the service on node:http')
       try {
-        await waitFor(`http://127.0.0.1:${nodePort}/livez`, nodeService, 'the service on node:http')
+        await waitFor(`http://127.0.0.1:${nodePort}/healthz`, nodeService, 'the service on node:http', (status) => status === 200)
         layer.node = await measureLayer('node:http (service)', `http://127.0.0.1:${nodePort}`)
       } finally {
         await stopChild(nodeService)

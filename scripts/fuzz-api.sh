@@ -27,8 +27,8 @@ service=$!
 cleanup() { kill "$service" 2>/dev/null || true; wait "$service" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 pv="http://127.0.0.1:$port"
-for _ in $(seq 1 600); do curl -sf "$pv/livez" >/dev/null && break; sleep 0.2; done
-curl -sf "$pv/livez" >/dev/null || { cat "$work/service.log"; echo "the service did not start" >&2; exit 1; }
+for _ in $(seq 1 600); do curl -sf "$pv/healthz" >/dev/null && break; sleep 0.2; done
+curl -sf "$pv/healthz" >/dev/null || { cat "$work/service.log"; echo "the service did not start" >&2; exit 1; }
 
 json() { node -p "JSON.parse(require('fs').readFileSync(0, 'utf8'))$1"; }
 post() { curl -sS --fail-with-body "$pv$1" -H "Authorization: Bearer $2" -H 'Content-Type: application/json' -d "$3"; }
