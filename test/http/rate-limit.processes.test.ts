@@ -8,11 +8,7 @@ import { start, type Service } from '../../src/server.js'
 import { createProjectOnPlan } from '../support/plans.js'
 import { createTenant, type Tenant } from '../support/security.js'
 import { bootService, expectStatus, request, serviceConfig, type TestService } from '../support/service.js'
-
-async function awaitFreshMinute(needSeconds: number) {
-  const intoMinute = (Date.now() % 60_000) / 1000
-  if (intoMinute > 60 - needSeconds) await new Promise((resolve) => setTimeout(resolve, (60 - intoMinute) * 1000 + 200))
-}
+import { awaitFreshMinute } from '../support/fresh-minute.js'
 
 describe('rate limits across two service processes on one database', () => {
   let svc: TestService

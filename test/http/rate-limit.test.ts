@@ -1,12 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTenant, type Tenant } from '../support/security.js'
 import { bootService, expectStatus, type TestService } from '../support/service.js'
-
-/** Fixed windows: start a test early in a minute so it cannot straddle two. */
-async function awaitFreshMinute(needSeconds: number) {
-  const intoMinute = (Date.now() % 60_000) / 1000
-  if (intoMinute > 60 - needSeconds) await new Promise((resolve) => setTimeout(resolve, (60 - intoMinute) * 1000 + 200))
-}
+import { awaitFreshMinute } from '../support/fresh-minute.js'
 
 describe('rate limits', () => {
   let svc: TestService

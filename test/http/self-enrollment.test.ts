@@ -10,6 +10,7 @@ import { enrollBody, identifyBody, population, waitUntilReady } from '../support
 import { createTenant, type Tenant } from '../support/security.js'
 import { bootService, expectProblem, expectStatus, type TestService } from '../support/service.js'
 import { liftRateLimits, linkTerminal, registerTerminal, type Terminal } from '../support/terminals.js'
+import { awaitFreshMinute } from '../support/fresh-minute.js'
 
 const palms = population({ identities: 6 })
 const PERSON = 'alice@people.example'
@@ -274,6 +275,7 @@ describe('public self-enrollment into a global environment', () => {
     expect(capped.body.detail).toMatch(/4 sessions on this kiosk without finishing one/)
 
     // Ten starts a minute on one kiosk, whoever starts them (refused ones count); then 429.
+    await awaitFreshMinute(20)
     const busy = await linkTerminal(svc, platformToken, platformProjectId, { mode: 'enrollment', name: 'Busy kiosk' })
     for (let index = 0; index < 10; index++) {
       const response = await start(await svc.token(`crowd${index}@people.example`), busy.deviceId)
@@ -286,6 +288,7 @@ describe('public self-enrollment into a global environment', () => {
     expect(Number(flooded.headers.get('retry-after'))).toBeGreaterThan(0)
 
     // Twenty self-enrollment requests a minute per person, whatever they are; then 429 with RateLimit-*.
+    await awaitFreshMinute(20)
     const chatty = await svc.token('chatty@people.example')
     for (let index = 0; index < 20; index++) {
       const listed = await svc.request('GET', '/v1/self-enrollment/me', { auth: chatty })

@@ -19,6 +19,7 @@ import { enrollBody, identifyBody, population } from './palms.js'
 import { accepts, requestFor, type SubResources, type Tenant } from './security.js'
 import { expectStatus, type Response, type TestService } from './service.js'
 import { liftRateLimits, linkTerminal, type Terminal } from './terminals.js'
+import { awaitFreshMinute } from './fresh-minute.js'
 
 const palms = population({ identities: 8 })
 const ENROLLED = [1, 2, 3]
@@ -125,6 +126,7 @@ export async function checkPersonRateLimited(fixtures: TrustFixtures, route: Rou
   const person = await freshPerson(fixtures)
   // A device that is no kiosk: only the person's budget is charged.
   const ids = { device_id: fixtures.unusable['no such device'], enroll_id: newId(), member_id: newId() }
+  await awaitFreshMinute(20)
   for (let index = 0; index < PERSON_REQUESTS_PER_MINUTE; index++) {
     const response = await call(fixtures, route, person, ids)
     expect(response.status, describeRoute(route)).not.toBe(429)
