@@ -67,7 +67,7 @@ describe(`cluster mode (${usingPostgres ? 'PostgreSQL, 3 processes' : 'PGlite'})
   /** The subset of TestService the palm fixtures use, against one node. */
   async function via(node: Node): Promise<TestService> {
     const issuer = await loadLocalIssuer({ dataDir: storage.dataDir, jwtIssuer: 'palmvein-local', jwtAudience: 'palmvein' })
-    return { request: (method, path, options) => request(node.url, method, path, options), token: (subject: string) => issuer.sign(subject, 3600) } as TestService
+    return { request: (method, path, options) => request(node.url, method, path, options), token: (subject: string) => issuer.sign(subject, 3600), storage } as TestService
   }
 
   const identifyOn = (node: Node, identity: number) =>

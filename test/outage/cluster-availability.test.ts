@@ -59,7 +59,7 @@ describe.each([1, 2])('cluster of 3 nodes, %i replica(s) per shard (PostgreSQL)'
   }
   async function via(node: Node): Promise<TestService> {
     const issuer = await loadLocalIssuer({ dataDir: storage.dataDir, jwtIssuer: 'palmvein-local', jwtAudience: 'palmvein' })
-    return { request: (method, path, options) => request(node.url, method, path, options), token: (subject: string) => issuer.sign(subject, 3600) } as TestService
+    return { request: (method, path, options) => request(node.url, method, path, options), token: (subject: string) => issuer.sign(subject, 3600), storage } as TestService
   }
   async function until<T>(what: string, probe: () => Promise<T | null>, timeoutMs = 60_000): Promise<T> {
     const deadline = Date.now() + timeoutMs

@@ -33,6 +33,7 @@ describe('database outage (PostgreSQL behind a TCP proxy)', () => {
     const svc = {
       request: (method: string, path: string, options?: object) => request(service.url, method, path, options),
       token: (subject: string) => issuer.sign(subject, 3600),
+      storage,
     } as unknown as TestService
     tenant = await createPalmTenant(svc, 'outage@example.com')
   }, 120_000)

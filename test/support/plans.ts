@@ -5,9 +5,12 @@ import { setProjectPlan } from '../../src/domain/organizations.js'
 import type { PlanId } from '../../src/plans.js'
 import { expectStatus, type TestService } from './service.js'
 
-/** The operator's plan change, as the CLI makes it. */
-export async function operatorSetsPlan(svc: TestService, projectId: string, plan: PlanId): Promise<void> {
-  await setProjectPlan(svc.service.app, projectId, plan)
+/**
+ * The operator's plan change, as the CLI makes it: through the service's own connection, or the
+ * storage's when the service runs in another process.
+ */
+export async function operatorSetsPlan(svc: Pick<TestService, 'service' | 'storage'>, projectId: string, plan: PlanId): Promise<void> {
+  await setProjectPlan({ sql: svc.service?.app.sql ?? svc.storage.db.sql }, projectId, plan)
 }
 
 /** POST /v1/organization/{org_id}/projects as the organization admin, then the operator's plan; answers the project as read back. */
