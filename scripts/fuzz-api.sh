@@ -17,7 +17,7 @@ seed=${PALMVEIN_FUZZ_SEED:-20261125}
 work=$(mktemp -d)
 port=$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close() })')
 # node:http, the transport on Node 22/24 here: uWS (Node 20) drops the connection on a method it does
-# not know, such as schemathesis's QUERY probes, instead of answering (README, "HTTP transports").
+# not know, such as schemathesis's QUERY probes, instead of answering (docs/http-limits.md).
 export PALMVEIN_HTTP_SERVER=${PALMVEIN_HTTP_SERVER:-node}
 # The fuzzed project is on the business plan (sandbox allows 5 requests a minute): offered for self-service here.
 export PALMVEIN_SELF_SERVICE_PLANS=sandbox,business
