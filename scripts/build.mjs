@@ -72,7 +72,7 @@ const steps = {
     if (status !== 0) throw new Error('TypeScript build failed')
     // SQL migrations ship beside the compiled store.
     fs.cpSync(path.join(root, 'src/store/migrations'), path.join(root, 'dist/store/migrations'), { recursive: true })
-    fs.chmodSync(path.join(root, 'dist/cli.js'), 0o755)
+    fs.chmodSync(path.join(root, 'dist/cli/main.js'), 0o755)
   },
 }
 
@@ -84,7 +84,7 @@ const wanted = process.argv.slice(2)
 if (wanted[0] === '--prepare') {
   wanted.shift()
   const installedByAnother = process.env.INIT_CWD && path.resolve(process.env.INIT_CWD) !== root
-  const built = ['dist/cli.js', 'build/matcher.wasm'].every((file) => fs.existsSync(path.join(root, file)))
+  const built = ['dist/cli/main.js', 'build/matcher.wasm'].every((file) => fs.existsSync(path.join(root, file)))
   if (installedByAnother && built) {
     console.log('[build] palmvein is already built; installed as a dependency, it is not rebuilt')
     process.exit(0)

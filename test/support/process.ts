@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import net from 'node:net'
 import { fileURLToPath } from 'node:url'
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url))
+const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
 const REPOSITORY = fileURLToPath(new URL('../..', import.meta.url))
 
 export function cliEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
@@ -39,7 +39,7 @@ export function startServeProcess(env: Record<string, string | undefined>) {
  * tsx's time, for tests that start and restart several processes.
  */
 export function startBuiltServeProcess(env: Record<string, string | undefined>) {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('../../dist/cli.js', import.meta.url)), 'serve'], { env: cliEnv({ PALMVEIN_LOG_LEVEL: 'info', ...env }), stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url)), 'serve'], { env: cliEnv({ PALMVEIN_LOG_LEVEL: 'info', ...env }), stdio: ['ignore', 'pipe', 'pipe'] })
   return untilListening(child, 'serve (dist)')
 }
 

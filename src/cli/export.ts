@@ -2,8 +2,8 @@
 // lines on stdout, captures decrypted. Refused without --include-biometrics, and it says on stderr
 // that the output holds biometric data.
 import { once } from 'node:events'
-import { CommandRefused, tenantProject, withCliSession } from './cli-session.js'
-import { exportMembers, type ExportCounts } from './domain/member-export.js'
+import { CommandRefused, tenantProject, withCliSession } from './session.js'
+import { exportMembers, type ExportCounts } from '../domain/member-export.js'
 
 export async function runExport(args: { project: string; includeBiometrics: boolean }): Promise<void> {
   if (!args.includeBiometrics) {

@@ -8,8 +8,8 @@
 // through the CLI's error handler.
 import { createReadStream, createWriteStream, statSync, type WriteStream } from 'node:fs'
 import { Presets, SingleBar } from 'cli-progress'
-import { tenantProject, withCliSession } from './cli-session.js'
-import { importMembers, type ImportRejection } from './domain/member-import.js'
+import { tenantProject, withCliSession } from './session.js'
+import { importMembers, type ImportRejection } from '../domain/member-import.js'
 
 export const DEFAULT_BATCH = 500
 

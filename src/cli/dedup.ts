@@ -7,11 +7,11 @@
 // By default the cell search (dedup-cells.ts); --exact searches every palm against every palm.
 import { writeFileSync } from 'node:fs'
 import { Presets, SingleBar } from 'cli-progress'
-import { CommandRefused, withCliSession } from './cli-session.js'
-import { findDuplicatePairs, findDuplicatePairsByCells, type DuplicatePair } from './domain/dedup.js'
-import { summarisePairs } from './domain/dedup-summary.js'
-import { isUuid } from './ids.js'
-import { environmentById } from './store/organizations.js'
+import { CommandRefused, withCliSession } from './session.js'
+import { findDuplicatePairs, findDuplicatePairsByCells, type DuplicatePair } from '../domain/dedup.js'
+import { summarisePairs } from '../domain/dedup-summary.js'
+import { isUuid } from '../ids.js'
+import { environmentById } from '../store/organizations.js'
 
 export interface DedupArguments {
   environment: string

@@ -1,15 +1,15 @@
 // `palmvein project plan`: the platform operator sets a project's plan (DECISIONS.md "Tenancy and
 // control": organization admins create projects on the self-service plans only and cannot change
 // a plan). Prints the project as the API shows it.
-import { CommandRefused } from './cli-session.js'
-import { loadConfig } from './config.js'
-import { setProjectPlan } from './domain/organizations.js'
-import { ServiceError } from './errors.js'
-import { projectResource } from './http/resources/projects.js'
-import { isUuid } from './ids.js'
-import { PLAN_IDS, type PlanId } from './plans.js'
-import { openDatabase } from './store/database.js'
-import { migrate } from './store/migrate.js'
+import { CommandRefused } from './session.js'
+import { loadConfig } from '../config.js'
+import { setProjectPlan } from '../domain/organizations.js'
+import { ServiceError } from '../errors.js'
+import { projectResource } from '../http/resources/projects.js'
+import { isUuid } from '../ids.js'
+import { PLAN_IDS, type PlanId } from '../plans.js'
+import { openDatabase } from '../store/database.js'
+import { migrate } from '../store/migrate.js'
 
 export async function runProjectPlan(projectId: string | undefined, plan: string | undefined): Promise<void> {
   if (!projectId || !isUuid(projectId)) throw new CommandRefused('--project must be a project id (a UUID)')

@@ -4,11 +4,11 @@ import { createReadStream } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import readline from 'node:readline'
-import { CommandRefused } from './cli-session.js'
-import { EvalInputError, evaluate, type EvalSettings, type TemplateLine } from './accuracy/evaluate.js'
-import { buildReport, reportMarkdown } from './accuracy/report.js'
-import { cmcSvg, detSvg, scoresSvg } from './accuracy/svg.js'
-import { syntheticTemplateSet, type SyntheticSetOptions } from './accuracy/synthetic-set.js'
+import { CommandRefused } from './session.js'
+import { EvalInputError, evaluate, type EvalSettings, type TemplateLine } from '../accuracy/evaluate.js'
+import { buildReport, reportMarkdown } from '../accuracy/report.js'
+import { cmcSvg, detSvg, scoresSvg } from '../accuracy/svg.js'
+import { syntheticTemplateSet, type SyntheticSetOptions } from '../accuracy/synthetic-set.js'
 
 export interface EvalArgs {
   out: string

@@ -3,17 +3,17 @@
 // directory's): the audit keys derive from it (domain/audit-keys.ts).
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { CommandRefused } from './cli-session.js'
-import { loadConfig } from './config.js'
-import { adoptUnkeyedTrail } from './domain/audit-adoption.js'
-import { checkpointFile, parseCheckpointFile, signCheckpoint } from './domain/audit-checkpoints.js'
-import { loadAuditKeys, type AuditKeys } from './domain/audit-keys.js'
-import { purgeKeys, verifyAuditChains, type ChainReport } from './domain/audit-verify.js'
-import { createKeyring, loadMasterKey } from './domain/keyring.js'
-import { openDatabase, type Sql } from './store/database.js'
-import { migrate } from './store/migrate.js'
-import { insertCheckpoint, type CheckpointRow } from './store/audit-keys.js'
-import { auditChains, chainTail, purgeAuditBefore } from './store/audit-log.js'
+import { CommandRefused } from './session.js'
+import { loadConfig } from '../config.js'
+import { adoptUnkeyedTrail } from '../domain/audit-adoption.js'
+import { checkpointFile, parseCheckpointFile, signCheckpoint } from '../domain/audit-checkpoints.js'
+import { loadAuditKeys, type AuditKeys } from '../domain/audit-keys.js'
+import { purgeKeys, verifyAuditChains, type ChainReport } from '../domain/audit-verify.js'
+import { createKeyring, loadMasterKey } from '../domain/keyring.js'
+import { openDatabase, type Sql } from '../store/database.js'
+import { migrate } from '../store/migrate.js'
+import { insertCheckpoint, type CheckpointRow } from '../store/audit-keys.js'
+import { auditChains, chainTail, purgeAuditBefore } from '../store/audit-log.js'
 
 /**
  * Runs `task` on the database (joining a running service's) with the audit keys. `register`:

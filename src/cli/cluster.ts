@@ -1,11 +1,11 @@
 // `palmvein cluster status`: the cluster as the database sees it (live nodes, each shard's
 // replicas, warnings for shards with fewer than wanted), as JSON on stdout; exit 1 with warnings.
 // Each live node is asked whether it answers: one that does not is reported at once.
-import { clusterShape, loadConfig } from './config.js'
-import { clusterStatus } from './cluster/status.js'
-import { CommandRefused } from './cli-session.js'
-import { openDatabase } from './store/database.js'
-import { migrate } from './store/migrate.js'
+import { clusterShape, loadConfig } from '../config.js'
+import { clusterStatus } from '../cluster/status.js'
+import { CommandRefused } from './session.js'
+import { openDatabase } from '../store/database.js'
+import { migrate } from '../store/migrate.js'
 
 const STATUS_PROBE_MS = 3_000
 

@@ -4,13 +4,13 @@
 // Nor the erasure ledger (domain/erasures.ts), kept with the key: a restore applies it.
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { CommandRefused, withCliSession } from './cli-session.js'
-import { loadConfig } from './config.js'
-import { ERASURE_LEDGER_FILE, erasureLedgerFile } from './domain/erasures.js'
-import { ledgerExists } from './store/erasure-ledger.js'
-import { BackupRefused, backupEmbedded, restoreEmbedded } from './store/embedded-backup.js'
-import { openEmbedded } from './store/embedded.js'
-import { allEnvironments } from './store/organizations.js'
+import { CommandRefused, withCliSession } from './session.js'
+import { loadConfig } from '../config.js'
+import { ERASURE_LEDGER_FILE, erasureLedgerFile } from '../domain/erasures.js'
+import { ledgerExists } from '../store/erasure-ledger.js'
+import { BackupRefused, backupEmbedded, restoreEmbedded } from '../store/embedded-backup.js'
+import { openEmbedded } from '../store/embedded.js'
+import { allEnvironments } from '../store/organizations.js'
 
 const MASTER_KEY_NOTE = 'the backup does not hold the master key (PALMVEIN_MASTER_KEY, or master.key in the data directory): keep the key apart from the backup; a restore needs it'
 
