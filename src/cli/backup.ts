@@ -1,23 +1,22 @@
-// `palmvein backup --out <file>` and `palmvein restore <file>`: the embedded database, while the
-// service runs or not. Neither holds nor needs to write the master key: a backup is useless
-// without it, so it is kept apart, and a restore checks that the key at hand opens the backup.
-// Nor the erasure ledger (domain/erasures.ts), kept with the key: a restore applies it.
+// `palmvein backup --out <file>`: the embedded database, while the service runs or not (restore.ts
+// loads it back). It neither holds nor needs to write the master key: a backup is useless without
+// it, so it is kept apart. Nor the erasure ledger (domain/erasures.ts), kept with the key.
+import { Command } from 'commander'
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { CommandRefused, withCliSession } from './session.js'
 import { loadConfig } from '../config.js'
-import { ERASURE_LEDGER_FILE, erasureLedgerFile } from '../domain/erasures.js'
-import { ledgerExists } from '../store/erasure-ledger.js'
-import { BackupRefused, backupEmbedded, restoreEmbedded } from '../store/embedded-backup.js'
+import { backupEmbedded } from '../store/embedded-backup.js'
 import { openEmbedded } from '../store/embedded.js'
-import { allEnvironments } from '../store/organizations.js'
+import { CommandRefused } from './errors.js'
 
 const MASTER_KEY_NOTE = 'the backup does not hold the master key (PALMVEIN_MASTER_KEY, or master.key in the data directory): keep the key apart from the backup; a restore needs it'
 
-export async function runBackup(out: string): Promise<void> {
+async function runBackup(out: string): Promise<void> {
   const config = loadConfig()
   if (config.databaseUrl) throw new CommandRefused('backup covers the embedded database; on PostgreSQL use its own tools, e.g. pg_dump --format=custom "$DATABASE_URL" > palmvein.dump (and keep the master key apart)')
   if (await fs.stat(out).then(() => true, () => false)) throw new CommandRefused(`${out} exists: choose a new file`)
+  const directory = path.dirname(path.resolve(out))
+  if (!await fs.stat(directory).then((stat) => stat.isDirectory(), () => false)) throw new CommandRefused(`cannot write ${out}: there is no directory ${directory}`)
   const started = performance.now()
   // Joins the running service's database, or opens it here when none runs.
   const server = await openEmbedded(config.dataDir)
@@ -30,40 +29,7 @@ export async function runBackup(out: string): Promise<void> {
   }
 }
 
-export async function runRestore(file: string, options: { withoutErasureLedger?: boolean } = {}): Promise<void> {
-  const config = loadConfig()
-  if (config.databaseUrl) throw new CommandRefused('restore covers the embedded database; on PostgreSQL use pg_restore')
-  // Without a key the service would generate a new one, which opens nothing in the backup.
-  if (!config.masterKey && !await fs.stat(path.join(config.dataDir, 'master.key')).then(() => true, () => false)) {
-    throw new CommandRefused(`the backup holds no master key: set PALMVEIN_MASTER_KEY, or copy the original master.key into ${config.dataDir}, first`)
-  }
-  // Without the ledger the members erased after the backup was taken would come back.
-  const ledger = erasureLedgerFile(config)
-  if (!options.withoutErasureLedger && !await ledgerExists(ledger)) {
-    throw new CommandRefused(`the backup holds no erasure ledger: copy the original ${ERASURE_LEDGER_FILE} (kept with master.key) to ${ledger} first, so members erased after the backup stay erased; only if it is lost, run again with --without-erasure-ledger`)
-  }
-  try {
-    await restoreEmbedded(file, config.dataDir)
-  } catch (error) {
-    if (error instanceof BackupRefused || (error as NodeJS.ErrnoException).code === 'ENOENT') throw new CommandRefused((error as Error).message)
-    throw error
-  }
-  // The session applies the erasure ledger before anything reads the restored database.
-  const unreadable = await withCliSession(async (session) => {
-    const environments = await allEnvironments(session.db.sql)
-    const failed = environments.filter((environment) => {
-      try {
-        session.keyring.environmentKey(environment.id, environment.wrapped_key)
-        return false
-      } catch {
-        return true
-      }
-    })
-    return { environments: environments.length, failed: failed.map((environment) => environment.id), reErased: session.reErased }
-  })
-  if (unreadable.failed.length > 0) {
-    await fs.rm(path.join(config.dataDir, 'pglite'), { recursive: true, force: true })
-    throw new CommandRefused(`the master key does not open environment ${unreadable.failed.join(', ')} of this backup; nothing was restored. Use the key the backup was taken under`)
-  }
-  process.stdout.write(JSON.stringify({ restored: path.resolve(file), data_dir: config.dataDir, environments: unreadable.environments, erased_again: unreadable.reErased }) + '\n')
-}
+export const backupCommand = () => new Command('backup')
+  .description('a consistent backup of the embedded database, while the service runs (not the master key: keep it apart); on PostgreSQL use pg_dump')
+  .requiredOption('--out <file>', 'the backup file to write (it must not exist)')
+  .action((options: { out: string }) => runBackup(options.out))

@@ -6,14 +6,17 @@
 // line after each batch (what a script or the benchmark reads). Exit 0 when every line was
 // imported (or already present), 1 when some were refused; usage and connection errors exit 2
 // through the CLI's error handler.
-import { createReadStream, createWriteStream, statSync, type WriteStream } from 'node:fs'
+import { Command } from 'commander'
+import { createReadStream, existsSync, createWriteStream, statSync, type WriteStream } from 'node:fs'
 import { Presets, SingleBar } from 'cli-progress'
 import { tenantProject, withCliSession } from './session.js'
 import { importMembers, type ImportRejection } from '../domain/member-import.js'
+import { wholeNumber } from './arguments.js'
+import { UsageError } from './errors.js'
 
-export const DEFAULT_BATCH = 500
+const DEFAULT_BATCH = 500
 
-export interface ImportArguments {
+interface ImportArguments {
   project: string
   source: string
   allowDuplicates: boolean
@@ -37,7 +40,7 @@ function progressBar(total: number | null, lines: boolean): { update(handled: nu
   }
 }
 
-export async function runImport(args: ImportArguments): Promise<number> {
+async function runImport(args: ImportArguments): Promise<number> {
   const total = args.source === '-' ? null : statSync(args.source).size
   return withCliSession(async (session) => {
     const project = await tenantProject(session, args.project, 'members are imported into')
@@ -66,3 +69,20 @@ export async function runImport(args: ImportArguments): Promise<number> {
     }
   })
 }
+
+export const importCommand = () => new Command('import')
+  .description('import members with their palms, one JSON object a line ({"member_id"?, "display_name", "metadata"?, "left_hand"?, "right_hand"?}, ' +
+    'the hands as in the enroll body); prints a JSON summary; exit 1 when some lines were refused (--rejects lists them with their codes)')
+  .argument('<file>', 'the NDJSON file, or - for standard input')
+  .requiredOption('--project <project_id>', 'a project with its own (tenant-managed) environment')
+  .option('--allow-duplicates', 'import palms that match another member\'s')
+  .option('--rejects <file>', 'write each refused line\'s number, code and detail there')
+  .option('--batch <n>', 'lines per batch', wholeNumber(1, 10_000), DEFAULT_BATCH)
+  .option('--progress-lines', '{"handled": n} on stderr after each batch (for scripts) instead of a bar')
+  .action(async (source: string, options: { project: string; allowDuplicates?: boolean; rejects?: string; batch: number; progressLines?: boolean }) => {
+    if (source !== '-' && !existsSync(source)) throw new UsageError(`cannot read ${source}: no such file`)
+    process.exitCode = await runImport({
+      project: options.project, source, allowDuplicates: options.allowDuplicates ?? false, rejects: options.rejects ?? null,
+      batch: options.batch, progressLines: options.progressLines ?? false,
+    })
+  })

@@ -1,7 +1,8 @@
 // `palmvein project plan`: the platform operator sets a project's plan (DECISIONS.md "Tenancy and
 // control": organization admins create projects on the self-service plans only and cannot change
 // a plan). Prints the project as the API shows it.
-import { CommandRefused } from './session.js'
+import { Command } from 'commander'
+import { CommandRefused } from './errors.js'
 import { loadConfig } from '../config.js'
 import { setProjectPlan } from '../domain/organizations.js'
 import { ServiceError } from '../errors.js'
@@ -11,7 +12,7 @@ import { PLAN_IDS, type PlanId } from '../plans.js'
 import { openDatabase } from '../store/database.js'
 import { migrate } from '../store/migrate.js'
 
-export async function runProjectPlan(projectId: string | undefined, plan: string | undefined): Promise<void> {
+async function runProjectPlan(projectId: string | undefined, plan: string | undefined): Promise<void> {
   if (!projectId || !isUuid(projectId)) throw new CommandRefused('--project must be a project id (a UUID)')
   if (!plan || !PLAN_IDS.includes(plan as PlanId)) throw new CommandRefused(`--plan must be one of ${PLAN_IDS.join(', ')}`)
   const db = await openDatabase(loadConfig())
@@ -26,3 +27,11 @@ export async function runProjectPlan(projectId: string | undefined, plan: string
     await db.close()
   }
 }
+
+export const projectCommand = () => new Command('project')
+  .description('projects: the platform operator\'s actions')
+  .addCommand(new Command('plan')
+    .description('set a project\'s plan (its rate, daily limit and headcount); prints the project as JSON')
+    .requiredOption('--project <project_id>', 'the project')
+    .requiredOption('--plan <plan>', PLAN_IDS.join(', '))
+    .action((options: { project: string; plan: string }) => runProjectPlan(options.project, options.plan)))

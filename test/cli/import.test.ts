@@ -207,7 +207,7 @@ describe('palmvein import', () => {
   it('exits 2 on a usage error or an unknown project, before reading anything', async () => {
     const usage = await runCli(['import', '--project', tenant.projectId], env)
     expect(usage.code).toBe(2)
-    expect(usage.stderr).toMatch(/import needs --project <project_id> and one input/)
+    expect(usage.stderr).toMatch(/^palmvein import: missing required argument 'file'\nsee 'palmvein import --help'\n$/)
     const unknown = await runCli(['import', '--project', '0190a6b2-3c4d-7e5f-8a6b-7c8d9e0f0000', cli.file('members.ndjson')], env)
     expect(unknown.code).toBe(2)
     expect(unknown.stderr).toMatch(/project 0190a6b2-3c4d-7e5f-8a6b-7c8d9e0f0000 not found/)
