@@ -7,11 +7,12 @@
 // imported (or already present), 1 when some were refused; usage and connection errors exit 2
 // through the CLI's error handler.
 import { Command } from 'commander'
-import { createReadStream, existsSync, createWriteStream, statSync, type WriteStream } from 'node:fs'
+import { createReadStream, createWriteStream, existsSync, type WriteStream } from 'node:fs'
 import { Presets, SingleBar } from 'cli-progress'
 import { tenantProject, withCliSession } from './session.js'
 import { importMembers, type ImportRejection } from '../domain/member-import.js'
 import { wholeNumber } from './arguments.js'
+import { stableMemberIds } from './import-identity.js'
 import { UsageError } from './errors.js'
 
 const DEFAULT_BATCH = 500
@@ -26,42 +27,68 @@ interface ImportArguments {
   progressLines?: boolean
 }
 
-function progressBar(total: number | null, lines: boolean): { update(handled: number, bytes: number): void; stop(): void } {
+/** The progress of the members handled (imported, skipped or refused) out of `total` lines (null: reading stdin). */
+function progressBar(total: number | null, lines: boolean): { update(handled: number): void; stop(): void } {
   if (lines) return { update: (handled) => { process.stderr.write(`${JSON.stringify({ handled })}\n`) }, stop() {} }
   if (!process.stderr.isTTY) return { update() {}, stop() {} }
   const bar = new SingleBar({
     stream: process.stderr, etaBuffer: 50,
-    format: total === null ? 'import |{bar}| {handled} members' : 'import |{bar}| {percentage}% | {handled} members | ETA {eta_formatted}',
+    format: total === null ? 'import |{bar}| {value} members' : 'import |{bar}| {percentage}% | {value}/{total} members | ETA {eta_formatted}',
   }, Presets.shades_classic)
-  bar.start(total ?? 1, 0, { handled: 0 })
-  return {
-    update: (handled, bytes) => bar.update(total === null ? 0 : bytes, { handled }),
-    stop: () => bar.stop(),
+  bar.start(total ?? 1, 0)
+  return { update: (handled) => bar.update(handled), stop: () => bar.stop() }
+}
+
+/** Lines of `file` that hold something (blank lines are no member): the bar's total, read before the import. */
+async function countLines(file: string): Promise<number> {
+  let lines = 0
+  let content = false
+  for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
+    for (const byte of chunk) {
+      if (byte === 0x0a) {
+        if (content) lines += 1
+        content = false
+      } else if (byte > 0x20) content = true
+    }
   }
+  return lines + (content ? 1 : 0)
+}
+
+/** What the refused lines were refused for, said plainly (the codes are those of --rejects and the API). */
+const REASONS: Record<string, string> = {
+  headcount_reached: 'the project\'s plan headcount is reached (palmvein project plan changes the plan)',
+  duplicate_palm: 'a palm matches another member\'s (--allow-duplicates imports them)',
+}
+
+function reportRejections(byCode: Map<string, number>, rejectsFile: string | null): void {
+  if (byCode.size === 0) return
+  const counts = [...byCode].sort((a, b) => b[1] - a[1]).map(([code, count]) => `${count} ${code}${REASONS[code] ? `: ${REASONS[code]}` : ''}`)
+  process.stderr.write(`palmvein import: refused ${counts.join('; ')}${rejectsFile ? `; each line is in ${rejectsFile}` : '; --rejects <file> lists each line'}\n`)
 }
 
 async function runImport(args: ImportArguments): Promise<number> {
-  const total = args.source === '-' ? null : statSync(args.source).size
+  const total = args.source === '-' || args.progressLines || !process.stderr.isTTY ? null : await countLines(args.source)
   return withCliSession(async (session) => {
     const project = await tenantProject(session, args.project, 'members are imported into')
     const rejects: WriteStream | null = args.rejects ? createWriteStream(args.rejects, { mode: 0o600 }) : null
     const bar = progressBar(total, args.progressLines ?? false)
+    const byCode = new Map<string, number>()
     try {
       const input = args.source === '-' ? process.stdin : createReadStream(args.source)
-      let bytes = 0
-      const counted = async function* () {
-        for await (const chunk of input as AsyncIterable<Buffer>) {
-          bytes += chunk.length
-          yield chunk
-        }
-      }
-      const summary = await importMembers({ ...session, sql: session.db.sql }, project, counted(), args.batch, {
+      const summary = await importMembers({ ...session, sql: session.db.sql }, project, stableMemberIds(input, project.id), args.batch, {
         allowDuplicates: args.allowDuplicates,
-        onRejected: (rejection: ImportRejection) => { rejects?.write(JSON.stringify(rejection) + '\n') },
-        onProgress: (handled) => bar.update(handled, bytes),
+        onRejected: (rejection: ImportRejection) => {
+          byCode.set(rejection.code, (byCode.get(rejection.code) ?? 0) + 1)
+          rejects?.write(JSON.stringify(rejection) + '\n')
+        },
+        onProgress: (handled) => bar.update(handled),
       })
       bar.stop()
-      console.log(JSON.stringify({ imported: summary.imported, skipped: summary.skipped, rejected: summary.rejected, duplicates: summary.duplicates, seconds: Number(summary.seconds.toFixed(3)) }))
+      console.log(JSON.stringify({
+        imported: summary.imported, skipped: summary.skipped, rejected: summary.rejected, duplicates: summary.duplicates,
+        rejected_by_code: Object.fromEntries(byCode), seconds: Number(summary.seconds.toFixed(3)),
+      }))
+      reportRejections(byCode, args.rejects)
       return summary.rejected === 0 ? 0 : 1
     } finally {
       bar.stop()
