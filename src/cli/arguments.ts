@@ -28,11 +28,15 @@ export function numberIn(min: number, max: number): (value: string) => number {
   }
 }
 
-/** A comma-separated list of numbers within [min, max]. */
-export function numberList(min: number, max: number): (value: string) => number[] {
-  const each = numberIn(min, max)
-  return (value) => value.split(',').filter(Boolean).map(each)
+/** A number in (0, 1]: a score or a rate that must be above zero. */
+export function positiveFraction(value: string): number {
+  const number = Number(value)
+  if (value.trim() === '' || !(number > 0 && number <= 1)) throw new InvalidArgumentError('it must be a number in (0, 1]')
+  return number
 }
+
+/** A comma-separated list of numbers in (0, 1]. */
+export const positiveFractions = (value: string): number[] => value.split(',').filter(Boolean).map(positiveFraction)
 
 /** An id (a UUID) of `what`. */
 export function uuidOf(what: string): (value: string) => string {

@@ -13,7 +13,7 @@ import { findDuplicatePairs, findDuplicatePairsByCells, type DuplicatePair } fro
 import { summarisePairs } from '../domain/dedup-summary.js'
 import { isUuid } from '../ids.js'
 import { environmentById } from '../store/organizations.js'
-import { numberIn, uuidOf, wholeNumber } from './arguments.js'
+import { positiveFraction, uuidOf, wholeNumber } from './arguments.js'
 import { CommandRefused } from './errors.js'
 
 interface DedupArguments {
@@ -135,7 +135,7 @@ async function runDedup(args: DedupArguments): Promise<number> {
 export const dedupCommand = () => new Command('dedup')
   .description('every pair of members whose palms match at or above a threshold, as JSON lines, best first (exit 3: stopped by --stop-after, the checkpoint resumes it)')
   .requiredOption('--environment <environment_id>', 'the environment', uuidOf('an environment'))
-  .option('--threshold <t>', 'the score a pair must reach (default: the environment\'s match_threshold)', numberIn(Number.MIN_VALUE, 1))
+  .option('--threshold <t>', 'the score a pair must reach (default: the environment\'s match_threshold)', positiveFraction)
   .option('--exact', 'search every palm against every palm, not by cells')
   .option('--checkpoint <file>', 'save progress there and resume from it')
   .option('--checkpoint-every <s>', 'seconds between checkpoints', wholeNumber(0, 86_400))

@@ -10,7 +10,7 @@ import { EvalInputError, evaluate, type EvalSettings, type TemplateLine } from '
 import { buildReport, reportMarkdown } from '../accuracy/report.js'
 import { cmcSvg, detSvg, scoresSvg } from '../accuracy/svg.js'
 import { syntheticTemplateSet, type SyntheticSetOptions } from '../accuracy/synthetic-set.js'
-import { numberIn, numberList, oneOf, wholeNumber } from './arguments.js'
+import { numberIn, oneOf, positiveFractions, wholeNumber } from './arguments.js'
 import { CommandRefused, UsageError } from './errors.js'
 
 interface EvalArgs {
@@ -98,7 +98,7 @@ export const evalCommand = () => new Command('eval')
   .option('--unenrolled <n>', 'synthetic: identities never enrolled', wholeNumber(0, 1_000_000), 2000)
   .option('--seed <s>', 'synthetic: the seed', wholeNumber(0, 2 ** 31), 42)
   .option('--dimension <d>', 'synthetic: template dimension, 128, 256 or 512', oneOf([128, 256, 512]), 256)
-  .option('--fpir <list>', 'target FPIRs of the operating points, e.g. 1e-2,1e-3', numberList(Number.MIN_VALUE, 1))
+  .option('--fpir <list>', 'target FPIRs of the operating points, e.g. 1e-2,1e-3', positiveFractions)
   .option('--threshold <t>', 'the match threshold', numberIn(0, 1), 0.8)
   .option('--margin <m>', 'the margin', numberIn(0, 1), 0.03)
   .addOption(new Option('--mode <m>', 'search mode').choices(['exact', 'two_stage', 'auto']).default('exact'))
