@@ -72,7 +72,7 @@ const steps = {
     if (status !== 0) throw new Error('TypeScript build failed')
     // SQL migrations ship beside the compiled store.
     fs.cpSync(path.join(root, 'src/store/migrations'), path.join(root, 'dist/store/migrations'), { recursive: true })
-    fs.chmodSync(path.join(root, 'dist/cli.js'), 0o755)
+    fs.chmodSync(path.join(root, 'dist/cli/main.js'), 0o755)
   },
 }
 
@@ -81,12 +81,16 @@ const wanted = process.argv.slice(2)
 // `prepare` runs this with --prepare. In this repository (npm install, npm pack) it builds; in a
 // project that installs palmvein from a directory or git (a file: dependency), the built package
 // is used as it is: no cargo, no rebuild, no rewriting dist/ under a service that runs from it.
+// Nor under `npx palmvein` in a checkout: npm (10 and 11) links a package whose own bin is asked
+// for into its npx cache and runs its `prepare` there (npm_command=exec); the checkout's build is
+// the one to run, at once.
 if (wanted[0] === '--prepare') {
   wanted.shift()
   const installedByAnother = process.env.INIT_CWD && path.resolve(process.env.INIT_CWD) !== root
-  const built = ['dist/cli.js', 'build/matcher.wasm'].every((file) => fs.existsSync(path.join(root, file)))
-  if (installedByAnother && built) {
-    console.log('[build] palmvein is already built; installed as a dependency, it is not rebuilt')
+  const linkedByNpx = process.env.npm_command === 'exec'
+  const built = ['dist/cli/main.js', 'build/matcher.wasm'].every((file) => fs.existsSync(path.join(root, file)))
+  if ((installedByAnother || linkedByNpx) && built) {
+    if (installedByAnother) console.log('[build] palmvein is already built; installed as a dependency, it is not rebuilt')
     process.exit(0)
   }
 }

@@ -12,7 +12,7 @@ echo "[package] npm pack"
 tarball="$(cd "$root" && npm pack --silent --pack-destination "$work" | tail -1)"
 tarball="$work/$tarball"
 listing="$(tar tzf "$tarball")"
-for file in package/dist/cli.js package/dist/matcher/index.js package/build/matcher.wasm package/native/palmvein_matcher.node; do
+for file in package/dist/cli/main.js package/dist/matcher/index.js package/build/matcher.wasm package/native/palmvein_matcher.node; do
   grep -qx "$file" <<<"$listing" || { echo "[package] $file is missing from the tarball" >&2; exit 1; }
 done
 if grep -q '^package/src/\|^package/crates/\|^package/test/' <<<"$listing"; then echo "[package] sources leaked into the tarball" >&2; exit 1; fi

@@ -22,7 +22,7 @@ export PALMVEIN_HTTP_SERVER=${PALMVEIN_HTTP_SERVER:-node}
 # The fuzzed project is on the business plan (sandbox allows 5 requests a minute): offered for self-service here.
 export PALMVEIN_SELF_SERVICE_PLANS=sandbox,business
 export PALMVEIN_DATA_DIR="$work/data" PORT="$port" HOST=127.0.0.1 PALMVEIN_LOG_LEVEL=warn PALMVEIN_MATCHER_THREADS=1
-node dist/cli.js serve > "$work/service.log" 2>&1 &
+node dist/cli/main.js serve > "$work/service.log" 2>&1 &
 service=$!
 cleanup() { kill "$service" 2>/dev/null || true; wait "$service" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
@@ -32,7 +32,7 @@ curl -sf "$pv/healthz" >/dev/null || { cat "$work/service.log"; echo "the servic
 
 json() { node -p "JSON.parse(require('fs').readFileSync(0, 'utf8'))$1"; }
 post() { curl -sS --fail-with-body "$pv$1" -H "Authorization: Bearer $2" -H 'Content-Type: application/json' -d "$3"; }
-token=$(node dist/cli.js token --sub fuzz-admin@example.com --ttl 7200)
+token=$(node dist/cli/main.js token --sub fuzz-admin@example.com --ttl 7200)
 org=$(post /v1/organizations "$token" '{"name":"Fuzz"}' | json .id)
 # Server lookup allowed, so turning it on is a rule of the fixture, not a refusal to excuse.
 environment=$(post "/v1/organization/$org/environments" "$token" '{"name":"Fuzz","enables_server_lookup":true}' | json .id)

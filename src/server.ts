@@ -46,10 +46,17 @@ function describeMatcherBackends(choice: string): string {
   return `backend ${choice}; available ${availableBackends().join(', ')}${isa}`
 }
 
+const everyInterface = (host: string) => host === '0.0.0.0' || host === '::'
+const hostUrl = (scheme: string, host: string, port: number) => `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`
+
 /** Where a listener on `host` is reached from this machine. */
 function urlOf(scheme: string, host: string, port: number): string {
-  const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host
-  return `${scheme}://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`
+  return hostUrl(scheme, everyInterface(host) ? '127.0.0.1' : host, port)
+}
+
+/** The address the socket is bound to, and where this machine reaches it when that differs (boot log). */
+function boundAddress(scheme: string, host: string, port: number): string {
+  return everyInterface(host) ? `${hostUrl(scheme, host, port)} (every interface; from this machine ${urlOf(scheme, host, port)})` : hostUrl(scheme, host, port)
 }
 
 export interface Service {
@@ -90,7 +97,8 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     let wait: BootDatabaseWait | null = null
     const port = await http.listen(config.host, config.port, bootAnswers(() => wait?.waiting() ?? 'starting', log))
     const url = urlOf(tls ? 'https' : 'http', config.host, port)
-    log.info(`HTTP: bound to ${url}; /healthz answers 503 until the service is ready`)
+    const bound = boundAddress(tls ? 'https' : 'http', config.host, port)
+    log.info(`HTTP: bound to ${bound}; /healthz answers 503 until the service is ready`)
 
     const db = await openDatabase(config, { log, exclusive: true })
     stops.push(() => db.close())
@@ -184,7 +192,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     const peerListener = config.cluster?.peerListener ?? null
     http.serve(app, routeTable(VERSION, peerListener ? [] : peerRoutes))
     stops.push(stopHttp)
-    log.info(`HTTP: listening on ${url}`)
+    log.info(`HTTP: listening on ${bound}`)
     let peerUrl: string | null = null
     if (peerListener) {
       const peerHttp = createHttpServer(config.httpServer, tls)

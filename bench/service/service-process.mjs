@@ -1,4 +1,4 @@
-// Starts the real service as a separate process (`node dist/cli.js serve`) on a free loopback
+// Starts the real service as a separate process (`node dist/cli/main.js serve`) on a free loopback
 // port, waits until /healthz says every gallery is loaded (reporting the rows loaded so far), and
 // stops it with SIGTERM, the way an operator would.
 import { spawn } from 'node:child_process'
@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import net from 'node:net'
 import { fileURLToPath } from 'node:url'
 
-const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
 
 /** A port the OS says is free now (the service binds it a moment later; loopback only). */
 export function freePort() {

@@ -55,7 +55,7 @@ describe('palmvein dedup', () => {
 
   it('refuses a bad threshold or an unknown environment with exit 2', async () => {
     const bad = await runCli(['dedup', '--environment', tenant.environmentId, '--threshold', 'high'], env)
-    expect([bad.code, bad.stderr]).toEqual([2, expect.stringMatching(/--threshold must be a number in \(0, 1\]/)])
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringMatching(/option '--threshold <t>' argument 'high' is invalid. it must be a number in \(0, 1\]/)])
     const unknown = await runCli(['dedup', '--environment', '0190a6b2-0000-7000-8000-ffffffffffff'], env)
     expect([unknown.code, unknown.stderr]).toEqual([2, expect.stringMatching(/environment 0190a6b2-0000-7000-8000-ffffffffffff not found/)])
   })

@@ -84,6 +84,6 @@ describe('palmvein eval', () => {
     expect(await runCli(['eval', '--templates', file, '--out', path.join(dir, 'bad')], {})).toMatchObject({ code: 2, stderr: expect.stringContaining('line 3: capture:') })
     expect(await runCli(['eval', '--synthetic', '--templates', file, '--out', dir], {})).toMatchObject({ code: 2, stderr: expect.stringContaining('either --templates') })
     expect(await runCli(['eval', '--synthetic'], {})).toMatchObject({ code: 2, stderr: expect.stringContaining('--out') })
-    expect(await runCli(['eval', '--synthetic', '--out', dir, '--threshold', '2'], {})).toMatchObject({ code: 2, stderr: expect.stringContaining('--threshold must be a number from 0 to 1') })
+    expect(await runCli(['eval', '--synthetic', '--out', dir, '--threshold', '2'], {})).toMatchObject({ code: 2, stderr: expect.stringContaining("option '--threshold <t>' argument '2' is invalid. it must be a number from 0 to 1") })
   })
 })

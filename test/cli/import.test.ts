@@ -51,7 +51,8 @@ describe('palmvein import', () => {
     ])
     const rejectsFile = cli.file('rejects.ndjson')
     const result = await runCli(['import', '--project', tenant.projectId, '--rejects', rejectsFile, '--batch', '3', file], env)
-    expect(result.stderr).toBe('')
+    // Each reason said plainly with its count, not only in --rejects.
+    expect(result.stderr).toMatch(/^palmvein import: refused .*\b2 duplicate_palm: a palm matches another member's \(--allow-duplicates imports them\).*; each line is in .*rejects\.ndjson\n$/)
     expect(result.code).toBe(1)
     const summary = JSON.parse(result.stdout)
     expect(summary).toMatchObject({ imported: 3, skipped: 0, rejected: 7, duplicates: 2 })
@@ -114,6 +115,21 @@ describe('palmvein import', () => {
     expect(again.stderr.trim().split('\n').map((text) => JSON.parse(text))).toEqual([{ handled: 1 }, { handled: 2 }])
   })
 
+  it('lines without a member_id: a second run of the same file skips what the first imported (their ids derive from the lines), with or without --allow-duplicates', async () => {
+    const file = await writeLines('unnamed.ndjson', [line(40), line(41), line(42, { metadata: { desk: 'B' } })])
+    const first = await runCli(['import', '--project', tenant.projectId, file], env)
+    expect([first.code, JSON.parse(first.stdout)]).toMatchObject([0, { imported: 3, skipped: 0, rejected: 0 }])
+    for (const flags of [[], ['--allow-duplicates']]) {
+      const again = await runCli(['import', '--project', tenant.projectId, ...flags, file], env)
+      expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: '' })
+      expect(JSON.parse(again.stdout)).toMatchObject({ imported: 0, skipped: 3, rejected: 0, duplicates: 0 })
+    }
+    // One member each: the service finds each palm once.
+    expect(await identifiedAs(40)).not.toBeNull()
+    const listed = await svc.request('GET', `/v1/projects/${tenant.projectId}/members`, { auth: tenant.key })
+    expect((listed.body as Array<{ display_name: string }>).filter((member) => /^Person 4[012]$/.test(member.display_name))).toHaveLength(3)
+  })
+
   it('a SIGKILL mid-import leaves whole members only, and a rerun completes it', async () => {
     const { projectId } = await addProjectFor(tenant, 'killed', 'enterprise')
     const members = Array.from({ length: 120 }, (_, index) => line(index, { member_id: `0190a6b2-3c4d-7e5f-9a6b-${String(index).padStart(12, '0')}` }))
@@ -163,8 +179,8 @@ describe('palmvein import', () => {
     const file = await writeLines('overlapping.ndjson', [...members, '{"display_name": "cut off'])
     const rejectsFile = cli.file('overlapping.rejects')
     const result = await runCli(['import', '--project', projectId, '--allow-duplicates', '--batch', '7', '--rejects', rejectsFile, file], env)
-    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 1, stderr: '' })
-    expect(JSON.parse(result.stdout)).toMatchObject({ imported: 100, rejected: 6, duplicates: 0 })
+    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 1, stderr: `palmvein import: refused 5 headcount_reached: the project's plan headcount is reached (palmvein project plan changes the plan); 1 invalid_request; each line is in ${rejectsFile}\n` })
+    expect(JSON.parse(result.stdout)).toMatchObject({ imported: 100, rejected: 6, duplicates: 0, rejected_by_code: { headcount_reached: 5, invalid_request: 1 } })
     const rejects = (await fs.readFile(rejectsFile, 'utf8')).trim().split('\n').map((text) => JSON.parse(text))
     expect(rejects.map((rejection) => [rejection.line, rejection.code]).sort((a, b) => a[0] - b[0])).toEqual([
       ...[101, 102, 103, 104, 105].map((number) => [number, 'headcount_reached']), [106, 'invalid_request'],
@@ -207,7 +223,7 @@ describe('palmvein import', () => {
   it('exits 2 on a usage error or an unknown project, before reading anything', async () => {
     const usage = await runCli(['import', '--project', tenant.projectId], env)
     expect(usage.code).toBe(2)
-    expect(usage.stderr).toMatch(/import needs --project <project_id> and one input/)
+    expect(usage.stderr).toMatch(/^palmvein import: missing required argument 'file'\nsee 'palmvein import --help'\n$/)
     const unknown = await runCli(['import', '--project', '0190a6b2-3c4d-7e5f-8a6b-7c8d9e0f0000', cli.file('members.ndjson')], env)
     expect(unknown.code).toBe(2)
     expect(unknown.stderr).toMatch(/project 0190a6b2-3c4d-7e5f-8a6b-7c8d9e0f0000 not found/)

@@ -3,7 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import net from 'node:net'
 import { fileURLToPath } from 'node:url'
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url))
+const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
+const BUILT_CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
 const REPOSITORY = fileURLToPath(new URL('../..', import.meta.url))
 
 export function cliEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
@@ -17,9 +18,24 @@ export function spawnCli(args: string[], env: Record<string, string | undefined>
   return spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env: cliEnv(env), stdio: [stdin, 'pipe', 'pipe'] })
 }
 
-export function runCli(args: string[], env: Record<string, string | undefined>, stdin: number | 'ignore' = 'ignore'): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(args: string[], env: Record<string, string | undefined>, stdin: number | 'ignore' = 'ignore'): Promise<CliOutput> {
+  return outputOf(spawnCli(args, env, stdin))
+}
+
+/** `palmvein ...` from the built dist/ (run `npm run build:ts` first): for tests that run many short commands. */
+export function runBuiltCli(args: string[], env: Record<string, string | undefined>): Promise<CliOutput> {
+  return outputOf(spawn(process.execPath, [BUILT_CLI, ...args], { env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] }))
+}
+
+export interface CliOutput {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** What `child` wrote, once it has exited. */
+export function outputOf(child: ChildProcess): Promise<CliOutput> {
   return new Promise((resolve, reject) => {
-    const child = spawnCli(args, env, stdin)
     let stdout = ''
     let stderr = ''
     child.stdout!.on('data', (chunk) => { stdout += chunk })
@@ -39,7 +55,7 @@ export function startServeProcess(env: Record<string, string | undefined>) {
  * tsx's time, for tests that start and restart several processes.
  */
 export function startBuiltServeProcess(env: Record<string, string | undefined>) {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('../../dist/cli.js', import.meta.url)), 'serve'], { env: cliEnv({ PALMVEIN_LOG_LEVEL: 'info', ...env }), stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [BUILT_CLI, 'serve'], { env: cliEnv({ PALMVEIN_LOG_LEVEL: 'info', ...env }), stdio: ['ignore', 'pipe', 'pipe'] })
   return untilListening(child, 'serve (dist)')
 }
 
@@ -57,7 +73,7 @@ function untilListening(child: ChildProcess, name: string): Promise<{ child: Chi
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${name} did not start within 30 s:\n${output}`)) }, 30_000)
     const onData = (chunk: Buffer) => {
       output += chunk
-      const match = /HTTP: listening on (http:\/\/[^\s"]+)/.exec(output)
+      const match = /HTTP: listening on (?:\S+ \(every interface; from this machine )?(http:\/\/[^\s")]+)/.exec(output)
       if (match) {
         clearTimeout(timer)
         resolve({ child, url: match[1], exited, output: () => output })

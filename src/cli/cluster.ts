@@ -1,15 +1,16 @@
 // `palmvein cluster status`: the cluster as the database sees it (live nodes, each shard's
 // replicas, warnings for shards with fewer than wanted), as JSON on stdout; exit 1 with warnings.
 // Each live node is asked whether it answers: one that does not is reported at once.
-import { clusterShape, loadConfig } from './config.js'
-import { clusterStatus } from './cluster/status.js'
-import { CommandRefused } from './cli-session.js'
-import { openDatabase } from './store/database.js'
-import { migrate } from './store/migrate.js'
+import { Command } from 'commander'
+import { clusterShape, loadConfig } from '../config.js'
+import { clusterStatus } from '../cluster/status.js'
+import { CommandRefused } from './errors.js'
+import { openDatabase } from '../store/database.js'
+import { migrate } from '../store/migrate.js'
 
 const STATUS_PROBE_MS = 3_000
 
-export async function runClusterStatus(): Promise<number> {
+async function runClusterStatus(): Promise<number> {
   const config = loadConfig()
   if (!config.databaseUrl) throw new CommandRefused('cluster mode runs on PostgreSQL: set DATABASE_URL to the cluster\'s database')
   const { leaseMs, replicas } = clusterShape()
@@ -24,3 +25,9 @@ export async function runClusterStatus(): Promise<number> {
     await db.close()
   }
 }
+
+export const clusterCommand = () => new Command('cluster')
+  .description('cluster mode (PostgreSQL)')
+  .addCommand(new Command('status')
+    .description('the cluster\'s nodes and each shard\'s replicas as JSON; exit 1 when a shard has fewer ready replicas than wanted')
+    .action(async () => { process.exitCode = await runClusterStatus() }))

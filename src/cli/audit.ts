@@ -1,19 +1,21 @@
 // `palmvein audit verify | checkpoints | purge`: the audit trail's checks, its signed checkpoint
 // export and its retention purge. Each needs the master key (PALMVEIN_MASTER_KEY or the data
 // directory's): the audit keys derive from it (domain/audit-keys.ts).
+import { Command } from 'commander'
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { CommandRefused } from './cli-session.js'
-import { loadConfig } from './config.js'
-import { adoptUnkeyedTrail } from './domain/audit-adoption.js'
-import { checkpointFile, parseCheckpointFile, signCheckpoint } from './domain/audit-checkpoints.js'
-import { loadAuditKeys, type AuditKeys } from './domain/audit-keys.js'
-import { purgeKeys, verifyAuditChains, type ChainReport } from './domain/audit-verify.js'
-import { createKeyring, loadMasterKey } from './domain/keyring.js'
-import { openDatabase, type Sql } from './store/database.js'
-import { migrate } from './store/migrate.js'
-import { insertCheckpoint, type CheckpointRow } from './store/audit-keys.js'
-import { auditChains, chainTail, purgeAuditBefore } from './store/audit-log.js'
+import { loadConfig } from '../config.js'
+import { adoptUnkeyedTrail } from '../domain/audit-adoption.js'
+import { checkpointFile, parseCheckpointFile, signCheckpoint } from '../domain/audit-checkpoints.js'
+import { loadAuditKeys, type AuditKeys } from '../domain/audit-keys.js'
+import { purgeKeys, verifyAuditChains, type ChainReport } from '../domain/audit-verify.js'
+import { createKeyring, loadMasterKey } from '../domain/keyring.js'
+import { openDatabase, type Sql } from '../store/database.js'
+import { migrate } from '../store/migrate.js'
+import { insertCheckpoint, type CheckpointRow } from '../store/audit-keys.js'
+import { auditChains, chainTail, purgeAuditBefore } from '../store/audit-log.js'
+import { uuidOf, wholeNumber } from './arguments.js'
+import { CommandRefused } from './errors.js'
 
 /**
  * Runs `task` on the database (joining a running service's) with the audit keys. `register`:
@@ -47,7 +49,7 @@ function printReports(reports: ChainReport[]): boolean {
 }
 
 /** Exit 1 when a chain does not hold. `checkpoints`: an exported file the database is checked against too. */
-export async function runAuditVerify(orgId: string | undefined, checkpoints: string | undefined): Promise<number> {
+async function runAuditVerify(orgId: string | undefined, checkpoints: string | undefined): Promise<number> {
   let exported: CheckpointRow[] | undefined
   if (checkpoints !== undefined) {
     const text = await fs.readFile(checkpoints, 'utf8').catch((error: Error) => { throw new CommandRefused(`--checkpoints: ${error.message}`) })
@@ -69,7 +71,7 @@ export async function runAuditVerify(orgId: string | undefined, checkpoints: str
  * Verifies every chain, signs a checkpoint at the end of each and writes them to `out` (refusing
  * to sign a chain that does not hold). Exit 1, writing nothing, when one does not.
  */
-export async function runAuditCheckpoints(out: string): Promise<number> {
+async function runAuditCheckpoints(out: string): Promise<number> {
   return withAuditKeys(true, async (sql, keys) => {
     await adoptUnkeyedTrail(sql, keys)
     const reports = await verifyAuditChains(sql, keys)
@@ -94,7 +96,7 @@ export async function runAuditCheckpoints(out: string): Promise<number> {
 }
 
 /** Exit 1 when a chain was left unpurged because the block the purge would trust fails verification. */
-export async function runAuditPurge(days: number): Promise<number> {
+async function runAuditPurge(days: number): Promise<number> {
   return withAuditKeys(true, async (sql, keys) => {
     const { deleted, refused } = await purgeAuditBefore(sql, new Date(Date.now() - days * 86_400_000), purgeKeys(keys))
     console.log(`purged ${deleted} audit record(s) older than ${days} day(s); the chains still verify from their anchors`)
@@ -102,3 +104,22 @@ export async function runAuditPurge(days: number): Promise<number> {
     return refused.length > 0 ? 1 : 0
   })
 }
+
+const setExitCode = (code: number) => { process.exitCode = code }
+
+export const auditCommand = () => new Command('audit')
+  .description('the audit trail: verify it, export signed checkpoints, purge old records (each needs the master key)')
+  .addCommand(new Command('verify')
+    .description('check the audit trail (one organization\'s chain, or all) with the master key: every record\'s MAC and link, ' +
+      'block and anchor, and signed checkpoint (also those of an exported file); exit 1 naming the first record edited, inserted, deleted, reordered or hidden')
+    .option('--org <id>', 'only this organization\'s chain', uuidOf('an organization'))
+    .option('--checkpoints <file>', 'also check the database against signed checkpoints exported earlier')
+    .action(async (options: { org?: string; checkpoints?: string }) => setExitCode(await runAuditVerify(options.org, options.checkpoints))))
+  .addCommand(new Command('checkpoints')
+    .description('verify, then sign (Ed25519) a checkpoint of every chain\'s end into <file>: keep it away from the database; exit 1 when a chain is broken')
+    .requiredOption('--out <file>', 'the checkpoint file to write')
+    .action(async (options: { out: string }) => setExitCode(await runAuditCheckpoints(options.out))))
+  .addCommand(new Command('purge')
+    .description('run the retention purge now: delete records older than the retention; exit 1 when a chain is left unpurged')
+    .option('--days <n>', 'the retention in days (default PALMVEIN_AUDIT_RETENTION_DAYS)', wholeNumber(0, 36_500))
+    .action(async (options: { days?: number }) => setExitCode(await runAuditPurge(options.days ?? loadConfig().auditRetentionDays))))

@@ -1,36 +1,17 @@
-// `palmvein backup --out <file>` and `palmvein restore <file>`: the embedded database, while the
-// service runs or not. Neither holds nor needs to write the master key: a backup is useless
-// without it, so it is kept apart, and a restore checks that the key at hand opens the backup.
-// Nor the erasure ledger (domain/erasures.ts), kept with the key: a restore applies it.
+// `palmvein restore <file>`: a backup (backup.ts) into an empty data directory, the erasure ledger
+// applied before anything reads it, and a check that the master key at hand opens it.
+import { Command } from 'commander'
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { CommandRefused, withCliSession } from './cli-session.js'
-import { loadConfig } from './config.js'
-import { ERASURE_LEDGER_FILE, erasureLedgerFile } from './domain/erasures.js'
-import { ledgerExists } from './store/erasure-ledger.js'
-import { BackupRefused, backupEmbedded, restoreEmbedded } from './store/embedded-backup.js'
-import { openEmbedded } from './store/embedded.js'
-import { allEnvironments } from './store/organizations.js'
+import { loadConfig } from '../config.js'
+import { ERASURE_LEDGER_FILE, erasureLedgerFile } from '../domain/erasures.js'
+import { ledgerExists } from '../store/erasure-ledger.js'
+import { BackupRefused, restoreEmbedded } from '../store/embedded-backup.js'
+import { allEnvironments } from '../store/organizations.js'
+import { CommandRefused } from './errors.js'
+import { withCliSession } from './session.js'
 
-const MASTER_KEY_NOTE = 'the backup does not hold the master key (PALMVEIN_MASTER_KEY, or master.key in the data directory): keep the key apart from the backup; a restore needs it'
-
-export async function runBackup(out: string): Promise<void> {
-  const config = loadConfig()
-  if (config.databaseUrl) throw new CommandRefused('backup covers the embedded database; on PostgreSQL use its own tools, e.g. pg_dump --format=custom "$DATABASE_URL" > palmvein.dump (and keep the master key apart)')
-  if (await fs.stat(out).then(() => true, () => false)) throw new CommandRefused(`${out} exists: choose a new file`)
-  const started = performance.now()
-  // Joins the running service's database, or opens it here when none runs.
-  const server = await openEmbedded(config.dataDir)
-  try {
-    const bytes = await backupEmbedded(server, out)
-    process.stdout.write(JSON.stringify({ file: path.resolve(out), bytes, seconds: Math.round(performance.now() - started) / 1000 }) + '\n')
-    process.stderr.write(`palmvein backup: ${MASTER_KEY_NOTE}\n`)
-  } finally {
-    await server.close()
-  }
-}
-
-export async function runRestore(file: string, options: { withoutErasureLedger?: boolean } = {}): Promise<void> {
+async function runRestore(file: string, options: { withoutErasureLedger?: boolean } = {}): Promise<void> {
   const config = loadConfig()
   if (config.databaseUrl) throw new CommandRefused('restore covers the embedded database; on PostgreSQL use pg_restore')
   // Without a key the service would generate a new one, which opens nothing in the backup.
@@ -67,3 +48,9 @@ export async function runRestore(file: string, options: { withoutErasureLedger?:
   }
   process.stdout.write(JSON.stringify({ restored: path.resolve(file), data_dir: config.dataDir, environments: unreadable.environments, erased_again: unreadable.reErased }) + '\n')
 }
+
+export const restoreCommand = () => new Command('restore')
+  .description('restore a backup into an empty data directory (creates it); needs the master key and the erasure ledger')
+  .argument('<file>', 'the backup (from palmvein backup)')
+  .option('--without-erasure-ledger', 'restore although the erasure ledger (erasures.log) is lost: members erased after the backup come back')
+  .action((file: string, options: { withoutErasureLedger?: boolean }) => runRestore(file, options))

@@ -5,15 +5,18 @@
 // (a bar on a terminal, or one JSON line per percent with --progress-lines), a one-line summary
 // on stderr and, with --summary, the summary for adjudicators as JSON (dedup-summary.ts).
 // By default the cell search (dedup-cells.ts); --exact searches every palm against every palm.
+import { Command } from 'commander'
 import { writeFileSync } from 'node:fs'
 import { Presets, SingleBar } from 'cli-progress'
-import { CommandRefused, withCliSession } from './cli-session.js'
-import { findDuplicatePairs, findDuplicatePairsByCells, type DuplicatePair } from './domain/dedup.js'
-import { summarisePairs } from './domain/dedup-summary.js'
-import { isUuid } from './ids.js'
-import { environmentById } from './store/organizations.js'
+import { withCliSession } from './session.js'
+import { findDuplicatePairs, findDuplicatePairsByCells, type DuplicatePair } from '../domain/dedup.js'
+import { summarisePairs } from '../domain/dedup-summary.js'
+import { isUuid } from '../ids.js'
+import { environmentById } from '../store/organizations.js'
+import { positiveFraction, uuidOf, wholeNumber } from './arguments.js'
+import { CommandRefused } from './errors.js'
 
-export interface DedupArguments {
+interface DedupArguments {
   environment: string
   threshold: number | null
   exact?: boolean
@@ -72,7 +75,7 @@ function progress(lines: boolean): Progress {
 /** The lowest threshold at which the cell search's recall was measured (100 % against --exact). */
 export const CELL_SEARCH_MIN_THRESHOLD = 0.7
 
-export async function runDedup(args: DedupArguments): Promise<number> {
+async function runDedup(args: DedupArguments): Promise<number> {
   if (!isUuid(args.environment)) throw new CommandRefused('--environment must be an environment id (a UUID)')
   if (args.threshold !== null && !(args.threshold > 0 && args.threshold <= 1)) throw new CommandRefused('--threshold must be a number in (0, 1]')
   if (args.exact && (args.checkpoint || args.stopAfterCells != null || args.probes !== undefined || args.cells !== undefined)) {
@@ -128,3 +131,24 @@ export async function runDedup(args: DedupArguments): Promise<number> {
     }
   })
 }
+
+export const dedupCommand = () => new Command('dedup')
+  .description('every pair of members whose palms match at or above a threshold, as JSON lines, best first (exit 3: stopped by --stop-after, the checkpoint resumes it)')
+  .requiredOption('--environment <environment_id>', 'the environment', uuidOf('an environment'))
+  .option('--threshold <t>', 'the score a pair must reach (default: the environment\'s match_threshold)', positiveFraction)
+  .option('--exact', 'search every palm against every palm, not by cells')
+  .option('--checkpoint <file>', 'save progress there and resume from it')
+  .option('--checkpoint-every <s>', 'seconds between checkpoints', wholeNumber(0, 86_400))
+  .option('--stop-after <cells>', 'stop after this many cells (with --checkpoint)', wholeNumber(0, 65_535))
+  .option('--summary <file>', 'write the summary for adjudicators as JSON')
+  .option('--probes <n>', 'cells searched per palm (widens the cell search)', wholeNumber(1, 65_535))
+  .option('--cells <n>', 'cells the palms are placed in', wholeNumber(1, 65_535))
+  .option('--progress-lines', 'progress as one JSON line per percent on stderr (for scripts) instead of a bar')
+  .action(async (options: { environment: string; threshold?: number; exact?: boolean; checkpoint?: string; checkpointEvery?: number; stopAfter?: number;
+    summary?: string; probes?: number; cells?: number; progressLines?: boolean }) => {
+    process.exitCode = await runDedup({
+      environment: options.environment, threshold: options.threshold ?? null, exact: options.exact ?? false, checkpoint: options.checkpoint ?? null,
+      checkpointSeconds: options.checkpointEvery, stopAfterCells: options.stopAfter ?? null, summary: options.summary ?? null,
+      probes: options.probes, cells: options.cells, progressLines: options.progressLines ?? false,
+    })
+  })

@@ -3,18 +3,17 @@
 // the key ring and, for those that search, galleries of their own; and the tenant-managed project
 // they work on.
 import type { Logger } from 'pino'
-import { loadConfig, type Config } from './config.js'
-import { createGalleries, type Galleries } from './domain/galleries.js'
-import { applyErasureLedger } from './domain/erasures.js'
-import { createKeyring, loadMasterKey, type Keyring } from './domain/keyring.js'
-import { isUuid } from './ids.js'
-import { createLogger } from './log.js'
-import { openDatabase, type Database } from './store/database.js'
-import { migrate } from './store/migrate.js'
-import { projectById } from './store/projects.js'
+import { loadConfig, type Config } from '../config.js'
+import { createGalleries, type Galleries } from '../domain/galleries.js'
+import { applyErasureLedger } from '../domain/erasures.js'
+import { createKeyring, loadMasterKey, type Keyring } from '../domain/keyring.js'
+import { isUuid } from '../ids.js'
+import { CommandRefused } from './errors.js'
+import { createLogger } from '../log.js'
+import { openDatabase, type Database } from '../store/database.js'
+import { migrate } from '../store/migrate.js'
+import { projectById } from '../store/projects.js'
 
-/** The command cannot start (no such project, no environment of its own, a missing confirmation): exit 2 like a usage error. */
-export class CommandRefused extends Error {}
 
 export interface CliSession {
   config: Config

@@ -2,12 +2,14 @@
 // procedure is in the README). With the master key in the data directory (no
 // PALMVEIN_MASTER_KEY), rotate-master also writes the new key into that file once the database
 // holds its wrappings, so the next start uses it.
+import { Command } from 'commander'
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { CommandRefused, withCliSession } from './cli-session.js'
-import { parseMasterKey } from './config.js'
-import { loadMasterKey } from './domain/keyring.js'
-import { RotationRefused, retireMasterKey, rotateMasterKey } from './domain/master-key-rotation.js'
+import { CommandRefused } from './errors.js'
+import { withCliSession } from './session.js'
+import { parseMasterKey } from '../config.js'
+import { loadMasterKey } from '../domain/keyring.js'
+import { RotationRefused, retireMasterKey, rotateMasterKey } from '../domain/master-key-rotation.js'
 
 async function replaceKeyFile(file: string, key: Buffer): Promise<void> {
   const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}`)
@@ -15,7 +17,7 @@ async function replaceKeyFile(file: string, key: Buffer): Promise<void> {
   await fs.rename(temporary, file)
 }
 
-export async function runKeys(subcommand: 'rotate-master' | 'retire-master'): Promise<void> {
+async function runKeys(subcommand: 'rotate-master' | 'retire-master'): Promise<void> {
   const raw = process.env.PALMVEIN_NEW_MASTER_KEY
   if (subcommand === 'rotate-master' && !raw) throw new CommandRefused('rotate-master reads the new master key from PALMVEIN_NEW_MASTER_KEY (32 bytes, base64; `openssl rand -base64 32` makes one)')
   const next = subcommand === 'rotate-master' ? parseMasterKey(raw!, 'PALMVEIN_NEW_MASTER_KEY') : null
@@ -40,3 +42,12 @@ export async function runKeys(subcommand: 'rotate-master' | 'retire-master'): Pr
     }
   })
 }
+
+export const keysCommand = () => new Command('keys')
+  .description('master key rotation (the procedure is in the README)')
+  .addCommand(new Command('rotate-master')
+    .description('re-wrap every environment key under PALMVEIN_NEW_MASTER_KEY as well (the old and the new master key both work until retire-master)')
+    .action(() => runKeys('rotate-master')))
+  .addCommand(new Command('retire-master')
+    .description('with the new key as PALMVEIN_MASTER_KEY: drop the old key\'s wrappings')
+    .action(() => runKeys('retire-master')))

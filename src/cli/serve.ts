@@ -1,0 +1,42 @@
+// `palmvein serve`: the service, until SIGTERM or SIGINT.
+import { Command } from 'commander'
+import { loadConfig } from '../config.js'
+import { createLogger } from '../log.js'
+import { start } from '../server.js'
+import { isDatabaseUnreachable } from '../store/availability.js'
+
+async function serve(): Promise<void> {
+  const config = loadConfig()
+  const log = createLogger(config)
+  // postgres.js leaves a rejection unhandled when a connection dies while it fetches types (its
+  // first exchange): during a database outage, or a stall while the service boots (it waits for
+  // the database then), that is expected, not a reason to stop. Watched from before the boot.
+  process.on('unhandledRejection', (reason) => {
+    if (isDatabaseUnreachable(reason)) {
+      log.debug({ err: reason }, 'database connection lost during setup')
+      return
+    }
+    log.fatal({ err: reason }, 'unhandled rejection')
+    process.exit(1)
+  })
+  const service = await start({ config, log })
+  if (!config.jwksUrl && !config.jwtPublicKey) {
+    console.log(`\npalmvein is running at ${service.url}\nGet an admin token:  npx palmvein token --sub admin@example.com\nCreate its organization:  npx palmvein org create --name "My org" --admin admin@example.com\n`)
+  }
+  let stopping = false
+  const stop = (signal: string) => {
+    if (stopping) return
+    stopping = true
+    service.app.log.info(`${signal}: shutting down`)
+    service.close().then(() => process.exit(0), (error) => {
+      service.app.log.error({ err: error }, 'shutdown failed')
+      process.exit(1)
+    })
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+}
+
+export const serveCommand = () => new Command('serve')
+  .description('run the service (creates the data directory on first start); configured by the environment (PORT, HOST, DATABASE_URL, PALMVEIN_*: see the README)')
+  .action(serve)
