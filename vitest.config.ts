@@ -26,16 +26,24 @@ const shared = {
   env: { PALMVEIN_METRICS_PORT: '0' },
 }
 
+// Workspace packages (packages/*) run from their TypeScript sources, through their
+// `@palmvein/source` export condition: a test sees a change without a build.
+const conditions = ['@palmvein/source', 'node', 'import', 'module', 'default']
+const resolve = { conditions }
+const ssr = { resolve: { conditions, externalConditions: ['@palmvein/source'] } }
+
 export default defineConfig({
   test: {
     maxWorkers: large || outage ? 1 : 2,
     projects: large
-      ? [{ test: { ...shared, name: 'large', include: ['test/large/**/*.test.ts'] } }]
+      ? [{ resolve, ssr, test: { ...shared, name: 'large', include: ['test/large/**/*.test.ts'] } }]
       : outage
-      ? [{ test: { ...shared, name: 'outage', include: ['test/outage/**/*.test.ts'] } }]
+      ? [{ resolve, ssr, test: { ...shared, name: 'outage', include: ['test/outage/**/*.test.ts'] } }]
       : [
-          { test: { ...shared, name: 'core', include: ['test/**/*.test.ts'], exclude: ['test/large/**', 'test/outage/**', ...HTTP_SUITES, '**/node_modules/**'] } },
+          { resolve, ssr, test: { ...shared, name: 'core', include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'], exclude: ['test/large/**', 'test/outage/**', ...HTTP_SUITES, '**/node_modules/**'] } },
           ...transports.map((transport) => ({
+            resolve,
+            ssr,
             test: { ...shared, name: `http:${transport}`, include: HTTP_SUITES, env: { ...shared.env, PALMVEIN_HTTP_SERVER: transport } },
           })),
         ],
