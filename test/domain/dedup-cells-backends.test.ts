@@ -1,33 +1,13 @@
 // The deduplication's cell search (dedup-cells.ts) over the matcher's self-join scans, on every
 // backend, native once per ISA the addon offers: on a small register with planted look-alikes it
 // reports exactly the brute-force pairs, and probing fewer cells never invents a pair.
-import { availableBackends, createMatcher, type BackendName, type Matcher } from '@palmvein/matcher'
-import { loadNativeAddon } from '@palmvein/matcher/backend'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { cosine, lookAlikes } from '../../packages/matcher/test/brute-force.js'
+import { SELF_JOIN_DIMENSION as DIMENSION, selfJoinVariants, useSelfJoinMatcher } from '../../packages/matcher/test/self-join-matcher.js'
 import { findPairsByCells } from '../../src/domain/dedup-cells.js'
 
-const nativeAddon = loadNativeAddon()
-const variants = availableBackends().flatMap((backend): { name: string, backend: BackendName, isa?: string }[] => backend === 'native' && nativeAddon.ok
-  ? nativeAddon.value.availableIsas().map((isa) => ({ name: `native:${isa}`, backend, isa }))
-  : [{ name: backend, backend }])
-const DIMENSION = 128
-
-describe.each(variants)('$name cell search', ({ backend, isa }) => {
-  let matcher: Matcher
-  let previousIsa: string | undefined
-  beforeAll(async () => {
-    if (isa && nativeAddon.ok) {
-      previousIsa = nativeAddon.value.activeIsa()
-      nativeAddon.value.setIsa(isa)
-    }
-    // chunkRows 64: row ranges cross chunks; two workers split the probes.
-    matcher = await createMatcher({ dimension: DIMENSION, threads: 2, backend, chunkRows: 64, maxMemoryBytes: 256 << 20 })
-  })
-  afterAll(async () => {
-    await matcher?.close()
-    if (previousIsa && nativeAddon.ok) nativeAddon.value.setIsa(previousIsa)
-  })
+describe.each(selfJoinVariants)('$name cell search', (variant) => {
+  const matcherOf = useSelfJoinMatcher(variant)
 
   it('finds by cells exactly the brute-force pairs of a register, owners never paired with themselves', async () => {
     const rows = lookAlikes(400, 9, DIMENSION)
@@ -43,11 +23,11 @@ describe.each(variants)('$name cell search', ({ backend, isa }) => {
     }
     expect(expected.size).toBeGreaterThan(20)
     // Every cell probed: the search is exhaustive, so the cells' rows and their bookkeeping are all checked.
-    const result = await findPairsByCells(matcher, register, { threshold, cells: 20, probes: 20 })
+    const result = await findPairsByCells(matcherOf(), register, { threshold, cells: 20, probes: 20 })
     expect(result.complete).toBe(true)
     expect(new Map(result.pairs.map((pair) => [`${pair.a >> 1}/${pair.b >> 1}`, pair.score]))).toEqual(expected)
     // Fewer cells probed: never a pair that is not one, and every score exact.
-    const fewer = await findPairsByCells(matcher, register, { threshold, cells: 20, probes: 3 })
+    const fewer = await findPairsByCells(matcherOf(), register, { threshold, cells: 20, probes: 3 })
     expect(fewer.candidateScores).toBeLessThan(result.candidateScores)
     for (const pair of fewer.pairs) expect(expected.get(`${pair.a >> 1}/${pair.b >> 1}`)).toBe(pair.score)
   })
