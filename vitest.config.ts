@@ -1,3 +1,4 @@
+import { defaultExternalConditions, defaultServerConditions } from 'vite'
 import { defineConfig } from 'vitest/config'
 import { loadUwsBuild } from './src/http/adapters/uws-build.js'
 
@@ -26,16 +27,26 @@ const shared = {
   env: { PALMVEIN_METRICS_PORT: '0' },
 }
 
+// Workspace packages (packages/*) run from their TypeScript sources, through their
+// `@palmvein/source` export condition: a test sees a change without a build.
+const ssr = {
+  resolve: {
+    conditions: ['@palmvein/source', ...defaultServerConditions],
+    externalConditions: ['@palmvein/source', ...defaultExternalConditions],
+  },
+}
+
 export default defineConfig({
   test: {
     maxWorkers: large || outage ? 1 : 2,
     projects: large
-      ? [{ test: { ...shared, name: 'large', include: ['test/large/**/*.test.ts'] } }]
+      ? [{ ssr, test: { ...shared, name: 'large', include: ['test/large/**/*.test.ts'] } }]
       : outage
-      ? [{ test: { ...shared, name: 'outage', include: ['test/outage/**/*.test.ts'] } }]
+      ? [{ ssr, test: { ...shared, name: 'outage', include: ['test/outage/**/*.test.ts'] } }]
       : [
-          { test: { ...shared, name: 'core', include: ['test/**/*.test.ts'], exclude: ['test/large/**', 'test/outage/**', ...HTTP_SUITES, '**/node_modules/**'] } },
+          { ssr, test: { ...shared, name: 'core', include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'], exclude: ['test/large/**', 'test/outage/**', ...HTTP_SUITES, '**/node_modules/**'] } },
           ...transports.map((transport) => ({
+            ssr,
             test: { ...shared, name: `http:${transport}`, include: HTTP_SUITES, env: { ...shared.env, PALMVEIN_HTTP_SERVER: transport } },
           })),
         ],

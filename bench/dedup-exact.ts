@@ -3,8 +3,8 @@
 // hits at or above the threshold kept (widened when its 16 best all reach it), best palm pair per
 // pair of owners.
 import type { PalmPair, PalmRegister } from '../src/domain/dedup-cells.js'
-import type { Matcher } from '../src/matcher/index.js'
-import { copyGalleryRow, scanRowRangeTopK } from '../src/matcher/row-range-scan.js'
+import type { Matcher } from '@palmvein/matcher'
+import { copyGalleryRow, scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
 
 const BLOCK = 2048
 

@@ -4,8 +4,8 @@
 // hard ones included), then `lookAlikes` members whose left palm is a base member's mixed with
 // noise to a cosine just above or just below `threshold` (alternately, within ±0.02) and whose
 // right palm is nobody's. Each member has a left and a right palm: palm 2m is member m's left.
-import { createRandom, hashSeed } from '../src/matcher/random.js'
-import { createSyntheticPopulation } from '../src/matcher/synthetic.js'
+import { createRandom, hashSeed } from '@palmvein/matcher/random'
+import { createSyntheticPopulation } from '@palmvein/matcher'
 
 export interface PlantedRegisterOptions {
   seed: number

@@ -12,7 +12,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { parseArgs } from 'node:util'
 import { findPairsByCells, type PalmPair, type PalmRegister } from '../src/domain/dedup-cells.js'
-import { createMatcher, quantizeFloat } from '../src/matcher/index.js'
+import { createMatcher, quantizeFloat } from '@palmvein/matcher'
 import { findPairsExhaustively } from './dedup-exact.js'
 import { createPlantedRegister } from './dedup-register.js'
 

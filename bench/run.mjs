@@ -182,7 +182,7 @@ async function runMatcherPhase() {
   // Its stdout goes to ours; its last words name the JSON file it wrote ("wrote <file> (...)").
   let written = null
   const code = await new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(root, 'bench', 'matcher.ts'), ...args], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(process.execPath, [path.join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(root, 'packages', 'matcher', 'bench', 'matcher.ts'), ...args], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
     child.stdout.on('data', (chunk) => {
       process.stdout.write(chunk)
       written = /^wrote (\S+\.json)/m.exec(String(chunk))?.[1] ?? written

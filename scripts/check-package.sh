@@ -1,22 +1,58 @@
 #!/usr/bin/env bash
-# The package as a user installs it: `npm pack`, then install the tarball into a fresh project
-# without cargo (no Rust toolchain on PATH), import palmvein/matcher and search, and run
-# `npx palmvein serve` to /healthz. Usage: scripts/check-package.sh [<node bin dir> ...]
-# (each directory's `node` runs the check; none: the node on PATH).
+# The packages as a user installs them: `npm pack` @palmvein/matcher, its linux-x64-gnu platform
+# package and the service; install them into fresh projects without cargo (no Rust toolchain on
+# PATH); search with the matcher alone (on the native backend: the platform package's prebuilt
+# addon, not WASM), and run `npx palmvein serve` to /healthz.
+# Usage: scripts/check-package.sh [<node bin dir> ...] (each directory's `node` runs the check;
+# none: the node on PATH).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-echo "[package] npm pack"
-tarball="$(cd "$root" && npm pack --silent --pack-destination "$work" | tail -1)"
-tarball="$work/$tarball"
-listing="$(tar tzf "$tarball")"
-for file in package/dist/cli/main.js package/dist/matcher/index.js package/build/matcher.wasm package/native/palmvein_matcher.node; do
-  grep -qx "$file" <<<"$listing" || { echo "[package] $file is missing from the tarball" >&2; exit 1; }
-done
-if grep -q '^package/src/\|^package/crates/\|^package/test/' <<<"$listing"; then echo "[package] sources leaked into the tarball" >&2; exit 1; fi
-echo "[package] $(basename "$tarball"): $(wc -l <<<"$listing") files, $(du -h "$tarball" | cut -f1)"
+pack() { (cd "$1" && npm pack --silent --pack-destination "$work" | tail -1 | sed "s#^#$work/#"); }
+# Each tarball must hold these files and no sources.
+check_listing() {
+  local tarball="$1" leaked="$2"; shift 2
+  local listing; listing="$(tar tzf "$tarball")"
+  for file in "$@"; do
+    grep -qx "package/$file" <<<"$listing" || { echo "[package] $file is missing from $(basename "$tarball")" >&2; exit 1; }
+  done
+  if grep -q "$leaked" <<<"$listing"; then echo "[package] sources leaked into $(basename "$tarball"):" >&2; grep "$leaked" <<<"$listing" >&2; exit 1; fi
+  echo "[package] $(basename "$tarball"): $(wc -l <<<"$listing") files, $(du -h "$tarball" | cut -f1)"
+}
+
+echo "[package] npm pack (the matcher, its linux-x64-gnu platform package, the service)"
+platform_dir="$root/packages/matcher/npm/linux-x64-gnu"
+[ -f "$platform_dir/palmvein_matcher.linux-x64-gnu.node" ] \
+  || { echo "[package] $platform_dir has no addon: build it (npm install, or npm run build:platforms in packages/matcher)" >&2; exit 1; }
+matcher_tarball="$(pack "$root/packages/matcher")"
+check_listing "$matcher_tarball" '^package/native/\|^package/napi/\|^package/test/\|^package/bench/' \
+  dist/index.js dist/index.d.ts dist/worker.js dist/backend.js build/matcher.wasm src/webassembly.d.ts README.md
+# The one source file it ships is the WebAssembly typings dist/*.d.ts reference.
+if tar tzf "$matcher_tarball" | grep '^package/src/' | grep -qv '^package/src/webassembly.d.ts$'; then echo "[package] sources in the matcher tarball" >&2; exit 1; fi
+platform_tarball="$(pack "$platform_dir")"
+check_listing "$platform_tarball" '^package/src/' palmvein_matcher.linux-x64-gnu.node package.json
+tarball="$(pack "$root")"
+check_listing "$tarball" '^package/src/\|^package/crates/\|^package/test/\|^package/packages/' dist/cli/main.js
+
+# Searches with @palmvein/matcher in a project and checks the backend it ran on.
+search() {
+  local project="$1" path="$2" version="$3" backend="$4"
+  echo "[package] Node $version: import @palmvein/matcher and search"
+  (cd "$project" && PATH="$path" PALMVEIN_MATCHER_BACKEND= node --input-type=module -e "
+    import { createMatcher } from '@palmvein/matcher'
+    const matcher = await createMatcher({ dimension: 128, threads: 1, logger: (line) => console.log('[package]   ' + line) })
+    const gallery = matcher.createGallery()
+    const row = (seed) => Int8Array.from({ length: 128 }, (_, i) => ((i * 31 + seed * 17) % 200) - 100)
+    for (let seed = 0; seed < 50; seed++) gallery.upsert('person-' + seed, row(seed))
+    const [best] = await gallery.search(row(7), { k: 1 })
+    await matcher.close()
+    if (best.id !== 'person-7' || Math.abs(best.score - 1) > 1e-6) throw new Error('unexpected hit ' + JSON.stringify(best))
+    if (matcher.backend.name !== '$backend') throw new Error('searched on ' + matcher.backend.name + ', not $backend')
+    console.log('[package]   backend ' + matcher.backend.name + ' (' + matcher.backend.isa + '), best hit ' + best.id + ' ' + best.score.toFixed(4))
+  ")
+}
 
 node_dirs=("$@")
 [ ${#node_dirs[@]} -gt 0 ] || node_dirs=("$(dirname "$(command -v node)")")
@@ -25,25 +61,22 @@ for node_dir in "${node_dirs[@]}"; do
   # No cargo, no rustc: only this node, npm and the system's basic tools.
   path="$node_dir:$(dirname "$(command -v npm)"):/usr/bin:/bin"
   version="$(PATH="$path" node --version)"
+  # The matcher alone: its tarball and the platform package's, nothing of the service.
+  alone="$work/matcher-$version"
+  mkdir -p "$alone"
+  echo "[package] Node $version: npm install @palmvein/matcher and @palmvein/matcher-linux-x64-gnu (no cargo on PATH)"
+  (cd "$alone" && PATH="$path" npm init -y >/dev/null && PATH="$path" npm install --no-audit --no-fund "$matcher_tarball" "$platform_tarball" >"$alone/install.log" 2>&1) \
+    || { cat "$alone/install.log" >&2; exit 1; }
+  [ ! -e "$alone/node_modules/palmvein" ] || { echo "[package] the matcher pulled in the service" >&2; exit 1; }
+  search "$alone" "$path" "$version" native
+
   project="$work/consumer-$version"
   mkdir -p "$project"
-  echo "[package] Node $version: npm install the tarball (no cargo on PATH)"
-  (cd "$project" && PATH="$path" npm init -y >/dev/null && PATH="$path" npm install --no-audit --no-fund "$tarball" >"$project/install.log" 2>&1) \
+  echo "[package] Node $version: npm install the service with the matcher's tarballs (no cargo on PATH)"
+  (cd "$project" && PATH="$path" npm init -y >/dev/null && PATH="$path" npm install --no-audit --no-fund "$tarball" "$matcher_tarball" "$platform_tarball" >"$project/install.log" 2>&1) \
     || { cat "$project/install.log" >&2; exit 1; }
   if grep -q '\[build\]\|cargo' "$project/install.log"; then echo "[package] installing rebuilt the package:" >&2; cat "$project/install.log" >&2; exit 1; fi
-
-  echo "[package] Node $version: import palmvein/matcher and search"
-  (cd "$project" && PATH="$path" node --input-type=module -e "
-    import { createMatcher } from 'palmvein/matcher'
-    const matcher = await createMatcher({ dimension: 128, threads: 1 })
-    const gallery = matcher.createGallery()
-    const row = (seed) => Int8Array.from({ length: 128 }, (_, i) => ((i * 31 + seed * 17) % 200) - 100)
-    for (let seed = 0; seed < 50; seed++) gallery.upsert('person-' + seed, row(seed))
-    const [best] = await gallery.search(row(7), { k: 1 })
-    await matcher.close()
-    if (best.id !== 'person-7' || Math.abs(best.score - 1) > 1e-6) throw new Error('unexpected hit ' + JSON.stringify(best))
-    console.log('[package]   backend ' + matcher.backend.name + ', best hit ' + best.id + ' ' + best.score.toFixed(4))
-  ")
+  search "$project" "$path" "$version" native
 
   echo "[package] Node $version: npx palmvein serve → /healthz"
   data="$project/data"
@@ -72,7 +105,7 @@ done
 echo "[package] a file: dependency on this checkout (copied, as --install-links does) is not rebuilt"
 linked="$work/consumer-file"
 mkdir -p "$linked"
-(cd "$linked" && npm init -y >/dev/null && npm install --install-links --foreground-scripts --no-audit --no-fund "$root" >"$linked/install.log" 2>&1) \
+(cd "$linked" && npm init -y >/dev/null && npm install --install-links --foreground-scripts --no-audit --no-fund "$root" "$root/packages/matcher" >"$linked/install.log" 2>&1) \
   || { cat "$linked/install.log" >&2; exit 1; }
 grep -q 'palmvein is already built; installed as a dependency, it is not rebuilt' "$linked/install.log" \
   && ! grep -q 'Compiling\|tsc -p\|asc assembly' "$linked/install.log" \

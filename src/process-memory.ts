@@ -5,7 +5,7 @@
 // once after the boot loads: one full collection (tens of milliseconds) and one malloc_trim.
 import v8 from 'node:v8'
 import vm from 'node:vm'
-import { loadNativeAddon } from './matcher/backend.js'
+import { loadNativeAddon } from '@palmvein/matcher/backend'
 
 let collect: (() => void) | undefined
 

@@ -1,15 +1,20 @@
 // The layering rule, read from the imports of src/: http on top (routes, wire schemas), then auth,
-// domain and webhooks, then store; the matcher stands alone. A module may import from its own layer
-// or a lower one, never upward, and the matcher nothing outside src/matcher.
+// domain and webhooks, then store; the matcher stands alone, a package of its own
+// (packages/matcher, @palmvein/matcher). A module may import from its own layer or a lower one,
+// never upward; the matcher imports nothing of the service, and the service reaches it only by
+// its package name and its exports.
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 
-const SRC = path.resolve(import.meta.dirname, '../src')
+const ROOT = path.resolve(import.meta.dirname, '..')
+const SRC = path.join(ROOT, 'src')
+const MATCHER = path.join(ROOT, 'packages/matcher')
+const MATCHER_SRC = path.join(MATCHER, 'src')
 
 /** Top-level folders under src/, with what each may not import. Root files (ids, errors, ...) are shared leaves. */
 const FORBIDDEN: Record<string, string[]> = {
-  store: ['http', 'domain', 'auth', 'webhooks', 'matcher'],
+  store: ['http', 'domain', 'auth', 'webhooks'],
   domain: ['http'],
   auth: ['http'],
   webhooks: ['http'],
@@ -23,14 +28,17 @@ function sourceFiles(dir: string): string[] {
   })
 }
 
-/** Relative specifiers of every static import, re-export and dynamic import. */
-function importsOf(source: string): string[] {
+/** Specifiers of every static import, re-export and dynamic import. */
+function specifiersOf(source: string): string[] {
   const found = new Set<string>()
   for (const match of source.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'";]*?from\s+'([^']+)'/g)) found.add(match[1])
   for (const match of source.matchAll(/(?:^|\n)\s*import\s+'([^']+)'/g)) found.add(match[1])
   for (const match of source.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)) found.add(match[1])
-  return [...found].filter((specifier) => specifier.startsWith('.'))
+  return [...found]
 }
+
+/** Relative specifiers only: the edges between the service's own files. */
+const importsOf = (source: string) => specifiersOf(source).filter((specifier) => specifier.startsWith('.'))
 
 /** The top-level folder of a file under src/ ('' for a root file). */
 const layerOf = (file: string) => {
@@ -54,9 +62,25 @@ describe('architecture: the layering rule', () => {
     expect(upward.map(show)).toEqual([])
   })
 
-  it('the matcher imports nothing outside src/matcher', () => {
-    const outside = edges.filter((edge) => layerOf(edge.from) === 'matcher' && layerOf(edge.to) !== 'matcher')
-    expect(outside.map(show)).toEqual([])
+  it('the matcher package imports only Node built-ins, piscina and its own files', () => {
+    const outside = sourceFiles(MATCHER_SRC).flatMap((file) => specifiersOf(fs.readFileSync(file, 'utf8'))
+      .filter((specifier) => specifier.startsWith('.')
+        ? !path.resolve(path.dirname(file), specifier).startsWith(MATCHER_SRC + path.sep)
+        : !specifier.startsWith('node:') && specifier !== 'piscina')
+      .map((specifier) => `${path.relative(MATCHER, file)} -> ${specifier}`))
+    expect(outside).toEqual([])
+  })
+
+  it('the service reaches the matcher only by @palmvein/matcher and its exports, and store not at all', () => {
+    const exported = Object.keys(JSON.parse(fs.readFileSync(path.join(MATCHER, 'package.json'), 'utf8')).exports)
+      .map((subpath) => subpath === '.' ? '@palmvein/matcher' : `@palmvein/matcher/${subpath.slice(2)}`)
+    const wrong = sourceFiles(SRC).flatMap((file) => specifiersOf(fs.readFileSync(file, 'utf8'))
+      .filter((specifier) => specifier.startsWith('.')
+        ? path.resolve(path.dirname(file), specifier).startsWith(path.join(ROOT, 'packages') + path.sep)
+        : specifier.startsWith('@palmvein/matcher') && (!exported.includes(specifier) || layerOf(file) === 'store'))
+      .map((specifier) => `${path.relative(SRC, file)} -> ${specifier}`))
+    expect(exported.length).toBeGreaterThan(1)
+    expect(wrong).toEqual([])
   })
 
   it('SQL statements live only in src/store', () => {

@@ -2,7 +2,7 @@
 // garbage and the freed C heap that glibc would otherwise keep resident (fragmented, so free()
 // alone cannot shrink it).
 import { expect, it } from 'vitest'
-import { loadNativeAddon } from '../src/matcher/backend.js'
+import { loadNativeAddon } from '@palmvein/matcher/backend'
 import { releaseLoadGarbage } from '../src/process-memory.js'
 
 const glibc = Boolean((process.report?.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime)

@@ -3,7 +3,7 @@
 // Bump RESULT_VERSION when a field changes meaning, so old recorded results are not misread.
 import type { OperatingPoint } from '../../src/accuracy/report.js'
 import type { Rate } from '../../src/accuracy/rates.js'
-import type { ResultRow } from '../matcher-report.js'
+import type { ResultRow } from '../../packages/matcher/bench/matcher-report.js'
 
 export const RESULT_VERSION = 1
 
@@ -121,11 +121,11 @@ export interface MatcherPhase {
   /** The matcher benchmark's own JSON document, when it wrote one. */
   resultFile: string | null
   note: string | null
-  /** The matcher benchmark's rows (its own format: bench/matcher-report.ts ResultRow). */
+  /** The matcher benchmark's rows (its own format: packages/matcher/bench/matcher-report.ts ResultRow). */
   rows?: MatcherRow[]
 }
 
-/** The fields of a matcher benchmark row (bench/matcher-report.ts) that the report shows. */
+/** The fields of a matcher benchmark row (packages/matcher/bench/matcher-report.ts) that the report shows. */
 export type MatcherRow = Pick<ResultRow, 'rows' | 'dimension' | 'engine' | 'batch' | 'threads' | 'medianMs' | 'perProbeMs' | 'vsFloor' | 'vsUsearch' | 'vsFaiss' | 'vsJs'>
 
 export interface BenchOptions {

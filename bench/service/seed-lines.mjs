@@ -5,8 +5,8 @@
 import fs from 'node:fs'
 import { workerData } from 'node:worker_threads'
 
-const { distUrl, population: options, identities, tries, memberIds, attemptPairs, file } = workerData
-const matcher = await import(new URL('matcher/index.js', distUrl).href)
+const { population: options, identities, tries, memberIds, attemptPairs, file } = workerData
+const matcher = await import('@palmvein/matcher')
 const population = matcher.createSyntheticPopulation(options)
 const ids = memberIds.split(',')
 const capture = (identity, hand, attempt) =>

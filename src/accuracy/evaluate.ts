@@ -4,8 +4,7 @@
 // its result is recorded for the metrics of open-set.ts and the decision counts of identify.
 import { decodeCaptureText, referenceTemplate, type Capture } from '../domain/captures.js'
 import { decide, rowsForMembers, type IdentifyStatus } from '../domain/identify-decision.js'
-import { createMatcher, type SearchMode } from '../matcher/index.js'
-import { decodeTemplate, templateToInt8 } from '../matcher/template.js'
+import { createMatcher, decodeTemplate, templateToInt8, type SearchMode } from '@palmvein/matcher'
 import type { OpenSetScores } from './open-set.js'
 
 export type EvalHand = 'left' | 'right'

@@ -7,7 +7,7 @@
 // misses the few (measured on the synthetic generator at N = 10 000: a whole-sample Gumbel fit for
 // FPIR 3e-3 let 1.9 % through; this tail fit, 0.09–0.14 %).
 
-import { createRandom } from '../matcher/random.js'
+import { createRandom } from '@palmvein/matcher/random'
 
 export interface TailFit {
   /** u: the score the excesses are counted above. */

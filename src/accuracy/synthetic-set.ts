@@ -2,7 +2,7 @@
 // look-alike identities included): `enrolled` subjects with two gallery captures per hand (one
 // visit, as enroll takes them) and a probe per hand from a later visit; `unenrolled` subjects with
 // probes only (the non-mated probes).
-import { createSyntheticPopulation } from '../matcher/index.js'
+import { createSyntheticPopulation } from '@palmvein/matcher'
 import type { EvalHand, TemplateLine } from './evaluate.js'
 
 export interface SyntheticSetOptions {

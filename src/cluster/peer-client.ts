@@ -3,7 +3,7 @@
 // src/http/routes/cluster.ts.
 import tls from 'node:tls'
 import { Pool } from 'undici'
-import type { Hit, SearchOptions } from '../matcher/index.js'
+import type { Hit, SearchOptions } from '@palmvein/matcher'
 import { peerSigningKey, signPeerRequest } from './peer-signature.js'
 
 export const CLUSTER_SEARCH_PATH = '/internal/cluster/search'

@@ -7,9 +7,9 @@
 // turn a mate into NotFound.
 import type { Logger } from 'pino'
 import { ServiceError } from '../errors.js'
-import type { Gallery, Hit, SearchOptions } from '../matcher/index.js'
-import { byScoreThenId } from '../matcher/gallery-search.js'
-import { toInt8Vector, type VectorInput } from '../matcher/vector-input.js'
+import type { Gallery, Hit, SearchOptions } from '@palmvein/matcher'
+import { byScoreThenId } from '@palmvein/matcher/gallery-search'
+import { toInt8Vector, type VectorInput } from '@palmvein/matcher/vector-input'
 import type { EnvironmentRow } from '../store/organizations.js'
 import { createPeerClient, type PeerSearch } from './peer-client.js'
 

@@ -3,7 +3,7 @@
 // environment's dimension, extractor and minimum quality. Every refusal is 400 capture_invalid
 // naming the field, so a client can tell which of four captures was wrong.
 import { ServiceError } from '../errors.js'
-import { decodeTemplate, quantizeFloat, TemplateError, templateToInt8, type Hand, type Template } from '../matcher/index.js'
+import { decodeTemplate, quantizeFloat, TemplateError, templateToInt8, type Hand, type Template } from '@palmvein/matcher'
 
 /** The environment facts a capture is checked against. */
 export interface CaptureRules {

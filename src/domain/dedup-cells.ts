@@ -11,9 +11,9 @@
 // probed cells is missed. At 256 dimensions no cheap bound on the cosine prunes cells (a pair at
 // 0.8 is 37 degrees apart; a palm is some 75 degrees from its own centroid), so the bench
 // (bench/dedup.ts) compares against the exact all-pairs search on planted registers instead.
-import { quantizeFloat, type Matcher } from '../matcher/index.js'
-import { createRandom } from '../matcher/random.js'
-import { copyGalleryRow, scanRowRangeTopK } from '../matcher/row-range-scan.js'
+import { quantizeFloat, type Matcher } from '@palmvein/matcher'
+import { createRandom } from '@palmvein/matcher/random'
+import { copyGalleryRow, scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
 
 /** The palms of a register, numbered 0..count-1. */
 export interface PalmRegister {

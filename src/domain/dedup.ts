@@ -7,7 +7,7 @@
 import { rmSync } from 'node:fs'
 import type { AppContext } from '../app-context.js'
 import type { Config } from '../config.js'
-import { createMatcher } from '../matcher/index.js'
+import { createMatcher } from '@palmvein/matcher'
 import type { Hand } from '../store/templates.js'
 import { countEnvironmentReferences, environmentReferenceKeysPage } from '../store/templates.js'
 import { findPairsByCells, type CellCheckpoint, type PalmRegister } from './dedup-cells.js'

@@ -3,7 +3,7 @@
 // share of each environment.
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
-import type { Gallery, Hit, SearchOptions } from '../matcher/index.js'
+import type { Gallery, Hit, SearchOptions } from '@palmvein/matcher'
 import type { Database, Queryable } from '../store/database.js'
 import type { EnvironmentRow } from '../store/organizations.js'
 import type { Hand } from '../store/templates.js'

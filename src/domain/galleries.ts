@@ -14,7 +14,7 @@
 // (loadShard/dropShard), and its searches go through `distribution` to every shard's holder.
 import { ServiceError } from '../errors.js'
 import { releaseLoadGarbage } from '../process-memory.js'
-import type { Gallery } from '../matcher/index.js'
+import type { Gallery } from '@palmvein/matcher'
 import { shardOf } from '../cluster/shard-of.js'
 import { memberIdsOfShard } from '../store/cluster.js'
 import { createGalleryMatchers } from './gallery-matchers.js'

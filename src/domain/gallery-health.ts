@@ -1,7 +1,7 @@
 // The galleries' /healthz check: failing while a boot load runs (identify answers 503 meanwhile),
 // then the rows held, the matchers in use, the exactness audit, and a warning when memory is full.
 import type { HealthCheck } from '../health.js'
-import type { ExactAuditCounts } from '../matcher/index.js'
+import type { ExactAuditCounts } from '@palmvein/matcher'
 import type { Galleries } from './galleries.js'
 
 export interface GalleryState {

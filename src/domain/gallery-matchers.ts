@@ -2,7 +2,7 @@
 // environment of that dimension (galleries.ts).
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
-import { createMatcher, type Matcher } from '../matcher/index.js'
+import { createMatcher, type Matcher } from '@palmvein/matcher'
 
 export interface GalleryMatchers {
   forDimension(dimension: number): Promise<Matcher>

@@ -1,9 +1,9 @@
 // AES-256-GCM over many small blobs at once, in keyring.ts's format (nonce ‖ ciphertext ‖ tag):
 // a boot opens two blobs per gallery row and an import seals seven per member, and node:crypto
 // spends ~4 µs setting up each one. The native addon does a batch in one call
-// (crates/matcher-node/src/sealing.rs); without it the same calls loop over keyring.ts.
+// (packages/matcher/napi/src/sealing.rs); without it the same calls loop over keyring.ts.
 import { randomFillSync } from 'node:crypto'
-import { loadNativeAddon, type NativeAddon } from '../matcher/backend.js'
+import { loadNativeAddon, type NativeAddon } from '@palmvein/matcher/backend'
 import { open, seal } from './keyring.js'
 
 const KEY_BYTES = 32

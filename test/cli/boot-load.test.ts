@@ -3,7 +3,7 @@
 // or on the main thread. The members imported before are identified after each.
 import { describe, expect, it } from 'vitest'
 import type { Config } from '../../src/config.js'
-import { createSyntheticPopulation, DEMO_CAPTURES } from '../../src/matcher/index.js'
+import { createSyntheticPopulation, DEMO_CAPTURES } from '@palmvein/matcher'
 import { useCliTenant } from '../support/cli-tenant.js'
 import { base64url, identify, identifyBody, waitUntilReady } from '../support/palms.js'
 import { runCli } from '../support/process.js'

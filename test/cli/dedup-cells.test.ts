@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createPlantedRegister } from '../../bench/dedup-register.js'
-import { encodeTemplate } from '../../src/matcher/index.js'
+import { encodeTemplate } from '@palmvein/matcher'
 import { useCliTenant } from '../support/cli-tenant.js'
 import { base64url, type PalmTenant } from '../support/palms.js'
 import { runCli } from '../support/process.js'

@@ -2,7 +2,7 @@
 // (imported with --allow-duplicates, as enroll would refuse them) come back as pairs with their
 // scores, and nothing else does.
 import { beforeAll, describe, expect, it } from 'vitest'
-import { createSyntheticPopulation, DEMO_CAPTURES } from '../../src/matcher/index.js'
+import { createSyntheticPopulation, DEMO_CAPTURES } from '@palmvein/matcher'
 import { useCliTenant } from '../support/cli-tenant.js'
 import { base64url, type PalmTenant } from '../support/palms.js'
 import { runCli } from '../support/process.js'

@@ -5,7 +5,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { syntheticTemplateSet } from '../../src/accuracy/synthetic-set.js'
-import { encodeTemplate } from '../../src/matcher/index.js'
+import { encodeTemplate } from '@palmvein/matcher'
 import { runCli } from '../support/process.js'
 
 describe('palmvein eval', () => {

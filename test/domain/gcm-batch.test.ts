@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { createBatchCipher, GCM_OVERHEAD, sealedEndsOf, type BatchCipher, type GcmItems } from '../../src/domain/gcm-batch.js'
 import { open, seal } from '../../src/domain/keyring.js'
-import { loadNativeAddon } from '../../src/matcher/backend.js'
+import { loadNativeAddon } from '@palmvein/matcher/backend'
 
 const addon = loadNativeAddon()
 const ciphers: BatchCipher[] = [createBatchCipher(null), ...(addon.ok ? [createBatchCipher(addon.value)] : [])]

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EnvironmentGallery } from '../../src/domain/galleries.js'
 import { screenCandidates, type ScreenedCandidate } from '../../src/domain/import-duplicates.js'
-import { createMatcher, createSyntheticPopulation, quantizeFloat, templateToInt8, decodeTemplate, type Matcher } from '../../src/matcher/index.js'
+import { createMatcher, createSyntheticPopulation, quantizeFloat, templateToInt8, decodeTemplate, type Matcher } from '@palmvein/matcher'
 import type { EnvironmentRow } from '../../src/store/organizations.js'
 
 describe('screenCandidates', () => {

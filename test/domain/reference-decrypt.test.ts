@@ -7,7 +7,7 @@ import { decryptReferences, packRows, type DecryptRow } from '../../src/domain/r
 import { seal } from '../../src/domain/keyring.js'
 import { memberContext, sealTemplate } from '../../src/domain/template-crypto.js'
 import { newId } from '../../src/ids.js'
-import { loadNativeAddon } from '../../src/matcher/backend.js'
+import { loadNativeAddon } from '@palmvein/matcher/backend'
 
 const addon = loadNativeAddon()
 const ciphers: BatchCipher[] = [createBatchCipher(null), ...(addon.ok ? [createBatchCipher(addon.value)] : [])]

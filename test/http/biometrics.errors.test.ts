@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { enrollMember } from '../../src/domain/enrollment.js'
-import { encodeTemplate } from '../../src/matcher/index.js'
+import { encodeTemplate } from '@palmvein/matcher'
 import { projectById } from '../../src/store/projects.js'
 import { usingPostgres } from '../support/database.js'
 import {

@@ -2,9 +2,9 @@
 // budget as a real limit. The national shape: 18M rows x 256 (4.6 GB of rows; 5.3 GB with norms,
 // sign bits and live flags) with UUID ids, as the service stores members; one matcher.
 import { afterAll, describe, expect, it } from 'vitest'
-import { loadNativeAddon } from '../../src/matcher/backend.js'
-import { createMatcher, type Matcher } from '../../src/matcher/index.js'
-import { cosine, randomInt8 } from '../matcher/brute-force.js'
+import { loadNativeAddon } from '@palmvein/matcher/backend'
+import { createMatcher, type Matcher } from '@palmvein/matcher'
+import { cosine, randomInt8 } from '../../packages/matcher/test/brute-force.js'
 
 const GIB = 2 ** 30
 const native = loadNativeAddon().ok

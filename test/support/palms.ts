@@ -1,7 +1,7 @@
 // Fixtures of the biometrics tests: a tenant (organization, environment, enterprise project, API
 // key) built through the API, members, and enroll/identify bodies made from the seeded synthetic
 // population (low noise, no look-alikes, so mated and non-mated scores are far apart).
-import { createSyntheticPopulation, DEMO_CAPTURES, encodeTemplate, type Hand, type SyntheticPopulation } from '../../src/matcher/index.js'
+import { createSyntheticPopulation, DEMO_CAPTURES, encodeTemplate, type Hand, type SyntheticPopulation } from '@palmvein/matcher'
 import { expectStatus, type TestService } from './service.js'
 import { createProjectOnPlan } from './plans.js'
 

@@ -1,5 +1,5 @@
 //! palmvein's 1:N matcher core: exact int8 dot-product kernels per ISA, dispatched once, and a
-//! batched top-k scan over a gallery slice. No Node-API here: `crates/matcher-node` binds it.
+//! batched top-k scan over a gallery slice. No Node-API here: `packages/matcher/napi` binds it.
 //!
 //! The numerical contract is at the top of [`kernel`].
 

@@ -1,7 +1,7 @@
 // The palm objects of the spec ("Palm capture objects") and the identify answer, shared by the
 // biometrics routes and the Device-Com terminal routes so both validate and document them alike.
 import { MAX_CANDIDATES } from '../../domain/identification.js'
-import { TEMPLATE_DIMENSIONS } from '../../matcher/index.js'
+import { TEMPLATE_DIMENSIONS } from '@palmvein/matcher'
 import { Nullable, pattern, Text, Type, withErrorCode } from '../schema.js'
 import { PalmPositionSchema } from './scans.js'
 

@@ -4,7 +4,7 @@
 import { CLUSTER_SEARCH_PATH } from '../../cluster/peer-client.js'
 import type { PeerVerifier } from '../../cluster/peer-signature.js'
 import { ServiceError } from '../../errors.js'
-import { TemplateError } from '../../matcher/index.js'
+import { TemplateError } from '@palmvein/matcher'
 import { defineRoute, routeTemplate, type Route, type VerifiableRequest } from '../route.js'
 import { Body, Type } from '../schema.js'
 
