@@ -112,7 +112,8 @@ export async function runSimulatedTerminal(options: SimulatedTerminalOptions): P
     while (!stopping.signal.aborted) {
       let session: EnrollmentSession | null
       try {
-        session = await client.pollEnrollment({ waitSeconds, signal: stopping.signal })
+        // Unlinked, the service refuses at once: ask without waiting, to notice the link soon.
+        session = await client.pollEnrollment({ waitSeconds: linked ? waitSeconds : 0, signal: stopping.signal })
       } catch (error) {
         if (stopping.signal.aborted) return
         // 403 forbidden until a project links the terminal with its code.
