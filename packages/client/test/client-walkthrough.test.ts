@@ -1,9 +1,10 @@
 // The TypeScript walkthrough, run as written against a booted service (the twin of
 // test/readme-walkthrough.test.ts): the client's docs must not drift from the API.
-import { spawn } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bootService, type TestService } from '../../../test/support/service.js'
 
@@ -20,18 +21,16 @@ async function walkthroughBlock(): Promise<{ markdown: string; code: string }> {
   return { markdown, code: match[1] }
 }
 
-function runTypeScript(file: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const tsx = path.join(REPOSITORY, 'node_modules', '.bin', 'tsx')
-    // From the checkout's root, as a user runs it (the CLI steps open its ./data).
-    const child = spawn(tsx, ['--tsconfig', TSCONFIG, file], { cwd: REPOSITORY, env })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk) => { stdout += chunk })
-    child.stderr.on('data', (chunk) => { stderr += chunk })
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
+/** Runs a TypeScript file with tsx from the checkout's root, as a user runs it (the CLI steps open its ./data). */
+async function runTypeScript(file: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+  const tsx = path.join(REPOSITORY, 'node_modules', '.bin', 'tsx')
+  try {
+    const { stdout, stderr } = await promisify(execFile)(tsx, ['--tsconfig', TSCONFIG, file], { cwd: REPOSITORY, env })
+    return { code: 0, stdout, stderr }
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string }
+    return { code: failed.code ?? 1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? String(error) }
+  }
 }
 
 describe('@palmvein/client walkthrough', () => {
