@@ -147,6 +147,31 @@ describe('runSimulatedTerminal', () => {
     await expect(terminal.finished).resolves.toBeUndefined()
   })
 
+  it('reports a session the service refuses (a palm of another member) and goes on with the next one', async () => {
+    const [first, second, third] = [await newMember('Ada'), await newMember('Ada again'), await newMember('Mary')]
+    // The second person shows the first one's palm: a duplicate.
+    const palms: Record<string, { identity: number; hand: 'left' }> = {
+      [first]: { identity: 21, hand: 'left' }, [second]: { identity: 21, hand: 'left' }, [third]: { identity: 22, hand: 'left' },
+    }
+    const events: SimulatedTerminalEvent[] = []
+    const terminal = await runSimulatedTerminal({
+      baseUrl: svc.url, link: { credential: tenant.token, projectId: tenant.projectId }, pollWaitSeconds: 5, retryDelayMs: 100,
+      palmOf: (userId) => palms[userId], onEvent: (event) => events.push(event),
+    })
+    try {
+      for (const [memberId, outcome] of [[first, 'enrolled'], [second, 'refused'], [third, 'enrolled']] as const) {
+        const started = await startSession(terminal.deviceId, memberId)
+        const event = await waitFor(`${outcome} for ${memberId}`, () => events.find((seen) => seen.type === outcome && seen.session.enroll_id === started.session.enroll_id))
+        if (event.type === 'refused') expect(event.error).toMatchObject({ status: 409, code: 'duplicate_palm' })
+        if (event.type === 'enrolled') expect(event.memberId).toBe(memberId)
+      }
+      // The refused session was reported once, not retried while it stayed active.
+      expect(events.filter((event) => event.type === 'refused')).toHaveLength(1)
+    } finally {
+      await terminal.stop()
+    }
+  })
+
   it('an abort signal ends the loop, even in the middle of a long poll', async () => {
     const controller = new AbortController()
     const terminal = await runSimulatedTerminal({
