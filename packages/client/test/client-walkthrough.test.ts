@@ -45,6 +45,20 @@ describe('@palmvein/client walkthrough', () => {
     if (scratch) await fs.rm(scratch, { recursive: true, force: true })
   })
 
+  it('type-checks: every path, parameter and body it sends is one the OpenAPI document has', async () => {
+    const { code } = await walkthroughBlock()
+    const directory = await fs.mkdtemp(path.join(scratch, 'typecheck-'))
+    await fs.writeFile(path.join(directory, 'walkthrough.ts'), `${code}\nexport {}\n`)
+    await fs.writeFile(path.join(directory, 'tsconfig.json'), JSON.stringify({
+      extends: TSCONFIG, compilerOptions: { noEmit: true },
+      // The WebAssembly types the matcher's sources need while @palmvein/matcher resolves to them.
+      files: ['walkthrough.ts', fileURLToPath(new URL('../../../src/matcher/webassembly.d.ts', import.meta.url))],
+    }))
+    const tsc = path.join(REPOSITORY, 'node_modules', '.bin', 'tsc')
+    const checked = await promisify(execFile)(tsc, ['-p', directory]).then(() => '', (error: { stdout?: string }) => error.stdout ?? String(error))
+    expect(checked).toBe('')
+  }, 120_000)
+
   it('runs top to bottom with the answers it shows: enrolls a synthetic palm, finds it, not a stranger, subscribes a webhook, a typed refusal', async () => {
     const { markdown, code } = await walkthroughBlock()
     const file = path.join(scratch, 'walkthrough.ts')
