@@ -6,20 +6,12 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { walkthroughBlock } from '../scripts/walkthrough-block.js'
 import { bootService, type TestService } from '../../../test/support/service.js'
 
-/** The markdown file holding the `<!-- client-walkthrough -->` ts block. */
-const WALKTHROUGH_MARKDOWN = fileURLToPath(new URL('../README.md', import.meta.url))
 const REPOSITORY = fileURLToPath(new URL('../../..', import.meta.url))
 // tsx resolves @palmvein/client (and @palmvein/matcher) with this tsconfig's paths, as an install would.
 const TSCONFIG = fileURLToPath(new URL('../tsconfig.json', import.meta.url))
-
-async function walkthroughBlock(): Promise<{ markdown: string; code: string }> {
-  const markdown = await fs.readFile(WALKTHROUGH_MARKDOWN, 'utf8')
-  const match = /<!-- client-walkthrough -->\n```ts\n([\s\S]*?)\n```/.exec(markdown)
-  if (!match) throw new Error(`${WALKTHROUGH_MARKDOWN} has no <!-- client-walkthrough --> ts block`)
-  return { markdown, code: match[1] }
-}
 
 /** Runs a TypeScript file with tsx from the checkout's root, as a user runs it (the CLI steps open its ./data). */
 async function runTypeScript(file: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -44,20 +36,6 @@ describe('@palmvein/client walkthrough', () => {
     await svc?.close()
     if (scratch) await fs.rm(scratch, { recursive: true, force: true })
   })
-
-  it('type-checks: every path, parameter and body it sends is one the OpenAPI document has', async () => {
-    const { code } = await walkthroughBlock()
-    const directory = await fs.mkdtemp(path.join(scratch, 'typecheck-'))
-    await fs.writeFile(path.join(directory, 'walkthrough.ts'), `${code}\nexport {}\n`)
-    await fs.writeFile(path.join(directory, 'tsconfig.json'), JSON.stringify({
-      extends: TSCONFIG, compilerOptions: { noEmit: true },
-      // The WebAssembly types the matcher's sources need while @palmvein/matcher resolves to them.
-      files: ['walkthrough.ts', fileURLToPath(new URL('../../../src/matcher/webassembly.d.ts', import.meta.url))],
-    }))
-    const tsc = path.join(REPOSITORY, 'node_modules', '.bin', 'tsc')
-    const checked = await promisify(execFile)(tsc, ['-p', directory]).then(() => '', (error: { stdout?: string }) => error.stdout ?? String(error))
-    expect(checked).toBe('')
-  }, 120_000)
 
   it('runs top to bottom with the answers it shows: enrolls a synthetic palm, finds it, not a stranger, subscribes a webhook, a typed refusal', async () => {
     const { markdown, code } = await walkthroughBlock()
