@@ -1,19 +1,15 @@
 import { fileURLToPath } from 'node:url'
+import { defaultExternalConditions, defaultServerConditions } from 'vite'
 import { defineConfig } from 'vitest/config'
 
-// The package is imported by its name, as users do. Until the workspace install links it (and
-// @palmvein/matcher) into node_modules, the names resolve to the sources here.
+// The package is imported by its name, as users do (npm's workspace link).
 const source = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 
 export default defineConfig({
   // Run from the repository root too (`vitest run --config packages/client/vitest.config.ts`).
   root: source('.'),
-  resolve: {
-    alias: {
-      '@palmvein/client': source('./src/index.ts'),
-      '@palmvein/matcher': source('../../src/matcher/index.ts'),
-    },
-  },
+  // Workspace packages resolve to their TypeScript sources, as in the root config.
+  ssr: { resolve: { conditions: ['@palmvein/source', ...defaultServerConditions], externalConditions: ['@palmvein/source', ...defaultExternalConditions] } },
   test: {
     name: 'client',
     include: ['test/**/*.test.ts'],

@@ -13,7 +13,7 @@ try {
   await writeFile(`${directory}tsconfig.json`, JSON.stringify({
     extends: fileURLToPath(new URL('../tsconfig.json', import.meta.url)), compilerOptions: { noEmit: true },
     // The WebAssembly types the matcher's sources need while @palmvein/matcher resolves to them.
-    files: ['walkthrough.ts', fileURLToPath(new URL('../../../src/matcher/webassembly.d.ts', import.meta.url))],
+    files: ['walkthrough.ts', fileURLToPath(new URL('../../matcher/src/webassembly.d.ts', import.meta.url))],
   }))
   await promisify(execFile)('tsc', ['-p', directory]).catch((error: { stdout?: string }) => {
     console.error(error.stdout || String(error))
