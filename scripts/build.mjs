@@ -28,6 +28,9 @@ const steps = {
   ts() {
     // The service compiles against the matcher's declarations (dist/*.d.ts): the matcher first.
     buildMatcher('ts')
+    // Then the client (it builds its captures on the matcher), which `palmvein terminal` runs on.
+    const client = run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'packages/client/tsconfig.build.json'])
+    if (client !== 0) throw new Error('[build] @palmvein/client failed')
     const status = run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'])
     if (status !== 0) throw new Error('TypeScript build failed')
     // SQL migrations ship beside the compiled store.
