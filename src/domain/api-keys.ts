@@ -1,6 +1,6 @@
 // API keys: `{key_id}.{secret}` where key_id is the key's UUID and the secret 32 random bytes in
 // base64url. Only the secret's SHA-256 is stored; the plaintext is returned once, at creation.
-import type { AppContext } from '../app-context.js'
+import type { DomainResources } from './resources.js'
 import { hashSecret, newSecret } from '../auth/secrets.js'
 import { ServiceError, notFound } from '../errors.js'
 import { newId, timestamp } from '../ids.js'
@@ -19,7 +19,7 @@ export interface NewApiKey {
 }
 
 /** Create a key; every project id must be a project of the organization (else 422 invalid_reference). */
-export async function createApiKey(app: Pick<AppContext, 'sql'>, input: NewApiKey) {
+export async function createApiKey(app: Pick<DomainResources, 'sql'>, input: NewApiKey) {
   if (input.projectIds) {
     const known = await projectIdsInOrganization(app.sql, input.orgId, input.projectIds)
     const errors = input.projectIds

@@ -6,7 +6,7 @@
 // still opens the old audit key and verifies the records written under it, and writes new records
 // under the audit key of its own master key.
 import { createHmac, createPrivateKey, createPublicKey, createSecretKey, hkdfSync, sign, verify, type KeyObject } from 'node:crypto'
-import type { Keyring } from './keyring.js'
+import type { Keyring } from '../keys/keyring.js'
 import type { Queryable } from '../store/database.js'
 import { auditKeyRows, insertAuditKey } from '../store/audit-keys.js'
 import { chainOf, type AuditInsert } from '../store/audit-log.js'

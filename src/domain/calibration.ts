@@ -15,8 +15,8 @@ import {
 } from '../store/calibrations.js'
 import { parseCapture, probeVector } from './captures.js'
 import type { EnvironmentGallery, Galleries } from './galleries.js'
-import type { Keyring } from './keyring.js'
-import { openTemplate, unwrapMemberKey } from './template-crypto.js'
+import type { Keyring } from '../keys/keyring.js'
+import { openTemplate, unwrapMemberKey } from '../keys/template-crypto.js'
 
 /** A gallery this much larger or smaller than at the last calibration is calibrated again. */
 export const RECALIBRATE_AT_CHANGE = 0.1

@@ -5,7 +5,7 @@
 // scans in one pass (N x N / 16 scans); `findDuplicatePairsByCells` searches each palm only in
 // the cells of the register nearest to it (dedup-cells.ts), with every candidate scored exactly.
 import { rmSync } from 'node:fs'
-import type { AppContext } from '../app-context.js'
+import type { DomainResources } from './resources.js'
 import type { Config } from '../config.js'
 import { createMatcher } from '../matcher/index.js'
 import type { Hand } from '../store/templates.js'
@@ -30,7 +30,7 @@ const PAGE_ROWS = 2_048
  * pair of members, highest first. `onProgress(done, total)` follows the references searched.
  */
 export async function findDuplicatePairs(
-  app: Pick<AppContext, 'galleries' | 'sql'>, environmentId: string, threshold: number | null,
+  app: Pick<DomainResources, 'galleries' | 'sql'>, environmentId: string, threshold: number | null,
   onProgress: (done: number, total: number) => void = () => {},
 ): Promise<{ pairs: DuplicatePair[]; threshold: number; references: number }> {
   const { environment, gallery } = await app.galleries.acquire(environmentId)
@@ -97,7 +97,7 @@ export interface CellSearchReport {
 }
 
 /** Every reference row of the environment in id order (the order a checkpoint's palm numbers refer to). */
-async function referenceKeys(sql: AppContext['sql'], environmentId: string): Promise<Array<{ member_id: string; hand: Hand }>> {
+async function referenceKeys(sql: DomainResources['sql'], environmentId: string): Promise<Array<{ member_id: string; hand: Hand }>> {
   const keys: Array<{ member_id: string; hand: Hand }> = []
   for (let after: string | null = null; ;) {
     const page = await environmentReferenceKeysPage(sql, environmentId, after, PAGE_ROWS * 8)
@@ -113,7 +113,7 @@ async function referenceKeys(sql: AppContext['sql'], environmentId: string): Pro
  * matcher of its own (configured like the service's), closed afterwards.
  */
 export async function findDuplicatePairsByCells(
-  app: Pick<AppContext, 'galleries' | 'sql'> & { config: Pick<Config, 'matcherThreads' | 'matcherBackend' | 'matcherMaxMemoryBytes'> },
+  app: Pick<DomainResources, 'galleries' | 'sql'> & { config: Pick<Config, 'matcherThreads' | 'matcherBackend' | 'matcherMaxMemoryBytes'> },
   environmentId: string, threshold: number | null, options: CellSearchOptions = {},
 ): Promise<CellSearchReport> {
   const { environment, gallery } = await app.galleries.acquire(environmentId)

@@ -1,7 +1,7 @@
 // What a terminal does through Device-Com besides polling: complete its enrollment session with
 // captures (the same enrollment as the biometrics route, the session completed in the very same
 // transaction) and identify palms against its project's environment, a global one included.
-import type { AppContext } from '../app-context.js'
+import type { DomainResources } from './resources.js'
 import { requireEnvironmentOwner } from '../auth/access.js'
 import { sameText } from '../auth/secrets.js'
 import { ServiceError, notFound } from '../errors.js'
@@ -23,7 +23,7 @@ export interface Terminal {
 }
 
 export async function completeEnrollmentSession(
-  app: Pick<AppContext, 'db' | 'galleries' | 'keyring' | 'log' | 'scans' | 'sql'>,
+  app: Pick<DomainResources, 'db' | 'galleries' | 'keyring' | 'log' | 'scans' | 'sql'>,
   terminal: Terminal, sessionId: string,
   input: { left_hand?: EnrollHand | null; right_hand?: EnrollHand | null; challenge?: string },
 ): Promise<{ member_id: string; session: SessionRow }> {
@@ -77,7 +77,7 @@ function requireServerLookup(project: ProjectRow): void {
 }
 
 export async function identifyAtTerminal(
-  app: Pick<AppContext, 'db' | 'galleries' | 'log' | 'metrics' | 'scans' | 'sql'>,
+  app: Pick<DomainResources, 'db' | 'galleries' | 'log' | 'metrics' | 'scans' | 'sql'>,
   terminal: Terminal, palm: IdentifyPalm, k: number | undefined,
 ) {
   requireServerLookup(terminal.project)

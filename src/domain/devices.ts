@@ -3,7 +3,7 @@
 // once at registration; only its SHA-256 is stored (like API keys).
 import { randomBytes } from 'node:crypto'
 import { v5 as uuidv5 } from 'uuid'
-import type { AppContext } from '../app-context.js'
+import type { DomainResources } from './resources.js'
 import { DEVICE_TOKEN_PREFIX } from '../auth/authenticate.js'
 import { hashSecret, newSecret } from '../auth/secrets.js'
 import { ServiceError, notFound } from '../errors.js'
@@ -41,7 +41,7 @@ const REGISTRATION_BUCKETS = 'c5b8d3f0-2a4e-4c1e-9a7d-6f1b0e8d2c41'
 const REGISTRATION_MINUTES_PER_DAY = 240
 
 /** Charges one registration to the client address; throws 429 past its budget. Returns the RateLimit-* headers. */
-export function chargeRegistration(app: Pick<AppContext, 'rateLimiter' | 'config'>, clientAddress: string): Promise<Record<string, string>> {
+export function chargeRegistration(app: Pick<DomainResources, 'rateLimiter' | 'config'>, clientAddress: string): Promise<Record<string, string>> {
   const perMinute = app.config.registrationsPerMinute
   return app.rateLimiter.charge({
     id: uuidv5(`registration:${clientAddress}`, REGISTRATION_BUCKETS),
@@ -51,7 +51,7 @@ export function chargeRegistration(app: Pick<AppContext, 'rateLimiter' | 'config
   })
 }
 
-export async function registerDevice(app: Pick<AppContext, 'sql'>, input: { hardware_platform: string; mode: DeviceMode }) {
+export async function registerDevice(app: Pick<DomainResources, 'sql'>, input: { hardware_platform: string; mode: DeviceMode }) {
   const now = Date.now()
   await deleteAbandonedDevices(app.sql, new Date(now - ABANDONED_AFTER_MS))
   const id = newId()
@@ -69,7 +69,7 @@ export async function registerDevice(app: Pick<AppContext, 'sql'>, input: { hard
 }
 
 /** complete_registration: only a sandbox project may link a terminal (spec rule 1). */
-export async function completeRegistration(app: Pick<AppContext, 'sql'>, project: ProjectRow, input: {
+export async function completeRegistration(app: Pick<DomainResources, 'sql'>, project: ProjectRow, input: {
   registration_code: string; device_name: string; device_mode: DeviceMode
 }): Promise<string> {
   if (project.plan !== 'sandbox') {

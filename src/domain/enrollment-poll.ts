@@ -3,7 +3,7 @@
 // active (picking it up: pending → in_progress), and otherwise waits for a signal, the end of the
 // wait, the client going away, or shutdown. It re-reads the database now and then anyway, in case
 // a cross-process notification was lost.
-import type { AppContext } from '../app-context.js'
+import type { DomainResources } from './resources.js'
 import { pickUpActiveSession, type SessionRow } from '../store/enrollment-sessions.js'
 import { nowSeconds } from './enrollment-sessions.js'
 
@@ -24,7 +24,7 @@ function waitFor(signal: Promise<void>, ms: number, aborted: Promise<void>): Pro
 }
 
 export async function pollEnrollment(
-  app: Pick<AppContext, 'enrollmentSignals' | 'shuttingDown' | 'sql'>,
+  app: Pick<DomainResources, 'enrollmentSignals' | 'shuttingDown' | 'sql'>,
   deviceId: string, waitSeconds: number, aborted: Promise<void>,
 ): Promise<SessionRow | null> {
   const deadline = Date.now() + waitSeconds * 1000

@@ -7,7 +7,7 @@
 // for this very session (not a stale or replayed one) and sets terminal_challenge_response. A
 // session an organization starts has no mobile step (mobile_challenge_response stays false); a
 // self-enrollment (domain/self-enrollment.ts) is confirmed by the person typing the code.
-import type { AppContext } from '../app-context.js'
+import type { DomainResources } from './resources.js'
 import { newSecret } from '../auth/secrets.js'
 import { ServiceError, notFound } from '../errors.js'
 import { newId } from '../ids.js'
@@ -20,7 +20,7 @@ export const SESSION_TTL_SECONDS = 300
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000)
 
 export async function startSession(
-  app: Pick<AppContext, 'enrollmentSignals' | 'sql'>,
+  app: Pick<DomainResources, 'enrollmentSignals' | 'sql'>,
   device: { id: string; project_id: string; enabled: boolean }, memberId: string,
 ) {
   if (!device.enabled) throw new ServiceError('conflict', `device ${device.id} is disabled; enable it before starting an enrollment`)
@@ -46,14 +46,14 @@ export async function startSession(
 }
 
 /** GET .../enroll/status: the active session, or null (none, or session_id names another). */
-export async function activeSessionOf(app: Pick<AppContext, 'sql'>, deviceId: string, sessionId?: string): Promise<SessionRow | null> {
+export async function activeSessionOf(app: Pick<DomainResources, 'sql'>, deviceId: string, sessionId?: string): Promise<SessionRow | null> {
   const row = await activeSession(app.sql, deviceId, nowSeconds())
   if (!row || (sessionId !== undefined && row.id !== sessionId)) return null
   return row
 }
 
 /** POST .../enroll/status: that session's current state, or null when superseded or unknown. */
-export async function sessionStatus(app: Pick<AppContext, 'sql'>, deviceId: string, sessionId: string): Promise<SessionRow | null> {
+export async function sessionStatus(app: Pick<DomainResources, 'sql'>, deviceId: string, sessionId: string): Promise<SessionRow | null> {
   const row = await sessionOfDevice(app.sql, deviceId, sessionId, nowSeconds())
   if (!row || row.superseded_by) return null
   return row
@@ -64,7 +64,7 @@ export async function sessionStatus(app: Pick<AppContext, 'sql'>, deviceId: stri
  * already cancelled → answered as is (a retried cancel succeeds); completed or expired → 409.
  */
 export async function cancelSession(
-  app: Pick<AppContext, 'enrollmentSignals' | 'sql'>,
+  app: Pick<DomainResources, 'enrollmentSignals' | 'sql'>,
   deviceId: string, sessionId: string,
 ): Promise<SessionRow> {
   const cancelled = await cancelActiveSession(app.sql, deviceId, sessionId, nowSeconds())

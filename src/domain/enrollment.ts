@@ -5,7 +5,7 @@
 // (encrypted), the scan result, the enrollment.completed event and the gallery change, and publish
 // the references to the gallery as the transaction's last step. If anything fails, the transaction rolls back and the gallery is re-read from the
 // database for that member, so neither database rows nor gallery rows are left behind.
-import type { AppContext } from '../app-context.js'
+import type { DomainResources } from './resources.js'
 import { requireEnvironmentOwner } from '../auth/access.js'
 import { ServiceError } from '../errors.js'
 import { newId, timestamp } from '../ids.js'
@@ -19,8 +19,8 @@ import { enqueueEvent, wakeDispatcher } from '../webhooks/outbox.js'
 import { agreedReference, parseCapture, probeVector, type Capture } from './captures.js'
 import { HANDS, type EnvironmentGallery } from './galleries.js'
 import { rowsForMembers, type GalleryHit } from './identify-decision.js'
-import { sealMemberHands } from './member-sealing.js'
-import { newMemberKey, unwrapMemberKey } from './template-crypto.js'
+import { sealMemberHands } from '../keys/member-sealing.js'
+import { newMemberKey, unwrapMemberKey } from '../keys/template-crypto.js'
 
 export interface EnrollHand {
   enroll_capture: string
@@ -115,7 +115,7 @@ export async function findDuplicate(environment: EnvironmentGallery, memberId: s
 
 /** The rows enrollment stores per hand, sealed under the member's key: both captures and the reference. */
 export async function enrollMember(
-  app: Pick<AppContext, 'db' | 'galleries' | 'keyring' | 'log' | 'scans' | 'sql'>,
+  app: Pick<DomainResources, 'db' | 'galleries' | 'keyring' | 'log' | 'scans' | 'sql'>,
   project: ProjectRow, input: EnrollInput, options: EnrollOptions,
 ): Promise<{ member_id: string }> {
   const started = performance.now()

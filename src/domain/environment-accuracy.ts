@@ -2,7 +2,7 @@
 // threshold in use, how it was derived, and the estimated FPIR at the current gallery size, the
 // calibration's estimate carried from its size to today's (accuracy/extreme-value.ts fpirAtSize).
 import { fpirAtSize } from '../accuracy/extreme-value.js'
-import type { AppContext } from '../app-context.js'
+import type { DomainResources } from './resources.js'
 import { ServiceError } from '../errors.js'
 import { timestamp } from '../ids.js'
 import { calibrationOf } from '../store/calibrations.js'
@@ -10,7 +10,7 @@ import { environmentById } from '../store/organizations.js'
 import { countEnvironmentReferences } from '../store/templates.js'
 import { RECALIBRATE_AT_CHANGE } from './calibration.js'
 
-export async function environmentAccuracy(app: Pick<AppContext, 'sql' | 'galleries'>, orgId: string, environmentId: string) {
+export async function environmentAccuracy(app: Pick<DomainResources, 'sql' | 'galleries'>, orgId: string, environmentId: string) {
   // One snapshot: the threshold and the calibration that set it are read as they were committed together.
   const [environment, row] = await app.sql.begin('isolation level repeatable read read only', async (tx) => [
     await environmentById(tx, environmentId), await calibrationOf(tx, environmentId),

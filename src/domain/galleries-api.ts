@@ -8,7 +8,7 @@ import type { Database, Queryable } from '../store/database.js'
 import type { EnvironmentRow } from '../store/organizations.js'
 import type { Hand } from '../store/templates.js'
 import type { GalleryState } from './gallery-health.js'
-import type { Keyring } from './keyring.js'
+import type { Keyring } from '../keys/keyring.js'
 
 export interface EnvironmentGallery {
   environment: EnvironmentRow

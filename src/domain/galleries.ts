@@ -15,7 +15,7 @@
 import { ServiceError } from '../errors.js'
 import { releaseLoadGarbage } from '../process-memory.js'
 import type { Gallery } from '../matcher/index.js'
-import { shardOf } from '../cluster/shard-of.js'
+import { shardOf } from './shard-of.js'
 import { memberIdsOfShard } from '../store/cluster.js'
 import { createGalleryMatchers } from './gallery-matchers.js'
 import type { Queryable } from '../store/database.js'

@@ -2,7 +2,7 @@
 // the environment's settings live with its gallery, and the scan result is queued for the batched
 // writer. Works for any environment, global ones included (Device-Com terminals identify there);
 // the REST route checks tenant management before calling.
-import type { AppContext } from '../app-context.js'
+import type { DomainResources } from './resources.js'
 import { ServiceError } from '../errors.js'
 import { newId } from '../ids.js'
 import type { ProjectRow } from '../store/projects.js'
@@ -41,7 +41,7 @@ export interface IdentifyOptions {
 }
 
 export async function identifyPalm(
-  app: Pick<AppContext, 'galleries' | 'scans' | 'metrics'>,
+  app: Pick<DomainResources, 'galleries' | 'scans' | 'metrics'>,
   project: ProjectRow, palm: IdentifyPalm, options: IdentifyOptions,
 ): Promise<IdentifyResult> {
   const started = performance.now()

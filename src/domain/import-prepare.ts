@@ -12,7 +12,7 @@ import { handProbes, prepareHands, type HandProbes, type PreparedHand } from './
 import { parseLineBatch, type LineBatch } from '../import-lines.js'
 import type { ImportMember, ImportRejection } from './member-import.js'
 import { checkMetadata } from './members.js'
-import { sealNewMembers } from './member-sealing.js'
+import { sealNewMembers } from '../keys/member-sealing.js'
 
 /** What the checks need of the environment (cloned into a thread). */
 export type PrepareEnvironment = Pick<EnvironmentRow, 'id' | 'dimension' | 'extractor_id' | 'extractor_version' | 'min_quality' | 'match_threshold'>

@@ -2,7 +2,7 @@
 // import's line format, captures decrypted, so importing an export reproduces the members. Members
 // whose captures were never stored (references only, from before the benchmark used the import)
 // are exported without hands and counted: their palms cannot be re-enrolled from a reference alone.
-import type { AppContext } from '../app-context.js'
+import type { DomainResources } from './resources.js'
 import { ServiceError } from '../errors.js'
 import { membersPageWithKeys } from '../store/members.js'
 import { environmentById } from '../store/organizations.js'
@@ -11,7 +11,7 @@ import { captureRowsOfMembers, type CaptureRow } from '../store/templates.js'
 import type { EnrollHand } from './enrollment.js'
 import { HANDS } from './galleries.js'
 import type { ImportMember } from './member-import.js'
-import { openSilhouette, openTemplate, unwrapMemberKey } from './template-crypto.js'
+import { openSilhouette, openTemplate, unwrapMemberKey } from '../keys/template-crypto.js'
 
 const PAGE_MEMBERS = 500
 
@@ -22,7 +22,7 @@ export interface ExportCounts {
 }
 
 /** The project's members in id order, as import lines; `counts` is complete when the iteration ends. */
-export async function* exportMembers(app: Pick<AppContext, 'keyring' | 'sql'>, project: ProjectRow, counts: ExportCounts): AsyncGenerator<ImportMember & { member_id: string }> {
+export async function* exportMembers(app: Pick<DomainResources, 'keyring' | 'sql'>, project: ProjectRow, counts: ExportCounts): AsyncGenerator<ImportMember & { member_id: string }> {
   if (!project.environment_id) throw new ServiceError('environment_not_tenant_managed', `project ${project.id} has no environment of its own`)
   const environment = await environmentById(app.sql, project.environment_id)
   if (!environment) throw new ServiceError('not_found', `environment ${project.environment_id} not found`)

@@ -9,7 +9,7 @@
 // not a person at a terminal; a million webhook deliveries would be a flood). A member_id already
 // in the project is skipped, so re-running an interrupted import completes it.
 import os from 'node:os'
-import type { AppContext } from '../app-context.js'
+import type { DomainResources } from './resources.js'
 import { requireEnvironmentOwner } from '../auth/access.js'
 import { ServiceError, type ErrorCode } from '../errors.js'
 import type { Queryable, Sql } from '../store/database.js'
@@ -88,7 +88,7 @@ const RECOUNT_ABOVE_SHARE = 0.9
 // critical path, on one of two cores, while the import's threads stood idle.
 const OVERLAPPING_WRITES = 2
 
-type ImportApp = Pick<AppContext, 'db' | 'galleries' | 'keyring' | 'log' | 'sql'>
+type ImportApp = Pick<DomainResources, 'db' | 'galleries' | 'keyring' | 'log' | 'sql'>
 
 /** Imports the NDJSON `input` (one member a line) into the project's environment in batches of `batchSize` lines. */
 export async function importMembers(app: ImportApp, project: ProjectRow, input: AsyncIterable<Buffer | string>, batchSize: number, options: ImportOptions = {}): Promise<ImportSummary> {

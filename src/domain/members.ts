@@ -4,7 +4,7 @@
 // the erasure ledger keeps a restored backup from bringing it back (erasures.ts). Scans and
 // transactions keep the member id as plain history.
 import type postgres from 'postgres'
-import type { AppContext } from '../app-context.js'
+import type { DomainResources } from './resources.js'
 import { ServiceError, notFound } from '../errors.js'
 import { newId } from '../ids.js'
 import type { Sql } from '../store/database.js'
@@ -13,7 +13,7 @@ import { insertMemberWithinHeadcount, memberById, membersOfProject, updateMember
 import { environmentById } from '../store/organizations.js'
 import type { ProjectRow } from '../store/projects.js'
 import { eraseMemberRow } from './erasures.js'
-import { newMemberKey } from './template-crypto.js'
+import { newMemberKey } from '../keys/template-crypto.js'
 
 /** Metadata is any JSON value; its JSON text is capped so one member cannot bloat the table. */
 export const MAX_METADATA_BYTES = 16 * 1024
@@ -30,7 +30,7 @@ export function checkMetadata(metadata: unknown): postgres.JSONValue | null {
 }
 
 export async function createMember(
-  app: Pick<AppContext, 'keyring' | 'sql'>,
+  app: Pick<DomainResources, 'keyring' | 'sql'>,
   project: ProjectRow, input: { display_name: string; metadata?: unknown },
 ): Promise<MemberRow> {
   const metadata = checkMetadata(input.metadata)
@@ -45,7 +45,7 @@ export async function createMember(
   return row
 }
 
-export async function loadMember(app: Pick<AppContext, 'sql'>, project: ProjectRow, memberId: string): Promise<MemberRow> {
+export async function loadMember(app: Pick<DomainResources, 'sql'>, project: ProjectRow, memberId: string): Promise<MemberRow> {
   const row = await memberById(app.sql, project.id, memberId)
   if (!row) throw notFound('member')
   return row
@@ -53,7 +53,7 @@ export async function loadMember(app: Pick<AppContext, 'sql'>, project: ProjectR
 
 /** PUT: the fields sent replace the stored ones; a field left out keeps its value. */
 export async function changeMember(
-  app: Pick<AppContext, 'sql'>,
+  app: Pick<DomainResources, 'sql'>,
   project: ProjectRow, memberId: string, input: { display_name?: string; metadata?: unknown },
 ): Promise<MemberRow> {
   if (input.display_name === undefined && !('metadata' in input)) {
@@ -70,7 +70,7 @@ export async function changeMember(
  * Deletes the member (its key and templates with it), records the erasure in the ledger no backup
  * holds (erasures.ts), and takes it out of every gallery.
  */
-export async function removeMember(app: Pick<AppContext, 'config' | 'galleries' | 'log' | 'sql'>, project: ProjectRow, memberId: string): Promise<void> {
+export async function removeMember(app: Pick<DomainResources, 'config' | 'galleries' | 'log' | 'sql'>, project: ProjectRow, memberId: string): Promise<void> {
   const deleted = await app.sql.begin(async (tx) => {
     // Locked before the row (as enrollment does), so a delete and an enrollment cannot deadlock.
     if (project.environment_id) await lockEnvironmentGallery(tx, project.environment_id)

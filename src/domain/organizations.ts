@@ -1,5 +1,5 @@
 // Admin extensions: organizations, their environments and projects (token only, org admins only).
-import type { AppContext } from '../app-context.js'
+import type { DomainResources } from './resources.js'
 import { ServiceError } from '../errors.js'
 import { newId } from '../ids.js'
 import type { Sql } from '../store/database.js'
@@ -12,7 +12,7 @@ import { PLANS, type PlanId } from '../plans.js'
 
 export type { EnvironmentChanges }
 
-export function createOrganization(app: Pick<AppContext, 'sql'>, input: { name: string; kind: 'platform' | 'customer' }, adminSubject: string) {
+export function createOrganization(app: Pick<DomainResources, 'sql'>, input: { name: string; kind: 'platform' | 'customer' }, adminSubject: string) {
   return insertOrganization(app.sql, { id: newId(), name: input.name, kind: input.kind }, adminSubject)
 }
 
@@ -33,7 +33,7 @@ export interface EnvironmentInput {
   shards?: number
 }
 
-export async function createEnvironment(app: Pick<AppContext, 'keyring' | 'sql' | 'cluster'>, ownerOrgId: string, input: EnvironmentInput) {
+export async function createEnvironment(app: Pick<DomainResources, 'keyring' | 'sql' | 'cluster'>, ownerOrgId: string, input: EnvironmentInput) {
   const id = newId()
   // During a master key rotation the key is wrapped under both master keys.
   await app.keyring.refreshMasterKeys(app.sql)
@@ -66,7 +66,7 @@ export async function createEnvironment(app: Pick<AppContext, 'keyring' | 'sql' 
  * target FPIR derives the threshold, match_threshold cannot be set (409): set target_fpir to null
  * first, or with it.
  */
-export async function updateEnvironment(app: Pick<AppContext, 'sql' | 'galleries' | 'calibrator'>, orgId: string, environmentId: string, update: EnvironmentChanges) {
+export async function updateEnvironment(app: Pick<DomainResources, 'sql' | 'galleries' | 'calibrator'>, orgId: string, environmentId: string, update: EnvironmentChanges) {
   const current = await environmentById(app.sql, environmentId)
   if (!current || current.owner_org_id !== orgId) throw new ServiceError('not_found', `organization ${orgId} has no environment ${environmentId}`)
   const targetAfter = update.target_fpir === undefined ? current.target_fpir : update.target_fpir
@@ -106,7 +106,7 @@ export async function planAuthorityOf(sql: Sql, subject: string): Promise<PlanAu
 }
 
 /** A project may use its own organization's environments or a global (platform) one. */
-export async function createProject(app: Pick<AppContext, 'config' | 'sql'>, orgId: string, input: ProjectInput, authority: PlanAuthority) {
+export async function createProject(app: Pick<DomainResources, 'config' | 'sql'>, orgId: string, input: ProjectInput, authority: PlanAuthority) {
   if (authority !== 'operator' && !app.config.selfServicePlans.includes(input.plan)) {
     throw new ServiceError('forbidden', `the ${input.plan} plan is set by a platform operator; an organization admin creates projects on the ${app.config.selfServicePlans.join(' or ')} plan`, {
       errors: [{ path: '/plan', message: `one of ${app.config.selfServicePlans.join(', ')}` }],
@@ -158,7 +158,7 @@ export type ProjectUpdate = Partial<Omit<ProjectInput, 'environment_id'>>
  * rate, daily limit and headcount at once; members above a lowered headcount stay, new ones wait.
  * The environment cannot change: the project's members and their palms live in it.
  */
-export async function updateProject(app: Pick<AppContext, 'sql'>, orgId: string, projectId: string, update: ProjectUpdate, authority: PlanAuthority) {
+export async function updateProject(app: Pick<DomainResources, 'sql'>, orgId: string, projectId: string, update: ProjectUpdate, authority: PlanAuthority) {
   const { plan, ...fields } = update
   const changes: ProjectChanges = { ...fields }
   if (plan && authority !== 'operator') {
@@ -180,7 +180,7 @@ export async function updateProject(app: Pick<AppContext, 'sql'>, orgId: string,
 }
 
 /** The operator's plan change (the CLI's `palmvein project plan`): any project, any plan. */
-export async function setProjectPlan(app: Pick<AppContext, 'sql'>, projectId: string, plan: PlanId) {
+export async function setProjectPlan(app: Pick<DomainResources, 'sql'>, projectId: string, plan: PlanId) {
   const project = await projectById(app.sql, projectId)
   if (!project) throw new ServiceError('not_found', `project ${projectId} does not exist`)
   return updateProject(app, project.org_id, projectId, { plan }, 'operator')

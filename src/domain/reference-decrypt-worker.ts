@@ -3,7 +3,7 @@
 // one batch (gcm-batch.ts), the vectors packed in one buffer. It runs on the main thread for small
 // reads, and as the piscina task of a boot load's threads (decrypt-pool.ts).
 import type { PackedReferencePage } from '../store/reference-pages.js'
-import { createBatchCipher, type BatchCipher, type OpenedItems } from './gcm-batch.js'
+import { createBatchCipher, type BatchCipher, type OpenedItems } from '../keys/gcm-batch.js'
 
 export interface DecryptRow {
   member_id: string

@@ -8,8 +8,8 @@ import type { EnvironmentRow } from '../store/organizations.js'
 import { environmentReferencePage, referencePageEnd, type PackedReferencePage, type ShardFilter } from '../store/reference-pages.js'
 import type { Hand, ReferenceRow } from '../store/templates.js'
 import { createDecryptPool, type DecryptPool } from './decrypt-pool.js'
-import { createBatchCipher } from './gcm-batch.js'
-import type { Keyring } from './keyring.js'
+import { createBatchCipher } from '../keys/gcm-batch.js'
+import type { Keyring } from '../keys/keyring.js'
 import { decryptReferences, packRows, taskOfPage, type DecryptTask } from './reference-decrypt-worker.js'
 
 const PAGE_ROWS = 2_000

@@ -6,7 +6,7 @@
 // may the kiosk complete the session with the palms. The person owns one member per environment (a
 // later self-enrollment replaces its palms), lists what they own and erases it (crypto-shredding).
 import { randomInt } from 'node:crypto'
-import type { AppContext } from '../app-context.js'
+import type { DomainResources } from './resources.js'
 import { sameText } from '../auth/secrets.js'
 import { ServiceError, notFound } from '../errors.js'
 import { newId } from '../ids.js'
@@ -19,8 +19,8 @@ import {
 } from '../store/self-enrollment.js'
 import { SESSION_TTL_SECONDS, nowSeconds } from './enrollment-sessions.js'
 import { removeMember } from './members.js'
-import { chargeKiosk, tighterLimit } from './self-enrollment-limits.js'
-import { newMemberKey } from './template-crypto.js'
+import { chargeKiosk, tighterLimit } from '../auth/self-enrollment-limits.js'
+import { newMemberKey } from '../keys/template-crypto.js'
 
 /** Wrong codes a session survives; the fifth cancels it (a 6-digit code: 5 in a million to guess). */
 export const CONFIRMATION_ATTEMPTS = 5
@@ -54,7 +54,7 @@ function isOpenKiosk(device: DeviceRow, project: ProjectRow): boolean {
 }
 
 /** The kiosk's project, or the one refusal. */
-async function kioskProject(app: Pick<AppContext, 'sql'>, deviceId: string): Promise<ProjectRow> {
+async function kioskProject(app: Pick<DomainResources, 'sql'>, deviceId: string): Promise<ProjectRow> {
   const device = await deviceById(app.sql, deviceId)
   const project = device?.project_id ? await projectById(app.sql, device.project_id, null) : null
   if (!device || !project || !isOpenKiosk(device, project)) throw unavailable()
@@ -67,7 +67,7 @@ async function kioskProject(app: Pick<AppContext, 'sql'>, deviceId: string): Pro
  * budget (already there) and the kiosk's.
  */
 export async function startSelfEnrollment(
-  app: Pick<AppContext, 'enrollmentSignals' | 'rateLimiter' | 'sql'>, subject: string, input: { device_id: string; display_name: string },
+  app: Pick<DomainResources, 'enrollmentSignals' | 'rateLimiter' | 'sql'>, subject: string, input: { device_id: string; display_name: string },
   responseHeaders: Record<string, string>,
 ): Promise<{ project: ProjectRow; session: SessionRow }> {
   const project = await kioskProject(app, input.device_id)
@@ -111,7 +111,7 @@ export async function startSelfEnrollment(
 
 /** The person types the code the kiosk shows. Wrong: 403 challenge_mismatch, and the fifth cancels. */
 export async function confirmSelfEnrollment(
-  app: Pick<AppContext, 'enrollmentSignals' | 'sql'>, subject: string, sessionId: string, challenge: string,
+  app: Pick<DomainResources, 'enrollmentSignals' | 'sql'>, subject: string, sessionId: string, challenge: string,
 ): Promise<{ session: SessionRow; project: ProjectRow | null }> {
   const session = await ownedSession(app.sql, subject, sessionId, nowSeconds())
   if (!session) throw notFound('enrollment session')
@@ -136,7 +136,7 @@ export async function confirmSelfEnrollment(
  * then the person's member (created now if they have none) and the project it lives in.
  */
 export async function selfEnrolledMember(
-  app: Pick<AppContext, 'keyring' | 'sql'>, session: SessionRow,
+  app: Pick<DomainResources, 'keyring' | 'sql'>, session: SessionRow,
 ): Promise<{ memberId: string; project: ProjectRow }> {
   if (!session.mobile_challenge_response) {
     throw new ServiceError('confirmation_required', `enrollment session ${session.id} waits for the person to type its code in their app`)
@@ -155,13 +155,13 @@ export async function selfEnrolledMember(
   return { memberId, project: project ?? kiosk }
 }
 
-export function selfEnrollments(app: Pick<AppContext, 'sql'>, subject: string) {
+export function selfEnrollments(app: Pick<DomainResources, 'sql'>, subject: string) {
   return enrollmentsOf(app.sql, subject)
 }
 
 /** The right to erasure: the member, its key and its templates go; the galleries forget it. */
 export async function eraseSelfEnrollment(
-  app: Pick<AppContext, 'config' | 'galleries' | 'log' | 'sql'>, subject: string, memberId: string,
+  app: Pick<DomainResources, 'config' | 'galleries' | 'log' | 'sql'>, subject: string, memberId: string,
 ): Promise<ProjectRow> {
   const owned = await ownedMember(app.sql, subject, memberId)
   const project = owned && await projectById(app.sql, owned.project_id, null)

@@ -1,7 +1,7 @@
 // Transactions: recorded by a project's terminals (Device-Com), listed and exported per project.
 // The from/to window filters on `timestamp` (both ends inclusive); lists are newest first, read in
 // keyset pages so a large range never sits in memory.
-import type { AppContext } from '../app-context.js'
+import type { DomainResources } from './resources.js'
 import { newId } from '../ids.js'
 import { touchDeviceActivity } from '../store/devices.js'
 import type { Sql } from '../store/database.js'
@@ -28,7 +28,7 @@ export interface TransactionInput {
   vendor_merchant_id?: Text
 }
 
-export async function recordTransaction(app: Pick<AppContext, 'sql'>, projectId: string, deviceId: string, input: TransactionInput) {
+export async function recordTransaction(app: Pick<DomainResources, 'sql'>, projectId: string, deviceId: string, input: TransactionInput) {
   // Stored at millisecond precision, like every timestamp on the wire (and the export's keyset).
   const at = input.timestamp === undefined ? new Date() : new Date(input.timestamp)
   const row = await insertTransaction(app.sql, {

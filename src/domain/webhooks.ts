@@ -9,7 +9,7 @@ import { isUuid, newId, timestamp } from '../ids.js'
 import { generateSecret } from '../webhooks/signer.js'
 import { SUBSCRIBABLE_EVENT_TYPES, enqueueTestEvent, wakeDispatcher } from '../webhooks/outbox.js'
 import type { SsrfGuard } from '../webhooks/ssrf-guard.js'
-import type { WebhookSecrets } from './webhook-secrets.js'
+import type { WebhookSecrets } from '../keys/webhook-secrets.js'
 
 export const MAX_SUBSCRIPTIONS_PER_PROJECT = 25
 export const DELIVERIES_PER_PAGE = { min: 10, max: 1000 } as const

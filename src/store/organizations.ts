@@ -21,7 +21,7 @@ export interface EnvironmentRow {
   target_fpir: number | null
   /** The lowest threshold calibration may set. */
   min_match_threshold: number
-  /** Cluster mode: the environment's members are spread over this many shards (src/cluster/shard-of.ts). */
+  /** Cluster mode: the environment's members are spread over this many shards (src/domain/galleries/shard-of.ts). */
   shards: number
   wrapped_key: Buffer
   created_at: Date

@@ -10,7 +10,7 @@
 import { expect } from 'vitest'
 import { createMember } from '../../src/domain/members.js'
 import { enrollMember, type EnrollHand } from '../../src/domain/enrollment.js'
-import { PERSON_REQUESTS_PER_MINUTE } from '../../src/domain/self-enrollment-limits.js'
+import { PERSON_REQUESTS_PER_MINUTE } from '../../src/auth/self-enrollment-limits.js'
 import type { Route } from '../../src/http/route.js'
 import { newId } from '../../src/ids.js'
 import { insertOrganization } from '../../src/store/organizations.js'

@@ -5,7 +5,7 @@ import { createSubscription, listAttempts, listDeliveries, updateSubscription } 
 import { ServiceError } from '../../src/errors.js'
 import { createSsrfGuard, createWebhookEngine, enqueueEvent } from '../../src/webhooks/index.js'
 import { createTestStorage, usingPostgres, type TestStorage } from '../support/database.js'
-import { createWebhookSecrets } from '../../src/domain/webhook-secrets.js'
+import { createWebhookSecrets } from '../../src/keys/webhook-secrets.js'
 import { createProject, fakeResolver, manualClock, webhookConfig, testKeyring } from './fixtures.js'
 import { startReceiver, type Receiver } from './receivers.js'
 

@@ -4,16 +4,25 @@
 // another. Enrollment seals one member through the same code.
 import { randomBytes } from 'node:crypto'
 import { newId } from '../ids.js'
-import type { TemplateInsert } from '../store/templates.js'
-import type { PreparedHand } from './enrollment.js'
+import type { PalmPosition } from '../store/scans.js'
+import type { Hand, TemplateInsert } from '../store/templates.js'
 import { createBatchCipher, GCM_OVERHEAD, type BatchCipher } from './gcm-batch.js'
 import { memberContext, silhouetteContext, templateContext } from './template-crypto.js'
 
 const KEY_BYTES = 32
 
+/** What sealing reads of one checked hand (enrollment's prepared hand is one). */
+export interface HandToSeal {
+  hand: Hand
+  input: { silhouette?: string | null; palm_position?: PalmPosition | null }
+  enroll: { bytes: Uint8Array }
+  identify: { bytes: Uint8Array }
+  reference: Int8Array
+}
+
 export interface MemberToSeal {
   id: string
-  hands: readonly PreparedHand[]
+  hands: readonly HandToSeal[]
 }
 
 export interface SealedMember {
@@ -80,7 +89,7 @@ function sealHandRows(memberKeys: Uint8Array, environmentId: string, members: re
 }
 
 /** One member's hands sealed under its data key (enrollment). */
-export function sealMemberHands(memberKey: Uint8Array, memberId: string, environmentId: string, hands: readonly PreparedHand[]): TemplateInsert[] {
+export function sealMemberHands(memberKey: Uint8Array, memberId: string, environmentId: string, hands: readonly HandToSeal[]): TemplateInsert[] {
   return sealHandRows(memberKey, environmentId, [{ id: memberId, hands }])[0]
 }
 
