@@ -1,16 +1,16 @@
 // `palmvein audit verify | checkpoints | purge`: the audit trail's checks, its signed checkpoint
 // export and its retention purge. Each needs the master key (PALMVEIN_MASTER_KEY or the data
-// directory's): the audit keys derive from it (domain/audit-keys.ts).
+// directory's): the audit keys derive from it (domain/audit/audit-keys.ts).
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { CommandRefused } from './cli-session.js'
 import { loadConfig } from './config.js'
-import { adoptUnkeyedTrail } from './domain/audit-adoption.js'
-import { checkpointFile, parseCheckpointFile, signCheckpoint } from './domain/audit-checkpoints.js'
-import { loadAuditKeys, type AuditKeys } from './domain/audit-keys.js'
-import { purgeKeys, verifyAuditChains, type ChainReport } from './domain/audit-verify.js'
+import { adoptUnkeyedTrail } from './domain/audit/audit-adoption.js'
+import { checkpointFile, parseCheckpointFile, signCheckpoint } from './domain/audit/audit-checkpoints.js'
+import { loadAuditKeys, type AuditKeys } from './domain/audit/audit-keys.js'
+import { purgeKeys, verifyAuditChains, type ChainReport } from './domain/audit/audit-verify.js'
 import { createKeyring, loadMasterKey } from './keys/keyring.js'
-import { openDatabase, type Sql } from './store/database.js'
+import { openDatabase, type Sql } from './store/engine/database.js'
 import { migrate } from './store/migrate.js'
 import { insertCheckpoint, type CheckpointRow } from './store/audit-keys.js'
 import { auditChains, chainTail, purgeAuditBefore } from './store/audit-log.js'

@@ -1,15 +1,15 @@
 // `palmvein backup --out <file>` and `palmvein restore <file>`: the embedded database, while the
 // service runs or not. Neither holds nor needs to write the master key: a backup is useless
 // without it, so it is kept apart, and a restore checks that the key at hand opens the backup.
-// Nor the erasure ledger (domain/erasures.ts), kept with the key: a restore applies it.
+// Nor the erasure ledger (domain/members/erasures.ts), kept with the key: a restore applies it.
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { CommandRefused, withCliSession } from './cli-session.js'
 import { loadConfig } from './config.js'
-import { ERASURE_LEDGER_FILE, erasureLedgerFile } from './domain/erasures.js'
+import { ERASURE_LEDGER_FILE, erasureLedgerFile } from './domain/members/erasures.js'
 import { ledgerExists } from './store/erasure-ledger.js'
-import { BackupRefused, backupEmbedded, restoreEmbedded } from './store/embedded-backup.js'
-import { openEmbedded } from './store/embedded.js'
+import { BackupRefused, backupEmbedded, restoreEmbedded } from './store/engine/embedded-backup.js'
+import { openEmbedded } from './store/engine/embedded.js'
 import { allEnvironments } from './store/organizations.js'
 
 const MASTER_KEY_NOTE = 'the backup does not hold the master key (PALMVEIN_MASTER_KEY, or master.key in the data directory): keep the key apart from the backup; a restore needs it'

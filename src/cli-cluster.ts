@@ -4,7 +4,7 @@
 import { clusterShape, loadConfig } from './config.js'
 import { clusterStatus } from './cluster/status.js'
 import { CommandRefused } from './cli-session.js'
-import { openDatabase } from './store/database.js'
+import { openDatabase } from './store/engine/database.js'
 import { migrate } from './store/migrate.js'
 
 const STATUS_PROBE_MS = 3_000

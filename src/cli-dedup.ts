@@ -8,8 +8,8 @@
 import { writeFileSync } from 'node:fs'
 import { Presets, SingleBar } from 'cli-progress'
 import { CommandRefused, withCliSession } from './cli-session.js'
-import { findDuplicatePairs, findDuplicatePairsByCells, type DuplicatePair } from './domain/dedup.js'
-import { summarisePairs } from './domain/dedup-summary.js'
+import { findDuplicatePairs, findDuplicatePairsByCells, type DuplicatePair } from './domain/dedup/dedup.js'
+import { summarisePairs } from './domain/dedup/dedup-summary.js'
 import { isUuid } from './ids.js'
 import { environmentById } from './store/organizations.js'
 

@@ -5,10 +5,10 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import readline from 'node:readline'
 import { CommandRefused } from './cli-session.js'
-import { EvalInputError, evaluate, type EvalSettings, type TemplateLine } from './accuracy/evaluate.js'
-import { buildReport, reportMarkdown } from './accuracy/report.js'
-import { cmcSvg, detSvg, scoresSvg } from './accuracy/svg.js'
-import { syntheticTemplateSet, type SyntheticSetOptions } from './accuracy/synthetic-set.js'
+import { EvalInputError, evaluate, type EvalSettings, type TemplateLine } from './domain/accuracy/evaluate.js'
+import { buildReport, reportMarkdown } from './domain/accuracy/report.js'
+import { cmcSvg, detSvg, scoresSvg } from './domain/accuracy/svg.js'
+import { syntheticTemplateSet, type SyntheticSetOptions } from './domain/accuracy/synthetic-set.js'
 
 export interface EvalArgs {
   out: string

@@ -3,7 +3,7 @@
 // that the output holds biometric data.
 import { once } from 'node:events'
 import { CommandRefused, tenantProject, withCliSession } from './cli-session.js'
-import { exportMembers, type ExportCounts } from './domain/member-export.js'
+import { exportMembers, type ExportCounts } from './domain/import/member-export.js'
 
 export async function runExport(args: { project: string; includeBiometrics: boolean }): Promise<void> {
   if (!args.includeBiometrics) {

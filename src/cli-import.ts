@@ -1,7 +1,7 @@
 // `palmvein import --project <id> [--allow-duplicates] [--rejects <file>] [--batch <n>] [--progress-lines] <file.ndjson | ->`
 // One member a line: the POST .../members fields and the enroll body's hands. Each line is checked
 // against the same schema as the API (import-lines.ts, on the import's threads), then as
-// enroll checks it (domain/member-import.ts). Prints one JSON summary
+// enroll checks it (domain/import/member-import.ts). Prints one JSON summary
 // line on stdout; a progress bar goes to stderr on a terminal, or with --progress-lines one JSON
 // line after each batch (what a script or the benchmark reads). Exit 0 when every line was
 // imported (or already present), 1 when some were refused; usage and connection errors exit 2
@@ -9,7 +9,7 @@
 import { createReadStream, createWriteStream, statSync, type WriteStream } from 'node:fs'
 import { Presets, SingleBar } from 'cli-progress'
 import { tenantProject, withCliSession } from './cli-session.js'
-import { importMembers, type ImportRejection } from './domain/member-import.js'
+import { importMembers, type ImportRejection } from './domain/import/member-import.js'
 
 export const DEFAULT_BATCH = 500
 

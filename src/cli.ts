@@ -37,9 +37,9 @@ import { runAuditCheckpoints, runAuditPurge, runAuditVerify } from './cli-audit.
 import { start } from './server.js'
 import { createLogger } from './log.js'
 import { syntheticCapture } from './synthetic-capture.js'
-import { openDatabase } from './store/database.js'
-import { isDatabaseUnreachable } from './store/availability.js'
-import { DataDirectoryInUse } from './store/embedded.js'
+import { openDatabase } from './store/engine/database.js'
+import { isDatabaseUnreachable } from './store/engine/availability.js'
+import { DataDirectoryInUse } from './store/engine/embedded.js'
 import { migrate } from './store/migrate.js'
 import { insertOrganization } from './store/organizations.js'
 

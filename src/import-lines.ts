@@ -1,11 +1,11 @@
 // An import's input as batches of raw NDJSON lines (`palmvein import`): the reading thread only
-// cuts the bytes at line ends, and whoever prepares a batch (an import thread, domain/import-prepare.ts)
+// cuts the bytes at line ends, and whoever prepares a batch (an import thread, domain/import/import-prepare.ts)
 // parses and checks its lines. Parsing on the reading thread, then cloning the parsed members into
 // a thread, cost ~35 µs a member there, a third of the reading thread's time.
 import { EnrollHand } from './http/resources/palms.js'
 import { DisplayName, Metadata } from './http/resources/members.js'
 import { compile, Nullable, Type } from './http/schema.js'
-import type { ImportMember, ImportRejection } from './domain/member-import.js'
+import type { ImportMember, ImportRejection } from './domain/import/member-import.js'
 
 export const ImportLineSchema = Type.Object({
   member_id: Type.Optional(Type.String({ format: 'uuid', description: 'keep this id (an import run again skips members already present)' })),

@@ -10,7 +10,7 @@
 // upsert per request, as before) for limits under LEASE_FROM, and limit / 100 above (50 for the
 // enterprise plan's 5 000 per minute), so the loss stays under 1 % of the limit per process.
 import { ServiceError } from '../errors.js'
-import type { Sql } from '../store/database.js'
+import type { Sql } from '../store/engine/database.js'
 import { addToCounters, deleteOldCounters, returnToCounters, type Bucket } from '../store/rate-limits.js'
 
 export interface LimitedProject {

@@ -3,7 +3,7 @@
 // project (or, on a person's own routes, the person) charged. Handlers receive what it loaded.
 import type { LimitedProject } from './rate-limit.js'
 import { chargePerson } from './self-enrollment-limits.js'
-import type { Sql } from '../store/database.js'
+import type { Sql } from '../store/engine/database.js'
 import type { ProjectRow } from '../store/projects.js'
 import { reachableProject, requireEndUser, requireOrgAdmin, requireTenantManaged } from './access.js'
 import type { Access } from './credentials.js'

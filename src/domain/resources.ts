@@ -7,11 +7,11 @@ import type { RateLimiter } from '../auth/rate-limit.js'
 import type { Config } from '../config.js'
 import type { Keyring } from '../keys/keyring.js'
 import type { ServiceMetrics } from '../metrics/metrics.js'
-import type { Database, Sql } from '../store/database.js'
-import type { Calibrator } from './calibration.js'
-import type { EnrollmentSignals } from './enrollment-signals.js'
-import type { Galleries } from './galleries.js'
-import type { ScanRecorder } from './scans.js'
+import type { Database, Sql } from '../store/engine/database.js'
+import type { Calibrator } from './accuracy/calibrator.js'
+import type { EnrollmentSignals } from './enrollment/enrollment-signals.js'
+import type { Galleries } from './galleries/galleries.js'
+import type { ScanRecorder } from './identification/scans.js'
 
 export interface DomainResources {
   config: Config

@@ -6,7 +6,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { LRUCache } from 'lru-cache'
 import { parseMasterKey, type Config } from '../config.js'
-import type { Queryable } from '../store/database.js'
+import type { Queryable } from '../store/engine/database.js'
 import { createMasterKeys } from './master-keys.js'
 
 const NONCE_BYTES = 12

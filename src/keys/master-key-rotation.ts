@@ -3,7 +3,7 @@
 // key still verifies under the new one). rotate-master adds a wrapping under the new key to each (one
 // transaction) and records the rotation; retire-master, run with the new key once every process
 // uses it, drops the old wrappings and the record, after which the old key opens nothing.
-import type { Sql } from '../store/database.js'
+import type { Sql } from '../store/engine/database.js'
 import {
   deleteRotationRecord, lockMasterWrapped, replaceMasterWrapped, rotationRecord, saveRotationRecord, type MasterWrappedBlob,
 } from '../store/master-keys.js'

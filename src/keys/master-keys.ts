@@ -3,7 +3,7 @@
 // with the old key and with the new one both open it during a rolling restart. A blob from before
 // key sets (a bare wrapping) is opened with whichever known key fits.
 import { createHmac } from 'node:crypto'
-import type { Queryable } from '../store/database.js'
+import type { Queryable } from '../store/engine/database.js'
 import { rotationRecord } from '../store/master-keys.js'
 
 const MAGIC = Buffer.from('PVK1')

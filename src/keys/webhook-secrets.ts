@@ -1,7 +1,7 @@
 // Webhook signing secrets at rest: sealed (AES-256-GCM) under the project's environment key, or
 // the master key for a project without an environment, bound to the subscription id. A database
 // dump alone cannot sign a webhook; the secret is opened only to sign a delivery.
-import type { Queryable, Sql } from '../store/database.js'
+import type { Queryable, Sql } from '../store/engine/database.js'
 import { plaintextSecrets, replacePlaintextSecret, type SecretKeyOwner as SecretOwner } from '../store/webhook-subscriptions.js'
 import type { Keyring } from './keyring.js'
 

@@ -1,6 +1,6 @@
 // Queries of the match-threshold calibration (migration 0023): which environments want one, the
 // claim that lets one process compute it, the result, and the sample of stored identify captures.
-import type { Queryable, Sql } from './database.js'
+import type { Queryable, Sql } from './engine/database.js'
 import type { Hand } from './templates.js'
 
 export interface CalibrationRow {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseCapture, referenceTemplate } from '../../src/domain/captures.js'
+import { parseCapture, referenceTemplate } from '../../src/domain/identification/captures.js'
 import { openSilhouette, openTemplate, unwrapMemberKey } from '../../src/keys/template-crypto.js'
 import { environmentById } from '../../src/store/organizations.js'
 import { usingPostgres } from '../support/database.js'

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { createBatchCipher, type BatchCipher } from '../../src/keys/gcm-batch.js'
-import { decryptReferences, packRows, type DecryptRow } from '../../src/domain/reference-decrypt-worker.js'
+import { decryptReferences, packRows, type DecryptRow } from '../../src/domain/galleries/reference-decrypt-worker.js'
 import { seal } from '../../src/keys/keyring.js'
 import { memberContext, sealTemplate } from '../../src/keys/template-crypto.js'
 import { newId } from '../../src/ids.js'

@@ -3,7 +3,7 @@
 // brute force over those rows (rows at or above the floor, by score then row), and the cell search
 // on a small register with planted look-alikes reports exactly the brute-force pairs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { findPairsByCells } from '../../src/domain/dedup-cells.js'
+import { findPairsByCells } from '../../src/domain/dedup/dedup-cells.js'
 import { availableBackends, loadNativeAddon, type BackendName } from '../../src/matcher/backend.js'
 import { createMatcher, type Matcher } from '../../src/matcher/index.js'
 import { createRandom } from '../../src/matcher/random.js'

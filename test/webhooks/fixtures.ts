@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto'
 import { createKeyring } from '../../src/keys/keyring.js'
 import { newId } from '../../src/ids.js'
-import type { Sql } from '../../src/store/database.js'
+import type { Sql } from '../../src/store/engine/database.js'
 import type { Clock } from '../../src/webhooks/clock.js'
 import type { Resolver } from '../../src/webhooks/ssrf-guard.js'
 import { loadConfig, type Config } from '../../src/config.js'

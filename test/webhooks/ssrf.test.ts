@@ -1,7 +1,7 @@
 // The SSRF guard on subscription create/update and again at delivery time (DNS may change after
 // the subscription was accepted). A refused target is never contacted.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { createSubscription, listAttempts, listDeliveries, updateSubscription } from '../../src/domain/webhooks.js'
+import { createSubscription, listAttempts, listDeliveries, updateSubscription } from '../../src/domain/webhooks/webhooks.js'
 import { ServiceError } from '../../src/errors.js'
 import { createSsrfGuard, createWebhookEngine, enqueueEvent } from '../../src/webhooks/index.js'
 import { createTestStorage, usingPostgres, type TestStorage } from '../support/database.js'
