@@ -67,7 +67,7 @@ async function post(url, auth, body) {
 }
 
 async function run(dist, round, index) {
-  const { syntheticCapture } = await import(path.join(dist, 'synthetic-capture.js'))
+  const { syntheticCapture } = await import(path.join(dist, 'cli/synthetic-capture.js'))
   const capture = (identity, session) => syntheticCapture({ identity, hand: 'left', session, attempt: 0, dimension: 256, seed: 7, extractorId: 1 })
   const database = await temporaryDatabase(round, index)
   const service = await boot(dist, database?.url)

@@ -3,12 +3,26 @@
 // share of each environment.
 import type { Logger } from 'pino'
 import type { Config } from '../../config.js'
-import type { Gallery, Hit, SearchOptions } from '../../matcher/index.js'
+import type { ExactAuditCounts, Gallery, Hit, SearchOptions } from '../../matcher/index.js'
 import type { Database, Queryable } from '../../store/engine/database.js'
 import type { EnvironmentRow } from '../../store/organizations.js'
 import type { Hand } from '../../store/templates.js'
-import type { GalleryState } from './gallery-health.js'
 import type { Keyring } from '../../keys/keyring.js'
+
+export interface GalleryState {
+  environmentId: string
+  rows: number
+  loading: boolean
+  /** A boot load (identify answers 503 meanwhile), not a load on demand. */
+  blocking: boolean
+  loaded: number
+  total: number
+  /** Reference rows left out because the matcher's memory is full. */
+  notStored: number
+  /** The environment's match threshold as this process uses it (null before its settings are read). */
+  matchThreshold: number | null
+  exactAudit: ExactAuditCounts
+}
 
 export interface EnvironmentGallery {
   environment: EnvironmentRow

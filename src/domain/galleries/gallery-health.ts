@@ -1,23 +1,7 @@
 // The galleries' /healthz check: failing while a boot load runs (identify answers 503 meanwhile),
 // then the rows held, the matchers in use, the exactness audit, and a warning when memory is full.
 import type { HealthCheck } from '../../health.js'
-import type { ExactAuditCounts } from '../../matcher/index.js'
-import type { Galleries } from './galleries.js'
-
-export interface GalleryState {
-  environmentId: string
-  rows: number
-  loading: boolean
-  /** A boot load (identify answers 503 meanwhile), not a load on demand. */
-  blocking: boolean
-  loaded: number
-  total: number
-  /** Reference rows left out because the matcher's memory is full. */
-  notStored: number
-  /** The environment's match threshold as this process uses it (null before its settings are read). */
-  matchThreshold: number | null
-  exactAudit: ExactAuditCounts
-}
+import type { Galleries, GalleryState } from './galleries-api.js'
 
 const sum = (states: GalleryState[], of: (state: GalleryState) => number): number => states.reduce((total, state) => total + of(state), 0)
 

@@ -1,5 +1,5 @@
 // The CPU half of an import (member-import.ts): a batch of input lines parsed and checked against
-// the import schema (import-lines.ts), each member's metadata and captures checked as enroll
+// the import schema (http/resources/import-line.ts), each member's metadata and captures checked as enroll
 // checks them, its reference templates built, a data key made and wrapped by the environment key,
 // every row sealed and encoded for the bulk write. A pure function of its task, so it runs the
 // same on the main thread (small imports) and as the piscina task of an import's threads
@@ -9,8 +9,8 @@ import { newId } from '../../ids.js'
 import { bulkRows, type BulkRows, type BulkWrite } from '../../store/members.js'
 import type { EnvironmentRow } from '../../store/organizations.js'
 import { handProbes, prepareHands, type HandProbes, type PreparedHand } from '../enrollment/enrollment.js'
-import { parseLineBatch, type LineBatch } from '../../import-lines.js'
-import type { ImportMember, ImportRejection } from './member-import.js'
+import { parseLineBatch } from '../../http/resources/import-line.js'
+import type { ImportMember, ImportRejection, LineBatch } from './line-batches.js'
 import { checkMetadata } from '../members/members.js'
 import { sealNewMembers } from '../../keys/member-sealing.js'
 

@@ -10,7 +10,7 @@ import type { ProjectRow } from '../../store/projects.js'
 import { captureRowsOfMembers, type CaptureRow } from '../../store/templates.js'
 import type { EnrollHand } from '../enrollment/enrollment.js'
 import { HANDS } from '../galleries/galleries.js'
-import type { ImportMember } from './member-import.js'
+import type { ImportMember } from './line-batches.js'
 import { openSilhouette, openTemplate, unwrapMemberKey } from '../../keys/template-crypto.js'
 
 const PAGE_MEMBERS = 500

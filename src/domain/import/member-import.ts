@@ -11,36 +11,21 @@
 import os from 'node:os'
 import type { DomainResources } from '../resources.js'
 import { requireEnvironmentOwner } from '../../auth/access.js'
-import { ServiceError, type ErrorCode } from '../../errors.js'
+import { ServiceError } from '../../errors.js'
 import type { Queryable, Sql } from '../../store/engine/database.js'
 import { commitWithoutFlushWait, waitForDurableCommits } from '../../store/engine/commit-durability.js'
 import { lockEnvironmentGallery, recordGalleryChanges } from '../../store/gallery-changes.js'
 import { bulkWriteFor, countMembersOfProject, existingMembers, insertMembersAndTemplates, type BulkRows } from '../../store/members.js'
 import { environmentById, type EnvironmentRow } from '../../store/organizations.js'
 import type { ProjectRow } from '../../store/projects.js'
-import type { EnrollHand, HandProbes } from '../enrollment/enrollment.js'
+import type { HandProbes } from '../enrollment/enrollment.js'
 import { screenCandidates } from './import-duplicates.js'
 import { createImportPool, type ImportPool } from './import-pool.js'
-import { lineBatches } from '../../import-lines.js'
 import { prepareImportLines, type PrepareResult, type PrepareTask } from './import-prepare.js'
+import { lineBatches, type ImportRejection } from './line-batches.js'
 import type { EnvironmentGallery } from '../galleries/galleries.js'
 
-/** One member to import: the member fields and the enroll body's hands. */
-export interface ImportMember {
-  member_id?: string
-  display_name: string
-  metadata?: unknown
-  left_hand?: EnrollHand | null
-  right_hand?: EnrollHand | null
-}
-
-export interface ImportRejection {
-  /** 1-based line (or item) number of the input. */
-  line: number
-  code: ErrorCode
-  detail: string
-  errors?: Array<{ path: string; message: string }>
-}
+export type { ImportMember, ImportRejection } from './line-batches.js'
 
 export interface ImportSummary {
   imported: number

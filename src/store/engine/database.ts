@@ -10,10 +10,9 @@ import { watchAvailability } from './availability.js'
 import { openEmbedded, type EmbeddedDatabase } from './embedded.js'
 import { createNotificationListener } from './notification-listener.js'
 import { postgresIsPatched } from './postgres-patch.js'
+import type { Sql } from './sql.js'
 
-export type Sql = postgres.Sql<Record<string, never>>
-/** A client or an open transaction (`sql.begin(tx => ...)`): what every store function takes. */
-export type Queryable = Sql | postgres.TransactionSql<Record<string, never>>
+export type { Queryable, Sql } from './sql.js'
 export type DatabaseKind = 'postgres' | 'embedded'
 
 export interface Database {

@@ -3,7 +3,7 @@
 // attempt fails (the database still down), so after an outage notifications would stop for good.
 // Here a dropped connection is re-subscribed until it succeeds, and every listener hears that it
 // was away (`onReconnect`): notifications sent meanwhile are lost, and it must catch up itself.
-import type { Sql } from './database.js'
+import type { Sql } from './sql.js'
 
 export interface Subscription {
   onPayload(payload: string): void

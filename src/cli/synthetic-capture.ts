@@ -1,6 +1,6 @@
 // `palmvein capture --synthetic`: a PVT1 capture (base64url) from the seeded demo generator, for
 // users without a palm sensor (the README walkthrough enrolls and identifies with these).
-import { createSyntheticPopulation, DEMO_CAPTURES, type Hand } from './matcher/index.js'
+import { createSyntheticPopulation, DEMO_CAPTURES, type Hand } from '../matcher/index.js'
 
 export interface SyntheticCaptureOptions {
   identity: number
