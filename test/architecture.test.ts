@@ -32,7 +32,7 @@ const LAYERS: Array<{ layer: string; holds: string[] }> = [
   { layer: 'auth, webhooks', holds: ['auth/', 'webhooks/'] },
   { layer: 'keys', holds: ['keys/'] },
   { layer: 'store', holds: ['store/'] },
-  { layer: 'leaves', holds: ['config.ts', 'log.ts', 'errors.ts', 'ids.ts', 'plans.ts', 'version.ts', 'health.ts', 'metrics/', 'ts-worker-bootstrap.mjs'] },
+  { layer: 'leaves', holds: ['config.ts', 'log.ts', 'errors.ts', 'ids.ts', 'plans.ts', 'version.ts', 'health.ts', 'metrics/'] },
   { layer: 'matcher', holds: ['matcher/'] },
 ]
 const MATCHER = LAYERS.length - 1

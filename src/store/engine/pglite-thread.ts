@@ -21,7 +21,7 @@ const YOUNG_GENERATION_MB = 6
 function spawn(data: PgliteWorkerData): Worker {
   const resourceLimits = { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB }
   return runsFromSource
-    ? new Worker(new URL('../../ts-worker-bootstrap.mjs', import.meta.url), { workerData: { ...data, entry: workerUrl.href }, resourceLimits })
+    ? new Worker(new URL('./ts-worker-bootstrap.mjs', import.meta.url), { workerData: { ...data, entry: workerUrl.href }, resourceLimits })
     : new Worker(workerUrl, { workerData: data, resourceLimits })
 }
 
