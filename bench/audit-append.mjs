@@ -13,9 +13,9 @@ import pino from 'pino'
 import { postgresCpuMs } from './service/process-cpu.mjs'
 import { scratchDatabase } from './service/scratch-database.mjs'
 const dist = path.resolve(process.argv[2] ?? new URL('../dist', import.meta.url).pathname)
-const { openDatabase } = await import(`${dist}/store/database.js`)
+const { openDatabase } = await import(`${dist}/store/engine/database.js`)
 const { migrate } = await import(`${dist}/store/migrate.js`)
-const { createAuditTrail } = await import(`${dist}/domain/audit.js`)
+const { createAuditTrail } = await import(`${dist}/domain/audit/audit.js`)
 const { newId } = await import(`${dist}/ids.js`)
 const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'palmvein-audit-bench-'))
 // On PostgreSQL, a temporary database of its own (dropped at the end).

@@ -2,7 +2,7 @@
 // against every palm with the matcher's int8 kernel (2 048 probes per scan task), each probe's
 // hits at or above the threshold kept (widened when its 16 best all reach it), best palm pair per
 // pair of owners.
-import type { PalmPair, PalmRegister } from '../src/domain/dedup-cells.js'
+import type { PalmPair, PalmRegister } from '../src/domain/dedup/dedup-cells.js'
 import type { Matcher } from '@palmvein/matcher'
 import { copyGalleryRow, scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
 

@@ -1,5 +1,5 @@
 // `npm run bench:dedup`: deduplication of planted registers in memory (no service, no database),
-// the cell search (src/domain/dedup-cells.ts) against the exact all-pairs search (every palm
+// the cell search (src/domain/dedup/dedup-cells.ts) against the exact all-pairs search (every palm
 // scanned against every palm with the same int8 kernel), at each size:
 //   time, pairs, recall (pairs of the exact search the cell search reports), pairs below the
 //   threshold (must be 0), candidate scores, and the ratio of the times.
@@ -11,7 +11,7 @@ import { execSync } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { parseArgs } from 'node:util'
-import { findPairsByCells, type PalmPair, type PalmRegister } from '../src/domain/dedup-cells.js'
+import { findPairsByCells, type PalmPair, type PalmRegister } from '../src/domain/dedup/dedup-cells.js'
 import { createMatcher, quantizeFloat } from '@palmvein/matcher'
 import { findPairsExhaustively } from './dedup-exact.js'
 import { createPlantedRegister } from './dedup-register.js'

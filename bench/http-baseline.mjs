@@ -9,8 +9,8 @@ import { pino } from 'pino'
 const dist = new URL('../dist/', import.meta.url)
 const load = (file) => import(new URL(file, dist).href)
 const [{ loadConfig }, { openDatabase }, { loadIdentityTokens }, { createApiKeyLookup }, { createApiKeyUsage, createDeviceAuthUsage }, { createDeviceTokenLookup }, { createRateLimiter }, { authenticate }, { routeTable }, { compile }, { problemReply }, { newId }, { grantAccess }] = await Promise.all([
-  load('config.js'), load('store/database.js'), load('auth/identity-tokens.js'), load('auth/api-key-lookup.js'), load('auth/usage-touch.js'), load('auth/device-token-lookup.js'),
-  load('domain/rate-limit.js'), load('auth/authenticate.js'), load('http/routes/index.js'), load('http/schema.js'),
+  load('config.js'), load('store/engine/database.js'), load('auth/identity-tokens.js'), load('auth/api-key-lookup.js'), load('auth/usage-touch.js'), load('auth/device-token-lookup.js'),
+  load('auth/rate-limit.js'), load('auth/authenticate.js'), load('http/routes/index.js'), load('http/schema.js'),
   load('http/problem.js'), load('ids.js'), load('http/access.js'),
 ])
 

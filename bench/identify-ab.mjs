@@ -67,7 +67,7 @@ async function post(url, auth, body) {
 }
 
 async function run(dist, round, index) {
-  const { syntheticCapture } = await import(path.join(dist, 'synthetic-capture.js'))
+  const { syntheticCapture } = await import(path.join(dist, 'cli/synthetic-capture.js'))
   const capture = (identity, session) => syntheticCapture({ identity, hand: 'left', session, attempt: 0, dimension: 256, seed: 7, extractorId: 1 })
   const database = await temporaryDatabase(round, index)
   const service = await boot(dist, database?.url)
@@ -77,7 +77,7 @@ async function run(dist, round, index) {
     const project = await post(`${service.url}/v1/organization/${org.id}/projects`, service.token, { name: 'A/B', environment_id: environment.id, plan: 'enterprise' })
     const key = (await post(`${service.url}/v1/organization/${org.id}/api-keys`, service.token, { name: 'ab', project_ids: null })).key
     // The plan's per-minute limit would refuse a closed loop on a fast machine: lift it (it stays on the path).
-    const { openDatabase } = await import(path.join(dist, 'store/database.js'))
+    const { openDatabase } = await import(path.join(dist, 'store/engine/database.js'))
     const db = await openDatabase({ databaseUrl: database?.url ?? null, dataDir: service.dataDir }, { max: 1 })
     await db.sql`UPDATE projects SET requests_per_minute = 100000000, daily_request_limit = 2000000000 WHERE id = ${project.id}`
     await db.close()

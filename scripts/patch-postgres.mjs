@@ -23,7 +23,7 @@
 // are half the array, and `remove` starts at the live head.
 //
 // Idempotent; a copy that already carries a fix (a fixed release) is left alone. The runtime
-// check in src/store/postgres-patch.ts warns at start on an unpatched copy.
+// check in src/store/engine/postgres-patch.ts warns at start on an unpatched copy.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'

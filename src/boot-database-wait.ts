@@ -6,8 +6,8 @@
 // a database already struggling; the 503 from /healthz is what tells orchestrators to wait.
 import type { Logger } from 'pino'
 import { ServiceError } from './errors.js'
-import { isDatabaseUnreachable } from './store/availability.js'
-import type { Database } from './store/database.js'
+import { isDatabaseUnreachable } from './store/engine/availability.js'
+import type { Database } from './store/engine/database.js'
 
 const RETRY_MS = 250
 

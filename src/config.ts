@@ -18,12 +18,12 @@ export interface Config {
   dataDir: string
   /**
    * The embedded database's page cache (PostgreSQL shared_buffers, e.g. '64MB'); null: the default
-   * of store/embedded.ts.
+   * of store/engine/embedded.ts.
    */
   embeddedSharedBuffers: string | null
   /** 32-byte master key (base64); null means "generate one into dataDir on first start". */
   masterKey: Buffer | null
-  /** PALMVEIN_ERASURE_LEDGER: the erasure ledger's file (domain/erasures.ts); null: erasures.log in dataDir. */
+  /** PALMVEIN_ERASURE_LEDGER: the erasure ledger's file (domain/members/erasures.ts); null: erasures.log in dataDir. */
   erasureLedger: string | null
   jwksUrl: string | null
   jwtPublicKey: string | null

@@ -3,7 +3,7 @@
 // alone cannot shrink it).
 import { expect, it } from 'vitest'
 import { loadNativeAddon } from '@palmvein/matcher/backend'
-import { releaseLoadGarbage } from '../src/process-memory.js'
+import { releaseLoadGarbage } from '../src/domain/galleries/process-memory.js'
 
 const glibc = Boolean((process.report?.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime)
 

@@ -1,8 +1,8 @@
 // The Markdown report of one run: the machine header, the targets with met / missed, the identify
 // summary with ratios, REST GETs, load and boot times, and the charts. `renderSummary` is the part
 // the README quotes.
-import { describeRate } from '../../src/accuracy/rates.js'
-import type { Rate } from '../../src/accuracy/rates.js'
+import { describeRate } from '../../src/domain/accuracy/rates.js'
+import type { Rate } from '../../src/domain/accuracy/rates.js'
 import type { BenchResult, EnvironmentResult, IdentifyLoad, RestLoad } from './result.js'
 import { checkTargets, IDENTIFY_P95_ONE_CLIENT_MS, IDENTIFY_SIXTEEN_CLIENTS, REST_GET, TARGET_MEMBERS, verdictMark } from './targets.js'
 

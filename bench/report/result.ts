@@ -1,8 +1,8 @@
 // The shape of one `npm run bench` run, as written to bench/results/<timestamp>/results.json and
 // read back by the report writer. Every latency is in milliseconds, every rate per second.
 // Bump RESULT_VERSION when a field changes meaning, so old recorded results are not misread.
-import type { OperatingPoint } from '../../src/accuracy/report.js'
-import type { Rate } from '../../src/accuracy/rates.js'
+import type { OperatingPoint } from '../../src/domain/accuracy/report.js'
+import type { Rate } from '../../src/domain/accuracy/rates.js'
 import type { ResultRow } from '../../packages/matcher/bench/matcher-report.js'
 
 export const RESULT_VERSION = 1

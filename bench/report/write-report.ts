@@ -3,10 +3,10 @@
 // same report (the test does exactly that).
 import fs from 'node:fs'
 import path from 'node:path'
-import { detSvg } from '../../src/accuracy/svg.js'
+import { detSvg } from '../../src/domain/accuracy/svg.js'
 import { CHART_FILES, detChartFile, renderMarkdown } from './markdown.js'
 import type { BenchResult } from './result.js'
-import { compactNumber, renderLineChart, type ChartSeries } from '../../src/svg-line-chart.js'
+import { compactNumber, renderLineChart, type ChartSeries } from '../../src/domain/accuracy/svg-line-chart.js'
 import { IDENTIFY_P95_ONE_CLIENT_MS, IDENTIFY_SIXTEEN_CLIENTS } from './targets.js'
 
 export const RESULT_FILE = 'results.json'

@@ -13,8 +13,8 @@ const DET_POINTS = 120
  *           threshold: number, margin: number }} input
  */
 export async function measureAccuracy(input) {
-  const { fnirAt, fpirAt, detCurve, equalErrorRate } = await import('../../src/accuracy/open-set.ts')
-  const { operatingPoint, thin } = await import('../../src/accuracy/report.ts')
+  const { fnirAt, fpirAt, detCurve, equalErrorRate } = await import('../../src/domain/accuracy/open-set.ts')
+  const { operatingPoint, thin } = await import('../../src/domain/accuracy/report.ts')
   const answers = new Array(input.probes.length)
   let next = 0
   await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
@@ -67,7 +67,7 @@ const CALIBRATION_TIMEOUT_MS = 15 * 60_000
  * @param {{ url: string, token: string, orgId: string, environmentId: string, scores: { mated: any[], nonMated: number[] } }} input
  */
 export async function measureCalibration(input) {
-  const { fnirAt, fpirAt, thresholdForFpir } = await import('../../src/accuracy/open-set.ts')
+  const { fnirAt, fpirAt, thresholdForFpir } = await import('../../src/domain/accuracy/open-set.ts')
   const admin = environmentAdmin(input)
   const started = performance.now()
   await admin.patch({ target_fpir: CALIBRATION_TARGET_FPIR })

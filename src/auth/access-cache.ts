@@ -3,7 +3,7 @@
 // any change to an access fact is answered; see migrations 0031 and 0033). Any movement drops every
 // entry, so a revocation or a narrowed scope shows on the very next request. Where the database
 // cannot say (PostgreSQL, a CLI joined to a running service), every lookup reads.
-import type { Database } from '../store/database.js'
+import type { Database } from '../store/engine/database.js'
 
 // Credentials × projects in use at once; past it the oldest entry goes (a miss costs one query).
 const MAX_ENTRIES = 10_000

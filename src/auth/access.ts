@@ -2,7 +2,7 @@
 // organization's projects (all, or its scoped list); a terminal reaches only its own project; a
 // foreign resource answers 404 like a missing one.
 import { ServiceError, notFound } from '../errors.js'
-import type { Sql } from '../store/database.js'
+import type { Sql } from '../store/engine/database.js'
 import { administersAny, isOrganizationAdmin } from '../store/organizations.js'
 import { projectById, type ProjectRow } from '../store/projects.js'
 import type { Principal } from './principal.js'

@@ -2,7 +2,7 @@
 // cache where the database allows it (access-cache.ts). That is one query of a GET's two, and both
 // threads' work for it (10 000 members, 1 000 GETs/s: GET member p95 4.89 -> 1.27 ms). The secret
 // is still checked against the key's hash on every request; only the rows are cached.
-import type { Database } from '../store/database.js'
+import type { Database } from '../store/engine/database.js'
 import { apiKeyWithProject } from '../store/projects.js'
 import { createAccessCache } from './access-cache.js'
 

@@ -3,11 +3,23 @@
 // the embedded database this process serves, where API keys and device tokens are cached until any
 // access fact changes (access-cache.ts). An API key is read together with the project the path
 // names, a device token with its device's project, so neither costs an extra round trip.
-import type { AppContext } from '../app-context.js'
 import { ServiceError } from '../errors.js'
+import type { ApiKeyLookup } from './api-key-lookup.js'
 import type { CredentialKind } from './credentials.js'
+import type { DeviceTokenLookup } from './device-token-lookup.js'
+import type { IdentityTokens } from './identity-tokens.js'
 import { NO_PRINCIPAL, type Principal } from './principal.js'
 import { BEARER_SECRET_SHAPE, secretMatches } from './secrets.js'
+import type { UsageTouch } from './usage-touch.js'
+
+/** The lookups a credential is checked against (the composition root's AppContext has them all). */
+export interface Credentials {
+  tokens: IdentityTokens
+  apiKeys: ApiKeyLookup
+  apiKeyUsage: UsageTouch
+  deviceTokens: DeviceTokenLookup
+  deviceAuthUsage: UsageTouch
+}
 
 export const DEVICE_TOKEN_PREFIX = 'pvd_'
 const API_KEY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\./i
@@ -17,7 +29,7 @@ export function unauthenticated(detail: string): ServiceError {
   return new ServiceError('unauthenticated', detail)
 }
 
-async function apiKey(app: Pick<AppContext, 'apiKeys' | 'apiKeyUsage'>, keyId: string, secret: string, projectId: string | null): Promise<Principal> {
+async function apiKey(app: Pick<Credentials, 'apiKeys' | 'apiKeyUsage'>, keyId: string, secret: string, projectId: string | null): Promise<Principal> {
   const found = await app.apiKeys.find(keyId, projectId)
   if (!found || !secretMatches(secret, found.key.secret_hash)) throw unauthenticated('unknown or revoked API key')
   const { key, project } = found
@@ -29,7 +41,7 @@ async function apiKey(app: Pick<AppContext, 'apiKeys' | 'apiKeyUsage'>, keyId: s
   }
 }
 
-async function deviceToken(app: Pick<AppContext, 'deviceTokens' | 'deviceAuthUsage'>, deviceId: string, secret: string): Promise<Principal> {
+async function deviceToken(app: Pick<Credentials, 'deviceTokens' | 'deviceAuthUsage'>, deviceId: string, secret: string): Promise<Principal> {
   const found = await app.deviceTokens.find(deviceId)
   if (!found || !secretMatches(secret, found.device.token_hash)) throw unauthenticated('the device token is invalid')
   const { device, project } = found
@@ -48,7 +60,7 @@ const KIND_NAMES: Record<CredentialKind, string> = {
 
 /** `projectId`: the project the request's path names, if any (read with an API key in one query). */
 export async function authenticate(
-  app: Pick<AppContext, 'apiKeys' | 'apiKeyUsage' | 'deviceTokens' | 'deviceAuthUsage' | 'tokens'>,
+  app: Credentials,
   header: string, accepted: CredentialKind[], projectId: string | null = null,
 ): Promise<Principal> {
   if (accepted.includes('none') && !header) return NO_PRINCIPAL

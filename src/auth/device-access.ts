@@ -2,7 +2,7 @@
 // A device of another tenant, or one not linked to any project yet, answers 404 exactly like a
 // missing one.
 import { ServiceError, notFound } from '../errors.js'
-import type { Sql } from '../store/database.js'
+import type { Sql } from '../store/engine/database.js'
 import { deviceById, type DeviceRow } from '../store/devices.js'
 import type { Principal } from './principal.js'
 

@@ -2,7 +2,7 @@
 // access cache where the database allows it (access-cache.ts). The token's secret is still checked
 // against its hash on every request; disabling a device, rotating its token or changing its
 // project shows on the very next request.
-import type { Database } from '../store/database.js'
+import type { Database } from '../store/engine/database.js'
 import { deviceWithProject } from '../store/projects.js'
 import { createAccessCache } from './access-cache.js'
 

@@ -1,9 +1,9 @@
 // Resolving a route's declared access for one request: the one place where a caller is checked
 // against the organization, project or device a route addresses and, on a rate-limited route, its
 // project (or, on a person's own routes, the person) charged. Handlers receive what it loaded.
-import type { LimitedProject } from '../domain/rate-limit.js'
-import { chargePerson } from '../domain/self-enrollment-limits.js'
-import type { Sql } from '../store/database.js'
+import type { LimitedProject } from './rate-limit.js'
+import { chargePerson } from './self-enrollment-limits.js'
+import type { Sql } from '../store/engine/database.js'
 import type { ProjectRow } from '../store/projects.js'
 import { reachableProject, requireEndUser, requireOrgAdmin, requireTenantManaged } from './access.js'
 import type { Access } from './credentials.js'

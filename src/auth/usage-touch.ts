@@ -2,7 +2,7 @@
 // at most once a minute per credential: no write per request, and none either for a cached
 // credential row (access-cache.ts) whose timestamp has grown old.
 import { touchApiKeyUsed } from '../store/api-keys.js'
-import type { Sql } from '../store/database.js'
+import type { Sql } from '../store/engine/database.js'
 import { touchDeviceAuth } from '../store/devices.js'
 
 const INTERVAL_MS = 60_000

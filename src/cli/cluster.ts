@@ -5,7 +5,7 @@ import { Command } from 'commander'
 import { clusterShape, loadConfig } from '../config.js'
 import { clusterStatus } from '../cluster/status.js'
 import { CommandRefused } from './errors.js'
-import { openDatabase } from '../store/database.js'
+import { openDatabase } from '../store/engine/database.js'
 import { migrate } from '../store/migrate.js'
 
 const STATUS_PROBE_MS = 3_000

@@ -5,7 +5,7 @@ import { Command } from 'commander'
 import { once } from 'node:events'
 import { CommandRefused } from './errors.js'
 import { tenantProject, withCliSession } from './session.js'
-import { exportMembers, type ExportCounts } from '../domain/member-export.js'
+import { exportMembers, type ExportCounts } from '../domain/import/member-export.js'
 
 async function runExport(args: { project: string; includeBiometrics: boolean }): Promise<void> {
   if (!args.includeBiometrics) {

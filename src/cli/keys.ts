@@ -8,8 +8,8 @@ import path from 'node:path'
 import { CommandRefused } from './errors.js'
 import { withCliSession } from './session.js'
 import { parseMasterKey } from '../config.js'
-import { loadMasterKey } from '../domain/keyring.js'
-import { RotationRefused, retireMasterKey, rotateMasterKey } from '../domain/master-key-rotation.js'
+import { loadMasterKey } from '../keys/keyring.js'
+import { RotationRefused, retireMasterKey, rotateMasterKey } from '../keys/master-key-rotation.js'
 
 async function replaceKeyFile(file: string, key: Buffer): Promise<void> {
   const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}`)

@@ -5,8 +5,8 @@
 // command that could not start; 3 dedup stopped by --stop-after.
 import { CommanderError, type Command } from 'commander'
 import { ConfigError } from '../config.js'
-import { isDatabaseUnreachable } from '../store/availability.js'
-import { DataDirectoryInUse } from '../store/embedded.js'
+import { isDatabaseUnreachable } from '../store/engine/availability.js'
+import { DataDirectoryInUse } from '../store/engine/embedded.js'
 import { CommandRefused, UsageError } from './errors.js'
 import { buildProgram, commandNamed, commandPath, helpHint } from './program.js'
 

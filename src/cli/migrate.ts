@@ -1,7 +1,7 @@
 // `palmvein migrate`: apply the database migrations and exit (the service applies them too, at boot).
 import { Command } from 'commander'
 import { loadConfig } from '../config.js'
-import { openDatabase } from '../store/database.js'
+import { openDatabase } from '../store/engine/database.js'
 import { migrate } from '../store/migrate.js'
 
 async function runMigrate(): Promise<void> {

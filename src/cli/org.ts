@@ -4,7 +4,7 @@ import { Command } from 'commander'
 import { loadConfig } from '../config.js'
 import { organizationResource } from '../http/resources/organizations.js'
 import { newId } from '../ids.js'
-import { openDatabase } from '../store/database.js'
+import { openDatabase } from '../store/engine/database.js'
 import { migrate } from '../store/migrate.js'
 import { insertOrganization } from '../store/organizations.js'
 

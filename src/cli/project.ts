@@ -4,12 +4,12 @@
 import { Command } from 'commander'
 import { CommandRefused } from './errors.js'
 import { loadConfig } from '../config.js'
-import { setProjectPlan } from '../domain/organizations.js'
+import { setProjectPlan } from '../domain/tenants/organizations.js'
 import { ServiceError } from '../errors.js'
 import { projectResource } from '../http/resources/projects.js'
 import { isUuid } from '../ids.js'
 import { PLAN_IDS, type PlanId } from '../plans.js'
-import { openDatabase } from '../store/database.js'
+import { openDatabase } from '../store/engine/database.js'
 import { migrate } from '../store/migrate.js'
 
 async function runProjectPlan(projectId: string | undefined, plan: string | undefined): Promise<void> {

@@ -3,7 +3,7 @@ import { Command } from 'commander'
 import { loadConfig } from '../config.js'
 import { createLogger } from '../log.js'
 import { start } from '../server.js'
-import { isDatabaseUnreachable } from '../store/availability.js'
+import { isDatabaseUnreachable } from '../store/engine/availability.js'
 
 async function serve(): Promise<void> {
   const config = loadConfig()

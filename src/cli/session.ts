@@ -4,13 +4,13 @@
 // they work on.
 import type { Logger } from 'pino'
 import { loadConfig, type Config } from '../config.js'
-import { createGalleries, type Galleries } from '../domain/galleries.js'
-import { applyErasureLedger } from '../domain/erasures.js'
-import { createKeyring, loadMasterKey, type Keyring } from '../domain/keyring.js'
+import { createGalleries, type Galleries } from '../domain/galleries/galleries.js'
+import { applyErasureLedger } from '../domain/members/erasures.js'
+import { createKeyring, loadMasterKey, type Keyring } from '../keys/keyring.js'
 import { isUuid } from '../ids.js'
 import { CommandRefused } from './errors.js'
 import { createLogger } from '../log.js'
-import { openDatabase, type Database } from '../store/database.js'
+import { openDatabase, type Database } from '../store/engine/database.js'
 import { migrate } from '../store/migrate.js'
 import { projectById } from '../store/projects.js'
 

@@ -3,7 +3,7 @@
 // whose heartbeat is still within the lease but that does not answer (killed a moment ago) is
 // `reachable: false`, and its holds are not counted as ready replicas: a shard it alone held is
 // reported as soon as it is known, not a lease later.
-import type { Queryable } from '../store/database.js'
+import type { Queryable } from '../store/engine/database.js'
 import { unreachableNodes } from './peer-reachability.js'
 import { environmentShardCounts, liveHolds, liveNodes, type NodeRow, type ShardHoldRow } from '../store/cluster.js'
 

@@ -2,7 +2,7 @@
 // attributed to, the route template, the ids the path named, the status and the client. Never a
 // body, a query string, a header other than the user agent, or a credential.
 import type { Principal } from '../auth/principal.js'
-import type { AuditRecord } from '../domain/audit.js'
+import type { AuditRecord } from '../domain/audit/audit.js'
 import type { ProjectRow } from '../store/projects.js'
 import { routeTemplate, type Route } from './route.js'
 

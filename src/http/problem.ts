@@ -2,7 +2,7 @@
 // nothing to the client and is logged in full.
 import type { Logger } from 'pino'
 import { ERROR_TITLE, ServiceError } from '../errors.js'
-import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnreachable } from '../store/availability.js'
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnreachable } from '../store/engine/availability.js'
 import { Reply } from './route.js'
 
 export const PROBLEM_TYPE = 'application/problem+json; charset=utf-8'

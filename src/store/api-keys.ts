@@ -1,5 +1,5 @@
 // Queries of the API key aggregate. The secret is never stored: only its SHA-256 (secret_hash).
-import type { Sql } from './database.js'
+import type { Sql } from './engine/database.js'
 
 export interface ApiKeyRow {
   id: string

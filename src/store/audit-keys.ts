@@ -1,5 +1,5 @@
 // Queries of the audit keys and signed checkpoints (migration 0035).
-import type { Queryable } from './database.js'
+import type { Queryable } from './engine/database.js'
 
 export interface AuditKeyRow {
   key_id: string

@@ -1,7 +1,7 @@
 // Queries of the audit trail (migrations 0013, 0017, 0035): appending a chain's records as one
 // block, reading an organization's records (the audit_log view unpacks the blocks), walking a
 // chain's blocks to verify it, the blocks around a listed window, and the retention purge.
-import type { Queryable, Sql } from './database.js'
+import type { Queryable, Sql } from './engine/database.js'
 
 export interface AuditInsert {
   org_id: string | null

@@ -1,7 +1,6 @@
 // Queries of the match-threshold calibration (migration 0023): which environments want one, the
 // claim that lets one process compute it, the result, and the sample of stored identify captures.
-import type { Calibration, CalibrationSettings } from '../accuracy/calibration.js'
-import type { Queryable, Sql } from './database.js'
+import type { Queryable, Sql } from './engine/database.js'
 import type { Hand } from './templates.js'
 
 export interface CalibrationRow {
@@ -54,11 +53,22 @@ export async function releaseCalibrationClaim(sql: Sql, environmentId: string, c
   await sql`UPDATE environment_calibrations SET claimed_by = NULL, claimed_until = NULL WHERE environment_id = ${environmentId} AND claimed_by = ${claimant}`
 }
 
+/** The columns of a calibration result (domain/accuracy/calibration.ts's Calibration is one). */
+export interface CalibrationColumns {
+  threshold: number
+  derived_threshold: number
+  method: string
+  non_mated_samples: number
+  exceedances: number
+  estimated_fpir: { rate: number; low: number; high: number }
+  tail: { start: number; scale: number; tailSamples: number } | null
+}
+
 /**
  * Stores the result and sets the environment's match_threshold, if this process still holds the
  * claim and the settings are the ones it calibrated for. Returns whether the threshold changed hands.
  */
-export async function saveCalibration(sql: Sql, environmentId: string, claimant: string, settings: CalibrationSettings, gallerySize: number, result: Calibration): Promise<boolean> {
+export async function saveCalibration(sql: Sql, environmentId: string, claimant: string, settings: { target_fpir: number; min_match_threshold: number }, gallerySize: number, result: CalibrationColumns): Promise<boolean> {
   return sql.begin(async (tx) => {
     const saved = await tx`
       UPDATE environment_calibrations SET

@@ -1,6 +1,6 @@
 // Queries of cluster mode: node membership (heartbeats), shard leases, and the shard filter of
 // the reference rows a node loads. Times are the database's (now()), so nodes need no clock agreement.
-import type { Queryable, Sql } from './database.js'
+import type { Queryable, Sql } from './engine/database.js'
 
 export interface NodeRow { node_id: string; url: string; started_at: Date; heartbeat_at: Date; full: boolean; memory_bytes: number }
 

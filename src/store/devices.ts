@@ -1,5 +1,5 @@
 // Queries of the device aggregate: terminals, their device tokens (hashed) and registration codes.
-import type { Sql } from './database.js'
+import type { Sql } from './engine/database.js'
 
 export type DeviceMode = 'access' | 'payment' | 'enrollment' | 'demo'
 

@@ -1,7 +1,7 @@
 // Queries of enrollment sessions. At most one session per device is active (pending or
 // in_progress); a unique partial index holds that even when two starts race. Expiry is applied
 // lazily: every read of a device's sessions first marks its overdue active sessions expired.
-import type { Queryable, Sql } from './database.js'
+import type { Queryable, Sql } from './engine/database.js'
 
 export type SessionState = 'pending' | 'in_progress' | 'completed' | 'cancelled' | 'expired'
 export const ACTIVE_STATES: readonly SessionState[] = ['pending', 'in_progress']

@@ -2,7 +2,7 @@
 // biometric), appended and synced to disk before a member DELETE commits. It is a file kept with
 // the master key material (the data directory, or PALMVEIN_ERASURE_LEDGER), never in the database,
 // so no database backup holds it and a restore of an older one cannot take an erasure back: every
-// start and every restore applies the ledger before anything is served (domain/erasures.ts).
+// start and every restore applies the ledger before anything is served (domain/members/erasures.ts).
 import fs from 'node:fs/promises'
 import path from 'node:path'
 

@@ -1,6 +1,6 @@
 // The galleries' change log (migration 0009): the per-environment lock that orders gallery
 // writers across processes, the change numbers they record, and the reads that catch up on them.
-import type { Queryable } from './database.js'
+import type { Queryable } from './engine/database.js'
 
 /** Namespace of the two-key advisory locks taken per environment (the other key hashes its id). */
 const GALLERY_LOCK_CLASS = 7_310_043

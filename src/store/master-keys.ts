@@ -1,7 +1,7 @@
 // Queries of master key rotation: the rotation record, and every blob wrapped by the master key
 // (environment keys; webhook secrets of projects without an environment, sealed under the master;
 // audit keys).
-import type { Queryable } from './database.js'
+import type { Queryable } from './engine/database.js'
 
 export interface RotationRow {
   old_key_id: string

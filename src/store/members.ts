@@ -1,8 +1,8 @@
 // Queries of the member aggregate. Every query is scoped by project: a member of another project
 // is invisible, exactly like a missing one.
 import type postgres from 'postgres'
-import { copyTuples, encodeCopyTuples, pickTuples, type CopyColumn, type CopyTuples } from './copy-binary.js'
-import type { Database, Queryable, Sql } from './database.js'
+import { copyTuples, encodeCopyTuples, pickTuples, type CopyColumn, type CopyTuples } from './engine/copy-binary.js'
+import type { Database, Queryable, Sql } from './engine/database.js'
 import type { TemplateInsert } from './templates.js'
 
 /** A client or an open transaction. */

@@ -2,7 +2,7 @@
 // transaction, recorded in schema_migrations. An advisory lock serialises concurrent starts.
 import fs from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import type { Sql } from './database.js'
+import type { Sql } from './engine/database.js'
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url))
 const LOCK_ID = 7_310_042_001

@@ -1,5 +1,5 @@
 // Queries of organizations, their admins and their environments.
-import type { Queryable, Sql } from './database.js'
+import type { Queryable, Sql } from './engine/database.js'
 
 export interface OrganizationRow { id: string; name: string; kind: 'platform' | 'customer'; created_at: Date }
 
@@ -17,11 +17,11 @@ export interface EnvironmentRow {
   /** How identify searches the gallery: every row, or a sign-bit scan keeping `candidates` rows per probe. */
   search_mode: 'exact' | 'two_stage' | 'auto'
   candidates: number
-  /** Set: match_threshold is derived from this target FPIR by calibration (domain/calibration.ts). */
+  /** Set: match_threshold is derived from this target FPIR by calibration (domain/accuracy/calibrator.ts). */
   target_fpir: number | null
   /** The lowest threshold calibration may set. */
   min_match_threshold: number
-  /** Cluster mode: the environment's members are spread over this many shards (src/cluster/shard-of.ts). */
+  /** Cluster mode: the environment's members are spread over this many shards (src/domain/galleries/shard-of.ts). */
   shards: number
   wrapped_key: Buffer
   created_at: Date

@@ -1,5 +1,5 @@
 // Queries of the project aggregate (with the environment facts every access check needs).
-import type { Sql } from './database.js'
+import type { Sql } from './engine/database.js'
 import type { PlanId } from '../plans.js'
 
 export interface ProjectRow {

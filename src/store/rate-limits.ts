@@ -1,6 +1,6 @@
 // Queries of the per-project request counters (rate_limit_counters): one row per project, bucket
 // and window start, shared by every service process on the database.
-import type { Sql } from './database.js'
+import type { Sql } from './engine/database.js'
 
 export type Bucket = 'minute' | 'day'
 

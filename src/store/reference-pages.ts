@@ -1,8 +1,8 @@
 // A boot's read of an environment's reference rows (or one shard's), page by page in the order of
 // the references index: where each page ends (a walk over the index alone, so the next pages are
 // asked for while one is read), and the page's rows, read by binary COPY and packed for decryption.
-import { parseCopyFields, copyOut } from './copy-binary.js'
-import type { Sql } from './database.js'
+import { parseCopyFields, copyOut } from './engine/copy-binary.js'
+import type { Sql } from './engine/database.js'
 
 /** A shard of an environment's members (cluster mode): `shard` of `shards`. */
 export interface ShardFilter { shard: number; shards: number }

@@ -1,6 +1,6 @@
 // Queries of scan results: batched inserts from the scan recorder, and the windowed listing.
 import type postgres from 'postgres'
-import type { Queryable, Sql } from './database.js'
+import type { Queryable, Sql } from './engine/database.js'
 
 export interface PalmPosition { x: number; y: number; z: number; pitch: number; roll: number; yaw: number }
 

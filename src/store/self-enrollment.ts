@@ -1,6 +1,6 @@
 // Queries of public self-enrollment: the member a person owns in an environment, their sessions,
 // and the confirmation typed on their phone. A person reaches only rows carrying their subject.
-import type { Queryable, Sql } from './database.js'
+import type { Queryable, Sql } from './engine/database.js'
 import { expireOverdue, type SessionRow } from './enrollment-sessions.js'
 
 export interface SelfEnrollmentRow {

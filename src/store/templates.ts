@@ -1,6 +1,6 @@
 // Queries of palm templates: the encrypted captures and the per-hand reference rows of a member,
 // and the environment-wide scan of reference rows that fills a gallery.
-import type { Queryable, Sql } from './database.js'
+import type { Queryable, Sql } from './engine/database.js'
 
 export type Hand = 'left' | 'right'
 

@@ -1,7 +1,7 @@
 // Queries of transactions recorded by a project's terminals. Listing is newest first by
 // `timestamp`, then id; the export reads the same order in keyset pages (no cursor held open:
 // on the embedded database every connection shares one session).
-import type { Sql } from './database.js'
+import type { Sql } from './engine/database.js'
 
 export interface TransactionRow {
   id: string

@@ -1,7 +1,7 @@
 // Queries of webhook deliveries on their way out: the claim (one UPDATE over a FOR UPDATE SKIP
 // LOCKED subquery that sets a lease, so several processes share the work) and the record of an
 // attempt, which only applies while the worker still holds the lease.
-import type { Sql } from './database.js'
+import type { Sql } from './engine/database.js'
 import type { Envelope } from './webhook-outbox.js'
 
 export interface ClaimedDelivery {

@@ -3,7 +3,7 @@
 // idempotent; FOR UPDATE SKIP LOCKED lets several processes dispatch side by side), and the
 // webhook.test event of one subscription.
 import type postgres from 'postgres'
-import type { Queryable, Sql } from './database.js'
+import type { Queryable, Sql } from './engine/database.js'
 
 /** The body a receiver gets, in this key order. */
 export interface Envelope {

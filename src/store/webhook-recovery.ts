@@ -1,6 +1,6 @@
 // Queries of webhook recovery: sending deliveries again as new deliveries of the same events, and
 // a subscription's health (the failing streak that disables it, or a receiver's 410 Gone).
-import type { Sql } from './database.js'
+import type { Sql } from './engine/database.js'
 import { uuidV7At } from './webhook-outbox.js'
 import { DELIVERY_COLUMNS, type DeliveryRow } from './webhook-subscriptions.js'
 

@@ -1,7 +1,7 @@
 // Queries of webhook subscriptions and their delivery history, always scoped by project: a row of
 // another project is never read, changed or counted.
 import type { Envelope } from './webhook-outbox.js'
-import type { Sql } from './database.js'
+import type { Sql } from './engine/database.js'
 
 export interface SubscriptionRow {
   id: string

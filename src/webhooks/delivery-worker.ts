@@ -3,8 +3,8 @@
 // subquery that sets a lease (locked_until, locked_by); the request goes out with no transaction
 // open; the result is recorded in one statement that only applies while this worker still holds
 // the lease. A worker that dies leaves its claims to expire and be taken again.
-import type { WebhookSecrets } from '../domain/webhook-secrets.js'
-import type { Sql } from '../store/database.js'
+import type { WebhookSecrets } from '../keys/webhook-secrets.js'
+import type { Sql } from '../store/engine/database.js'
 import { claimDueDeliveries, recordAttempt, type ClaimedDelivery } from '../store/webhook-deliveries.js'
 import { recordSubscriptionHealth } from '../store/webhook-recovery.js'
 import { newId } from '../ids.js'

@@ -2,7 +2,7 @@
 // caused it (enqueueEvent), then wakes the dispatcher after commit (wakeDispatcher). The
 // dispatcher fans each event out into one delivery per subscribed, enabled subscription of the
 // event's project (dispatchEvents in store/webhook-outbox.ts).
-import type { Database, Queryable, Sql } from '../store/database.js'
+import type { Database, Queryable, Sql } from '../store/engine/database.js'
 import { insertEvent, insertTestEvent, type Envelope } from '../store/webhook-outbox.js'
 import { newId } from '../ids.js'
 

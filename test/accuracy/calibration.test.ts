@@ -2,9 +2,9 @@
 // over a threshold), its inverse, the carry of an FPIR from one gallery size to another, and the
 // choice between counting and fitting.
 import { describe, expect, it } from 'vitest'
-import { calibrate, MIN_CALIBRATION_SAMPLES } from '../../src/accuracy/calibration.js'
-import { fitTail, fpirAtSize, tailExceedance, tailExceedanceInterval, tailSize, tailThreshold } from '../../src/accuracy/extreme-value.js'
-import { fpirAt } from '../../src/accuracy/open-set.js'
+import { calibrate, MIN_CALIBRATION_SAMPLES } from '../../src/domain/accuracy/calibration.js'
+import { fitTail, fpirAtSize, tailExceedance, tailExceedanceInterval, tailSize, tailThreshold } from '../../src/domain/accuracy/extreme-value.js'
+import { fpirAt } from '../../src/domain/accuracy/open-set.js'
 
 /** n scores of start + Exp(scale) at evenly spaced quantiles (no randomness): P(≥ t) = exp(−(t − start) / scale). */
 function exponentialSample(n: number, start: number, scale: number): number[] {

@@ -1,7 +1,7 @@
 // The open-set metrics as ISO/IEC 19795-1 defines them, on small hand-made score lists.
 import { describe, expect, it } from 'vitest'
-import { cmc, detCurve, equalErrorRate, fnirAt, fpirAt, thresholdForFpir, type OpenSetScores } from '../../src/accuracy/open-set.js'
-import { describeRate, smallestMeasurableRate, wilson } from '../../src/accuracy/rates.js'
+import { cmc, detCurve, equalErrorRate, fnirAt, fpirAt, thresholdForFpir, type OpenSetScores } from '../../src/domain/accuracy/open-set.js'
+import { describeRate, smallestMeasurableRate, wilson } from '../../src/domain/accuracy/rates.js'
 
 const scores: OpenSetScores = {
   // Four mated probes: two right at the top, one right but weak, one whose mate is second.

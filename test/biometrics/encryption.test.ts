@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseCapture, referenceTemplate } from '../../src/domain/captures.js'
-import { openSilhouette, openTemplate, unwrapMemberKey } from '../../src/domain/template-crypto.js'
+import { parseCapture, referenceTemplate } from '../../src/domain/identification/captures.js'
+import { openSilhouette, openTemplate, unwrapMemberKey } from '../../src/keys/template-crypto.js'
 import { environmentById } from '../../src/store/organizations.js'
 import { usingPostgres } from '../support/database.js'
 import { createMember, createPalmTenant, enroll, enrollBody, identify, identifyBody, population, type PalmTenant } from '../support/palms.js'

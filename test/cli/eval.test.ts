@@ -4,7 +4,7 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { syntheticTemplateSet } from '../../src/accuracy/synthetic-set.js'
+import { syntheticTemplateSet } from '../../src/domain/accuracy/synthetic-set.js'
 import { encodeTemplate } from '@palmvein/matcher'
 import { runCli } from '../support/process.js'
 

@@ -4,7 +4,7 @@
 // headcount holds.
 import fs from 'node:fs/promises'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { createOrganization } from '../../src/domain/organizations.js'
+import { createOrganization } from '../../src/domain/tenants/organizations.js'
 import { useCliTenant } from '../support/cli-tenant.js'
 import { enroll, enrollBody, identify, identifyBody, population, type PalmTenant } from '../support/palms.js'
 import { createProjectOnPlan } from '../support/plans.js'

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { replicasFor } from '../../src/cluster/rendezvous.js'
 import { mergeHits } from '../../src/cluster/scatter.js'
-import { shardOf } from '../../src/cluster/shard-of.js'
+import { shardOf } from '../../src/domain/galleries/shard-of.js'
 import { createTestStorage, type TestStorage } from '../support/database.js'
 
 describe('a member\'s shard', () => {

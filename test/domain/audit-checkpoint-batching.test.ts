@@ -3,7 +3,7 @@
 // nothing again until the chain moves on.
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createAuditTrail, verifyAuditChains, type AuditRecord } from '../../src/domain/audit.js'
+import { createAuditTrail, verifyAuditChains, type AuditRecord } from '../../src/domain/audit/audit.js'
 import { newId } from '../../src/ids.js'
 import { testAuditKeys } from '../support/audit-keys.js'
 import { createTestStorage, type TestStorage } from '../support/database.js'

@@ -3,8 +3,8 @@
 // flush; appended at once, they would follow every block as a block of one or two records.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import pino from 'pino'
-import { createAuditTrail, verifyAuditChains, type AuditRecord } from '../../src/domain/audit.js'
-import type { Sql } from '../../src/store/database.js'
+import { createAuditTrail, verifyAuditChains, type AuditRecord } from '../../src/domain/audit/audit.js'
+import type { Sql } from '../../src/store/engine/database.js'
 import { newId } from '../../src/ids.js'
 import { testAuditKeys } from '../support/audit-keys.js'
 import { createTestStorage, type TestStorage } from '../support/database.js'

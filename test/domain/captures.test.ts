@@ -2,7 +2,7 @@
 // accuracy tool with referenceTemplate; both must give the same bytes, and the cosine that
 // decides whether the two captures agree must be the plain float one.
 import { describe, expect, it } from 'vitest'
-import { agreedReference, parseCapture, referenceTemplate } from '../../src/domain/captures.js'
+import { agreedReference, parseCapture, referenceTemplate } from '../../src/domain/identification/captures.js'
 import { createSyntheticPopulation, decodeTemplate, type Hand } from '@palmvein/matcher'
 
 const rules = { dimension: 256, extractor_id: 1, extractor_version: 1, min_quality: 0 }

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import { cosine, lookAlikes } from '../../packages/matcher/test/brute-force.js'
 import { SELF_JOIN_DIMENSION as DIMENSION, selfJoinVariants, useSelfJoinMatcher } from '../../packages/matcher/test/self-join-matcher.js'
-import { findPairsByCells } from '../../src/domain/dedup-cells.js'
+import { findPairsByCells } from '../../src/domain/dedup/dedup-cells.js'
 
 describe.each(selfJoinVariants)('$name cell search', (variant) => {
   const matcherOf = useSelfJoinMatcher(variant)

@@ -2,8 +2,8 @@
 // same answers, and both read and write keyring.ts's blobs, so a boot or an import may use either.
 import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { createBatchCipher, GCM_OVERHEAD, sealedEndsOf, type BatchCipher, type GcmItems } from '../../src/domain/gcm-batch.js'
-import { open, seal } from '../../src/domain/keyring.js'
+import { createBatchCipher, GCM_OVERHEAD, sealedEndsOf, type BatchCipher, type GcmItems } from '../../src/keys/gcm-batch.js'
+import { open, seal } from '../../src/keys/keyring.js'
 import { loadNativeAddon } from '@palmvein/matcher/backend'
 
 const addon = loadNativeAddon()

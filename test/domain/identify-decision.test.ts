@@ -1,7 +1,7 @@
 // The identify decision as a table: gallery hits (best first) and the environment's threshold and
 // margin in, Found / Ambiguous / NotFound out.
 import { describe, expect, it } from 'vitest'
-import { bestPerMember, decide, rowsForMembers, type GalleryHit } from '../../src/domain/identify-decision.js'
+import { bestPerMember, decide, rowsForMembers, type GalleryHit } from '../../src/domain/identification/identify-decision.js'
 
 const settings = { match_threshold: 0.8, margin: 0.03 }
 const hit = (id: string, score: number, partition = 'left'): GalleryHit => ({ id, score, partition })

@@ -2,8 +2,8 @@
 // in the gallery exactly the candidates it accepts, whether they are refused as duplicates, past
 // the headcount, or decided one by one after the batched search could not tell.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { EnvironmentGallery } from '../../src/domain/galleries.js'
-import { screenCandidates, type ScreenedCandidate } from '../../src/domain/import-duplicates.js'
+import type { EnvironmentGallery } from '../../src/domain/galleries/galleries.js'
+import { screenCandidates, type ScreenedCandidate } from '../../src/domain/import/import-duplicates.js'
 import { createMatcher, createSyntheticPopulation, quantizeFloat, templateToInt8, decodeTemplate, type Matcher } from '@palmvein/matcher'
 import type { EnvironmentRow } from '../../src/store/organizations.js'
 

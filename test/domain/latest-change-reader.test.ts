@@ -1,7 +1,7 @@
 // Identify's freshness check shares change-log reads, but never hands a caller a read that began
 // before its call (it could miss a DELETE that answered just before).
 import { describe, expect, it } from 'vitest'
-import { createLatestChangeReader } from '../../src/domain/latest-change-reader.js'
+import { createLatestChangeReader } from '../../src/domain/galleries/latest-change-reader.js'
 
 function controlledReads() {
   const started: Array<{ environmentId: string; resolve: (seq: number) => void; reject: (error: Error) => void }> = []

@@ -2,8 +2,8 @@
 // still opens with the key that made it.
 import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { open, seal } from '../../src/domain/keyring.js'
-import { createMasterKeys, encodeKeySet, masterKeyId, parseKeySet } from '../../src/domain/master-keys.js'
+import { open, seal } from '../../src/keys/keyring.js'
+import { createMasterKeys, encodeKeySet, masterKeyId, parseKeySet } from '../../src/keys/master-keys.js'
 
 describe('master key sets', () => {
   const key = randomBytes(32)

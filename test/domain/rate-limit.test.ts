@@ -1,7 +1,7 @@
 // The lease size of the rate limiter, as a table: exact counting under LEASE_FROM, then a
 // hundredth of the limit, bounded by the largest lease.
 import { describe, expect, it } from 'vitest'
-import { LEASE_FROM, leaseSize } from '../../src/domain/rate-limit.js'
+import { LEASE_FROM, leaseSize } from '../../src/auth/rate-limit.js'
 import { PLANS } from '../../src/plans.js'
 
 describe('leaseSize', () => {

@@ -2,10 +2,10 @@
 // readable rows come back as vectors, and each unreadable one is named with why, never mixed up.
 import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { createBatchCipher, type BatchCipher } from '../../src/domain/gcm-batch.js'
-import { decryptReferences, packRows, type DecryptRow } from '../../src/domain/reference-decrypt-worker.js'
-import { seal } from '../../src/domain/keyring.js'
-import { memberContext, sealTemplate } from '../../src/domain/template-crypto.js'
+import { createBatchCipher, type BatchCipher } from '../../src/keys/gcm-batch.js'
+import { decryptReferences, packRows, type DecryptRow } from '../../src/domain/galleries/reference-decrypt-worker.js'
+import { seal } from '../../src/keys/keyring.js'
+import { memberContext, sealTemplate } from '../../src/keys/template-crypto.js'
 import { newId } from '../../src/ids.js'
 import { loadNativeAddon } from '@palmvein/matcher/backend'
 

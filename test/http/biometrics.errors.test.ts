@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { enrollMember } from '../../src/domain/enrollment.js'
+import { enrollMember } from '../../src/domain/enrollment/enrollment.js'
 import { encodeTemplate } from '@palmvein/matcher'
 import { projectById } from '../../src/store/projects.js'
 import { usingPostgres } from '../support/database.js'

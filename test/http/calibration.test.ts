@@ -1,5 +1,5 @@
 // An environment given target_fpir gets its match_threshold from its own non-mated scores
-// (domain/calibration.ts), identify uses it, the floor holds, the accuracy endpoint reports it to
+// (domain/accuracy/calibrator.ts), identify uses it, the floor holds, the accuracy endpoint reports it to
 // the organization's admins only, and a grown gallery is calibrated again.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { usingPostgres } from '../support/database.js'

@@ -5,7 +5,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createClient, type Sql } from '../../src/store/database.js'
+import { createClient, type Sql } from '../../src/store/engine/database.js'
 import { usingPostgres } from '../support/database.js'
 import { scrape, valueOf } from '../support/metrics.js'
 import { createTenant, type Tenant } from '../support/security.js'

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createMember as createMemberInProject } from '../../src/domain/members.js'
-import { enrollMember, type EnrollHand } from '../../src/domain/enrollment.js'
+import { createMember as createMemberInProject } from '../../src/domain/members/members.js'
+import { enrollMember, type EnrollHand } from '../../src/domain/enrollment/enrollment.js'
 import { newId } from '../../src/ids.js'
 import { insertOrganization } from '../../src/store/organizations.js'
 import { projectById } from '../../src/store/projects.js'

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createOrganization } from '../../src/domain/organizations.js'
+import { createOrganization } from '../../src/domain/tenants/organizations.js'
 import { newId } from '../../src/ids.js'
 import { usingPostgres } from '../support/database.js'
 import { addProject, createMember, createPalmTenant, enrollBody, identifyBody, population, type PalmTenant } from '../support/palms.js'

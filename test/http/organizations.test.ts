@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createOrganization } from '../../src/domain/organizations.js'
+import { createOrganization } from '../../src/domain/tenants/organizations.js'
 import { createProjectOnPlan, operatorSetsPlan } from '../support/plans.js'
 import { bootService, expectProblem, expectStatus, type TestService } from '../support/service.js'
 

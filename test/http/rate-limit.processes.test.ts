@@ -3,7 +3,7 @@
 // in-process database, as two processes would share its socket; on PostgreSQL they are as
 // independent as two processes).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { PERSON_REQUESTS_PER_MINUTE } from '../../src/domain/self-enrollment-limits.js'
+import { PERSON_REQUESTS_PER_MINUTE } from '../../src/auth/self-enrollment-limits.js'
 import { start, type Service } from '../../src/server.js'
 import { createProjectOnPlan } from '../support/plans.js'
 import { createTenant, type Tenant } from '../support/security.js'

@@ -3,7 +3,7 @@
 // completes it with the palms, another organization's terminal identifies the person, the person
 // lists and erases what they enrolled; and every refusal on the way.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openTemplate, unwrapMemberKey } from '../../src/domain/template-crypto.js'
+import { openTemplate, unwrapMemberKey } from '../../src/keys/template-crypto.js'
 import { newId } from '../../src/ids.js'
 import { environmentById, insertOrganization } from '../../src/store/organizations.js'
 import { enrollBody, identifyBody, population, waitUntilReady } from '../support/palms.js'

@@ -7,7 +7,7 @@
 // an answer that names a member first checks the change log (galleries.fresh).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Service } from '../../src/server.js'
-import { createClient, type Sql } from '../../src/store/database.js'
+import { createClient, type Sql } from '../../src/store/engine/database.js'
 import type { TestStorage } from '../support/database.js'
 import { createMember, createPalmTenant, enrollBody, identifyBody, population, type PalmTenant } from '../support/palms.js'
 import { startProxiedService, type ProxiedService } from '../support/proxied-service.js'

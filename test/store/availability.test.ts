@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process'
 import net from 'node:net'
 import { describe, expect, it } from 'vitest'
-import { watchAvailability } from '../../src/store/availability.js'
+import { watchAvailability } from '../../src/store/engine/availability.js'
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 const blockFor = (ms: number) => { const until = Date.now() + ms; while (Date.now() < until) { /* a long synchronous task */ } }

@@ -5,8 +5,8 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createClient, type Sql } from '../../src/store/database.js'
-import { postgresIsPatched } from '../../src/store/postgres-patch.js'
+import { createClient, type Sql } from '../../src/store/engine/database.js'
+import { postgresIsPatched } from '../../src/store/engine/postgres-patch.js'
 import { createTestStorage, type TestStorage } from '../support/database.js'
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
 

@@ -2,8 +2,8 @@
 // row, NULLs included, and a connection that serves the next query after a COPY read slowly
 // (postgres.js left it stalled when the COPY's end arrived behind a full buffer; the install patches it).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { copyOut, parseCopyFields } from '../../src/store/copy-binary.js'
-import { createClient, type Sql } from '../../src/store/database.js'
+import { copyOut, parseCopyFields } from '../../src/store/engine/copy-binary.js'
+import { createClient, type Sql } from '../../src/store/engine/database.js'
 import { createTestStorage, type TestStorage } from '../support/database.js'
 
 const ROWS = 3_000

@@ -3,8 +3,8 @@
 // `sql` connects over loopback TCP (as the CLI joining a service does), `other` over the owning
 // process's MessageChannel (as the service's own client does); both serve at once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createClient, type Sql } from '../../src/store/database.js'
-import { openEmbedded, type EmbeddedDatabase } from '../../src/store/embedded.js'
+import { createClient, type Sql } from '../../src/store/engine/database.js'
+import { openEmbedded, type EmbeddedDatabase } from '../../src/store/engine/embedded.js'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'

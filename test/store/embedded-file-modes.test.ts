@@ -5,7 +5,7 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openEmbedded } from '../../src/store/embedded.js'
+import { openEmbedded } from '../../src/store/engine/embedded.js'
 
 /** Every entry under `directory` (itself included) whose mode is not owner-only, as "mode path". */
 async function notOwnerOnly(directory: string): Promise<string[]> {

@@ -6,7 +6,7 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, expect, it, vi } from 'vitest'
-import { openEmbedded, type EmbeddedDatabase } from '../../src/store/embedded.js'
+import { openEmbedded, type EmbeddedDatabase } from '../../src/store/engine/embedded.js'
 
 const MIB = 2 ** 20
 let dir = ''

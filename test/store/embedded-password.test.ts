@@ -4,8 +4,8 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createClient } from '../../src/store/database.js'
-import { openEmbedded, type EmbeddedDatabase } from '../../src/store/embedded.js'
+import { createClient } from '../../src/store/engine/database.js'
+import { openEmbedded, type EmbeddedDatabase } from '../../src/store/engine/embedded.js'
 
 describe('embedded database password', () => {
   let dir: string

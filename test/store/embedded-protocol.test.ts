@@ -1,5 +1,5 @@
 // The service's own connections to the embedded database: postgres.js over a MessagePort
-// (store/port-socket.ts) into the PGlite server (store/pglite-server.ts), which hands each
+// (store/engine/port-socket.ts) into the PGlite server (store/engine/pglite-server.ts), which hands each
 // exchange to PGlite in as few calls as it can. Whatever the batching and the transfer of bytes,
 // every statement must come back whole: an exchange bigger than a batch, an error inside a
 // pipelined exchange, small statements after a huge one (whose bytes postgres.js's write buffer keeps).
@@ -7,7 +7,7 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openDatabase, type Database } from '../../src/store/database.js'
+import { openDatabase, type Database } from '../../src/store/engine/database.js'
 
 let dir: string
 let db: Database

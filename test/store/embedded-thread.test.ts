@@ -1,4 +1,4 @@
-// The embedded database runs in a thread of its own (store/pglite-thread.ts): a long statement
+// The embedded database runs in a thread of its own (store/engine/pglite-thread.ts): a long statement
 // does not hold the service's event loop, the files survive a close and a reopen, and a data
 // directory PGlite cannot open is refused with a clear error instead of a hung or crashed boot.
 import fs from 'node:fs/promises'
@@ -6,8 +6,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
-import { createClient, openDatabase } from '../../src/store/database.js'
-import { openEmbedded } from '../../src/store/embedded.js'
+import { createClient, openDatabase } from '../../src/store/engine/database.js'
+import { openEmbedded } from '../../src/store/engine/embedded.js'
 
 const directories: string[] = []
 async function dataDir(): Promise<string> {

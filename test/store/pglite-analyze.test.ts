@@ -1,9 +1,9 @@
-// The embedded database's stand-in for autoanalyze (store/pglite-analyze.ts): a table that grew
+// The embedded database's stand-in for autoanalyze (store/engine/pglite-analyze.ts): a table that grew
 // since its statistics were taken is analyzed, so the planner's row estimate is the real one; a
 // table that did not grow is left alone.
 import { PGlite } from '@electric-sql/pglite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { analyzeGrownTables } from '../../src/store/pglite-analyze.js'
+import { analyzeGrownTables } from '../../src/store/engine/pglite-analyze.js'
 
 const PROJECT = '11111111-1111-4111-8111-111111111111'
 const NEWEST = `SELECT id FROM scans WHERE project_id = '${PROJECT}' AND created_at <= now() ORDER BY created_at DESC, id DESC LIMIT 20`
@@ -39,8 +39,8 @@ describe('analyzeGrownTables', () => {
 
 describe('PgliteServer.whenIdle', () => {
   it('runs maintenance between units, never inside a client\'s open transaction', async () => {
-    const { PgliteServer } = await import('../../src/store/pglite-server.js')
-    const { createClient } = await import('../../src/store/database.js')
+    const { PgliteServer } = await import('../../src/store/engine/pglite-server.js')
+    const { createClient } = await import('../../src/store/engine/database.js')
     const db = await PGlite.create()
     const server = new PgliteServer(db, 'secret')
     const port = await server.listen('127.0.0.1')
@@ -76,8 +76,8 @@ describe('PgliteServer.whenIdle', () => {
 
 describe('analyzeGrownTables on the server', () => {
   it('analyzes each grown table as a unit of its own, so a client\'s statement runs between two tables', async () => {
-    const { PgliteServer } = await import('../../src/store/pglite-server.js')
-    const { createClient } = await import('../../src/store/database.js')
+    const { PgliteServer } = await import('../../src/store/engine/pglite-server.js')
+    const { createClient } = await import('../../src/store/engine/database.js')
     const db = await PGlite.create()
     await db.exec(`CREATE TABLE first_grown (id int); CREATE TABLE second_grown (id int); CREATE SEQUENCE steps;
       INSERT INTO first_grown SELECT g FROM generate_series(1, 20000) g; INSERT INTO second_grown SELECT g FROM generate_series(1, 20000) g`)
@@ -117,7 +117,7 @@ describe('analyzeGrownTables on the server', () => {
     const os = await import('node:os')
     const path = await import('node:path')
     const fs = await import('node:fs/promises')
-    const { openDatabase } = await import('../../src/store/database.js')
+    const { openDatabase } = await import('../../src/store/engine/database.js')
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'palmvein-analyze-'))
     try {
       // Written straight into the data directory (as an import or a restore would), never analyzed.

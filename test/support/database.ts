@@ -3,7 +3,7 @@
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { createClient, openDatabase, type Database } from '../../src/store/database.js'
+import { createClient, openDatabase, type Database } from '../../src/store/engine/database.js'
 import { migrate } from '../../src/store/migrate.js'
 
 export interface TestStorage {

@@ -1,7 +1,7 @@
 // Projects on a plan an organization admin cannot choose (DECISIONS.md "Tenancy and control"): the
 // admin creates the project on the self-service plan, then the platform operator sets its plan with
 // the very function `palmvein project plan` runs.
-import { setProjectPlan } from '../../src/domain/organizations.js'
+import { setProjectPlan } from '../../src/domain/tenants/organizations.js'
 import type { PlanId } from '../../src/plans.js'
 import { expectStatus, type TestService } from './service.js'
 

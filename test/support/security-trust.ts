@@ -8,9 +8,9 @@
 // - identify answers to a caller that does not own the environment: no candidate below the
 //   threshold, no exact NotFound score.
 import { expect } from 'vitest'
-import { createMember } from '../../src/domain/members.js'
-import { enrollMember, type EnrollHand } from '../../src/domain/enrollment.js'
-import { PERSON_REQUESTS_PER_MINUTE } from '../../src/domain/self-enrollment-limits.js'
+import { createMember } from '../../src/domain/members/members.js'
+import { enrollMember, type EnrollHand } from '../../src/domain/enrollment/enrollment.js'
+import { PERSON_REQUESTS_PER_MINUTE } from '../../src/auth/self-enrollment-limits.js'
 import type { Route } from '../../src/http/route.js'
 import { newId } from '../../src/ids.js'
 import { insertOrganization } from '../../src/store/organizations.js'

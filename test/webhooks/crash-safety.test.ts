@@ -2,8 +2,8 @@
 // lease expires (and the dead worker's late result is discarded), and two engines running side
 // by side send each attempt exactly once.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { createSubscription } from '../../src/domain/webhooks.js'
-import { openDatabase, type Database } from '../../src/store/database.js'
+import { createSubscription } from '../../src/domain/webhooks/webhooks.js'
+import { openDatabase, type Database } from '../../src/store/engine/database.js'
 import { createWebhookEngine, enqueueEvent, wakeDispatcher } from '../../src/webhooks/index.js'
 import type { AttemptOutcome, HttpSender } from '../../src/webhooks/http-sender.js'
 import { dispatchEvents } from '../../src/store/webhook-outbox.js'

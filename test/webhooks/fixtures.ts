@@ -1,9 +1,9 @@
 // Rows the webhook tests need (an organization and its projects), a manual clock and a fake
 // resolver: no test traffic ever leaves loopback.
 import { randomBytes } from 'node:crypto'
-import { createKeyring } from '../../src/domain/keyring.js'
+import { createKeyring } from '../../src/keys/keyring.js'
 import { newId } from '../../src/ids.js'
-import type { Sql } from '../../src/store/database.js'
+import type { Sql } from '../../src/store/engine/database.js'
 import type { Clock } from '../../src/webhooks/clock.js'
 import type { Resolver } from '../../src/webhooks/ssrf-guard.js'
 import { loadConfig, type Config } from '../../src/config.js'

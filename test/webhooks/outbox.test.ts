@@ -1,7 +1,7 @@
 // The outbox: events commit with their cause, fan out to the right subscriptions exactly once,
 // and disabled subscriptions wait.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createSubscription, updateSubscription, sendTestEvent } from '../../src/domain/webhooks.js'
+import { createSubscription, updateSubscription, sendTestEvent } from '../../src/domain/webhooks/webhooks.js'
 import { createWebhookEngine, enqueueEvent } from '../../src/webhooks/index.js'
 import { dispatchEvents } from '../../src/store/webhook-outbox.js'
 import { createTestStorage, usingPostgres, type TestStorage } from '../support/database.js'

@@ -3,7 +3,7 @@
 // failures disable the subscription (its delivery waits); the test enables it again at once, as
 // an operator would, and the schedule goes on.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createSubscription, listAttempts, listDeliveries, updateSubscription } from '../../src/domain/webhooks.js'
+import { createSubscription, listAttempts, listDeliveries, updateSubscription } from '../../src/domain/webhooks/webhooks.js'
 import { createWebhookEngine, enqueueEvent } from '../../src/webhooks/index.js'
 import { DISABLE_AFTER_FAILING_MS } from '../../src/webhooks/delivery-worker.js'
 import { MAX_ATTEMPTS, scheduledDelayMs } from '../../src/webhooks/retry-schedule.js'

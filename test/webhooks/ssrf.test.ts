@@ -1,11 +1,11 @@
 // The SSRF guard on subscription create/update and again at delivery time (DNS may change after
 // the subscription was accepted). A refused target is never contacted.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { createSubscription, listAttempts, listDeliveries, updateSubscription } from '../../src/domain/webhooks.js'
+import { createSubscription, listAttempts, listDeliveries, updateSubscription } from '../../src/domain/webhooks/webhooks.js'
 import { ServiceError } from '../../src/errors.js'
 import { createSsrfGuard, createWebhookEngine, enqueueEvent } from '../../src/webhooks/index.js'
 import { createTestStorage, usingPostgres, type TestStorage } from '../support/database.js'
-import { createWebhookSecrets } from '../../src/domain/webhook-secrets.js'
+import { createWebhookSecrets } from '../../src/keys/webhook-secrets.js'
 import { createProject, fakeResolver, manualClock, webhookConfig, testKeyring } from './fixtures.js'
 import { startReceiver, type Receiver } from './receivers.js'
 

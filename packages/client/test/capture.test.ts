@@ -2,7 +2,7 @@
 import { captureFromVector, syntheticCapture } from '@palmvein/client'
 import { decodeTemplate, TemplateError } from '@palmvein/matcher'
 import { describe, expect, it } from 'vitest'
-import { syntheticCapture as serviceSyntheticCapture } from '../../../src/synthetic-capture.js'
+import { syntheticCapture as serviceSyntheticCapture } from '../../../src/cli/synthetic-capture.js'
 
 describe('syntheticCapture', () => {
   it('is `palmvein capture --synthetic` (same defaults: dimension 256, seed 7, extractor 1)', () => {

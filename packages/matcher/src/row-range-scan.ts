@@ -1,5 +1,5 @@
 // Row-level access to a gallery for a self-join (the deduplication of a whole register,
-// src/domain/dedup-cells.ts): many probes scanned against one run of rows, results as rows and
+// src/domain/dedup/dedup-cells.ts): many probes scanned against one run of rows, results as rows and
 // scores rather than ids. Hits as id strings cost more than the scan itself when two million
 // probes each read a few thousand rows. Unpartitioned rows only; not exported from index.ts.
 import { galleryEngineOf, galleryStoreOf, type Gallery } from './gallery.js'

@@ -1,5 +1,5 @@
 // The Device resource and the device modes on the wire (spec "Devices and enrollment sessions").
-import { DEVICE_MODES } from '../../domain/devices.js'
+import { DEVICE_MODES } from '../../domain/devices/devices.js'
 import { timestamp } from '../../ids.js'
 import type { DeviceRow } from '../../store/devices.js'
 import { Nullable, Type } from '../schema.js'

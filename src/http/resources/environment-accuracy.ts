@@ -1,4 +1,4 @@
-// The accuracy of an environment's threshold on the wire (domain/environment-accuracy.ts).
+// The accuracy of an environment's threshold on the wire (domain/accuracy/environment-accuracy.ts).
 import { Nullable, Type } from '../schema.js'
 
 const EstimatedRate = (description?: string) => Type.Object({

@@ -1,5 +1,5 @@
 // The Member resource and the member fields a request may send (spec "Members").
-import { MAX_METADATA_BYTES } from '../../domain/members.js'
+import { MAX_METADATA_BYTES } from '../../domain/members/members.js'
 import { timestamp } from '../../ids.js'
 import type { MemberRow } from '../../store/members.js'
 import { Nullable, Text, Type } from '../schema.js'

@@ -1,6 +1,6 @@
 // The palm objects of the spec ("Palm capture objects") and the identify answer, shared by the
 // biometrics routes and the Device-Com terminal routes so both validate and document them alike.
-import { MAX_CANDIDATES } from '../../domain/identification.js'
+import { MAX_CANDIDATES } from '../../domain/identification/identification.js'
 import { TEMPLATE_DIMENSIONS } from '@palmvein/matcher'
 import { Nullable, pattern, Text, Type, withErrorCode } from '../schema.js'
 import { PalmPositionSchema } from './scans.js'
@@ -13,7 +13,7 @@ const CAPTURE_PATTERN = pattern('^[A-Za-z0-9_+/-]*={0,2}$', 'is not base64: expe
 
 // The alphabet and the length are the document's; one alphabet, canonical padding and the PVT1
 // content (magic, CRC, and the environment's dimension, extractor and minimum quality) are
-// domain/captures.ts's, which the document can only say in words. Either way 400 capture_invalid.
+// domain/identification/captures.ts's, which the document can only say in words. Either way 400 capture_invalid.
 const Capture = (description: string) => withErrorCode('capture_invalid', Type.String({
   ...CAPTURE_LENGTH, pattern: CAPTURE_PATTERN,
   description: `${description}: a PVT1 template, base64url without padding (standard base64 with padding also accepted), one alphabet, canonical; `

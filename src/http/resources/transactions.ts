@@ -1,6 +1,6 @@
 // The Transaction resource and what a terminal sends to record one (spec "Scans, transactions,
 // project"; Device-Com).
-import { TRANSACTION_STATES, TRANSACTION_TYPES } from '../../domain/transactions.js'
+import { TRANSACTION_STATES, TRANSACTION_TYPES } from '../../domain/devices/transactions.js'
 import { timestamp } from '../../ids.js'
 import type { TransactionRow } from '../../store/transactions.js'
 import { Nullable, Text, Type } from '../schema.js'

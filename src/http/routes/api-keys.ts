@@ -1,6 +1,6 @@
 // API key management (spec "API keys"): identity token of an organization admin only. Lists
 // include revoked keys (their record carries revoked_at); DELETE is a soft delete and idempotent.
-import { createApiKey, keysOfOrganization, keysReachingProject, revokeKey } from '../../domain/api-keys.js'
+import { createApiKey, keysOfOrganization, keysReachingProject, revokeKey } from '../../domain/tenants/api-keys.js'
 import { ApiKeyCreatedSchema, apiKeyRecord, ApiKeyRecordSchema, KeyName } from '../resources/api-keys.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, Nullable, PathIds, Type, Uuid } from '../schema.js'

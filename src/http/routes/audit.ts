@@ -1,6 +1,6 @@
 // The audit trail of an organization (spec "What the service does", item 2: "Access is logged"):
 // a filtered page, newest first, and the NDJSON export of a window, oldest first.
-import { auditWindowProblem } from '../../domain/audit-verify.js'
+import { auditWindowProblem } from '../../domain/audit/audit-verify.js'
 import { ServiceError } from '../../errors.js'
 import { auditPage, auditRowsAfter, type AuditFilter } from '../../store/audit-log.js'
 import { auditResource, AuditRecordSchema } from '../resources/audit.js'

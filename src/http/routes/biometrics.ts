@@ -1,8 +1,8 @@
 // Biometrics (spec "Biometrics"): enroll and identify, API key only, only on a tenant-managed
 // environment (checked first: 403 environment_not_tenant_managed).
 import { callerType } from '../../auth/principal.js'
-import { enrollMember } from '../../domain/enrollment.js'
-import { identifyPalm } from '../../domain/identification.js'
+import { enrollMember } from '../../domain/enrollment/enrollment.js'
+import { identifyPalm } from '../../domain/identification/identification.js'
 import { AT_LEAST_ONE_HAND, CandidatesQuery, EnrollHand, IdentifyPalmSchema, IdentifyResultSchema } from '../resources/palms.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, Nullable, PathIds, Type, Uuid } from '../schema.js'

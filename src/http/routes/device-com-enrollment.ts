@@ -1,7 +1,7 @@
 // Device-Com, the terminal's palm work: complete its enrollment session with the member's captures,
 // and identify a palm against its project's environment (a global environment included; demo
 // terminals emit demo.scan.success when they find a member).
-import { completeEnrollmentSession, identifyAtTerminal } from '../../domain/device-com.js'
+import { completeEnrollmentSession, identifyAtTerminal } from '../../domain/devices/device-com.js'
 import { EnrollmentSessionSchema, sessionResource } from '../resources/enrollment-sessions.js'
 import { AT_LEAST_ONE_HAND, CandidatesQuery, EnrollHand, IdentifyPalmSchema, IdentifyResultSchema } from '../resources/palms.js'
 import { defineRoute, type Route } from '../route.js'

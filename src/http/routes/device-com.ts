@@ -3,9 +3,9 @@
 // (complete_registration) it long-polls for enrollment sessions, completes them with captures,
 // identifies palms against its project's environment (a global one included) and records
 // transactions. Every call of a linked terminal counts toward its project's rate limit.
-import { chargeRegistration, registerDevice } from '../../domain/devices.js'
-import { MAX_POLL_WAIT_SECONDS, pollEnrollment } from '../../domain/enrollment-poll.js'
-import { recordTransaction } from '../../domain/transactions.js'
+import { chargeRegistration, registerDevice } from '../../domain/devices/devices.js'
+import { MAX_POLL_WAIT_SECONDS, pollEnrollment } from '../../domain/enrollment/enrollment-poll.js'
+import { recordTransaction } from '../../domain/devices/transactions.js'
 import { DeviceModeSchema } from '../resources/devices.js'
 import { EnrollmentSessionSchema, sessionResource } from '../resources/enrollment-sessions.js'
 import { TransactionInputSchema, transactionResource, TransactionSchema } from '../resources/transactions.js'

@@ -1,6 +1,6 @@
 // Devices (spec "Devices and enrollment sessions"): list a project's terminals, link a registered
 // terminal with its registration code, rename or enable/disable one.
-import { changeDevice, completeRegistration, listDevices } from '../../domain/devices.js'
+import { changeDevice, completeRegistration, listDevices } from '../../domain/devices/devices.js'
 import { DeviceModeSchema, deviceResource, DeviceSchema } from '../resources/devices.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, Pagination, PathIds, Text, Type } from '../schema.js'

@@ -1,6 +1,6 @@
 // Enrollment sessions (spec "Devices and enrollment sessions"): start one on a terminal, follow it,
 // cancel it. The terminal side (long poll, completion) is in device-com.ts.
-import { activeSessionOf, cancelSession, sessionStatus, startSession } from '../../domain/enrollment-sessions.js'
+import { activeSessionOf, cancelSession, sessionStatus, startSession } from '../../domain/enrollment/enrollment-sessions.js'
 import { EnrollmentSessionSchema, SessionEnvelopeSchema, sessionResource } from '../resources/enrollment-sessions.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, PathIds, Type, Uuid } from '../schema.js'

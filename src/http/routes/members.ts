@@ -1,6 +1,6 @@
 // Members (spec "Members"): token or key; only on a tenant-managed environment (checked first,
 // 403 environment_not_tenant_managed), then the usual project access rules.
-import { changeMember, createMember, listMembers, loadMember, removeMember } from '../../domain/members.js'
+import { changeMember, createMember, listMembers, loadMember, removeMember } from '../../domain/members/members.js'
 import { DisplayName, memberResource, MemberSchema, Metadata } from '../resources/members.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, PathIds, Type } from '../schema.js'

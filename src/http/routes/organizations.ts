@@ -1,10 +1,10 @@
 // Admin extensions (token only, organization admins only): organizations, their environments and
 // their projects. Not in the spec; marked as extensions in the OpenAPI document.
-import { environmentAccuracy } from '../../domain/environment-accuracy.js'
+import { environmentAccuracy } from '../../domain/accuracy/environment-accuracy.js'
 import {
   createEnvironment, createOrganization, createProject, environmentsOf, organizationsOf, planAuthorityOf, projectsOf, updateEnvironment, updateProject,
   type EnvironmentChanges, type ProjectInput, type ProjectUpdate,
-} from '../../domain/organizations.js'
+} from '../../domain/tenants/organizations.js'
 import { EnvironmentAccuracySchema } from '../resources/environment-accuracy.js'
 import {
   environmentResource, EnvironmentFixedFields, EnvironmentSchema, EnvironmentSettingsFields, organizationResource, OrganizationSchema, ProjectFieldsSchema,

@@ -1,5 +1,5 @@
 // Projects (spec "Scans, transactions, project"): list, read, and the server-lookup switch.
-import { reachableProjects, switchServerLookup } from '../../domain/projects.js'
+import { reachableProjects, switchServerLookup } from '../../domain/tenants/projects.js'
 import { projectResource, ProjectSchema } from '../resources/projects.js'
 import { defineRoute, type Route } from '../route.js'
 import { Body, PathIds, Type } from '../schema.js'

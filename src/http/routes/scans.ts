@@ -1,5 +1,5 @@
 // Scan results (spec "Scans, transactions, project"): every identify and enroll, newest first.
-import { scanResults } from '../../domain/scans.js'
+import { scanResults } from '../../domain/identification/scans.js'
 import { scanResource, ScanResultSchema } from '../resources/scans.js'
 import { defineRoute, type Route } from '../route.js'
 import { Pagination, parseWindow, PathIds, requireOrderedWindow, TimeWindow, Type } from '../schema.js'

@@ -3,7 +3,7 @@
 // kiosk shows, and later lists or erases what they enrolled. The kiosk's side is Device-Com.
 import {
   confirmSelfEnrollment, eraseSelfEnrollment, selfEnrollments, startSelfEnrollment,
-} from '../../domain/self-enrollment.js'
+} from '../../domain/enrollment/self-enrollment.js'
 import { timestamp } from '../../ids.js'
 import { DisplayName } from '../resources/members.js'
 import { PersonSessionSchema, personSessionResource } from '../resources/enrollment-sessions.js'

@@ -1,6 +1,6 @@
 // Transactions (spec "Scans, transactions, project"): the JSON list and the CSV export of a time
 // window. Terminals record them through Device-Com (device-com.ts).
-import { transactionPages } from '../../domain/transactions.js'
+import { transactionPages } from '../../domain/devices/transactions.js'
 import { CSV_COLUMNS, CSV_CONTENT_TYPE, transactionsCsv, transactionsJson } from '../resources/transaction-export.js'
 import { TransactionSchema } from '../resources/transactions.js'
 import { defineRoute, StreamReply, type Route } from '../route.js'

@@ -5,8 +5,8 @@ import type { AppContext } from '../../app-context.js'
 import {
   createSubscription, deleteSubscription, getSubscription, listAttempts, listDeliveries, listSubscriptions,
   sendTestEvent, updateSubscription, type WebhookDeps,
-} from '../../domain/webhooks.js'
-import { recoverFailedDeliveries, resendDelivery } from '../../domain/webhook-recovery.js'
+} from '../../domain/webhooks/webhooks.js'
+import { recoverFailedDeliveries, resendDelivery } from '../../domain/webhooks/webhook-recovery.js'
 import { AttemptSchema, CreatedSubscriptionSchema, DeliverySchema, SubscriptionSchema } from '../resources/webhooks.js'
 import { defineRoute, type Route } from '../route.js'
 import { SUBSCRIBABLE_EVENT_TYPES, type SubscribableEventType } from '../../webhooks/outbox.js'
