@@ -112,7 +112,7 @@ export function PlaygroundPage({ orgId, projectId }: { orgId: string; projectId:
       <ProblemView problem={project.problem ?? environments.problem} />
       {environment && <p>Environment <strong>{environment.name}</strong>: dimension {environment.dimension}, match threshold {environment.match_threshold}, margin {environment.margin}.</p>}
       <section aria-labelledby="credential">
-        <h2 id="credential">API key</h2>
+        <h2 id="credential">Credential</h2>
         <p>Identify and enroll take an API key of this project. It stays in this page's memory only.</p>
         <Field label="API key" id="playground-key">
           <input id="playground-key" type="password" autoComplete="off" value={key} onInput={(event) => setKey(event.currentTarget.value)} />
