@@ -6,7 +6,7 @@
 // serious or critical violation; screenshots go to test-output/console/ (git-ignored).
 import fs from 'node:fs'
 import path from 'node:path'
-import AxeBuilder from '@axe-core/playwright'
+import { AxeBuilder } from '@axe-core/playwright'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueConsoleSignInLink } from '../../src/auth/console-sign-in.js'
@@ -59,10 +59,10 @@ describe(`console in Chromium (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () 
     await page.getByRole('heading', { name: 'Organizations' }).waitFor()
     expect(page.url()).toBe(`${svc.url}/console/#/`)
     expect(await page.getByText('Signed in as').textContent()).toContain('admin@example.com')
-    expect(await page.evaluate(() => localStorage.length + sessionStorage.length)).toBe(0)
+    expect(await page.evaluate('localStorage.length + sessionStorage.length')).toBe(0)
     const [cookie] = await context.cookies()
     expect(cookie).toMatchObject({ name: 'palmvein_console_session', httpOnly: true, sameSite: 'Strict', path: '/console/session' })
-    expect(await page.evaluate(() => document.cookie)).toBe('')
+    expect(await page.evaluate('document.cookie')).toBe('')
   }, STEP_MS)
 
   it('creates an organization, an environment and a project', async () => {

@@ -65,19 +65,6 @@ describe(`console (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
       expectProblem(await svc.request('GET', '/console/assets/index-zzz.js'), 404, 'not_found')
       expectProblem(await svc.request('GET', '/console/assets/..%2Findex.html'), 400, 'invalid_request')
     })
-
-    it('says how to build the console when it was not built, and still serves the API', async () => {
-      const bare = await bootService({ config: { consoleDir: path.join(built, 'missing') } })
-      try {
-        const page = await bare.request('GET', '/console/')
-        expectProblem(page, 503, 'unavailable')
-        expect(page.body.detail).toMatch(/not built.*npm run build/)
-        expectStatus(await bare.request('GET', '/livez'), 200)
-        expectStatus(await bare.request('GET', '/v1/organizations', { auth: await bare.token('a@example.com') }), 200)
-      } finally {
-        await bare.close()
-      }
-    })
   })
 
   describe('sign-in by one-time link', () => {
@@ -155,6 +142,19 @@ describe(`console (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
       await expect(issueConsoleSignInLink(svc.service.app.sql, config, 'erin@example.com', svc.url)).rejects.toMatchObject({ code: 'forbidden' })
       await expect(issue('', 60)).rejects.toMatchObject({ code: 'invalid_request' })
       await expect(issue('erin@example.com', 0)).rejects.toMatchObject({ code: 'invalid_request' })
+    })
+  })
+
+  // Last: it restarts the service (on the same storage, so no second fresh database) without a build.
+  describe('without a built console', () => {
+    it('says how to build the console, and still serves the API', async () => {
+      await svc.restart({ consoleDir: path.join(built, 'missing') })
+      const page = await svc.request('GET', '/console/')
+      expectProblem(page, 503, 'unavailable')
+      expect(page.body.detail).toMatch(/not built.*npm run build/)
+      expectProblem(await svc.request('GET', '/console/assets/index-abc123.js'), 503, 'unavailable')
+      expectStatus(await svc.request('GET', '/livez'), 200)
+      expectStatus(await svc.request('GET', '/v1/organizations', { auth: await svc.token('a@example.com') }), 200)
     })
   })
 })

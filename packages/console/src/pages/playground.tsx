@@ -60,7 +60,8 @@ function Decision({ result, threshold, latencyMs, names }: { result: IdentifyRes
 export function PlaygroundPage({ orgId, projectId }: { orgId: string; projectId: string }) {
   const project = useLoad(() => call(api.GET('/v1/projects/{project_id}', { params: { path: { project_id: projectId } } })), [projectId])
   const environments = useLoad(() => call(api.GET('/v1/organization/{org_id}/environments', { params: { path: { org_id: orgId } } })), [orgId])
-  const members = useLoad(() => call(api.GET('/v1/projects/{project_id}/members', { params: { path: { project_id: projectId } } })), [projectId])
+  // The enroll picker offers the first members only (the members page lists them all, paged).
+  const members = useLoad(() => call(api.GET('/v1/projects/{project_id}/members', { params: { path: { project_id: projectId }, query: { page: 1, per_page: 100 } } })), [projectId])
   const environment = environments.data?.find((candidate) => candidate.id === project.data?.environment_id)
   const [key, setKey] = useState('')
   const [identity, setIdentity] = useState(0)
