@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm install` builds everything through this script: the matcher workspace package
 // (packages/matcher: its Rust addon, WASM module and TypeScript, by its own build script), then the
-// service's TypeScript. Usage: node scripts/build.mjs [native|wasm|ts ...] (no argument = all, in
+// service's TypeScript, then the web console (packages/console). Usage: node scripts/build.mjs [native|wasm|ts|console ...] (no argument = all, in
 // order). A missing Rust toolchain is not an error: the matcher then runs on the WASM backend,
 // unless PALMVEIN_REQUIRE_NATIVE=1 (CI), where a native build that cannot happen or fails stops it.
 import { spawnSync } from 'node:child_process'
@@ -37,6 +37,12 @@ const steps = {
     fs.cpSync(path.join(root, 'src/store/migrations'), path.join(root, 'dist/store/migrations'), { recursive: true })
     fs.chmodSync(path.join(root, 'dist/cli/main.js'), 0o755)
   },
+  // The web console (packages/console): its typed client comes from the compiled service's OpenAPI
+  // document, so it builds after `ts`.
+  console() {
+    const status = run(process.execPath, [path.join(root, 'packages/console/scripts/build.mjs')])
+    if (status !== 0) throw new Error('console build failed')
+  },
 }
 
 const wanted = process.argv.slice(2)
@@ -58,7 +64,7 @@ if (wanted[0] === '--prepare') {
   }
 }
 
-for (const name of wanted.length ? wanted : ['native', 'wasm', 'ts']) {
-  if (!steps[name]) throw new Error(`unknown build step "${name}" (native, wasm, ts)`)
+for (const name of wanted.length ? wanted : ['native', 'wasm', 'ts', 'console']) {
+  if (!steps[name]) throw new Error(`unknown build step "${name}" (native, wasm, ts, console)`)
   steps[name]()
 }

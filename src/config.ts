@@ -48,6 +48,8 @@ export interface Config {
   selfServicePlans: PlanId[]
   /** PALMVEIN_HTTP_SERVER: uWebSockets.js, node:http, or the best that loads. */
   httpServer: 'uws' | 'node' | 'auto'
+  /** PALMVEIN_CONSOLE_DIR: the built web console served at /console/; null: packages/console/dist of this installation. */
+  consoleDir: string | null
   matcherThreads: number
   /** Threads that decrypt a large gallery load at boot (0: the main thread decrypts). */
   bootDecryptThreads: number
@@ -252,6 +254,7 @@ export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.e
     selfServicePlans: someOf(env, 'PALMVEIN_SELF_SERVICE_PLANS', PLAN_IDS, ['sandbox']),
     auditRetentionDays: integer(env, 'PALMVEIN_AUDIT_RETENTION_DAYS', 400, 1, 36_500),
     httpServer: oneOf(env, 'PALMVEIN_HTTP_SERVER', ['auto', 'uws', 'node'] as const, 'auto'),
+    consoleDir: env.PALMVEIN_CONSOLE_DIR || null,
     matcherThreads: integer(env, 'PALMVEIN_MATCHER_THREADS', Math.max(1, os.availableParallelism()), 1, 256),
     bootDecryptThreads: integer(env, 'PALMVEIN_BOOT_DECRYPT_THREADS', Math.max(1, os.availableParallelism()), 0, 256),
     exactAuditRate: share(env, 'PALMVEIN_EXACT_AUDIT_RATE', 0.01),

@@ -24,7 +24,9 @@ import { clusterRoutes } from './http/routes/cluster.js'
 import { availableBackends, loadNativeAddon } from '@palmvein/matcher/backend'
 import { createScanRecorder } from './domain/identification/scans.js'
 import { routeTable } from './http/routes/index.js'
+import { consoleRoutes } from './http/routes/console.js'
 import { loadTls, readPem } from './http/adapters/tls.js'
+import { consoleBanner, loadConsoleAssets } from './http/console/assets.js'
 import { createHttpServer, type HttpServer } from './http/server.js'
 import { bootAnswers } from './http/boot-answers.js'
 import { createBootDatabaseWait, type BootDatabaseWait } from './boot-database-wait.js'
@@ -190,9 +192,12 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     // Node-to-node routes: on the public port, or on the peer listener alone (PALMVEIN_PEER_PORT).
     const peerRoutes = config.cluster ? clusterRoutes(createPeerVerifier(peerSigningKey(config.cluster.secret), config.cluster.replayWindowMs)) : []
     const peerListener = config.cluster?.peerListener ?? null
-    http.serve(app, routeTable(VERSION, peerListener ? [] : peerRoutes))
+    const consoleAssets = loadConsoleAssets(config.consoleDir)
+    // The web console's files and sign-in: served beside the API, not part of it (nor of its OpenAPI document).
+    http.serve(app, [...routeTable(VERSION, peerListener ? [] : peerRoutes), ...consoleRoutes(consoleAssets)])
     stops.push(stopHttp)
     log.info(`HTTP: listening on ${bound}`)
+    log.info(consoleBanner(url, consoleAssets))
     let peerUrl: string | null = null
     if (peerListener) {
       const peerHttp = createHttpServer(config.httpServer, tls)

@@ -28,6 +28,7 @@ export const COMMANDS: CliCommand[] = [
   { name: 'backup', summary: 'back up the embedded database', load: async () => (await import('./backup.js')).backupCommand(), dataDirectory: 'existing' },
   { name: 'restore', summary: 'restore a backup into an empty data directory', load: async () => (await import('./restore.js')).restoreCommand(), dataDirectory: 'creates' },
   { name: 'eval', summary: 'measure open-set 1:N accuracy with the real matcher', load: async () => (await import('./eval.js')).evalCommand(), dataDirectory: 'none' },
+  { name: 'console', summary: 'print a one-time sign-in link to the web console', load: async () => (await import('./console.js')).consoleCommand(), dataDirectory: 'existing' },
   { name: 'terminal', summary: 'run a simulated palm terminal (Device-Com) against a service', load: async () => (await import('./terminal.js')).terminalCommand(), dataDirectory: 'none' },
   { name: 'capture', summary: 'print a synthetic palm capture', load: async () => (await import('./capture.js')).captureCommand(), dataDirectory: 'none' },
 ]

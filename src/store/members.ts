@@ -29,8 +29,10 @@ const memberColumns = (sql: Queryable) => sql`
   id, project_id, environment_id, display_name, metadata, palm_templates_enrolled,
   created_at, updated_at, last_enrolled_at, last_used_at`
 
-export function membersOfProject(sql: Sql, projectId: string) {
-  return sql<MemberRow[]>`SELECT ${memberColumns(sql)} FROM members WHERE project_id = ${projectId} ORDER BY created_at, id`
+export function membersOfProject(sql: Sql, projectId: string, page?: { offset: number; limit: number }) {
+  return page
+    ? sql<MemberRow[]>`SELECT ${memberColumns(sql)} FROM members WHERE project_id = ${projectId} ORDER BY created_at, id OFFSET ${page.offset} LIMIT ${page.limit}`
+    : sql<MemberRow[]>`SELECT ${memberColumns(sql)} FROM members WHERE project_id = ${projectId} ORDER BY created_at, id`
 }
 
 export async function memberById(sql: Queryable, projectId: string, memberId: string): Promise<MemberRow | null> {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { usingPostgres } from '../support/database.js'
 import { createPalmTenant, type PalmTenant } from '../support/palms.js'
-import { bootService, expectStatus, type TestService } from '../support/service.js'
+import { bootService, expectProblem, expectStatus, type TestService } from '../support/service.js'
 
 const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
@@ -47,6 +47,25 @@ describe(`members (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     const ids = listed.body.map((member: { member_id: string }) => member.member_id)
     expect(ids.indexOf(first.member_id)).toBeLessThan(ids.indexOf(second.member_id))
     expect(listed.body.find((member: { member_id: string }) => member.member_id === second.member_id)).toEqual(second)
+  })
+
+  it('lists one page of members, oldest first, when page or per_page is given (an extension; 400 outside 10..1000)', async () => {
+    const other = await createPalmTenant(svc, 'members-pages@example.com')
+    const pagePath = `/v1/projects/${other.projectId}/members`
+    const created = []
+    for (let index = 0; index < 12; index++) {
+      created.push((await svc.request('POST', pagePath, { auth: other.key, body: { display_name: `m${index}` } })).body.member_id)
+    }
+    const first = await svc.request('GET', `${pagePath}?page=1&per_page=10`, { auth: other.key })
+    expectStatus(first, 200)
+    expect(first.body.map((member: { member_id: string }) => member.member_id)).toEqual(created.slice(0, 10))
+    const second = await svc.request('GET', `${pagePath}?page=2&per_page=10`, { auth: other.key })
+    expect(second.body.map((member: { member_id: string }) => member.member_id)).toEqual(created.slice(10))
+    expect((await svc.request('GET', `${pagePath}?page=2`, { auth: other.key })).body).toEqual([])
+    expect((await svc.request('GET', pagePath, { auth: other.key })).body).toHaveLength(12)
+    for (const query of ['per_page=9', 'per_page=1001', 'page=0', 'page=x', 'cursor=1']) {
+      expectProblem(await svc.request('GET', `${pagePath}?${query}`, { auth: other.key }), 400, 'invalid_request', query)
+    }
   })
 
   it('PUT changes the fields sent and keeps the others; metadata null clears it', async () => {

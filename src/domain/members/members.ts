@@ -81,7 +81,7 @@ export async function removeMember(app: Pick<DomainResources, 'config' | 'galler
   await app.galleries.announce(deleted.environment_id, memberId).catch((error) => app.log.warn({ err: error }, 'member delete: gallery notification failed'))
 }
 
-/** The project's members, oldest first. */
-export function listMembers(sql: Sql, project: Pick<ProjectRow, 'id'>): Promise<MemberRow[]> {
-  return membersOfProject(sql, project.id)
+/** The project's members, oldest first: all of them, or one page (`page` from 1). */
+export function listMembers(sql: Sql, project: Pick<ProjectRow, 'id'>, page?: { page: number; perPage: number }): Promise<MemberRow[]> {
+  return membersOfProject(sql, project.id, page && { offset: (page.page - 1) * page.perPage, limit: page.perPage })
 }

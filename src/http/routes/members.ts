@@ -3,7 +3,7 @@
 import { changeMember, createMember, listMembers, loadMember, removeMember } from '../../domain/members/members.js'
 import { DisplayName, memberResource, MemberSchema, Metadata } from '../resources/members.js'
 import { defineRoute, type Route } from '../route.js'
-import { Body, PathIds, Type } from '../schema.js'
+import { Body, Pagination, PathIds, Type } from '../schema.js'
 
 const tags = ['Members']
 const ProjectParams = PathIds('project_id')
@@ -15,10 +15,13 @@ export const memberRoutes: Route[] = [
     operationId: 'listMembers', method: 'get', path: '/v1/projects/:project_id/members', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
     summary: "List the project's members, oldest first",
     params: ProjectParams,
-    responses: [{ status: 200, description: 'members', schema: Type.Array(MemberSchema) }, notTenantManaged],
+    // An extension: without page and per_page, every member (the spec's array); with either, one page.
+    query: Type.Object({ page: Type.Optional(Pagination(1000).page), per_page: Type.Optional(Pagination(1000).per_page) }, { additionalProperties: false }),
+    responses: [{ status: 200, description: 'members (one page of them when page or per_page is given)', schema: Type.Array(MemberSchema) }, notTenantManaged],
     async handler(context) {
-      const { project } = context
-      return (await listMembers(context.app.sql, project)).map(memberResource)
+      const { project, query } = context
+      const page = query.page !== undefined || query.per_page !== undefined ? { page: query.page ?? 1, perPage: query.per_page ?? 100 } : undefined
+      return (await listMembers(context.app.sql, project, page)).map(memberResource)
     },
   }),
   defineRoute({

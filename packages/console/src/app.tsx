@@ -1,0 +1,74 @@
+// The console's shell: sign-in states, a header with sign-out, and hash routes (the service serves
+// one index.html at /console/; the part after # is the page).
+import { useEffect, useState } from 'preact/hooks'
+import { ApiKeysPage } from './pages/api-keys'
+import { MembersPage } from './pages/members'
+import { OrganizationPage } from './pages/organization'
+import { OrganizationsPage } from './pages/organizations'
+import { PlaygroundPage } from './pages/playground'
+import { signOut, useSession } from './session'
+
+function useHashRoute(): string[] {
+  const read = () => location.hash.replace(/^#\/?/, '').split('/').filter(Boolean)
+  const [route, setRoute] = useState(read)
+  useEffect(() => {
+    const changed = () => setRoute(read())
+    addEventListener('hashchange', changed)
+    return () => removeEventListener('hashchange', changed)
+  }, [])
+  return route
+}
+
+function SignedOut({ reason, detail }: { reason: string; detail?: string }) {
+  const heading = reason === 'ended' ? 'Your session ended' : reason === 'signed-out' ? 'You are signed out' : reason === 'link-refused' ? 'This sign-in link does not work' : 'Sign in to the palmvein console'
+  return (
+    <main class="sign-in" id="main">
+      <h1>{heading}</h1>
+      {detail && <p class="problem" role="alert">{detail}</p>}
+      {reason === 'ended' && <p role="status">The session expired or was signed out. Sign in again to continue.</p>}
+      <p>On the machine that runs the service, print a one-time sign-in link and open it in this browser:</p>
+      <pre><code>palmvein console --sub you@example.com</code></pre>
+    </main>
+  )
+}
+
+const PROJECT_TABS = [['keys', 'API keys'], ['members', 'Members'], ['playground', 'Identify playground']] as const
+
+function ProjectPage({ orgId, projectId, tab }: { orgId: string; projectId: string; tab: string }) {
+  const base = `#/orgs/${orgId}/projects/${projectId}`
+  return (
+    <>
+      <nav aria-label="Project" class="tabs">
+        <a href={`#/orgs/${orgId}`}>← Organization</a>
+        {PROJECT_TABS.map(([id, label]) => <a key={id} href={`${base}/${id}`} aria-current={tab === id ? 'page' : undefined}>{label}</a>)}
+      </nav>
+      {tab === 'members' ? <MembersPage projectId={projectId} />
+        : tab === 'playground' ? <PlaygroundPage orgId={orgId} projectId={projectId} />
+        : <ApiKeysPage orgId={orgId} projectId={projectId} />}
+    </>
+  )
+}
+
+function Page({ route }: { route: string[] }) {
+  const [first, orgId, second, projectId, tab] = route
+  if (first === 'orgs' && orgId && second === 'projects' && projectId) return <ProjectPage key={projectId} orgId={orgId} projectId={projectId} tab={tab ?? 'keys'} />
+  if (first === 'orgs' && orgId) return <OrganizationPage key={orgId} orgId={orgId} />
+  return <OrganizationsPage />
+}
+
+export function App() {
+  const session = useSession()
+  const route = useHashRoute()
+  if (session.kind === 'loading') return <main id="main" aria-busy="true"><p>Loading…</p></main>
+  if (session.kind === 'signed-out') return <SignedOut reason={session.reason} detail={session.detail} />
+  return (
+    <>
+      <header class="bar">
+        <a class="brand" href="#/">palmvein console</a>
+        <span class="who">Signed in as <strong>{session.subject}</strong></span>
+        <button type="button" onClick={() => void signOut()}>Sign out</button>
+      </header>
+      <main id="main"><Page route={route} /></main>
+    </>
+  )
+}

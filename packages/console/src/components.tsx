@@ -1,0 +1,104 @@
+// Small pieces every page uses: a problem's detail (beside the field its errors[].path names), a
+// loader for one API call, a copy button.
+import type { ComponentChildren } from 'preact'
+import { useCallback, useEffect, useState } from 'preact/hooks'
+import type { Problem } from './api'
+
+export function ProblemView({ problem }: { problem: Problem | null }) {
+  if (!problem) return null
+  return (
+    <div class="problem" role="alert">
+      <strong>{problem.title}</strong> {problem.detail}
+      {problem.request_id && <small> (request {problem.request_id})</small>}
+    </div>
+  )
+}
+
+/** The message a problem gives for one field (`/name`), shown next to that field. */
+export function fieldError(problem: Problem | null, path: string): string | undefined {
+  return problem?.errors?.find((error) => error.path === path)?.message
+}
+
+export function Field({ label, id, error, children }: { label: string; id: string; error?: string; children: ComponentChildren }) {
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      {children}
+      {error && <span class="field-error" id={`${id}-error`} role="alert">{error}</span>}
+    </div>
+  )
+}
+
+/** Loads once (and again on `reload()`); `data` stays while a reload runs. */
+export function useLoad<T>(load: () => Promise<{ data: T } | { problem: Problem }>, deps: unknown[]) {
+  const [data, setData] = useState<T | null>(null)
+  const [problem, setProblem] = useState<Problem | null>(null)
+  const [version, setVersion] = useState(0)
+  useEffect(() => {
+    let current = true
+    void load().then((result) => {
+      if (!current) return
+      if ('data' in result) { setData(result.data); setProblem(null) } else setProblem(result.problem)
+    })
+    return () => { current = false }
+  }, [...deps, version])
+  const reload = useCallback(() => setVersion((value) => value + 1), [])
+  return { data, problem, reload }
+}
+
+export function CopyButton({ text, label }: { text: string; label: string }) {
+  const [copied, setCopied] = useState(false)
+  return (
+    <button type="button" onClick={() => { void navigator.clipboard.writeText(text).then(() => setCopied(true)) }}>
+      {copied ? 'Copied' : label}
+    </button>
+  )
+}
+
+export const when = (value: string | null | undefined) => (value ? new Date(value).toLocaleString() : '—')
+
+type Outcome<T> = { data: T } | { problem: Problem }
+
+/** A form's submission: the call, its refusal (shown beside the fields it names), what follows success. */
+export function useSubmit<T>(send: () => Promise<Outcome<T>>, done: (data: T) => void) {
+  const [refused, setRefused] = useState<Problem | null>(null)
+  const submit = async (event?: Event) => {
+    event?.preventDefault()
+    const result = await send()
+    if ('problem' in result) return setRefused(result.problem)
+    setRefused(null)
+    done(result.data)
+  }
+  return { refused, submit }
+}
+
+/** A form of one text field (a name): organizations, environments, keys, members. */
+export function NameForm<T>({ id, heading, label, field, button, send, done }: {
+  id: string; heading: string; label: string; field: string; button: string
+  send: (value: string) => Promise<Outcome<T>>; done: (data: T) => void
+}) {
+  const [value, setValue] = useState('')
+  const { refused, submit } = useSubmit(() => send(value), (data) => { setValue(''); done(data) })
+  return (
+    <form onSubmit={submit} aria-labelledby={`${id}-heading`}>
+      <h2 id={`${id}-heading`}>{heading}</h2>
+      <Field label={label} id={id} error={fieldError(refused, field)}>
+        <input id={id} value={value} onInput={(event) => setValue(event.currentTarget.value)} required />
+      </Field>
+      <ProblemView problem={refused} />
+      <button type="submit">{button}</button>
+    </form>
+  )
+}
+
+/** A destructive action asks once more, naming what it destroys. */
+export function ConfirmButton({ label, confirmLabel, onConfirm }: { label: string; confirmLabel: string; onConfirm: () => void }) {
+  const [asking, setAsking] = useState(false)
+  if (!asking) return <button type="button" onClick={() => setAsking(true)}>{label}</button>
+  return (
+    <>
+      <button type="button" class="danger" onClick={() => { setAsking(false); onConfirm() }}>{confirmLabel}</button>{' '}
+      <button type="button" onClick={() => setAsking(false)}>Cancel</button>
+    </>
+  )
+}

@@ -1,0 +1,83 @@
+// The console's sign-in (not part of the API; not in the OpenAPI document):
+//   POST   /console/session        { code } from a one-time link → a session cookie and a first token
+//   POST   /console/session/token  the session cookie → a fresh identity token (10 minutes)
+//   DELETE /console/session        sign out
+// The session's secret lives in an HttpOnly, SameSite=Strict cookie scoped to /console/session:
+// page script cannot read it, and the browser sends it on no other path and on no request another
+// site starts. The identity token is held in the page's memory only and sent as a bearer header,
+// which a browser never adds by itself: the public API stays immune to CSRF. On top of SameSite,
+// requests another site's page starts are refused by their Fetch Metadata (Sec-Fetch-Site).
+import { consoleToken, CONSOLE_SESSION_SECONDS, endSession, redeemSignInLink, type ConsoleToken } from '../../auth/console-sign-in.js'
+import type { Config } from '../../config.js'
+import { ServiceError } from '../../errors.js'
+import { CONSOLE_HEADERS } from '../console/headers.js'
+import { defineRoute, Reply, type Route } from '../route.js'
+import { Body, Text, Type } from '../schema.js'
+
+const tags = ['Console']
+const COOKIE = 'palmvein_console_session'
+const COOKIE_PATH = '/console/session'
+
+function cookieOf(headers: Record<string, string>): string {
+  for (const pair of (headers.cookie ?? '').split(';')) {
+    const [name, ...value] = pair.trim().split('=')
+    if (name === COOKIE) return value.join('=')
+  }
+  return ''
+}
+
+/** Secure whenever the browser reached us over HTTPS (TLS here, or a trusted proxy that says so). */
+function cookie(value: string, maxAge: number, config: Config, headers: Record<string, string>): string {
+  const secure = config.tls || (config.trustProxy && headers['x-forwarded-proto'] === 'https') ? '; Secure' : ''
+  return `${COOKIE}=${value}; Path=${COOKIE_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${secure}`
+}
+
+function refuseCrossSite(headers: Record<string, string>): void {
+  const site = headers['sec-fetch-site']
+  if (site && site !== 'same-origin') throw new ServiceError('forbidden', 'the console session is used by the console\'s own pages only')
+}
+
+const tokenBody = (token: ConsoleToken) => ({
+  token: token.token, subject: token.subject,
+  expires_at: token.expiresAt.toISOString(), session_expires_at: token.sessionExpiresAt.toISOString(),
+})
+
+const NO_STORE = { ...CONSOLE_HEADERS, 'Cache-Control': 'no-store' }
+
+const TokenSchema = Type.Object({
+  token: Type.String(), subject: Type.String(), expires_at: Type.String(), session_expires_at: Type.String(),
+})
+
+export const consoleSessionRoutes: Route[] = [
+  defineRoute({
+    operationId: 'signInToConsole', method: 'post', path: '/console/session', auth: ['none'], access: 'none', tags,
+    summary: 'Redeem a one-time sign-in link: sets the session cookie, answers a first identity token',
+    body: Body({ code: Text({ minLength: 1, maxLength: 200 }) }),
+    responses: [{ status: 200, description: 'signed in', schema: TokenSchema }],
+    async handler({ app, body, headers }) {
+      refuseCrossSite(headers)
+      const session = await redeemSignInLink(app.sql, app.config, body.code)
+      const token = await consoleToken(app.sql, app.config, session.credential)
+      return Reply.json(200, tokenBody(token), { ...NO_STORE, 'Set-Cookie': cookie(session.credential, CONSOLE_SESSION_SECONDS, app.config, headers) })
+    },
+  }),
+  defineRoute({
+    operationId: 'renewConsoleToken', method: 'post', path: '/console/session/token', auth: ['none'], access: 'none', tags,
+    summary: 'A fresh identity token for the session its cookie names',
+    responses: [{ status: 200, description: 'a token', schema: TokenSchema }],
+    async handler({ app, headers }) {
+      refuseCrossSite(headers)
+      return Reply.json(200, tokenBody(await consoleToken(app.sql, app.config, cookieOf(headers))), NO_STORE)
+    },
+  }),
+  defineRoute({
+    operationId: 'signOutOfConsole', method: 'delete', path: '/console/session', auth: ['none'], access: 'none', tags,
+    summary: 'Sign out: the session gives no further token and its cookie is cleared',
+    responses: [{ status: 204, description: 'signed out' }],
+    async handler({ app, headers }) {
+      refuseCrossSite(headers)
+      await endSession(app.sql, cookieOf(headers))
+      return new Reply(204, null, null, { ...NO_STORE, 'Set-Cookie': cookie('', 0, app.config, headers) })
+    },
+  }),
+]

@@ -1,0 +1,153 @@
+// The console as a person uses it: Debian's Chromium (headless, through playwright-core; no
+// browser download) against the real service and its built console. Sign-in by one-time link,
+// create an organization, environment and project, an API key whose plaintext is gone once the
+// page is left, a member, a synthetic person enrolled and identified (Found, then NotFound), an
+// erasure, sign-out, and the page saying the session ended. Every page passes an axe scan with no
+// serious or critical violation; screenshots go to test-output/console/ (git-ignored).
+import fs from 'node:fs'
+import path from 'node:path'
+import { AxeBuilder } from '@axe-core/playwright'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { issueConsoleSignInLink } from '../../src/auth/console-sign-in.js'
+import { usingPostgres } from '../support/database.js'
+import { bootService, type TestService } from '../support/service.js'
+
+const SCREENSHOTS = path.resolve('test-output/console')
+const STEP_MS = 60_000
+
+describe(`console in Chromium (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
+  let svc: TestService
+  let browser: Browser
+  let context: BrowserContext
+  let page: Page
+  const pageErrors: string[] = []
+  const scans: Record<string, number> = {}
+
+  const signInLink = async (subject: string) => (await issueConsoleSignInLink(svc.service.app.sql, svc.service.app.config, subject, svc.url)).url
+
+  /** axe-core on the page as it is now: no serious or critical violation. */
+  async function scan(name: string) {
+    const { violations } = await new AxeBuilder({ page }).analyze()
+    const grave = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    expect(grave.map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`), name).toEqual([])
+    scans[name] = violations.length
+    await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true })
+  }
+
+  beforeAll(async () => {
+    fs.mkdirSync(SCREENSHOTS, { recursive: true })
+    // A business plan (100 requests a minute): a person clicking through a sandbox project (5) would be rate limited.
+    svc = await bootService({ config: { selfServicePlans: ['sandbox', 'business'] } })
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true })
+    context = await browser.newContext({ viewport: { width: 1200, height: 800 } })
+    page = await context.newPage()
+    page.on('pageerror', (error) => pageErrors.push(`pageerror: ${error.message}`))
+    // Every console error counts but Chromium's line for the 401 that says "no session" (before sign-in, after it ends).
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !/status of 401 \(Unauthorized\)/.test(message.text())) pageErrors.push(`${message.text()} at ${message.location().url}`)
+    })
+  }, 120_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await svc?.close()
+  })
+
+  it('asks to sign in without a session, then signs in by a one-time link that leaves no trace in the address or storage', async () => {
+    await page.goto(`${svc.url}/console/`)
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in to the palmvein console')
+    await scan('sign-in')
+    await page.goto(await signInLink('admin@example.com'))
+    await page.getByRole('heading', { name: 'Organizations' }).waitFor()
+    expect(page.url()).toBe(`${svc.url}/console/#/`)
+    expect(await page.getByText('Signed in as').textContent()).toContain('admin@example.com')
+    expect(await page.evaluate('localStorage.length + sessionStorage.length')).toBe(0)
+    const [cookie] = await context.cookies()
+    expect(cookie).toMatchObject({ name: 'palmvein_console_session', httpOnly: true, sameSite: 'Strict', path: '/console/session' })
+    expect(await page.evaluate('document.cookie')).toBe('')
+  }, STEP_MS)
+
+  it('creates an organization, an environment and a project', async () => {
+    await page.getByLabel('Name', { exact: true }).fill('Acme')
+    await page.getByRole('button', { name: 'Create organization' }).click()
+    await page.getByRole('heading', { name: 'Environments' }).waitFor()
+    await page.getByLabel('Environment name').fill('HQ')
+    await page.getByRole('button', { name: 'Create environment' }).click()
+    await page.getByRole('cell', { name: 'HQ' }).waitFor()
+    await page.getByLabel('Project name').fill('Shop')
+    await page.getByLabel('Plan').selectOption('business')
+    await page.getByRole('button', { name: 'Create project' }).click()
+    await page.getByRole('link', { name: 'Shop' }).waitFor()
+    await scan('organization')
+  }, STEP_MS)
+
+  it('creates an API key whose plaintext is shown once, gone once the page is left', async () => {
+    await page.getByRole('link', { name: 'Shop' }).click()
+    await page.getByRole('heading', { name: 'API keys' }).waitFor()
+    await page.getByLabel('Key name').fill('checkout')
+    await page.getByRole('button', { name: 'Create key' }).click()
+    const plaintext = page.getByTestId('plaintext-key')
+    expect(await plaintext.textContent()).toMatch(/^[0-9a-f-]{36}\.[\w-]{43}$/)
+    await page.getByRole('cell', { name: 'checkout' }).waitFor()
+    await scan('api-keys')
+    await page.getByRole('link', { name: 'Members' }).click()
+    await page.getByRole('heading', { name: 'Members' }).waitFor()
+    await page.getByRole('link', { name: 'API keys' }).click()
+    await page.getByRole('cell', { name: 'checkout' }).waitFor()
+    expect(await page.getByTestId('plaintext-key').count()).toBe(0)
+    expect(await page.content()).not.toMatch(/[0-9a-f-]{36}\.[\w-]{43}/)
+  }, STEP_MS)
+
+  it('creates a member', async () => {
+    await page.getByRole('link', { name: 'Members' }).click()
+    await page.getByLabel('Display name').fill('Ada Lovelace')
+    await page.getByRole('button', { name: 'Create member' }).click()
+    await page.getByRole('cell', { name: 'Ada Lovelace' }).waitFor()
+    await scan('members')
+  }, STEP_MS)
+
+  it('enrolls a synthetic person in the playground, then identifies them (Found) and a stranger (NotFound)', async () => {
+    await page.getByRole('link', { name: 'Identify playground' }).click()
+    await page.getByRole('button', { name: 'Create a playground key' }).click()
+    await expect.poll(() => page.getByLabel('API key').inputValue()).toMatch(/^[0-9a-f-]{36}\.[\w-]{43}$/)
+    await page.getByLabel('Synthetic person (seed 7)').fill('3')
+    await page.getByLabel('Member').selectOption({ label: 'Ada Lovelace' })
+    await page.getByRole('button', { name: 'Enroll both hands' }).click()
+    await page.getByText('Synthetic person 3 enrolled as Ada Lovelace').waitFor()
+    await page.getByRole('button', { name: 'Identify' }).click()
+    await expect.poll(() => page.getByTestId('identify-status').textContent()).toBe('Found')
+    expect(await page.getByTestId('identify-member').textContent()).toBe('Ada Lovelace')
+    expect(Number(await page.getByTestId('identify-score').textContent())).toBeGreaterThanOrEqual(0.8)
+    await scan('playground-found')
+    await page.getByLabel('Synthetic person (seed 7)').fill('4')
+    await page.getByRole('button', { name: 'Identify' }).click()
+    await expect.poll(() => page.getByTestId('identify-status').textContent()).toBe('NotFound')
+    expect(await page.getByTestId('identify-member').textContent()).toBe('—')
+    expect(Number(await page.getByTestId('identify-score').textContent())).toBeLessThan(0.8)
+    await scan('playground-notfound')
+  }, STEP_MS)
+
+  it('erases the member after a confirmation', async () => {
+    await page.getByRole('link', { name: 'Members' }).click()
+    await page.getByRole('button', { name: 'Erase…' }).click()
+    await page.getByRole('button', { name: 'Erase Ada Lovelace and their palms' }).click()
+    await expect.poll(() => page.getByRole('cell', { name: 'Ada Lovelace' }).count()).toBe(0)
+  }, STEP_MS)
+
+  it('signs out, and says the session ended when it expires under an open page', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.getByRole('heading', { name: 'You are signed out' }).waitFor()
+    expect(await context.cookies()).toEqual([])
+
+    // A second sign-in whose session then ends on the server; the page's clock runs to the token's renewal.
+    await page.clock.install()
+    await page.goto(await signInLink('admin@example.com'))
+    await page.getByRole('heading', { name: 'Organizations' }).waitFor()
+    await svc.service.app.sql`UPDATE console_sessions SET expires_at = now() WHERE ended_at IS NULL`
+    await page.clock.fastForward('10:00')
+    await page.getByRole('heading', { name: 'Your session ended' }).waitFor()
+    await scan('session-ended')
+    expect(pageErrors).toEqual([])
+  }, STEP_MS)
+})
