@@ -45,7 +45,7 @@ const TARGET_LAYER_RATIO = 2
 
 async function ensureBuilt() {
   try {
-    await fs.access(path.join(dist, 'cli.js'))
+    await fs.access(path.join(dist, 'cli/main.js'))
   } catch {
     console.error('bench:http needs the compiled service: run `npm run build:ts` first')
     process.exit(2)
@@ -161,7 +161,7 @@ async function main() {
   try {
     const tls = await benchTls(dataDir)
     const servicePort = await freePort()
-    const service = spawnNode(path.join(dist, 'cli.js'), ['serve'], { ...env, ...tls?.serviceEnv, PORT: String(servicePort), PALMVEIN_METRICS_PORT: String(await freePort()) }, 'service')
+    const service = spawnNode(path.join(dist, 'cli/main.js'), ['serve'], { ...env, ...tls?.serviceEnv, PORT: String(servicePort), PALMVEIN_METRICS_PORT: String(await freePort()) }, 'service')
     children.push(service)
     const serviceUrl = `${tls ? 'https' : 'http'}://127.0.0.1:${servicePort}`
     await waitFor(`${serviceUrl}/healthz`, service, 'the service', (status) => status === 200)
@@ -189,7 +189,7 @@ async function main() {
     {
       const nodeDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'palmvein-bench-http-node-'))
       const nodePort = await freePort()
-      const nodeService = spawnNode(path.join(dist, 'cli.js'), ['serve'], {
+      const nodeService = spawnNode(path.join(dist, 'cli/main.js'), ['serve'], {
         ...env, PALMVEIN_DATA_DIR: nodeDataDir, DATABASE_URL: '', PALMVEIN_HTTP_SERVER: 'node', PORT: String(nodePort), PALMVEIN_METRICS_PORT: String(await freePort()),
       }, 'the service on node:http')
       try {

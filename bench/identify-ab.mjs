@@ -42,7 +42,7 @@ async function boot(dist, databaseUrl) {
   const env = { ...process.env, PALMVEIN_DATA_DIR: dataDir, DATABASE_URL: databaseUrl ?? '', PORT: String(port), PALMVEIN_METRICS_PORT: String(await freePort()), HOST: '127.0.0.1', PALMVEIN_LOG_LEVEL: 'warn', PALMVEIN_WEBHOOK_WORKER: 'false', PALMVEIN_SELF_SERVICE_PLANS: 'sandbox,business,enterprise' }
   // Its output goes to a file in its data directory: a boot that fails says why.
   const output = fs.openSync(path.join(dataDir, 'service.log'), 'w')
-  const child = spawn(process.execPath, [path.join(dist, 'cli.js'), 'serve'], { env, stdio: ['ignore', output, output] })
+  const child = spawn(process.execPath, [path.join(dist, 'cli/main.js'), 'serve'], { env, stdio: ['ignore', output, output] })
   fs.closeSync(output)
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 60_000
@@ -54,7 +54,7 @@ async function boot(dist, databaseUrl) {
     }
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
-  const token = execFileSync(process.execPath, [path.join(dist, 'cli.js'), 'token', '--sub', 'ab@example.com'], { env }).toString().trim()
+  const token = execFileSync(process.execPath, [path.join(dist, 'cli/main.js'), 'token', '--sub', 'ab@example.com'], { env }).toString().trim()
   const cpuMs = () => cpuMsOf(child.pid)
   const stop = () => new Promise((resolve) => { child.once('exit', resolve); child.kill('SIGTERM') })
   return { url, token, dataDir, stop, cpuMs }

@@ -140,7 +140,7 @@ function newestMtime(directory) {
   return newest
 }
 if (!parsed['skip-service']) {
-  const cli = path.join(root, 'dist', 'cli.js')
+  const cli = path.join(root, 'dist', 'cli', 'main.js')
   const stale = !fs.existsSync(cli) || newestMtime(path.join(root, 'src')) > fs.statSync(cli).mtimeMs
   if (!fs.existsSync(cli) && parsed['no-build']) fail('dist/ is missing; run npm run build (or drop --no-build)')
   if (stale && parsed['no-build']) console.log('warning: dist/ is older than src/ (--no-build: running it as it is)')

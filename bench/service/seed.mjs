@@ -23,12 +23,12 @@ import { runNode } from './run-node.mjs'
 const dist = new URL('../../dist/', import.meta.url)
 const load = (path) => import(new URL(path, dist).href)
 const [{ loadConfig }, { openDatabase }, { migrate }, keyring, organizations, apiKeys, matcher, { insertOrganization }] = await Promise.all([
-  load('config.js'), load('store/database.js'), load('store/migrate.js'), load('domain/keyring.js'),
-  load('domain/organizations.js'), load('domain/api-keys.js'), import('@palmvein/matcher'), load('store/organizations.js'),
+  load('config.js'), load('store/engine/database.js'), load('store/migrate.js'), load('keys/keyring.js'),
+  load('domain/tenants/organizations.js'), load('domain/tenants/api-keys.js'), import('@palmvein/matcher'), load('store/organizations.js'),
 ])
 const { newId } = await load('ids.js')
 const { loadLocalIssuer } = await load('auth/identity-tokens.js')
-const CLI = fileURLToPath(new URL('cli.js', dist))
+const CLI = fileURLToPath(new URL('cli/main.js', dist))
 
 const { values } = parseArgs({
   options: {

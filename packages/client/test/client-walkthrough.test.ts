@@ -30,6 +30,8 @@ describe('@palmvein/client walkthrough', () => {
   let scratch: string
   beforeAll(async () => {
     svc = await bootService({ config: { webhookAllowLocalhost: true } })
+    // Inside the repository, so that the script resolves @palmvein/client as a user's project would.
+    await fs.mkdir(path.join(REPOSITORY, 'scratch'), { recursive: true })
     scratch = await fs.mkdtemp(path.join(REPOSITORY, 'scratch', 'client-walkthrough-'))
   }, 120_000)
   afterAll(async () => {

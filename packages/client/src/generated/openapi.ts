@@ -3618,7 +3618,12 @@ export interface operations {
     };
     listMembers: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description page number, from 1 */
+                page?: number;
+                /** @description page size, 10 to 1000 */
+                per_page?: number;
+            };
             header?: never;
             path: {
                 project_id: string;
@@ -3627,7 +3632,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description members */
+            /** @description members (one page of them when page or per_page is given) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
