@@ -32,6 +32,9 @@ check_listing "$matcher_tarball" '^package/native/\|^package/napi/\|^package/tes
 # The one source file it ships is the WebAssembly typings dist/*.d.ts reference.
 if tar tzf "$matcher_tarball" | grep '^package/src/' | grep -qv '^package/src/webassembly.d.ts$'; then echo "[package] sources in the matcher tarball" >&2; exit 1; fi
 platform_tarball="$(pack "$platform_dir")"
+# The client (palmvein terminal runs on it; the service depends on it).
+client_tarball="$(pack "$root/packages/client")"
+check_listing "$client_tarball" '^package/src/\|^package/test/' dist/index.js dist/index.d.ts README.md
 check_listing "$platform_tarball" '^package/src/' palmvein_matcher.linux-x64-gnu.node package.json
 tarball="$(pack "$root")"
 check_listing "$tarball" '^package/src/\|^package/crates/\|^package/test/\|^package/packages/' dist/cli/main.js
@@ -72,8 +75,8 @@ for node_dir in "${node_dirs[@]}"; do
 
   project="$work/consumer-$version"
   mkdir -p "$project"
-  echo "[package] Node $version: npm install the service with the matcher's tarballs (no cargo on PATH)"
-  (cd "$project" && PATH="$path" npm init -y >/dev/null && PATH="$path" npm install --no-audit --no-fund "$tarball" "$matcher_tarball" "$platform_tarball" >"$project/install.log" 2>&1) \
+  echo "[package] Node $version: npm install the service with the matcher's and the client's tarballs (no cargo on PATH)"
+  (cd "$project" && PATH="$path" npm init -y >/dev/null && PATH="$path" npm install --no-audit --no-fund "$tarball" "$matcher_tarball" "$platform_tarball" "$client_tarball" >"$project/install.log" 2>&1) \
     || { cat "$project/install.log" >&2; exit 1; }
   if grep -q '\[build\]\|cargo' "$project/install.log"; then echo "[package] installing rebuilt the package:" >&2; cat "$project/install.log" >&2; exit 1; fi
   search "$project" "$path" "$version" native
@@ -105,7 +108,7 @@ done
 echo "[package] a file: dependency on this checkout (copied, as --install-links does) is not rebuilt"
 linked="$work/consumer-file"
 mkdir -p "$linked"
-(cd "$linked" && npm init -y >/dev/null && npm install --install-links --foreground-scripts --no-audit --no-fund "$root" "$root/packages/matcher" >"$linked/install.log" 2>&1) \
+(cd "$linked" && npm init -y >/dev/null && npm install --install-links --foreground-scripts --no-audit --no-fund "$root" "$root/packages/matcher" "$root/packages/client" >"$linked/install.log" 2>&1) \
   || { cat "$linked/install.log" >&2; exit 1; }
 grep -q 'palmvein is already built; installed as a dependency, it is not rebuilt' "$linked/install.log" \
   && ! grep -q 'Compiling\|tsc -p\|asc assembly' "$linked/install.log" \

@@ -7,6 +7,7 @@ import path from 'node:path'
 import { loadConfig } from '../config.js'
 import { backupEmbedded } from '../store/engine/embedded-backup.js'
 import { openEmbedded } from '../store/engine/embedded.js'
+import { refuseMissingDataDirectory } from './data-directory.js'
 import { CommandRefused } from './errors.js'
 
 const MASTER_KEY_NOTE = 'the backup does not hold the master key (PALMVEIN_MASTER_KEY, or master.key in the data directory): keep the key apart from the backup; a restore needs it'
@@ -14,6 +15,8 @@ const MASTER_KEY_NOTE = 'the backup does not hold the master key (PALMVEIN_MASTE
 async function runBackup(out: string): Promise<void> {
   const config = loadConfig()
   if (config.databaseUrl) throw new CommandRefused('backup covers the embedded database; on PostgreSQL use its own tools, e.g. pg_dump --format=custom "$DATABASE_URL" > palmvein.dump (and keep the master key apart)')
+  // Checked here, after the PostgreSQL answer (which needs no data directory).
+  refuseMissingDataDirectory(config)
   if (await fs.stat(out).then(() => true, () => false)) throw new CommandRefused(`${out} exists: choose a new file`)
   const directory = path.dirname(path.resolve(out))
   if (!await fs.stat(directory).then((stat) => stat.isDirectory(), () => false)) throw new CommandRefused(`cannot write ${out}: there is no directory ${directory}`)
