@@ -24,7 +24,7 @@ const MATCHER_PACKAGE = path.resolve(import.meta.dirname, '../packages/matcher')
  */
 const LAYERS: Array<{ layer: string; holds: string[] }> = [
   { layer: 'cli', holds: ['cli/'] },
-  { layer: 'server', holds: ['index.ts', 'server.ts', 'boot-database-wait.ts'] },
+  { layer: 'server', holds: ['index.ts', 'server.ts'] },
   { layer: 'http', holds: ['http/'] },
   { layer: 'app-context', holds: ['app-context.ts'] },
   { layer: 'cluster', holds: ['cluster/'] },

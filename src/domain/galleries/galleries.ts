@@ -27,41 +27,10 @@ import { createReferenceReader } from './reference-reader.js'
 
 export type { Distribution, EnvironmentGallery, Galleries, GalleriesOptions } from './galleries-api.js'
 import type { EnvironmentGallery, Galleries, GalleriesOptions } from './galleries-api.js'
+import { handOfPartition, isMemoryFull, shardPartition, type Entry } from './gallery-entry.js'
 
 export const GALLERY_CHANNEL = 'palmvein_gallery'
 export const HANDS: readonly Hand[] = ['left', 'right']
-/** Cluster mode's matcher partitions: a hand in a shard ("left.3"). */
-const shardPartition = (hand: string, shard: number): string => `${hand}.${shard}`
-const handOfPartition = (partition: string | undefined): string | undefined => partition?.split('.')[0]
-
-interface Entry {
-  environment: EnvironmentRow | null
-  gallery: Gallery | null
-  loading: boolean
-  /** Boot loads answer 503 rather than make requests wait for a whole environment. */
-  blocking: boolean
-  loaded: number
-  total: number
-  ready: Promise<void>
-  /** Serialises the environment's changes. */
-  chain: Promise<unknown>
-  /** Serialises catch-ups. */
-  catchingUp: Promise<unknown>
-  /** The re-read of settings another process changed: searches wait for it, not use the old ones. */
-  settingsRead: Promise<void>
-  /** Reference rows left out because the matcher's memory is full. */
-  notStored: number
-  /** The change-log number up to which this gallery matches the database. */
-  syncedSeq: number
-  /** Cluster mode: the shards whose rows are kept here (loading or ready), and those that serve; null: all. */
-  shardsHeld: Set<number> | null
-  shardsReady: Set<number>
-  /** Cluster mode: the gallery searches go through (scatter-gather). */
-  distributed: Gallery | null
-}
-
-const isMemoryFull = (error: unknown): boolean => error instanceof RangeError && error.message.startsWith('matcher memory is full')
-
 // How often a service on the embedded database looks for gallery changes other processes made.
 const FOREIGN_CHANGES_EVERY_MS = 1_000
 // Rows of a load read before its hand partitions are sized (see store).

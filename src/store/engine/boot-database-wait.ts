@@ -5,9 +5,9 @@
 // supervisor that restarts a process exiting for a slow database only adds connection attempts to
 // a database already struggling; the 503 from /healthz is what tells orchestrators to wait.
 import type { Logger } from 'pino'
-import { ServiceError } from './errors.js'
-import { isDatabaseUnreachable } from './store/engine/availability.js'
-import type { Database } from './store/engine/database.js'
+import { ServiceError } from '../../errors.js'
+import { isDatabaseUnreachable } from './availability.js'
+import type { Database } from './database.js'
 
 const RETRY_MS = 250
 
