@@ -102,7 +102,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     const bound = boundAddress(tls ? 'https' : 'http', config.host, port)
     log.info(`HTTP: bound to ${bound}; /healthz answers 503 until the service is ready`)
 
-    const db = await openDatabase(config, { log, exclusive: true })
+    const db = await openDatabase(config, { log, exclusive: true, watchAvailability: true })
     stops.push(() => db.close())
     log.info(`DB: ${db.describe}`)
     wait = createBootDatabaseWait(db, log)

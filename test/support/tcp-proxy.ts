@@ -1,16 +1,20 @@
 // A TCP proxy between the service and PostgreSQL that a test can cut: `refuse` closes every
 // connection and refuses new ones (a stopped server), `blackhole` accepts and keeps connections but
 // forwards nothing either way (a silent network), `refuse-new` refuses new connections but keeps
-// forwarding the open ones (a server at its connection limit), `open` forwards again.
+// forwarding the open ones (a server at its connection limit), `pause` holds what either side
+// sends and delivers it when the proxy opens again (a server too loaded to answer for a while),
+// `open` forwards again.
 import net from 'node:net'
 
-export type ProxyMode = 'open' | 'refuse' | 'refuse-new' | 'blackhole'
+export type ProxyMode = 'open' | 'refuse' | 'refuse-new' | 'blackhole' | 'pause'
 
 export interface TcpProxy {
   port: number
   mode: ProxyMode
   /** The proxy's own ports towards the server: PostgreSQL's pg_stat_activity.client_port of its connections. */
   upstreamPorts(): number[]
+  /** Resolves when a client has connected (at once if one has). */
+  firstConnection(): Promise<void>
   set(mode: ProxyMode): Promise<void>
   close(): Promise<void>
 }
@@ -18,11 +22,19 @@ export interface TcpProxy {
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   let mode: ProxyMode = 'open'
   const pairs = new Set<{ client: net.Socket; upstream: net.Socket }>()
+  // What a paused proxy holds, in arrival order, for the socket it is bound for.
+  let held: Array<{ to: net.Socket; chunk: Buffer }> = []
+  let connected: () => void = () => {}
+  const firstConnection = new Promise<void>((resolve) => { connected = resolve })
   const accept = (client: net.Socket) => {
+    connected()
     const upstream = net.connect(target.port, target.host)
     const pair = { client, upstream }
     pairs.add(pair)
-    const forward = (from: net.Socket, to: net.Socket) => from.on('data', (chunk) => { if (mode !== 'blackhole') to.write(chunk) })
+    const forward = (from: net.Socket, to: net.Socket) => from.on('data', (chunk: Buffer) => {
+      if (mode === 'pause') held.push({ to, chunk })
+      else if (mode !== 'blackhole') to.write(chunk)
+    })
     forward(client, upstream)
     forward(upstream, client)
     const end = () => { pairs.delete(pair); client.destroy(); upstream.destroy() }
@@ -50,6 +62,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     get port() { return port },
     get mode() { return mode },
     upstreamPorts: () => [...pairs].flatMap(({ upstream }) => (upstream.localPort ? [upstream.localPort] : [])),
+    firstConnection: () => firstConnection,
     async set(next) {
       if (next === 'refuse') {
         await Promise.all([stopListening(), ...[...pairs].map(({ client, upstream }) => { client.destroy(); upstream.destroy() })])
@@ -59,6 +72,10 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
         server = null
       } else if (!server) await listen()
       mode = next
+      if (next === 'open') {
+        for (const { to, chunk } of held) if (!to.destroyed) to.write(chunk)
+        held = []
+      }
     },
     async close() {
       mode = 'refuse'

@@ -153,6 +153,12 @@ export interface OpenOptions {
   log?: { warn(message: string): void; info(message: string): void }
   /** The service owns the embedded database's data directory (refused while another process serves it). */
   exclusive?: boolean
+  /**
+   * Probe PostgreSQL every 250 ms and cut every connection when it is silent for a second, so
+   * requests answer 503 at once (a serving process). A command line run leaves it off: it has no
+   * request to answer, and a late probe on a loaded machine would end a long import or dedup.
+   */
+  watchAvailability?: boolean
 }
 
 export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'embeddedSharedBuffers'>>, options: OpenOptions = {}): Promise<Database> {
@@ -169,7 +175,7 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
     )
     const url = new URL(config.databaseUrl)
     const where = `PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}`
-    const availability = watchAvailability({
+    const availability = options.watchAvailability ? watchAvailability({
       probe: async () => { await probe`SELECT 1` },
       onProbeFailed(reason, first) {
         sockets.cut(reason)
@@ -179,11 +185,11 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
         sockets.reopen()
         options.log?.info(`DB: ${where} is reachable again after ${(downForMs / 1000).toFixed(1)} s`)
       },
-    })
+    }) : null
     return {
       sql,
       kind: 'postgres',
-      get available() { return availability.up },
+      get available() { return availability?.up ?? true },
       describe: where,
       notify: async (channel, payload) => { await sql.notify(channel, payload) },
       listen: (channel, onPayload, onReconnect) => listener.listen(channel, { onPayload, onReconnect }),
@@ -192,7 +198,7 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
         return 'ok (postgres)'
       },
       async close() {
-        availability.stop()
+        availability?.stop()
         await Promise.all([sql.end({ timeout: 5 }), probe.end({ timeout: 1 }), listener.close()])
       },
     }
