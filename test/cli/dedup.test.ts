@@ -51,7 +51,7 @@ describe('palmvein dedup', () => {
       expect(pair.score).toBeGreaterThanOrEqual(0.6)
     }
     expect(pairs.map((pair) => pair.score)).toEqual([...pairs.map((pair) => pair.score)].sort((a, b) => b - a))
-  })
+  }, 120_000) // two CLI processes, each opening the database (the import and the dedup)
 
   it('refuses a bad threshold or an unknown environment with exit 2', async () => {
     const bad = await runCli(['dedup', '--environment', tenant.environmentId, '--threshold', 'high'], env)
