@@ -4,53 +4,33 @@
 // page is left, a member, a synthetic person enrolled and identified (Found, then NotFound), an
 // erasure, sign-out, and the page saying the session ended. Every page passes an axe scan with no
 // serious or critical violation; screenshots go to test-output/console/ (git-ignored).
-import fs from 'node:fs'
-import path from 'node:path'
-import { AxeBuilder } from '@axe-core/playwright'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueConsoleSignInLink } from '../../src/auth/console-sign-in.js'
 import { usingPostgres } from '../support/database.js'
 import { bootService, type TestService } from '../support/service.js'
+import { openConsoleBrowser, type ConsoleBrowser } from './browser.js'
 
-const SCREENSHOTS = path.resolve('test-output/console')
 const STEP_MS = 60_000
 
 describe(`console in Chromium (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
   let svc: TestService
-  let browser: Browser
-  let context: BrowserContext
+  let chromium: ConsoleBrowser
   let page: Page
-  const pageErrors: string[] = []
-  const scans: Record<string, number> = {}
+  let context: BrowserContext
 
   const signInLink = async (subject: string) => (await issueConsoleSignInLink(svc.service.app.sql, svc.service.app.config, subject, svc.url)).url
-
-  /** axe-core on the page as it is now: no serious or critical violation. */
-  async function scan(name: string) {
-    const { violations } = await new AxeBuilder({ page }).analyze()
-    const grave = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    expect(grave.map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`), name).toEqual([])
-    scans[name] = violations.length
-    await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true })
-  }
+  const scan = (name: string) => chromium.scan(name)
 
   beforeAll(async () => {
-    fs.mkdirSync(SCREENSHOTS, { recursive: true })
     // A business plan (100 requests a minute): a person clicking through a sandbox project (5) would be rate limited.
     svc = await bootService({ config: { selfServicePlans: ['sandbox', 'business'] } })
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true })
-    context = await browser.newContext({ viewport: { width: 1200, height: 800 } })
-    page = await context.newPage()
-    page.on('pageerror', (error) => pageErrors.push(`pageerror: ${error.message}`))
-    // Every console error counts but Chromium's line for the 401 that says "no session" (before sign-in, after it ends).
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !/status of 401 \(Unauthorized\)/.test(message.text())) pageErrors.push(`${message.text()} at ${message.location().url}`)
-    })
+    chromium = await openConsoleBrowser()
+    ;({ page, context } = chromium)
   }, 120_000)
 
   afterAll(async () => {
-    await browser?.close()
+    await chromium?.close()
     await svc?.close()
   })
 
@@ -66,6 +46,8 @@ describe(`console in Chromium (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () 
     const [cookie] = await context.cookies()
     expect(cookie).toMatchObject({ name: 'palmvein_console_session', httpOnly: true, sameSite: 'Strict', path: '/console/session' })
     expect(await page.evaluate('document.cookie')).toBe('')
+    // The first load asked whether there was a session without a failed request.
+    expect(chromium.errors).toEqual([])
   }, STEP_MS)
 
   it('creates an organization, an environment and a project', async () => {
@@ -148,6 +130,6 @@ describe(`console in Chromium (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () 
     await page.clock.fastForward('10:00')
     await page.getByRole('heading', { name: 'Your session ended' }).waitFor()
     await scan('session-ended')
-    expect(pageErrors).toEqual([])
+    expect(chromium.errors).toEqual([])
   }, STEP_MS)
 })

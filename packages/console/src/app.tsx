@@ -6,7 +6,8 @@ import { MembersPage } from './pages/members'
 import { OrganizationPage } from './pages/organization'
 import { OrganizationsPage } from './pages/organizations'
 import { PlaygroundPage } from './pages/playground'
-import { signOut, useSession } from './session'
+import type { OidcSettings } from './oidc'
+import { signInWithOidc, signOut, useSession, type SignOutReason } from './session'
 
 function useHashRoute(): string[] {
   const read = () => location.hash.replace(/^#\/?/, '').split('/').filter(Boolean)
@@ -19,15 +20,31 @@ function useHashRoute(): string[] {
   return route
 }
 
-function SignedOut({ reason, detail }: { reason: string; detail?: string }) {
-  const heading = reason === 'ended' ? 'Your session ended' : reason === 'signed-out' ? 'You are signed out' : reason === 'link-refused' ? 'This sign-in link does not work' : 'Sign in to the palmvein console'
+const HEADINGS: Record<SignOutReason, string> = {
+  'none': 'Sign in to the palmvein console',
+  'ended': 'Your session ended',
+  'signed-out': 'You are signed out',
+  'link-refused': 'This sign-in link does not work',
+  'oidc-refused': 'The sign-in did not complete',
+}
+
+function SignedOut({ reason, detail, oidc }: { reason: SignOutReason; detail?: string; oidc: OidcSettings | null }) {
   return (
     <main class="sign-in" id="main">
-      <h1>{heading}</h1>
+      <h1>{HEADINGS[reason]}</h1>
       {detail && <p class="problem" role="alert">{detail}</p>}
       {reason === 'ended' && <p role="status">The session expired or was signed out. Sign in again to continue.</p>}
-      <p>On the machine that runs the service, print a one-time sign-in link and open it in this browser:</p>
-      <pre><code>palmvein console --sub you@example.com</code></pre>
+      {oidc ? (
+        <>
+          <p>This service signs you in with your organization's identity provider, <code>{new URL(oidc.issuer).host}</code>.</p>
+          <button type="button" onClick={() => void signInWithOidc()}>Sign in with OpenID Connect</button>
+        </>
+      ) : (
+        <>
+          <p>On the machine that runs the service, print a one-time sign-in link and open it in this browser:</p>
+          <pre><code>palmvein console --sub you@example.com</code></pre>
+        </>
+      )}
     </main>
   )
 }
@@ -60,7 +77,7 @@ export function App() {
   const session = useSession()
   const route = useHashRoute()
   if (session.kind === 'loading') return <main id="main" aria-busy="true"><p>Loading…</p></main>
-  if (session.kind === 'signed-out') return <SignedOut reason={session.reason} detail={session.detail} />
+  if (session.kind === 'signed-out') return <SignedOut reason={session.reason} detail={session.detail} oidc={session.oidc} />
   return (
     <>
       <header class="bar">
