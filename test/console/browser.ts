@@ -13,22 +13,24 @@ export interface ConsoleBrowser {
   browser: Browser
   context: BrowserContext
   page: Page
-  /** Every uncaught exception and console error of the page, with where it came from. */
+  /** Every uncaught exception and console error of the console's pages (not another origin's, e.g. an OpenID provider's), with where it came from. */
   errors: string[]
   /** axe on the page as it is now; a screenshot named `name`. */
   scan(name: string): Promise<void>
   close(): Promise<void>
 }
 
-export async function openConsoleBrowser(): Promise<ConsoleBrowser> {
+/** `origin`: the service's; errors of pages on other origins (an OpenID provider's sign-in page) are not the console's. */
+export async function openConsoleBrowser(origin: string): Promise<ConsoleBrowser> {
   fs.mkdirSync(SCREENSHOTS, { recursive: true })
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true })
   const context = await browser.newContext({ viewport: { width: 1200, height: 800 } })
   const page = await context.newPage()
   const errors: string[] = []
-  page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`))
+  const ours = () => new URL(page.url()).origin === origin
+  page.on('pageerror', (error) => { if (ours()) errors.push(`pageerror: ${error.message}`) })
   page.on('console', (message) => {
-    if (message.type() === 'error') errors.push(`${message.text()} at ${message.location().url}`)
+    if (message.type() === 'error' && ours()) errors.push(`${message.text()} at ${message.location().url}`)
   })
   return {
     browser, context, page, errors,

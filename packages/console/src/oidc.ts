@@ -48,6 +48,8 @@ export async function finishOidcSignIn(settings: OidcSettings): Promise<OidcToke
   sessionStorage.removeItem(PENDING)
   const answered = new URL(location.href)
   history.replaceState(null, '', `${location.pathname}${pending.route || '#/'}`)
+  // replaceState fires no event: the router learns of the page to return to here.
+  dispatchEvent(new HashChangeEvent('hashchange'))
   const { server, options, client } = await discover(settings)
   const params = oauth.validateAuthResponse(server, client, answered, pending.state)
   const response = await oauth.authorizationCodeGrantRequest(server, client, oauth.None(), params, redirectUri(), pending.verifier, options)
