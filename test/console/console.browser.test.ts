@@ -1,7 +1,8 @@
 // The console as a person uses it: Debian's Chromium (headless, through playwright-core; no
 // browser download) against the real service and its built console. Sign-in by one-time link,
 // create an organization, environment and project, an API key whose plaintext is gone once the
-// page is left, a member, a synthetic person enrolled and identified (Found, then NotFound), an
+// page is left, a webhook endpoint to a local receiver (test event, delivery log, attempts,
+// resend, recover, delete), a member, a synthetic person enrolled and identified (Found, then NotFound), an
 // erasure, sign-out, and the page saying the session ended. Every page passes an axe scan with no
 // serious or critical violation; screenshots go to test-output/console/ (git-ignored).
 import type { BrowserContext, Page } from 'playwright-core'
@@ -9,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueConsoleSignInLink } from '../../src/auth/console-sign-in.js'
 import { usingPostgres } from '../support/database.js'
 import { bootService, type TestService } from '../support/service.js'
+import { startReceiver, type Receiver } from '../webhooks/receivers.js'
 import { openConsoleBrowser, type ConsoleBrowser } from './browser.js'
 
 const STEP_MS = 60_000
@@ -18,18 +20,21 @@ describe(`console in Chromium (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () 
   let chromium: ConsoleBrowser
   let page: Page
   let context: BrowserContext
+  let receiver: Receiver
 
   const signInLink = async (subject: string) => (await issueConsoleSignInLink(svc.service.app.sql, svc.service.app.config, subject, svc.url)).url
   const scan = (name: string) => chromium.scan(name)
 
   beforeAll(async () => {
     // A business plan (100 requests a minute): a person clicking through a sandbox project (5) would be rate limited.
-    svc = await bootService({ config: { selfServicePlans: ['sandbox', 'business'] } })
-    chromium = await openConsoleBrowser()
+    // The webhook worker runs, and may deliver to this machine (the test's receiver).
+    svc = await bootService({ config: { selfServicePlans: ['sandbox', 'business'], webhookWorker: true, webhookAllowLocalhost: true, webhookTimeoutMs: 2000 } })
+    chromium = await openConsoleBrowser(svc.url)
     ;({ page, context } = chromium)
   }, 120_000)
 
   afterAll(async () => {
+    await receiver?.close()
     await chromium?.close()
     await svc?.close()
   })
@@ -79,6 +84,54 @@ describe(`console in Chromium (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () 
     await page.getByRole('cell', { name: 'checkout' }).waitFor()
     expect(await page.getByTestId('plaintext-key').count()).toBe(0)
     expect(await page.content()).not.toMatch(/[0-9a-f-]{36}\.[\w-]{43}/)
+  }, STEP_MS)
+
+  it('creates a webhook endpoint to a local receiver, sees the test event delivered and its attempt, resends it, recovers, deletes the endpoint', async () => {
+    receiver = await startReceiver()
+    await page.getByRole('link', { name: 'Webhooks' }).click()
+    await page.getByText('No endpoint yet').waitFor()
+    await page.getByLabel('Endpoint URL').fill(receiver.url)
+    await page.getByLabel('demo.scan.success').check()
+    await page.getByRole('button', { name: 'Create endpoint' }).click()
+    expect(await page.getByTestId('webhook-secret').textContent()).toMatch(/^whsec_[\w+/=]{40,}$/)
+    await page.getByRole('cell', { name: 'enrollment.completed, demo.scan.success' }).waitFor()
+    await scan('webhooks')
+
+    await page.getByRole('link', { name: receiver.url }).click()
+    await page.getByRole('heading', { name: 'Webhook endpoint' }).waitFor()
+    expect(await page.content()).not.toContain('whsec_')
+    await page.getByRole('button', { name: 'Send a test event' }).click()
+    await expect.poll(() => receiver.requests.length).toBe(1)
+    const sent = JSON.parse(receiver.requests[0].body)
+    expect(sent.event_type).toBe('webhook.test')
+    // The log shows what the worker recorded once the page asks again.
+    await expect.poll(async () => {
+      await page.getByRole('button', { name: 'Show deliveries' }).click()
+      return page.getByTestId('delivery-status').allTextContents()
+    }).toEqual(['success'])
+    await page.getByRole('button', { name: 'Attempts' }).click()
+    const attempt = page.getByRole('table', { name: /Attempts of delivery/ }).getByRole('row').nth(1)
+    expect(await attempt.getByRole('cell').nth(2).textContent()).toBe('200')
+    await scan('webhook-deliveries')
+
+    await page.getByRole('button', { name: 'Resend' }).click()
+    await expect.poll(() => receiver.requests.length).toBe(2)
+    // A resend is a new delivery of the same event: the receiver can deduplicate on event_id.
+    expect(JSON.parse(receiver.requests[1].body).event_id).toBe(sent.event_id)
+    await expect.poll(async () => {
+      await page.getByRole('button', { name: 'Show deliveries' }).click()
+      return page.getByTestId('delivery-status').allTextContents()
+    }).toEqual(['success', 'success'])
+    await page.getByText('2 deliveries in the window, newest first, page 1').waitFor()
+
+    await page.getByRole('button', { name: 'Send failed deliveries again' }).click()
+    await page.getByText('0 failed deliveries sent again.').waitFor()
+
+    await page.getByRole('link', { name: '← Webhooks' }).click()
+    await page.getByRole('button', { name: 'Delete…' }).click()
+    await page.getByRole('button', { name: `Delete ${receiver.url} and its deliveries` }).click()
+    await page.getByText('No endpoint yet').waitFor()
+    expect(receiver.requests).toHaveLength(2)
   }, STEP_MS)
 
   it('creates a member', async () => {

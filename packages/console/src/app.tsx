@@ -6,6 +6,8 @@ import { MembersPage } from './pages/members'
 import { OrganizationPage } from './pages/organization'
 import { OrganizationsPage } from './pages/organizations'
 import { PlaygroundPage } from './pages/playground'
+import { WebhookPage } from './pages/webhook'
+import { WebhooksPage } from './pages/webhooks'
 import type { OidcSettings } from './oidc'
 import { signInWithOidc, signOut, useSession, type SignOutReason } from './session'
 
@@ -49,9 +51,9 @@ function SignedOut({ reason, detail, oidc }: { reason: SignOutReason; detail?: s
   )
 }
 
-const PROJECT_TABS = [['keys', 'API keys'], ['members', 'Members'], ['playground', 'Identify playground']] as const
+const PROJECT_TABS = [['keys', 'API keys'], ['members', 'Members'], ['webhooks', 'Webhooks'], ['playground', 'Identify playground']] as const
 
-function ProjectPage({ orgId, projectId, tab }: { orgId: string; projectId: string; tab: string }) {
+function ProjectPage({ orgId, projectId, tab, itemId }: { orgId: string; projectId: string; tab: string; itemId?: string }) {
   const base = `#/orgs/${orgId}/projects/${projectId}`
   return (
     <>
@@ -60,6 +62,8 @@ function ProjectPage({ orgId, projectId, tab }: { orgId: string; projectId: stri
         {PROJECT_TABS.map(([id, label]) => <a key={id} href={`${base}/${id}`} aria-current={tab === id ? 'page' : undefined}>{label}</a>)}
       </nav>
       {tab === 'members' ? <MembersPage projectId={projectId} />
+        : tab === 'webhooks' && itemId ? <WebhookPage key={itemId} orgId={orgId} projectId={projectId} webhookId={itemId} />
+        : tab === 'webhooks' ? <WebhooksPage orgId={orgId} projectId={projectId} />
         : tab === 'playground' ? <PlaygroundPage orgId={orgId} projectId={projectId} />
         : <ApiKeysPage orgId={orgId} projectId={projectId} />}
     </>
@@ -67,8 +71,8 @@ function ProjectPage({ orgId, projectId, tab }: { orgId: string; projectId: stri
 }
 
 function Page({ route }: { route: string[] }) {
-  const [first, orgId, second, projectId, tab] = route
-  if (first === 'orgs' && orgId && second === 'projects' && projectId) return <ProjectPage key={projectId} orgId={orgId} projectId={projectId} tab={tab ?? 'keys'} />
+  const [first, orgId, second, projectId, tab, itemId] = route
+  if (first === 'orgs' && orgId && second === 'projects' && projectId) return <ProjectPage key={projectId} orgId={orgId} projectId={projectId} tab={tab ?? 'keys'} itemId={itemId} />
   if (first === 'orgs' && orgId) return <OrganizationPage key={orgId} orgId={orgId} />
   return <OrganizationsPage />
 }

@@ -55,6 +55,17 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
   )
 }
 
+/** A secret the API returns once (a key's plaintext, a webhook's signing secret): shown here until the page is left. */
+export function ShownOnce({ id, heading, secret, label, testId }: { id: string; heading: string; secret: string; label: string; testId: string }) {
+  return (
+    <section class="once" aria-labelledby={id} role="status">
+      <h2 id={id}>{heading}</h2>
+      <p>Copy it now: it is shown this once and never again.</p>
+      <p><code class="secret" data-testid={testId}>{secret}</code> <CopyButton text={secret} label={label} /></p>
+    </section>
+  )
+}
+
 export const when = (value: string | null | undefined) => (value ? new Date(value).toLocaleString() : '—')
 
 type Outcome<T> = { data: T } | { problem: Problem }
@@ -70,6 +81,17 @@ export function useSubmit<T>(send: () => Promise<Outcome<T>>, done: (data: T) =>
     done(result.data)
   }
   return { refused, submit }
+}
+
+/** An action on a listed item (revoke, erase, delete): its refusal, if any, then the list again. */
+export function useAction(after: () => void) {
+  const [problem, setProblem] = useState<Problem | null>(null)
+  const run = async (request: Promise<Outcome<unknown>>) => {
+    const result = await request
+    setProblem('problem' in result ? result.problem : null)
+    after()
+  }
+  return { problem, run }
 }
 
 /** A form of one text field (a name): organizations, environments, keys, members. */
