@@ -3,8 +3,11 @@
 // create an organization, environment and project, an API key whose plaintext is gone once the
 // page is left, a webhook endpoint to a local receiver (test event, delivery log, attempts,
 // resend, recover, delete), a member, a synthetic person enrolled and identified (Found, then NotFound), an
-// erasure, sign-out, and the page saying the session ended. Every page passes an axe scan with no
+// erasure, the audit trail (verified, filtered, exported, then refused once tampered with),
+// sign-out, and the page saying the session ended. Every page passes an axe scan with no
 // serious or critical violation; screenshots go to test-output/console/ (git-ignored).
+import { randomBytes } from 'node:crypto'
+import fs from 'node:fs'
 import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueConsoleSignInLink } from '../../src/auth/console-sign-in.js'
@@ -168,6 +171,42 @@ describe(`console in Chromium (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () 
     await page.getByRole('button', { name: 'Erase…' }).click()
     await page.getByRole('button', { name: 'Erase Ada Lovelace and their palms' }).click()
     await expect.poll(() => page.getByRole('cell', { name: 'Ada Lovelace' }).count()).toBe(0)
+  }, STEP_MS)
+
+  it('shows the audit trail verified, filters and exports it, and says so when the trail fails verification', async () => {
+    await page.getByRole('link', { name: '← Organization' }).click()
+    await page.getByRole('link', { name: 'Audit trail' }).click()
+    await page.getByRole('heading', { name: 'Audit trail' }).waitFor()
+    await expect.poll(() => page.getByTestId('audit-verify').textContent()).toMatch(/^Verified\./)
+    const orgId = /#\/orgs\/([\w-]+)\/audit$/.exec(page.url())![1]
+    expect(await page.getByTestId('audit-action').allTextContents()).toContain('DELETE /v1/projects/{project_id}/members/{member_id}')
+
+    // The webhook endpoint created earlier, by the signed-in admin, and nothing else of that action.
+    await page.getByLabel('Project').selectOption({ label: 'Shop' })
+    await page.getByLabel('Action', { exact: true }).fill('POST /v1/projects/{project_id}/webhooks')
+    await page.getByRole('button', { name: 'Show records' }).click()
+    await expect.poll(() => page.getByTestId('audit-action').allTextContents()).toEqual(['POST /v1/projects/{project_id}/webhooks'])
+    await page.getByRole('cell', { name: 'token: admin@example.com' }).waitFor()
+    await scan('audit')
+
+    // The export of the same selection, saved from the page (the bearer token cannot ride a plain link).
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export NDJSON' }).click()])
+    expect(download.suggestedFilename()).toMatch(new RegExp(`^audit-${orgId}-\\d{4}-\\d{2}-\\d{2}-\\d{4}-\\d{2}-\\d{2}\\.ndjson$`))
+    const exported = fs.readFileSync(await download.path(), 'utf8').trim().split('\n').map((line) => JSON.parse(line))
+    expect(exported).toHaveLength(1)
+    expect(exported[0]).toMatchObject({ org_id: orgId, actor_kind: 'token', actor_id: 'admin@example.com', action: 'POST /v1/projects/{project_id}/webhooks', status: 201 })
+
+    // A forged retention anchor: the service refuses to vouch for the trail, and the page says so instead of listing.
+    await svc.service.app.sql`INSERT INTO audit_anchors (chain, hash, last_seq, purged_at) VALUES (${orgId}, ${randomBytes(32)}, 1, now())`
+    await page.getByRole('button', { name: 'Show records' }).click()
+    await expect.poll(() => page.getByTestId('audit-verify').textContent()).toMatch(/^The audit trail fails verification\. record 1 .*anchor is not authenticated/)
+    expect(await page.getByTestId('audit-action').count()).toBe(0)
+    await scan('audit-broken')
+    // The one console error is Chromium's line for that 500.
+    expect(chromium.errors.splice(0)).toEqual([expect.stringMatching(/status of 500 .*\/audit-log\?/)])
+    await svc.service.app.sql`DELETE FROM audit_anchors WHERE chain = ${orgId}`
+    await page.getByRole('button', { name: 'Show records' }).click()
+    await expect.poll(() => page.getByTestId('audit-verify').textContent()).toMatch(/^Verified\./)
   }, STEP_MS)
 
   it('signs out, and says the session ended when it expires under an open page', async () => {

@@ -2,6 +2,7 @@
 // one index.html at /console/; the part after # is the page).
 import { useEffect, useState } from 'preact/hooks'
 import { ApiKeysPage } from './pages/api-keys'
+import { AuditPage } from './pages/audit'
 import { MembersPage } from './pages/members'
 import { OrganizationPage } from './pages/organization'
 import { OrganizationsPage } from './pages/organizations'
@@ -73,6 +74,7 @@ function ProjectPage({ orgId, projectId, tab, itemId }: { orgId: string; project
 function Page({ route }: { route: string[] }) {
   const [first, orgId, second, projectId, tab, itemId] = route
   if (first === 'orgs' && orgId && second === 'projects' && projectId) return <ProjectPage key={projectId} orgId={orgId} projectId={projectId} tab={tab ?? 'keys'} itemId={itemId} />
+  if (first === 'orgs' && orgId && second === 'audit') return <AuditPage key={orgId} orgId={orgId} />
   if (first === 'orgs' && orgId) return <OrganizationPage key={orgId} orgId={orgId} />
   return <OrganizationsPage />
 }

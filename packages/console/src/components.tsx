@@ -66,6 +66,31 @@ export function ShownOnce({ id, heading, secret, label, testId }: { id: string; 
   )
 }
 
+/** `<input type="datetime-local">` speaks local time without a zone; the API speaks RFC 3339. */
+export const toInstant = (local: string) => new Date(local).toISOString()
+export const toLocalInput = (date: Date) => new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16)
+export const DAY_MS = 24 * 3600 * 1000
+
+/** A [from, to] window of a list the service pages: `to` empty means "now" at each load, so a refresh shows what just happened. */
+export function useTimeWindow() {
+  const [from, setFrom] = useState(() => toLocalInput(new Date(Date.now() - DAY_MS)))
+  const [to, setTo] = useState('')
+  return { from, to, setFrom, setTo, query: () => ({ from: toInstant(from), to: to ? toInstant(to) : new Date().toISOString() }) }
+}
+
+export function TimeWindowFields({ id, noun, window }: { id: string; noun: string; window: ReturnType<typeof useTimeWindow> }) {
+  return (
+    <>
+      <Field label={`${noun} from`} id={`${id}-from`}>
+        <input id={`${id}-from`} type="datetime-local" value={window.from} onInput={(event) => window.setFrom(event.currentTarget.value)} required />
+      </Field>
+      <Field label={`${noun} until (empty: now)`} id={`${id}-to`}>
+        <input id={`${id}-to`} type="datetime-local" value={window.to} onInput={(event) => window.setTo(event.currentTarget.value)} />
+      </Field>
+    </>
+  )
+}
+
 export const when = (value: string | null | undefined) => (value ? new Date(value).toLocaleString() : '—')
 
 type Outcome<T> = { data: T } | { problem: Problem }

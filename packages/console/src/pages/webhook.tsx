@@ -3,15 +3,10 @@
 // test event. The API filters deliveries by creation time only.
 import { useState } from 'preact/hooks'
 import { api, call, type Problem, type Schemas } from '../api'
-import { Field, fieldError, ProblemView, useLoad, useSubmit, when } from '../components'
+import { DAY_MS, Field, fieldError, ProblemView, TimeWindowFields, toInstant, toLocalInput, useLoad, useSubmit, useTimeWindow, when } from '../components'
 
 type Delivery = Schemas['WebhookDelivery']
 const PER_PAGE = 20
-const DAY_MS = 24 * 3600 * 1000
-
-/** `<input type="datetime-local">` speaks local time without a zone; the API speaks RFC 3339. */
-const toInstant = (local: string) => new Date(local).toISOString()
-const toLocalInput = (date: Date) => new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16)
 
 function Attempts({ projectId, webhookId, deliveryId }: { projectId: string; webhookId: string; deliveryId: string }) {
   const attempts = useLoad(() => call(api.GET('/v1/projects/{project_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/attempts', {
@@ -86,13 +81,11 @@ function Recover({ projectId, webhookId, done }: { projectId: string; webhookId:
 export function WebhookPage({ orgId, projectId, webhookId }: { orgId: string; projectId: string; webhookId: string }) {
   const path = { params: { path: { project_id: projectId, webhook_id: webhookId } } }
   const endpoint = useLoad(() => call(api.GET('/v1/projects/{project_id}/webhooks/{webhook_id}', path)), [webhookId])
-  // The window's end is "now" at each load unless one is chosen, so a refresh shows what just happened.
-  const [from, setFrom] = useState(() => toLocalInput(new Date(Date.now() - DAY_MS)))
-  const [to, setTo] = useState('')
+  const range = useTimeWindow()
   const [page, setPage] = useState(1)
   const [loads, setLoads] = useState(0)
   const deliveries = useLoad(() => call(api.GET('/v1/projects/{project_id}/webhooks/{webhook_id}/deliveries', {
-    params: { ...path.params, query: { from: toInstant(from), to: to ? toInstant(to) : new Date().toISOString(), page, per_page: PER_PAGE } },
+    params: { ...path.params, query: { ...range.query(), page, per_page: PER_PAGE } },
   })), [webhookId, page, loads])
   const refresh = () => setLoads(loads + 1)
   const [actionProblem, setActionProblem] = useState<Problem | null>(null)
@@ -123,8 +116,7 @@ export function WebhookPage({ orgId, projectId, webhookId }: { orgId: string; pr
       <section aria-labelledby="deliveries">
         <h2 id="deliveries">Deliveries</h2>
         <form class="filters" onSubmit={(event) => { event.preventDefault(); setPage(1); refresh() }}>
-          <Field label="Created from" id="deliveries-from"><input id="deliveries-from" type="datetime-local" value={from} onInput={(event) => setFrom(event.currentTarget.value)} required /></Field>
-          <Field label="Created until (empty: now)" id="deliveries-to"><input id="deliveries-to" type="datetime-local" value={to} onInput={(event) => setTo(event.currentTarget.value)} /></Field>
+          <TimeWindowFields id="deliveries" noun="Created" window={range} />
           <button type="submit">Show deliveries</button>
         </form>
         <ProblemView problem={deliveries.problem} />
