@@ -3,7 +3,7 @@
 // create an organization, environment and project, an API key whose plaintext is gone once the
 // page is left, a webhook endpoint to a local receiver (test event, delivery log, attempts,
 // resend, recover, delete), a member, a synthetic person enrolled and identified (Found, then NotFound), an
-// erasure, the audit trail (verified, filtered, exported, then refused once tampered with),
+// erasure, a terminal linked and an enrollment session on it followed live, the audit trail (verified, filtered, exported, then refused once tampered with),
 // sign-out, and the page saying the session ended. Every page passes an axe scan with no
 // serious or critical violation; screenshots go to test-output/console/ (git-ignored).
 import { randomBytes } from 'node:crypto'
@@ -14,6 +14,8 @@ import { issueConsoleSignInLink } from '../../src/auth/console-sign-in.js'
 import { usingPostgres } from '../support/database.js'
 import { bootService, type TestService } from '../support/service.js'
 import { startReceiver, type Receiver } from '../webhooks/receivers.js'
+import { enrollBody, population } from '../support/palms.js'
+import { liftRateLimits, registerTerminal } from '../support/terminals.js'
 import { openConsoleBrowser, type ConsoleBrowser } from './browser.js'
 
 const STEP_MS = 60_000
@@ -171,6 +173,62 @@ describe(`console in Chromium (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () 
     await page.getByRole('button', { name: 'Erase…' }).click()
     await page.getByRole('button', { name: 'Erase Ada Lovelace and their palms' }).click()
     await expect.poll(() => page.getByRole('cell', { name: 'Ada Lovelace' }).count()).toBe(0)
+  }, STEP_MS)
+
+  it('links a registered terminal to a sandbox project, and follows an enrollment session on it live: pending, in progress, completed; then cancels one and disables the terminal', async () => {
+    await page.getByRole('link', { name: '← Organization' }).click()
+    await page.getByLabel('Project name').fill('Kiosk')
+    await page.getByRole('button', { name: 'Create project' }).click()
+    await page.getByRole('link', { name: 'Kiosk' }).click()
+    const projectId = /\/projects\/([\w-]+)\//.exec(page.url())![1]
+    // A sandbox project allows 5 requests a minute; this person clicks more (as test/support/terminals.ts lifts it for the HTTP suites).
+    await liftRateLimits(svc, projectId)
+    const terminal = await registerTerminal(svc)
+
+    await page.getByRole('link', { name: 'Devices' }).click()
+    await page.getByText('No terminal linked to this project yet.').waitFor()
+    await page.getByLabel('Registration code').fill(terminal.registration_code)
+    await page.getByLabel('Device name').fill('Front desk')
+    await page.getByLabel('Mode').selectOption('enrollment')
+    await page.getByRole('button', { name: 'Link terminal' }).click()
+    await page.getByRole('link', { name: 'Front desk' }).waitFor()
+    await scan('devices')
+
+    await page.getByRole('link', { name: 'Members' }).click()
+    await page.getByLabel('Display name').fill('Grace Hopper')
+    await page.getByRole('button', { name: 'Create member' }).click()
+    await page.getByRole('cell', { name: 'Grace Hopper' }).waitFor()
+    await page.getByRole('link', { name: 'Devices' }).click()
+    await page.getByRole('link', { name: 'Front desk' }).click()
+    await page.getByLabel('Member to enroll').selectOption({ label: 'Grace Hopper' })
+    await page.getByRole('button', { name: 'Start enrollment' }).click()
+    const state = page.getByTestId('session-state')
+    await expect.poll(() => state.textContent()).toBe('pending')
+
+    // The terminal picks the session up, then completes it with Grace's palms: the page follows without a click.
+    const device = { auth: terminal.device_token }
+    const picked = await svc.request('GET', '/v1/device-com/enrollment?wait=0', device)
+    expect(picked.body.session.state).toBe('in_progress')
+    // The page asks every 2 s (expect.poll gives up after 1 s by default).
+    const live = { timeout: 10_000 }
+    await expect.poll(() => state.textContent(), live).toBe('in_progress')
+    const { left_hand, right_hand } = enrollBody(population({ identities: 2 }), 1, '')
+    const completed = await svc.request('POST', `/v1/device-com/enrollment/${picked.body.session.enroll_id}/complete`, { ...device, body: { left_hand, right_hand, challenge: picked.body.session.challenge } })
+    expect(completed.status, JSON.stringify(completed.body)).toBe(200)
+    await expect.poll(() => state.textContent(), live).toBe('completed')
+    expect(await page.getByText('Terminal echoed the challenge').locator('xpath=following-sibling::dd[1]').textContent()).toBe('yes')
+    await scan('device-enrollment')
+
+    await page.getByRole('button', { name: 'Start enrollment' }).click()
+    await expect.poll(() => state.textContent()).toBe('pending')
+    await page.getByRole('button', { name: 'Cancel session' }).click()
+    await expect.poll(() => state.textContent()).toBe('cancelled')
+    expect((await svc.request('GET', '/v1/device-com/enrollment?wait=0', device)).status).toBe(204)
+
+    await page.getByRole('button', { name: 'Disable terminal' }).click()
+    await expect.poll(() => page.getByTestId('device-state').textContent()).toBe('disabled')
+    // A disabled terminal's token is refused at once.
+    expect((await svc.request('GET', '/v1/device-com/enrollment?wait=0', device)).status).toBe(403)
   }, STEP_MS)
 
   it('shows the audit trail verified, filters and exports it, and says so when the trail fails verification', async () => {

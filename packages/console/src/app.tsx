@@ -2,6 +2,8 @@
 // one index.html at /console/; the part after # is the page).
 import { useEffect, useState } from 'preact/hooks'
 import { ApiKeysPage } from './pages/api-keys'
+import { DevicePage } from './pages/device'
+import { DevicesPage } from './pages/devices'
 import { AuditPage } from './pages/audit'
 import { MembersPage } from './pages/members'
 import { OrganizationPage } from './pages/organization'
@@ -52,7 +54,7 @@ function SignedOut({ reason, detail, oidc }: { reason: SignOutReason; detail?: s
   )
 }
 
-const PROJECT_TABS = [['keys', 'API keys'], ['members', 'Members'], ['webhooks', 'Webhooks'], ['playground', 'Identify playground']] as const
+const PROJECT_TABS = [['keys', 'API keys'], ['members', 'Members'], ['webhooks', 'Webhooks'], ['devices', 'Devices'], ['playground', 'Identify playground']] as const
 
 function ProjectPage({ orgId, projectId, tab, itemId }: { orgId: string; projectId: string; tab: string; itemId?: string }) {
   const base = `#/orgs/${orgId}/projects/${projectId}`
@@ -65,6 +67,8 @@ function ProjectPage({ orgId, projectId, tab, itemId }: { orgId: string; project
       {tab === 'members' ? <MembersPage projectId={projectId} />
         : tab === 'webhooks' && itemId ? <WebhookPage key={itemId} orgId={orgId} projectId={projectId} webhookId={itemId} />
         : tab === 'webhooks' ? <WebhooksPage orgId={orgId} projectId={projectId} />
+        : tab === 'devices' && itemId ? <DevicePage key={itemId} orgId={orgId} projectId={projectId} deviceId={itemId} />
+        : tab === 'devices' ? <DevicesPage orgId={orgId} projectId={projectId} />
         : tab === 'playground' ? <PlaygroundPage orgId={orgId} projectId={projectId} />
         : <ApiKeysPage orgId={orgId} projectId={projectId} />}
     </>

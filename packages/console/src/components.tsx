@@ -66,6 +66,16 @@ export function ShownOnce({ id, heading, secret, label, testId }: { id: string; 
   )
 }
 
+/** Previous and next page of a list the service pages; `last`: this page is the last one. */
+export function Pager({ label, page, setPage, last }: { label: string; page: number; setPage: (page: number) => void; last: boolean }) {
+  return (
+    <nav aria-label={label} class="pages">
+      <button type="button" disabled={page === 1} onClick={() => setPage(page - 1)}>Previous page</button>
+      <button type="button" disabled={last} onClick={() => setPage(page + 1)}>Next page</button>
+    </nav>
+  )
+}
+
 /** `<input type="datetime-local">` speaks local time without a zone; the API speaks RFC 3339. */
 export const toInstant = (local: string) => new Date(local).toISOString()
 export const toLocalInput = (date: Date) => new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16)

@@ -4,7 +4,7 @@
 // chain and refuses one it cannot vouch for (audit_trail_broken): that answer is the status shown.
 import { useState } from 'preact/hooks'
 import { api, call, problemOf, type Problem } from '../api'
-import { Field, ProblemView, TimeWindowFields, useLoad, useTimeWindow, when } from '../components'
+import { Field, Pager, ProblemView, TimeWindowFields, useLoad, useTimeWindow, when } from '../components'
 
 const PER_PAGE = 50
 
@@ -90,10 +90,7 @@ export function AuditPage({ orgId }: { orgId: string }) {
           </tbody>
         </table>
       )}
-      <nav aria-label="Audit pages" class="pages">
-        <button type="button" disabled={page === 1} onClick={() => setPage(page - 1)}>Previous page</button>
-        <button type="button" disabled={total === null || page * PER_PAGE >= total} onClick={() => setPage(page + 1)}>Next page</button>
-      </nav>
+      <Pager label="Audit pages" page={page} setPage={setPage} last={total === null || page * PER_PAGE >= total} />
     </>
   )
 }

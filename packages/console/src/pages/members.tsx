@@ -2,7 +2,7 @@
 // confirmation that names it.
 import { useState } from 'preact/hooks'
 import { api, call } from '../api'
-import { ConfirmButton, NameForm, useAction, ProblemView, useLoad, when } from '../components'
+import { ConfirmButton, NameForm, Pager, ProblemView, useAction, useLoad, when } from '../components'
 
 const PER_PAGE = 20
 
@@ -33,10 +33,7 @@ export function MembersPage({ projectId }: { projectId: string }) {
           </tbody>
         </table>
       )}
-      <nav aria-label="Member pages" class="pages">
-        <button type="button" disabled={page === 1} onClick={() => setPage(page - 1)}>Previous page</button>
-        <button type="button" disabled={(members.data?.length ?? 0) < PER_PAGE} onClick={() => setPage(page + 1)}>Next page</button>
-      </nav>
+      <Pager label="Member pages" page={page} setPage={setPage} last={(members.data?.length ?? 0) < PER_PAGE} />
       <ProblemView problem={erase.problem} />
       <NameForm id="member-name" heading="New member" label="Display name" field="/display_name" button="Create member"
         send={(name) => call(api.POST('/v1/projects/{project_id}/members', { ...path, body: { display_name: name, metadata: null } }))} done={members.reload} />

@@ -3,7 +3,7 @@
 // test event. The API filters deliveries by creation time only.
 import { useState } from 'preact/hooks'
 import { api, call, type Problem, type Schemas } from '../api'
-import { DAY_MS, Field, fieldError, ProblemView, TimeWindowFields, toInstant, toLocalInput, useLoad, useSubmit, useTimeWindow, when } from '../components'
+import { DAY_MS, Field, fieldError, Pager, ProblemView, TimeWindowFields, toInstant, toLocalInput, useLoad, useSubmit, useTimeWindow, when } from '../components'
 
 type Delivery = Schemas['WebhookDelivery']
 const PER_PAGE = 20
@@ -131,10 +131,7 @@ export function WebhookPage({ orgId, projectId, webhookId }: { orgId: string; pr
             </tbody>
           </table>
         )}
-        <nav aria-label="Delivery pages" class="pages">
-          <button type="button" disabled={page === 1} onClick={() => setPage(page - 1)}>Previous page</button>
-          <button type="button" disabled={page * PER_PAGE >= total} onClick={() => setPage(page + 1)}>Next page</button>
-        </nav>
+        <Pager label="Delivery pages" page={page} setPage={setPage} last={page * PER_PAGE >= total} />
       </section>
       <Recover projectId={projectId} webhookId={webhookId} done={refresh} />
     </>
