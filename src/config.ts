@@ -50,6 +50,8 @@ export interface Config {
   httpServer: 'uws' | 'node' | 'auto'
   /** PALMVEIN_CONSOLE_DIR: the built web console served at /console/; null: packages/console/dist of this installation. */
   consoleDir: string | null
+  /** PALMVEIN_CONSOLE_OIDC_CLIENT_ID: the console signs in by OpenID Connect at PALMVEIN_JWT_ISSUER as this public client (http/console/oidc.ts). */
+  consoleOidcClientId: string | null
   matcherThreads: number
   /** Threads that decrypt a large gallery load at boot (0: the main thread decrypts). */
   bootDecryptThreads: number
@@ -255,6 +257,7 @@ export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.e
     auditRetentionDays: integer(env, 'PALMVEIN_AUDIT_RETENTION_DAYS', 400, 1, 36_500),
     httpServer: oneOf(env, 'PALMVEIN_HTTP_SERVER', ['auto', 'uws', 'node'] as const, 'auto'),
     consoleDir: env.PALMVEIN_CONSOLE_DIR || null,
+    consoleOidcClientId: text(env, 'PALMVEIN_CONSOLE_OIDC_CLIENT_ID'),
     matcherThreads: integer(env, 'PALMVEIN_MATCHER_THREADS', Math.max(1, os.availableParallelism()), 1, 256),
     bootDecryptThreads: integer(env, 'PALMVEIN_BOOT_DECRYPT_THREADS', Math.max(1, os.availableParallelism()), 0, 256),
     exactAuditRate: share(env, 'PALMVEIN_EXACT_AUDIT_RATE', 0.01),
@@ -271,6 +274,9 @@ export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.e
   if (!overrides.webhookLeaseMs) config.webhookLeaseMs = integer(env, 'PALMVEIN_WEBHOOK_LEASE_MS', config.webhookTimeoutMs + 60_000, 1_000, 86_400_000)
   if (config.jwksUrl && config.jwtPublicKey) {
     throw new ConfigError('set either PALMVEIN_JWKS_URL or PALMVEIN_JWT_PUBLIC_KEY, not both')
+  }
+  if (config.consoleOidcClientId && (!(config.jwksUrl || config.jwtPublicKey) || !URL.canParse(config.jwtIssuer) || config.jwtAudience !== config.consoleOidcClientId)) {
+    throw new ConfigError('PALMVEIN_CONSOLE_OIDC_CLIENT_ID needs the issuer the API trusts: PALMVEIN_JWKS_URL (or PALMVEIN_JWT_PUBLIC_KEY), PALMVEIN_JWT_ISSUER its URL, PALMVEIN_JWT_AUDIENCE the same client id (an ID token\'s aud)')
   }
   if (config.webhookAllowLocalhost && config.nodeEnv === 'production') {
     throw new ConfigError('WEBHOOK_ALLOW_LOCALHOST is refused when NODE_ENV=production')

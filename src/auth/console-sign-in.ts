@@ -75,12 +75,16 @@ export async function redeemSignInLink(sql: Sql, config: IssuerConfig, code: str
   return { credential: `${id}.${secret}`, subject: link.subject, expiresAt }
 }
 
-async function sessionOf(sql: Sql, credential: string) {
+/** The open session a cookie's credential names, or null (none, wrong secret, expired, signed out). */
+export async function openSessionOf(sql: Sql, credential: string) {
   const parts = BEARER_SECRET_SHAPE.exec(credential)
   const session = parts ? await openConsoleSession(sql, parts[1]) : null
-  if (!session || !secretMatches(parts![2], session.secret_hash)) {
-    throw new ServiceError('unauthenticated', 'the console session has ended: sign in again')
-  }
+  return session && secretMatches(parts![2], session.secret_hash) ? session : null
+}
+
+async function sessionOf(sql: Sql, credential: string) {
+  const session = await openSessionOf(sql, credential)
+  if (!session) throw new ServiceError('unauthenticated', 'the console session has ended: sign in again')
   return session
 }
 
@@ -109,8 +113,6 @@ export async function consoleToken(sql: Sql, config: IssuerConfig, credential: s
 
 /** Signing out: the session gives no further token. Unknown or ended sessions are left as they are. */
 export async function endSession(sql: Sql, credential: string): Promise<void> {
-  const parts = BEARER_SECRET_SHAPE.exec(credential)
-  if (!parts) return
-  const session = await openConsoleSession(sql, parts[1])
-  if (session && secretMatches(parts[2], session.secret_hash)) await endConsoleSession(sql, session.id)
+  const session = await openSessionOf(sql, credential)
+  if (session) await endConsoleSession(sql, session.id)
 }

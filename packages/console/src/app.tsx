@@ -2,11 +2,17 @@
 // one index.html at /console/; the part after # is the page).
 import { useEffect, useState } from 'preact/hooks'
 import { ApiKeysPage } from './pages/api-keys'
+import { DevicePage } from './pages/device'
+import { DevicesPage } from './pages/devices'
+import { AuditPage } from './pages/audit'
 import { MembersPage } from './pages/members'
 import { OrganizationPage } from './pages/organization'
 import { OrganizationsPage } from './pages/organizations'
 import { PlaygroundPage } from './pages/playground'
-import { signOut, useSession } from './session'
+import { WebhookPage } from './pages/webhook'
+import { WebhooksPage } from './pages/webhooks'
+import type { OidcSettings } from './oidc'
+import { signInWithOidc, signOut, useSession, type SignOutReason } from './session'
 
 function useHashRoute(): string[] {
   const read = () => location.hash.replace(/^#\/?/, '').split('/').filter(Boolean)
@@ -19,22 +25,38 @@ function useHashRoute(): string[] {
   return route
 }
 
-function SignedOut({ reason, detail }: { reason: string; detail?: string }) {
-  const heading = reason === 'ended' ? 'Your session ended' : reason === 'signed-out' ? 'You are signed out' : reason === 'link-refused' ? 'This sign-in link does not work' : 'Sign in to the palmvein console'
+const HEADINGS: Record<SignOutReason, string> = {
+  'none': 'Sign in to the palmvein console',
+  'ended': 'Your session ended',
+  'signed-out': 'You are signed out',
+  'link-refused': 'This sign-in link does not work',
+  'oidc-refused': 'The sign-in did not complete',
+}
+
+function SignedOut({ reason, detail, oidc }: { reason: SignOutReason; detail?: string; oidc: OidcSettings | null }) {
   return (
     <main class="sign-in" id="main">
-      <h1>{heading}</h1>
+      <h1>{HEADINGS[reason]}</h1>
       {detail && <p class="problem" role="alert">{detail}</p>}
       {reason === 'ended' && <p role="status">The session expired or was signed out. Sign in again to continue.</p>}
-      <p>On the machine that runs the service, print a one-time sign-in link and open it in this browser:</p>
-      <pre><code>palmvein console --sub you@example.com</code></pre>
+      {oidc ? (
+        <>
+          <p>This service signs you in with your organization's identity provider, <code>{new URL(oidc.issuer).host}</code>.</p>
+          <button type="button" onClick={() => void signInWithOidc()}>Sign in with OpenID Connect</button>
+        </>
+      ) : (
+        <>
+          <p>On the machine that runs the service, print a one-time sign-in link and open it in this browser:</p>
+          <pre><code>palmvein console --sub you@example.com</code></pre>
+        </>
+      )}
     </main>
   )
 }
 
-const PROJECT_TABS = [['keys', 'API keys'], ['members', 'Members'], ['playground', 'Identify playground']] as const
+const PROJECT_TABS = [['keys', 'API keys'], ['members', 'Members'], ['webhooks', 'Webhooks'], ['devices', 'Devices'], ['playground', 'Identify playground']] as const
 
-function ProjectPage({ orgId, projectId, tab }: { orgId: string; projectId: string; tab: string }) {
+function ProjectPage({ orgId, projectId, tab, itemId }: { orgId: string; projectId: string; tab: string; itemId?: string }) {
   const base = `#/orgs/${orgId}/projects/${projectId}`
   return (
     <>
@@ -43,6 +65,10 @@ function ProjectPage({ orgId, projectId, tab }: { orgId: string; projectId: stri
         {PROJECT_TABS.map(([id, label]) => <a key={id} href={`${base}/${id}`} aria-current={tab === id ? 'page' : undefined}>{label}</a>)}
       </nav>
       {tab === 'members' ? <MembersPage projectId={projectId} />
+        : tab === 'webhooks' && itemId ? <WebhookPage key={itemId} orgId={orgId} projectId={projectId} webhookId={itemId} />
+        : tab === 'webhooks' ? <WebhooksPage orgId={orgId} projectId={projectId} />
+        : tab === 'devices' && itemId ? <DevicePage key={itemId} orgId={orgId} projectId={projectId} deviceId={itemId} />
+        : tab === 'devices' ? <DevicesPage orgId={orgId} projectId={projectId} />
         : tab === 'playground' ? <PlaygroundPage orgId={orgId} projectId={projectId} />
         : <ApiKeysPage orgId={orgId} projectId={projectId} />}
     </>
@@ -50,8 +76,9 @@ function ProjectPage({ orgId, projectId, tab }: { orgId: string; projectId: stri
 }
 
 function Page({ route }: { route: string[] }) {
-  const [first, orgId, second, projectId, tab] = route
-  if (first === 'orgs' && orgId && second === 'projects' && projectId) return <ProjectPage key={projectId} orgId={orgId} projectId={projectId} tab={tab ?? 'keys'} />
+  const [first, orgId, second, projectId, tab, itemId] = route
+  if (first === 'orgs' && orgId && second === 'projects' && projectId) return <ProjectPage key={projectId} orgId={orgId} projectId={projectId} tab={tab ?? 'keys'} itemId={itemId} />
+  if (first === 'orgs' && orgId && second === 'audit') return <AuditPage key={orgId} orgId={orgId} />
   if (first === 'orgs' && orgId) return <OrganizationPage key={orgId} orgId={orgId} />
   return <OrganizationsPage />
 }
@@ -60,7 +87,7 @@ export function App() {
   const session = useSession()
   const route = useHashRoute()
   if (session.kind === 'loading') return <main id="main" aria-busy="true"><p>Loading…</p></main>
-  if (session.kind === 'signed-out') return <SignedOut reason={session.reason} detail={session.detail} />
+  if (session.kind === 'signed-out') return <SignedOut reason={session.reason} detail={session.detail} oidc={session.oidc} />
   return (
     <>
       <header class="bar">

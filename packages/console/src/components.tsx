@@ -55,6 +55,52 @@ export function CopyButton({ text, label }: { text: string; label: string }) {
   )
 }
 
+/** A secret the API returns once (a key's plaintext, a webhook's signing secret): shown here until the page is left. */
+export function ShownOnce({ id, heading, secret, label, testId }: { id: string; heading: string; secret: string; label: string; testId: string }) {
+  return (
+    <section class="once" aria-labelledby={id} role="status">
+      <h2 id={id}>{heading}</h2>
+      <p>Copy it now: it is shown this once and never again.</p>
+      <p><code class="secret" data-testid={testId}>{secret}</code> <CopyButton text={secret} label={label} /></p>
+    </section>
+  )
+}
+
+/** Previous and next page of a list the service pages; `last`: this page is the last one. */
+export function Pager({ label, page, setPage, last }: { label: string; page: number; setPage: (page: number) => void; last: boolean }) {
+  return (
+    <nav aria-label={label} class="pages">
+      <button type="button" disabled={page === 1} onClick={() => setPage(page - 1)}>Previous page</button>
+      <button type="button" disabled={last} onClick={() => setPage(page + 1)}>Next page</button>
+    </nav>
+  )
+}
+
+/** `<input type="datetime-local">` speaks local time without a zone; the API speaks RFC 3339. */
+export const toInstant = (local: string) => new Date(local).toISOString()
+export const toLocalInput = (date: Date) => new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16)
+export const DAY_MS = 24 * 3600 * 1000
+
+/** A [from, to] window of a list the service pages: `to` empty means "now" at each load, so a refresh shows what just happened. */
+export function useTimeWindow() {
+  const [from, setFrom] = useState(() => toLocalInput(new Date(Date.now() - DAY_MS)))
+  const [to, setTo] = useState('')
+  return { from, to, setFrom, setTo, query: () => ({ from: toInstant(from), to: to ? toInstant(to) : new Date().toISOString() }) }
+}
+
+export function TimeWindowFields({ id, noun, window }: { id: string; noun: string; window: ReturnType<typeof useTimeWindow> }) {
+  return (
+    <>
+      <Field label={`${noun} from`} id={`${id}-from`}>
+        <input id={`${id}-from`} type="datetime-local" value={window.from} onInput={(event) => window.setFrom(event.currentTarget.value)} required />
+      </Field>
+      <Field label={`${noun} until (empty: now)`} id={`${id}-to`}>
+        <input id={`${id}-to`} type="datetime-local" value={window.to} onInput={(event) => window.setTo(event.currentTarget.value)} />
+      </Field>
+    </>
+  )
+}
+
 export const when = (value: string | null | undefined) => (value ? new Date(value).toLocaleString() : '—')
 
 type Outcome<T> = { data: T } | { problem: Problem }
@@ -70,6 +116,17 @@ export function useSubmit<T>(send: () => Promise<Outcome<T>>, done: (data: T) =>
     done(result.data)
   }
   return { refused, submit }
+}
+
+/** An action on a listed item (revoke, erase, delete): its refusal, if any, then the list again. */
+export function useAction(after: () => void) {
+  const [problem, setProblem] = useState<Problem | null>(null)
+  const run = async (request: Promise<Outcome<unknown>>) => {
+    const result = await request
+    setProblem('problem' in result ? result.problem : null)
+    after()
+  }
+  return { problem, run }
 }
 
 /** A form of one text field (a name): organizations, environments, keys, members. */

@@ -1,4 +1,7 @@
 // The console's sign-in (not part of the API; not in the OpenAPI document):
+//   GET    /console/session        how to sign in here (link or OpenID Connect) and the cookie's open
+//                                  session, if any: 200 either way, so a page without a session
+//                                  loads without a failed request
 //   POST   /console/session        { code } from a one-time link → a session cookie and a first token
 //   POST   /console/session/token  the session cookie → a fresh identity token (10 minutes)
 //   DELETE /console/session        sign out
@@ -7,10 +10,11 @@
 // site starts. The identity token is held in the page's memory only and sent as a bearer header,
 // which a browser never adds by itself: the public API stays immune to CSRF. On top of SameSite,
 // requests another site's page starts are refused by their Fetch Metadata (Sec-Fetch-Site).
-import { consoleToken, CONSOLE_SESSION_SECONDS, endSession, redeemSignInLink, type ConsoleToken } from '../../auth/console-sign-in.js'
+import { consoleToken, CONSOLE_SESSION_SECONDS, endSession, openSessionOf, redeemSignInLink, type ConsoleToken } from '../../auth/console-sign-in.js'
 import type { Config } from '../../config.js'
 import { ServiceError } from '../../errors.js'
-import { CONSOLE_HEADERS } from '../console/headers.js'
+import { consoleHeaders } from '../console/headers.js'
+import { consoleOidc } from '../console/oidc.js'
 import { defineRoute, Reply, type Route } from '../route.js'
 import { Body, Text, Type } from '../schema.js'
 
@@ -42,13 +46,33 @@ const tokenBody = (token: ConsoleToken) => ({
   expires_at: token.expiresAt.toISOString(), session_expires_at: token.sessionExpiresAt.toISOString(),
 })
 
-const NO_STORE = { ...CONSOLE_HEADERS, 'Cache-Control': 'no-store' }
+const noStore = (config: Config) => ({ ...consoleHeaders(config), 'Cache-Control': 'no-store' })
 
 const TokenSchema = Type.Object({
   token: Type.String(), subject: Type.String(), expires_at: Type.String(), session_expires_at: Type.String(),
 })
 
+const StateSchema = Type.Object({
+  sign_in: Type.Union([Type.Literal('link'), Type.Literal('oidc')]),
+  oidc: Type.Union([Type.Object({ issuer: Type.String(), client_id: Type.String(), scope: Type.String() }), Type.Null()]),
+  session: Type.Union([Type.Object({ subject: Type.String(), session_expires_at: Type.String() }), Type.Null()]),
+})
+
 export const consoleSessionRoutes: Route[] = [
+  defineRoute({
+    operationId: 'getConsoleSession', method: 'get', path: '/console/session', auth: ['none'], access: 'none', tags,
+    summary: 'How to sign in to this console, and the open session its cookie names (null when none)',
+    responses: [{ status: 200, description: 'the sign-in state', schema: StateSchema }],
+    async handler({ app, headers }) {
+      refuseCrossSite(headers)
+      const oidc = consoleOidc(app.config)
+      const session = oidc ? null : await openSessionOf(app.sql, cookieOf(headers))
+      return Reply.json(200, {
+        sign_in: oidc ? 'oidc' : 'link', oidc,
+        session: session && { subject: session.subject, session_expires_at: session.expires_at.toISOString() },
+      }, noStore(app.config))
+    },
+  }),
   defineRoute({
     operationId: 'signInToConsole', method: 'post', path: '/console/session', auth: ['none'], access: 'none', tags,
     summary: 'Redeem a one-time sign-in link: sets the session cookie, answers a first identity token',
@@ -58,7 +82,7 @@ export const consoleSessionRoutes: Route[] = [
       refuseCrossSite(headers)
       const session = await redeemSignInLink(app.sql, app.config, body.code)
       const token = await consoleToken(app.sql, app.config, session.credential)
-      return Reply.json(200, tokenBody(token), { ...NO_STORE, 'Set-Cookie': cookie(session.credential, CONSOLE_SESSION_SECONDS, app.config, headers) })
+      return Reply.json(200, tokenBody(token), { ...noStore(app.config), 'Set-Cookie': cookie(session.credential, CONSOLE_SESSION_SECONDS, app.config, headers) })
     },
   }),
   defineRoute({
@@ -67,7 +91,7 @@ export const consoleSessionRoutes: Route[] = [
     responses: [{ status: 200, description: 'a token', schema: TokenSchema }],
     async handler({ app, headers }) {
       refuseCrossSite(headers)
-      return Reply.json(200, tokenBody(await consoleToken(app.sql, app.config, cookieOf(headers))), NO_STORE)
+      return Reply.json(200, tokenBody(await consoleToken(app.sql, app.config, cookieOf(headers))), noStore(app.config))
     },
   }),
   defineRoute({
@@ -77,7 +101,7 @@ export const consoleSessionRoutes: Route[] = [
     async handler({ app, headers }) {
       refuseCrossSite(headers)
       await endSession(app.sql, cookieOf(headers))
-      return new Reply(204, null, null, { ...NO_STORE, 'Set-Cookie': cookie('', 0, app.config, headers) })
+      return new Reply(204, null, null, { ...noStore(app.config), 'Set-Cookie': cookie('', 0, app.config, headers) })
     },
   }),
 ]

@@ -4,7 +4,8 @@
 // /console/ says how to build it.
 import { ServiceError } from '../../errors.js'
 import type { ConsoleAssets, ConsoleFile } from '../console/assets.js'
-import { CONSOLE_HEADERS } from '../console/headers.js'
+import { consoleHeaders } from '../console/headers.js'
+import type { Config } from '../../config.js'
 import { defineRoute, Reply, type Route } from '../route.js'
 import { consoleSessionRoutes } from './console-session.js'
 import { Type } from '../schema.js'
@@ -12,8 +13,8 @@ import { Type } from '../schema.js'
 const tags = ['Console']
 const IMMUTABLE = 'public, max-age=31536000, immutable'
 
-function fileReply(file: ConsoleFile, cacheControl: string, ifNoneMatch: string | undefined): Reply {
-  const headers = { ...CONSOLE_HEADERS, 'Cache-Control': cacheControl, ETag: file.etag }
+function fileReply(config: Config, file: ConsoleFile, cacheControl: string, ifNoneMatch: string | undefined): Reply {
+  const headers = { ...consoleHeaders(config), 'Cache-Control': cacheControl, ETag: file.etag }
   const matches = ifNoneMatch?.split(',').some((tag) => tag.trim().replace(/^W\//, '') === file.etag)
   return matches ? new Reply(304, null, null, headers) : new Reply(200, file.body, file.contentType, headers)
 }
@@ -26,9 +27,9 @@ export function consoleRoutes(assets: ConsoleAssets | null): Route[] {
       operationId: 'getConsole', method: 'get', path: '/console', auth: ['none'], access: 'none', tags, usesDatabase: false,
       summary: 'The web console (index.html; /console/ too)',
       responses: [{ status: 200, description: 'the console page', contentType: 'text/html' }],
-      async handler({ headers }) {
+      async handler({ app, headers }) {
         if (!assets) throw notBuilt()
-        return fileReply(assets.index, 'no-cache', headers['if-none-match'])
+        return fileReply(app.config, assets.index, 'no-cache', headers['if-none-match'])
       },
     }),
     defineRoute({
@@ -36,11 +37,11 @@ export function consoleRoutes(assets: ConsoleAssets | null): Route[] {
       summary: 'A built console asset, named by the hash of its content',
       params: Type.Object({ file: Type.String({ pattern: '^[A-Za-z0-9._-]{1,128}$' }) }),
       responses: [{ status: 200, description: 'the asset' }],
-      async handler({ params, headers }) {
+      async handler({ app, params, headers }) {
         if (!assets) throw notBuilt()
         const file = assets.assets.get(params.file)
         if (!file) throw new ServiceError('not_found', `no console asset named ${params.file}`)
-        return fileReply(file, IMMUTABLE, headers['if-none-match'])
+        return fileReply(app.config, file, IMMUTABLE, headers['if-none-match'])
       },
     }),
     ...consoleSessionRoutes,

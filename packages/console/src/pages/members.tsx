@@ -1,8 +1,8 @@
 // A project's members: the list (paged by the service), creating one, erasing one (crypto-shredding its templates) after a
 // confirmation that names it.
 import { useState } from 'preact/hooks'
-import { api, call, type Problem } from '../api'
-import { ConfirmButton, NameForm, ProblemView, useLoad, when } from '../components'
+import { api, call } from '../api'
+import { ConfirmButton, NameForm, Pager, ProblemView, useAction, useLoad, when } from '../components'
 
 const PER_PAGE = 20
 
@@ -11,12 +11,7 @@ export function MembersPage({ projectId }: { projectId: string }) {
   const [page, setPage] = useState(1)
   // Paged by the service: a project may hold a million members.
   const members = useLoad(() => call(api.GET('/v1/projects/{project_id}/members', { params: { path: { project_id: projectId }, query: { page, per_page: PER_PAGE } } })), [projectId, page])
-  const [eraseFailed, setEraseFailed] = useState<Problem | null>(null)
-  const erase = async (memberId: string) => {
-    const result = await call(api.DELETE('/v1/projects/{project_id}/members/{member_id}', { params: { path: { project_id: projectId, member_id: memberId } } }))
-    setEraseFailed('problem' in result ? result.problem : null)
-    members.reload()
-  }
+  const erase = useAction(members.reload)
   return (
     <>
       <h1>Members</h1>
@@ -31,18 +26,15 @@ export function MembersPage({ projectId }: { projectId: string }) {
                 <td>{member.display_name}</td><td><code>{member.member_id}</code></td><td>{member.palm_templates_enrolled}</td>
                 <td>{when(member.last_enrolled_at)}</td>
                 <td>
-                  <ConfirmButton label="Erase…" confirmLabel={`Erase ${member.display_name} and their palms`} onConfirm={() => void erase(member.member_id)} />
+                  <ConfirmButton label="Erase…" confirmLabel={`Erase ${member.display_name} and their palms`} onConfirm={() => void erase.run(call(api.DELETE('/v1/projects/{project_id}/members/{member_id}', { params: { path: { project_id: projectId, member_id: member.member_id } } })))} />
                 </td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
-      <nav aria-label="Member pages" class="pages">
-        <button type="button" disabled={page === 1} onClick={() => setPage(page - 1)}>Previous page</button>
-        <button type="button" disabled={(members.data?.length ?? 0) < PER_PAGE} onClick={() => setPage(page + 1)}>Next page</button>
-      </nav>
-      <ProblemView problem={eraseFailed} />
+      <Pager label="Member pages" page={page} setPage={setPage} last={(members.data?.length ?? 0) < PER_PAGE} />
+      <ProblemView problem={erase.problem} />
       <NameForm id="member-name" heading="New member" label="Display name" field="/display_name" button="Create member"
         send={(name) => call(api.POST('/v1/projects/{project_id}/members', { ...path, body: { display_name: name, metadata: null } }))} done={members.reload} />
     </>

@@ -42,6 +42,7 @@ export function OrganizationPage({ orgId }: { orgId: string }) {
     <>
       <p><a href="#/">← Organizations</a></p>
       <h1>Organization</h1>
+      <nav aria-label="Organization" class="tabs"><a href={`#/orgs/${orgId}/audit`}>Audit trail</a></nav>
       <section aria-labelledby="environments">
         <h2 id="environments">Environments</h2>
         <ProblemView problem={environments.problem} />
