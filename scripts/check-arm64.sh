@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The NEON kernels, run for real: cross-builds for aarch64-unknown-linux-gnu with Debian's cross
 # toolchain and runs under qemu-aarch64 (user mode) (1) the kernel contract tests of crates/matcher
-# (`cargo test`, every kernel against the scalar oracle) and (2) a search smoke test of the arm64
+# (`cargo test`, every kernel against the scalar oracle) and crates/sealing's (AES-GCM on ARMv8's
+# AES/PMULL where detected) and (2) a search smoke test of the arm64
 # addon through @palmvein/matcher with an arm64 Node (scripts/arm64-smoke.mjs). CI runs it.
 # Needs: apt qemu-user gcc-aarch64-linux-gnu (libc6-dev-arm64-cross), `rustup target add
 # aarch64-unknown-linux-gnu`, the matcher's dist/ and build/ (npm install). The arm64 Node comes
@@ -24,8 +25,8 @@ export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L $sysroot"
 export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
 target_dir="$root/target/arm64-check"
 
-echo "[arm64] cargo test of crates/matcher for $target, under qemu-aarch64"
-cargo test --release --quiet --target "$target" --target-dir "$target_dir" -p palmvein-matcher --lib --tests
+echo "[arm64] cargo test of crates/matcher and crates/sealing for $target, under qemu-aarch64"
+cargo test --release --quiet --target "$target" --target-dir "$target_dir" -p palmvein-matcher -p palmvein-sealing --lib --tests
 echo "[arm64]   $((SECONDS - started)) s so far"
 
 echo "[arm64] the addon for $target"

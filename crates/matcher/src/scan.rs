@@ -22,7 +22,9 @@
 
 use std::ops::Range;
 
-use crate::kernel::{active_kernels, EncodedProbes, Isa, Kernels};
+#[cfg(target_arch = "x86_64")]
+use crate::kernel::Isa;
+use crate::kernel::{active_kernels, EncodedProbes, Kernels};
 use crate::prefetch::{prefetch_bytes, scan_prefetch, PrefetchPlan};
 use crate::scan_tile::{score_tile, ProbeState, Tile, TILE_ROWS};
 use crate::CoreError;

@@ -48,7 +48,7 @@ export interface NativeAddon {
   activePopcountIsa(): string
   limits(): { maxK: number, maxDimension: number, maxCandidates: number }
   chooseIsa(requested: string | undefined): { isa: string, warning?: string }
-  /** AES-256-GCM over many blobs (napi/src/sealing.rs; used by src/domain/gcm-batch.ts). */
+  /** AES-256-GCM over many blobs (crates/sealing, bound by napi/src/sealing.rs; used by the service's src/keys/gcm-batch.ts). */
   gcmOpenBatch(
     keys: Uint8Array, keyOfItem: Uint32Array, sealed: Uint8Array, sealedEnds: Uint32Array,
     aad: Uint8Array, aadEnds: Uint32Array, out: Uint8Array, opened: Uint8Array,

@@ -4,9 +4,10 @@
 
 use std::arch::x86_64::*;
 
+use super::dot_ymm::{dot_ymm, YmmDotStep};
 use super::encoded_probes::{split_offset, ProbeEncoding, SPLIT_STEP, WIDE_STEP};
 use super::tile_x86::{store_sums_8_ymm, stream_read_avx2};
-use super::{scalar::dot_i8_scalar, Isa, Kernels};
+use super::{Isa, Kernels};
 
 pub(crate) static KERNELS: Kernels = Kernels {
     isa: Isa::Avx2,
@@ -19,8 +20,6 @@ pub(crate) static KERNELS: Kernels = Kernels {
     stream_read: stream_read_avx2,
 };
 
-const LANE: usize = 32;
-
 /// Exact dot product of the common prefix of `a` and `b` (see the contract in `kernel`).
 ///
 /// # Safety
@@ -30,50 +29,30 @@ pub unsafe fn dot_i8_avx2(a: &[i8], b: &[i8]) -> i32 {
     unsafe { dot_raw(a.as_ptr(), b.as_ptr(), a.len().min(b.len())) }
 }
 
-/// One 32-byte step of `a . b`: `vpmaddubsw(|a|, sign(b, a))` adds pairs of products into i16,
+/// AVX2's step of the single dot: `vpmaddubsw(|a|, sign(b, a))` adds pairs of products into i16,
 /// at most `2 * 127 * 127 = 32258`, so it never saturates (no `-128`); `vpmaddwd` by ones
 /// widens the pairs into i32.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn multiply_add(accumulator: __m256i, a: __m256i, b: __m256i) -> __m256i {
-    let pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(a), _mm256_sign_epi8(b, a));
-    _mm256_add_epi32(accumulator, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)))
+struct Avx2;
+
+impl YmmDotStep for Avx2 {
+    #[inline(always)]
+    unsafe fn multiply_add(accumulator: __m256i, a: __m256i, b: __m256i) -> __m256i {
+        // SAFETY: the caller's promise of AVX2.
+        unsafe {
+            let pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(a), _mm256_sign_epi8(b, a));
+            _mm256_add_epi32(accumulator, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)))
+        }
+    }
 }
 
 #[target_feature(enable = "avx2")]
 unsafe fn dot_raw(a: *const i8, b: *const i8, length: usize) -> i32 {
-    let mut accumulator = _mm256_setzero_si256();
-    let mut offset = 0;
-    while offset + LANE <= length {
-        // SAFETY: `offset + LANE <= length` and both pointers are valid for `length` bytes.
-        let (a_vector, b_vector) = unsafe {
-            (
-                _mm256_loadu_si256(a.add(offset).cast()),
-                _mm256_loadu_si256(b.add(offset).cast()),
-            )
-        };
-        accumulator = multiply_add(accumulator, a_vector, b_vector);
-        offset += LANE;
-    }
-    let mut lanes = [0i32; 8];
-    // SAFETY: `lanes` is 32 writable bytes.
-    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), accumulator) };
-    // SAFETY: `offset <= length`; both pointers are valid for `length` bytes.
-    let (a_rest, b_rest) = unsafe {
-        (
-            std::slice::from_raw_parts(a.add(offset), length - offset),
-            std::slice::from_raw_parts(b.add(offset), length - offset),
-        )
-    };
-    lanes
-        .iter()
-        .fold(dot_i8_scalar(a_rest, b_rest), |sum, lane| {
-            sum.wrapping_add(*lane)
-        })
+    // SAFETY: compiled for the ISA here, which the caller promises; pointers forwarded.
+    unsafe { dot_ymm::<Avx2>(a, b, length) }
 }
 
 /// The one-probe tile, as two halves of 8 rows. Each 32-byte step is `vpsignb` of the row by the
-/// probe, `vpmaddubsw` with `|p|` and `vpmaddwd` by ones (see `multiply_add`), with `|p|` made
+/// probe, `vpmaddubsw` with `|p|` and `vpmaddwd` by ones (see `Avx2::multiply_add`), with `|p|` made
 /// once per scan: 4 instructions per 32 pairs, where the widened form needs 6 (two widenings, two
 /// `vpmaddwd`, two adds) and one probe amortizes no widening. Forced AVX2 on Zen 5, one probe
 /// over 1M x 256 on one thread (`npm run bench:matcher`): 10.70 ms widened, 1.37x the time to read

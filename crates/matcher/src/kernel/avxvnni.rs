@@ -3,9 +3,10 @@
 
 use std::arch::x86_64::*;
 
+use super::dot_ymm::{dot_ymm, YmmDotStep};
 use super::encoded_probes::{INTERLEAVED_PROBES, INTERLEAVED_WORD};
 use super::tile_x86::{bias_8_lanes, for_each_word, store_sums_8_ymm, stream_read_avx2};
-use super::{scalar::dot_i8_scalar, BlockGate, Isa, Kernels, ProbeEncoding};
+use super::{BlockGate, Isa, Kernels, ProbeEncoding};
 
 pub(crate) static KERNELS: Kernels = Kernels {
     isa: Isa::AvxVnni,
@@ -29,12 +30,16 @@ pub unsafe fn dot_i8_avxvnni(a: &[i8], b: &[i8]) -> i32 {
     unsafe { dot_raw(a.as_ptr(), b.as_ptr(), a.len().min(b.len())) }
 }
 
-/// One 32-byte step of `a . b = |a| . (sign(a) * b)`: `vpdpbusd` (u8 x i8, wrapping i32) is exact
+/// AVX-VNNI's step of the single dot, `a . b = |a| . (sign(a) * b)`: `vpdpbusd` (u8 x i8, wrapping i32) is exact
 /// because `|a| <= 127` and `-b` cannot overflow (no `-128`).
-#[inline]
-#[target_feature(enable = "avx2,avxvnni")]
-fn multiply_add(accumulator: __m256i, a: __m256i, b: __m256i) -> __m256i {
-    _mm256_dpbusd_avx_epi32(accumulator, _mm256_abs_epi8(a), _mm256_sign_epi8(b, a))
+struct AvxVnni;
+
+impl YmmDotStep for AvxVnni {
+    #[inline(always)]
+    unsafe fn multiply_add(accumulator: __m256i, a: __m256i, b: __m256i) -> __m256i {
+        // SAFETY: the caller's promise of AVX2 and AVX-VNNI.
+        unsafe { _mm256_dpbusd_avx_epi32(accumulator, _mm256_abs_epi8(a), _mm256_sign_epi8(b, a)) }
+    }
 }
 
 /// One 32-byte step of the tile: `vpdpbusd(row ^ 0x80, probe)` adds `(row + 128) * probe`; the
@@ -47,34 +52,8 @@ fn multiply_add_biased(accumulator: __m256i, row_unsigned: __m256i, probe: __m25
 
 #[target_feature(enable = "avx2,avxvnni")]
 unsafe fn dot_raw(a: *const i8, b: *const i8, length: usize) -> i32 {
-    let mut accumulator = _mm256_setzero_si256();
-    let mut offset = 0;
-    while offset + LANE <= length {
-        // SAFETY: `offset + LANE <= length` and both pointers are valid for `length` bytes.
-        let (a_vector, b_vector) = unsafe {
-            (
-                _mm256_loadu_si256(a.add(offset).cast()),
-                _mm256_loadu_si256(b.add(offset).cast()),
-            )
-        };
-        accumulator = multiply_add(accumulator, a_vector, b_vector);
-        offset += LANE;
-    }
-    let mut lanes = [0i32; 8];
-    // SAFETY: `lanes` is 32 writable bytes.
-    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), accumulator) };
-    // SAFETY: `offset <= length`; both pointers are valid for `length` bytes.
-    let (a_rest, b_rest) = unsafe {
-        (
-            std::slice::from_raw_parts(a.add(offset), length - offset),
-            std::slice::from_raw_parts(b.add(offset), length - offset),
-        )
-    };
-    lanes
-        .iter()
-        .fold(dot_i8_scalar(a_rest, b_rest), |sum, lane| {
-            sum.wrapping_add(*lane)
-        })
+    // SAFETY: compiled for the ISA here, which the caller promises; pointers forwarded.
+    unsafe { dot_ymm::<AvxVnni>(a, b, length) }
 }
 
 /// The scan's tile (rows biased to unsigned, see `multiply_add_biased`), as two halves of `RH`

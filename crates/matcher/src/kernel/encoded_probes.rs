@@ -15,15 +15,18 @@ pub(crate) enum ProbeEncoding {
     Int8,
     /// `i16` elements, the dimension rounded up to [`WIDE_STEP`] with zeros, so a tile reads
     /// whole steps without a tail case for the probe; then, at byte [`split_offset`], `|p|` as
-    /// bytes and `p` itself, each rounded up to [`SPLIT_STEP`] bytes with zeros.
+    /// bytes and `p` itself, each rounded up to [`SPLIT_STEP`] bytes with zeros. AVX2's.
+    #[cfg(target_arch = "x86_64")]
     Int16,
 }
 
 /// Elements per step of a tile that reads [`ProbeEncoding::Int16`] probes.
+#[cfg(target_arch = "x86_64")]
 pub(crate) const WIDE_STEP: usize = 16;
 
 /// Bytes per step of a tile that reads the `|p|` and `p` bytes of a [`ProbeEncoding::Int16`]
 /// probe.
+#[cfg(target_arch = "x86_64")]
 pub(crate) const SPLIT_STEP: usize = 32;
 
 /// Probes per interleaved chunk (see [`EncodedProbes::interleaved_16`]).
@@ -34,6 +37,7 @@ pub(crate) const INTERLEAVED_WORD: usize = 4;
 
 /// Where a [`ProbeEncoding::Int16`] probe's `|p|` bytes start, in bytes from the probe's pointer;
 /// its `p` bytes follow at `split_offset + dimension.div_ceil(SPLIT_STEP) * SPLIT_STEP`.
+#[cfg(target_arch = "x86_64")]
 pub(crate) fn split_offset(dimension: usize) -> usize {
     2 * dimension.div_ceil(WIDE_STEP) * WIDE_STEP
 }
@@ -72,6 +76,7 @@ impl<'a> EncodedProbes<'a> {
                 chunk_bytes: 0,
                 _probes: PhantomData,
             },
+            #[cfg(target_arch = "x86_64")]
             ProbeEncoding::Int16 => {
                 let split = dimension.div_ceil(SPLIT_STEP) * SPLIT_STEP;
                 // In i16 elements: the widened probe, then 2 * split bytes of |p| and p.

@@ -51,6 +51,8 @@ pub mod avx2;
 pub mod avx512vnni;
 #[cfg(target_arch = "x86_64")]
 pub mod avxvnni;
+#[cfg(target_arch = "x86_64")]
+mod dot_ymm;
 #[cfg(target_arch = "aarch64")]
 pub mod neon;
 #[cfg(target_arch = "x86_64")]

@@ -1,10 +1,15 @@
-//! Node-API binding of the matcher core: validate, borrow the typed arrays (zero-copy, views with
-//! a byteOffset into a SharedArrayBuffer included), call the core, map errors. Synchronous only:
-//! piscina already provides the threads.
+//! Node-API binding of the matcher core (and, in `sealing.rs`, of `palmvein-sealing`'s AES-GCM
+//! batches): validate, borrow the typed arrays (zero-copy, views with a byteOffset into a
+//! SharedArrayBuffer included), call the pure crates, map errors. Synchronous only: piscina
+//! already provides the threads.
 //!
 //! Lifetime of a borrow: a typed array's memory is borrowed for the duration of one call and
 //! never retained. The gallery may sit in a SharedArrayBuffer that other threads can write; the
 //! TypeScript side must not write rows a scan is reading (it appends and compacts between scans).
+
+// napi-derive registers the exports only outside cfg(test), so the test build that
+// `cargo test --lib --tests` makes of this crate (it has no tests) saw every export as unused.
+#![cfg_attr(test, allow(dead_code))]
 
 use napi::bindgen_prelude::{
     Float64ArraySlice, FromNapiValue, Int32ArraySlice, Int8ArraySlice, Uint32ArraySlice,
