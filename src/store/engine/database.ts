@@ -113,6 +113,8 @@ export function createClient(options: {
   always?: boolean
   /** A connection that lives as long as the client (the notification connection). */
   persistent?: boolean
+  /** Seconds a connection attempt may take (CONNECT_TIMEOUT_SECONDS unless given). */
+  connectTimeoutSeconds?: number
   onnotify?(channel: string, payload: string): void
   onclose?(): void
 }): Sql {
@@ -121,7 +123,7 @@ export function createClient(options: {
     ...(options.onnotify ? { onnotify: options.onnotify } : {}),
     ...(options.onclose ? { onclose: options.onclose } : {}),
     max: options.max ?? 10,
-    connect_timeout: CONNECT_TIMEOUT_SECONDS,
+    connect_timeout: options.connectTimeoutSeconds ?? CONNECT_TIMEOUT_SECONDS,
     // Reconnect at once: the default backoff grows to 20 s after an outage's failed attempts, and
     // the service would stay away that long after the database is back.
     backoff: () => RECONNECT_DELAY_SECONDS,
@@ -168,7 +170,10 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
   if (config.databaseUrl) {
     const sockets = new SocketTracker()
     const sql = createClient({ url: config.databaseUrl, max: options.max, sockets })
-    const probe = createClient({ url: config.databaseUrl, max: 1, sockets, always: true })
+    // The probe's verdict is its deadline's (availability.ts), which allows for a blocked event
+    // loop; postgres.js's own connect timer does not, and fired after a long synchronous task on a
+    // busy machine, declaring a database down that had answered.
+    const probe = createClient({ url: config.databaseUrl, max: 1, sockets, always: true, connectTimeoutSeconds: 30 })
     const listener = createNotificationListener(
       (hooks) => createClient({ url: config.databaseUrl!, max: 1, sockets, always: true, persistent: true, ...hooks }),
       options.log,
