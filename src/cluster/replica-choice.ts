@@ -1,6 +1,6 @@
 // Which node searches which shard: this node for the shards it serves, else a node already asked
 // for another shard (fewer requests), else a random replica that did not fail lately.
-import type { ShardDirectory } from './scatter.js'
+import type { ShardDirectory } from './shard-directory.js'
 
 // A replica that failed is asked last for this long.
 const FAILED_FOR_MS = 5_000

@@ -13,19 +13,10 @@ import { toInt8Vector } from '@palmvein/matcher/vector-input'
 import type { EnvironmentRow } from '../store/organizations.js'
 import { createPeerClient, type PeerSearch } from './peer-client.js'
 import { createReplicaChoice } from './replica-choice.js'
+import type { ShardDirectory } from './shard-directory.js'
 import { scatteredGallery } from './scattered-gallery.js'
 
-/** Where each shard can be searched now (node.ts keeps it from the leases). */
-export interface ShardDirectory {
-  readonly selfId: string
-  /** Live nodes holding the shard ready, this node included when it serves it. */
-  replicas(environmentId: string, shard: number): readonly string[]
-  urlOf(nodeId: string): string | undefined
-  /** Whether this node serves the shard (its rows are loaded and caught up). */
-  servesHere(environmentId: string, shard: number): boolean
-  /** Re-reads the replicas from the database, unless a read that started at or after `since` (performance.now()) is under way or done. */
-  refresh(since: number): Promise<void>
-}
+export type { ShardDirectory } from './shard-directory.js'
 
 export interface ScatterOptions {
   directory: ShardDirectory
