@@ -20,7 +20,7 @@ import { environmentById, type EnvironmentRow } from '../../store/organizations.
 import type { ProjectRow } from '../../store/projects.js'
 import type { HandProbes } from '../enrollment/enrollment.js'
 import { screenCandidates } from './import-duplicates.js'
-import { createImportPool, type ImportPool } from './import-pool.js'
+import { createImportPool, type ImportLines, type ImportPool } from './import-pool.js'
 import { prepareImportLines, type PrepareResult, type PrepareTask } from './import-prepare.js'
 import { lineBatches, type ImportRejection } from './line-batches.js'
 import type { EnvironmentGallery } from '../galleries/galleries.js'
@@ -75,8 +75,13 @@ const OVERLAPPING_WRITES = 2
 
 type ImportApp = Pick<DomainResources, 'db' | 'galleries' | 'keyring' | 'log' | 'sql'>
 
-/** Imports the NDJSON `input` (one member a line) into the project's environment in batches of `batchSize` lines. */
-export async function importMembers(app: ImportApp, project: ProjectRow, input: AsyncIterable<Buffer | string>, batchSize: number, options: ImportOptions = {}): Promise<ImportSummary> {
+/**
+ * Imports the NDJSON `input` (one member a line) into the project's environment in batches of
+ * `batchSize` lines, each line checked by `lines` (the wire schema's check, import-pool.ts).
+ */
+export async function importMembers(
+  app: ImportApp, project: ProjectRow, input: AsyncIterable<Buffer | string>, batchSize: number, lines: ImportLines, options: ImportOptions = {},
+): Promise<ImportSummary> {
   const started = performance.now()
   requireEnvironmentOwner(project)
   const environmentId = project.environment_id
@@ -137,8 +142,8 @@ export async function importMembers(app: ImportApp, project: ProjectRow, input: 
     writing.push(written)
   }
   const prepare = (task: PrepareTask, last: boolean): Promise<PrepareResult> => {
-    if (!pool && !last && threads > 0) pool = createImportPool(threads)
-    return pool ? pool.prepare(task) : Promise.resolve().then(() => prepareImportLines(task))
+    if (!pool && !last && threads > 0) pool = createImportPool(threads, lines)
+    return pool ? pool.prepare(task) : Promise.resolve().then(() => prepareImportLines(task, lines.parse))
   }
   try {
     const batches = lineBatches(input, batchSize)
