@@ -67,7 +67,8 @@ async function post(url, auth, body) {
 }
 
 async function run(dist, round, index) {
-  const { syntheticCapture } = await import(path.join(dist, 'cli/synthetic-capture.js'))
+  // The same captures for both builds: the client's generator, as `palmvein capture --synthetic` makes them.
+  const { syntheticCapture } = await import('@palmvein/client')
   const capture = (identity, session) => syntheticCapture({ identity, hand: 'left', session, attempt: 0, dimension: 256, seed: 7, extractorId: 1 })
   const database = await temporaryDatabase(round, index)
   const service = await boot(dist, database?.url)

@@ -24,21 +24,23 @@ import { clusterRoutes } from './http/routes/cluster.js'
 import { availableBackends, loadNativeAddon } from '@palmvein/matcher/backend'
 import { createScanRecorder } from './domain/identification/scans.js'
 import { routeTable } from './http/routes/index.js'
+import type { Route } from './http/route.js'
 import { consoleRoutes } from './http/routes/console.js'
-import { loadTls, readPem } from './http/adapters/tls.js'
+import { loadTls, readPem, type TlsMaterial } from './http/adapters/tls.js'
 import { consoleBanner, loadConsoleAssets } from './http/console/assets.js'
 import { createHttpServer, type HttpServer } from './http/server.js'
 import { bootAnswers } from './http/boot-answers.js'
 import { createBootDatabaseWait, type BootDatabaseWait } from './store/engine/boot-database-wait.js'
 import { createLogger } from './log.js'
-import { openDatabase } from './store/engine/database.js'
+import { openDatabase, type Database } from './store/engine/database.js'
 import { migrate } from './store/migrate.js'
 import { VERSION } from './version.js'
 import { createWebhookEngine } from './webhooks/index.js'
 import { openMetricsListener } from './metrics/listener.js'
-import { createMetrics, disabledMetrics } from './metrics/metrics.js'
+import { createMetrics, disabledMetrics, type ServiceMetrics } from './metrics/metrics.js'
 import { observeQueries } from './store/engine/query-timing.js'
 import { galleryHealthCheck } from './domain/galleries/gallery-health.js'
+import type { GalleryState } from './domain/galleries/galleries-api.js'
 import { countPendingDeliveries } from './store/webhook-deliveries.js'
 
 /** Boot log line: what the matcher can run on here, before any gallery exists. */
@@ -81,7 +83,7 @@ export interface StartOptions {
 export async function start(options: StartOptions = {}): Promise<Service> {
   const config = loadConfig(options.config)
   const log = options.log ?? createLogger(config)
-  const stops: Array<() => Promise<void>> = []
+  const stops: Stops = []
   let http: HttpServer | null = null
   let shuttingDown: () => void = () => {}
   // Once: among the stops when the boot completed, after them when it failed.
@@ -104,82 +106,16 @@ export async function start(options: StartOptions = {}): Promise<Service> {
 
     const db = await openDatabase(config, { log, exclusive: true, watchAvailability: true })
     stops.push(() => db.close())
-    log.info(`DB: ${db.describe}`)
     wait = createBootDatabaseWait(db, log)
     const { untilDatabase } = wait
-    const applied = await untilDatabase('migrations', () => migrate(db.sql, (message) => log.info(`DB: ${message}`)))
-    if (!applied.length) log.info('DB: schema up to date')
-
+    await migrateAtBoot(db, untilDatabase, log)
     // Read when scraped: the galleries exist by the time the listener opens.
-    const metrics = config.metrics
-      ? createMetrics({ galleries: () => galleries.states(), pendingDeliveries: () => countPendingDeliveries(db.sql) })
-      : disabledMetrics()
-    if (config.metrics) {
-      const unobserve = observeQueries(db.sql, metrics.dbQuery)
-      stops.push(async () => unobserve())
-    }
+    const metrics = serviceMetrics(config, db, () => services.app.galleries.states(), stops)
 
-    const master = await loadMasterKey(config)
-    const tokens = await loadIdentityTokens(config)
-    log.info(`Auth: identity tokens from ${tokens.describe}; master key from ${master.source === 'PALMVEIN_MASTER_KEY' ? 'PALMVEIN_MASTER_KEY' : 'the data directory'}`)
-
-    const apiKeyUsage = createApiKeyUsage(db.sql, (error) => log.warn({ err: error }, 'last_used_at update failed'))
-    stops.push(() => apiKeyUsage.flush())
-    const deviceAuthUsage = createDeviceAuthUsage(db.sql, (error) => log.warn({ err: error }, 'device last_auth_at update failed'))
-    stops.push(() => deviceAuthUsage.flush())
-    // Unused leased requests go back to the shared counters after the HTTP server has stopped.
-    const rateLimiter = createRateLimiter(db.sql)
-    stops.push(() => rateLimiter.release())
-    const enrollmentSignals = await untilDatabase('enrollment signals', () => createEnrollmentSignals(db, (error) => log.warn({ err: error }, 'enrollment session signal failed')))
-    stops.push(() => enrollmentSignals.stop())
-    const keyring = createKeyring(master.key)
-    await untilDatabase('master keys', () => keyring.refreshMasterKeys(db.sql))
-    // Galleries close after the HTTP server and the scan writer (stops run in reverse).
-    // Cluster mode: searches reach every shard's holder (scatter.ts); this node's share is its peers' to ask.
-    const clusterNode = config.cluster ? createClusterNode({ cluster: config.cluster, sql: db.sql, log }) : null
-    const distribution = clusterNode && config.cluster ? createScatter({
-      directory: clusterNode, hedgeMs: config.cluster.hedgeMs, log,
-      peer: { secret: config.cluster.secret, ca: config.cluster.peerCaFile ? readPem('PALMVEIN_PEER_CA_FILE', config.cluster.peerCaFile) : undefined },
-      searchHere: (...search) => galleries.searchShards(...search),
-    }) : undefined
-    if (distribution) stops.push(() => distribution.close())
-    const galleries = createGalleries({ config, db, keyring, log, onScan: metrics.scan, distribution })
-    log.info(`Matcher: ${describeMatcherBackends(config.matcherBackend)}, ${config.matcherThreads} thread(s)`)
-    stops.push(() => galleries.close())
-    const scans = createScanRecorder(db.sql, log)
-    stops.push(() => scans.close())
-    // Flushed after the HTTP server has stopped (stops run in reverse): no request's record is lost.
-    const auditKeys = await loadAuditKeys(db.sql, keyring, master.key, { register: true })
-    const adopted = await adoptUnkeyedTrail(db.sql, auditKeys)
-    if (adopted.length > 0) log.info(`Audit: adopted ${adopted.length} chain(s) written before the trail was keyed (a signed checkpoint at the end of each)`)
-    const audit = createAuditTrail({ sql: db.sql, log, keys: auditKeys, retentionDays: config.auditRetentionDays, purge: true })
-    stops.push(() => audit.close())
-    // The worker stops after the HTTP server (stops run in reverse) and waits for attempts in flight.
-    const webhooks = createWebhookEngine({ db, config, keyring, logger: log.child({ component: 'webhooks' }), onAttempt: metrics.webhookAttempt })
-    const sealed = await untilDatabase('webhook secrets', () => sealPlaintextSecrets(db.sql, webhooks.secrets))
-    if (sealed > 0) log.info(`Webhooks: sealed ${sealed} secret(s) stored in plaintext by an earlier version`)
-    if (config.webhookWorker) {
-      await untilDatabase('webhook worker', () => webhooks.start())
-      stops.push(() => webhooks.stop())
-    }
-    log.info(`Webhooks: worker ${config.webhookWorker ? 'on' : 'off'}${config.webhookAllowLocalhost ? ', localhost allowed' : ''}`)
-    // Stops before the galleries it searches (stops run in reverse).
-    const calibrator = createCalibrator({ config, sql: db.sql, galleries, keyring, log })
-    stops.push(() => calibrator.close())
-    const app: AppContext = {
-      config, db, sql: db.sql, log, tokens, enrollmentSignals, galleries, scans, webhooks, audit,
-      keyring, metrics, calibrator,
-      apiKeys: createApiKeyLookup(db),
-      apiKeyUsage,
-      deviceTokens: createDeviceTokenLookup(db),
-      deviceAuthUsage,
-      rateLimiter,
-      health: [{ name: 'database', critical: true, check: () => db.health() }],
-      ...(clusterNode ? { cluster: clusterNode } : {}),
-      shuttingDown: false,
-    }
-
-    app.health.push(galleryHealthCheck(galleries))
+    const { master, tokens } = await loadCredentials(config, log)
+    const services = await startServices({ config, db, log, metrics, masterKey: master.key, untilDatabase, stops })
+    const { clusterNode, app: { galleries } } = services
+    const app = appContext({ config, db, log, tokens, metrics, services })
     // Before any gallery loads: members a restored backup brought back after their erasure go again.
     await ensureErasureLedger(config)
     await applyErasureLedger(app, (environmentId, memberId) => galleries.announce(environmentId, memberId))
@@ -198,30 +134,13 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     stops.push(stopHttp)
     log.info(`HTTP: listening on ${bound}`)
     log.info(consoleBanner(url, consoleAssets))
-    let peerUrl: string | null = null
-    if (peerListener) {
-      const peerHttp = createHttpServer(config.httpServer, tls)
-      const peerPort = await peerHttp.listen(peerListener.host, peerListener.port, bootAnswers(() => 'starting', log))
-      peerHttp.serve(app, peerRoutes)
-      stops.push(() => peerHttp.close())
-      peerUrl = urlOf(tls ? 'https' : 'http', peerListener.host, peerPort)
-      log.info(`Cluster: node-to-node calls on ${peerUrl} only (PALMVEIN_PEER_PORT)`)
-    }
-    if (clusterNode) {
-      // Once peers can reach it; it leaves the cluster first on shutdown (stops run in reverse).
-      await untilDatabase('cluster registration', () => clusterNode.start(galleries))
-      stops.push(() => clusterNode.close())
-      app.health.push(clusterNode.health)
-    }
-    let metricsUrl: string | null = null
-    if (config.metrics) {
-      const opened = await openMetricsListener(metrics.registry, config.metrics, log)
-      if ('failure' in opened) app.health.push({ name: 'metrics', critical: false, check: async () => { throw new Error(opened.failure) } })
-      else {
-        stops.push(() => opened.close())
-        metricsUrl = opened.url
-      }
-    } else log.info('Metrics: off (PALMVEIN_METRICS_PORT=0)')
+    const peerUrl = peerListener ? await listenForPeers(app, peerListener, peerRoutes, tls, stops) : null
+    // Once peers can reach it; it leaves the cluster first on shutdown (stops run in reverse).
+    if (clusterNode) await untilDatabase('cluster registration', () => clusterNode.start(galleries))
+    if (clusterNode) stops.push(() => clusterNode.close())
+    if (clusterNode) app.health.push(clusterNode.health)
+    const metricsUrl = config.metrics ? await openMetrics(app, metrics, config.metrics, stops) : null
+    if (!config.metrics) log.info('Metrics: off (PALMVEIN_METRICS_PORT=0)')
 
     let closing: Promise<void> | null = null
     return {
@@ -238,5 +157,122 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     await stopHttp().catch(() => {})
     for (const stop of stops.reverse()) await stop().catch(() => {})
     throw error
+  }
+}
+
+type Stops = Array<() => Promise<void>>
+
+/** The service's long-lived parts below HTTP, each with its stop pushed where the reverse order needs it. */
+async function startServices(boot: {
+  config: Config; db: Database; log: Logger; metrics: ServiceMetrics; masterKey: Buffer; untilDatabase: BootDatabaseWait['untilDatabase']; stops: Stops
+}) {
+  const { config, db, log, metrics, untilDatabase, stops } = boot
+  const apiKeyUsage = createApiKeyUsage(db.sql, (error) => log.warn({ err: error }, 'last_used_at update failed'))
+  stops.push(() => apiKeyUsage.flush())
+  const deviceAuthUsage = createDeviceAuthUsage(db.sql, (error) => log.warn({ err: error }, 'device last_auth_at update failed'))
+  stops.push(() => deviceAuthUsage.flush())
+  // Unused leased requests go back to the shared counters after the HTTP server has stopped.
+  const rateLimiter = createRateLimiter(db.sql)
+  stops.push(() => rateLimiter.release())
+  const enrollmentSignals = await untilDatabase('enrollment signals', () => createEnrollmentSignals(db, (error) => log.warn({ err: error }, 'enrollment session signal failed')))
+  stops.push(() => enrollmentSignals.stop())
+  const keyring = createKeyring(boot.masterKey)
+  await untilDatabase('master keys', () => keyring.refreshMasterKeys(db.sql))
+  // Galleries close after the HTTP server and the scan writer (stops run in reverse).
+  // Cluster mode: searches reach every shard's holder (scatter.ts); this node's share is its peers' to ask.
+  const clusterNode = config.cluster ? createClusterNode({ cluster: config.cluster, sql: db.sql, log }) : null
+  const distribution = clusterNode && config.cluster ? createScatter({
+    directory: clusterNode, hedgeMs: config.cluster.hedgeMs, log,
+    peer: { secret: config.cluster.secret, ca: config.cluster.peerCaFile ? readPem('PALMVEIN_PEER_CA_FILE', config.cluster.peerCaFile) : undefined },
+    searchHere: (...search) => galleries.searchShards(...search),
+  }) : undefined
+  if (distribution) stops.push(() => distribution.close())
+  const galleries = createGalleries({ config, db, keyring, log, onScan: metrics.scan, distribution })
+  log.info(`Matcher: ${describeMatcherBackends(config.matcherBackend)}, ${config.matcherThreads} thread(s)`)
+  stops.push(() => galleries.close())
+  const scans = createScanRecorder(db.sql, log)
+  stops.push(() => scans.close())
+  // Flushed after the HTTP server has stopped (stops run in reverse): no request's record is lost.
+  const auditKeys = await loadAuditKeys(db.sql, keyring, boot.masterKey, { register: true })
+  const adopted = await adoptUnkeyedTrail(db.sql, auditKeys)
+  if (adopted.length > 0) log.info(`Audit: adopted ${adopted.length} chain(s) written before the trail was keyed (a signed checkpoint at the end of each)`)
+  const audit = createAuditTrail({ sql: db.sql, log, keys: auditKeys, retentionDays: config.auditRetentionDays, purge: true })
+  stops.push(() => audit.close())
+  // The worker stops after the HTTP server (stops run in reverse) and waits for attempts in flight.
+  const webhooks = createWebhookEngine({ db, config, keyring, logger: log.child({ component: 'webhooks' }), onAttempt: metrics.webhookAttempt })
+  const sealed = await untilDatabase('webhook secrets', () => sealPlaintextSecrets(db.sql, webhooks.secrets))
+  if (sealed > 0) log.info(`Webhooks: sealed ${sealed} secret(s) stored in plaintext by an earlier version`)
+  if (config.webhookWorker) {
+    await untilDatabase('webhook worker', () => webhooks.start())
+    stops.push(() => webhooks.stop())
+  }
+  log.info(`Webhooks: worker ${config.webhookWorker ? 'on' : 'off'}${config.webhookAllowLocalhost ? ', localhost allowed' : ''}`)
+  // Stops before the galleries it searches (stops run in reverse).
+  const calibrator = createCalibrator({ config, sql: db.sql, galleries, keyring, log })
+  stops.push(() => calibrator.close())
+  return {
+    clusterNode,
+    app: { enrollmentSignals, galleries, scans, webhooks, audit, keyring, calibrator, apiKeyUsage, deviceAuthUsage, rateLimiter },
+  }
+}
+
+/** Node-to-node routes on a listener of their own (PALMVEIN_PEER_PORT); returns its URL. */
+async function listenForPeers(app: AppContext, listener: { host: string; port: number }, routes: Route[], tls: TlsMaterial | undefined, stops: Stops): Promise<string> {
+  const peerHttp = createHttpServer(app.config.httpServer, tls)
+  const peerPort = await peerHttp.listen(listener.host, listener.port, bootAnswers(() => 'starting', app.log))
+  peerHttp.serve(app, routes)
+  stops.push(() => peerHttp.close())
+  const peerUrl = urlOf(tls ? 'https' : 'http', listener.host, peerPort)
+  app.log.info(`Cluster: node-to-node calls on ${peerUrl} only (PALMVEIN_PEER_PORT)`)
+  return peerUrl
+}
+
+/** The Prometheus listener; a port that cannot be opened is a non-critical /healthz failure, not a failed boot. */
+async function openMetrics(app: AppContext, metrics: ServiceMetrics, listen: NonNullable<Config['metrics']>, stops: Stops): Promise<string | null> {
+  const opened = await openMetricsListener(metrics.registry, listen, app.log)
+  if ('failure' in opened) {
+    app.health.push({ name: 'metrics', critical: false, check: async () => { throw new Error(opened.failure) } })
+    return null
+  }
+  stops.push(() => opened.close())
+  return opened.url
+}
+
+async function loadCredentials(config: Config, log: Logger) {
+  const master = await loadMasterKey(config)
+  const tokens = await loadIdentityTokens(config)
+  log.info(`Auth: identity tokens from ${tokens.describe}; master key from ${master.source === 'PALMVEIN_MASTER_KEY' ? 'PALMVEIN_MASTER_KEY' : 'the data directory'}`)
+  return { master, tokens }
+}
+
+async function migrateAtBoot(db: Database, untilDatabase: BootDatabaseWait['untilDatabase'], log: Logger): Promise<void> {
+  log.info(`DB: ${db.describe}`)
+  const applied = await untilDatabase('migrations', () => migrate(db.sql, (message) => log.info(`DB: ${message}`)))
+  if (!applied.length) log.info('DB: schema up to date')
+}
+
+function serviceMetrics(config: Config, db: Database, galleries: () => GalleryState[], stops: Stops): ServiceMetrics {
+  if (!config.metrics) return disabledMetrics()
+  const metrics = createMetrics({ galleries, pendingDeliveries: () => countPendingDeliveries(db.sql) })
+  const unobserve = observeQueries(db.sql, metrics.dbQuery)
+  stops.push(async () => unobserve())
+  return metrics
+}
+
+function appContext(parts: {
+  config: Config; db: Database; log: Logger; tokens: AppContext['tokens']; metrics: ServiceMetrics; services: Awaited<ReturnType<typeof startServices>>
+}): AppContext {
+  const { config, db, log, tokens, metrics, services } = parts
+  const cluster = services.clusterNode
+  return {
+    config, db, sql: db.sql, log, tokens, metrics, ...services.app,
+    apiKeys: createApiKeyLookup(db),
+    deviceTokens: createDeviceTokenLookup(db),
+    health: [
+      { name: 'database', critical: true, check: () => db.health() },
+      galleryHealthCheck(services.app.galleries),
+    ],
+    ...(cluster ? { cluster } : {}),
+    shuttingDown: false,
   }
 }

@@ -37,13 +37,6 @@ const LAYERS: Array<{ layer: string; holds: string[] }> = [
 ]
 const MATCHER = LAYERS.length - 1
 
-/**
- * Upward imports still to remove, each with why it stands (issue #50). The rule holds for every
- * other import, and a listed one that is gone must leave this list (the test below says so).
- * - An import's threads parse and check their lines against the wire schema, which is http's; the
- *   fix is the import's caller (the CLI's import command) handing the line check to the domain.
- */
-const KNOWN_UPWARD = ['domain/import/import-prepare.ts -> http/resources/import-line.ts']
 
 /** The rank of a file in LAYERS (0 = top), or -1 where no layer holds it. */
 function rankOf(file: string): number {
@@ -141,12 +134,7 @@ describe('architecture: the layering rule', () => {
 
   it('no import runs up the table', () => {
     const upward = edges.filter(({ from, to }) => rankOf(to) !== -1 && rankOf(from) !== -1 && rankOf(to) < rankOf(from))
-    expect(upward.filter((edge) => !KNOWN_UPWARD.includes(show(edge)))
-      .map((edge) => `${show(edge)} (${LAYERS[rankOf(edge.from)].layer} -> ${LAYERS[rankOf(edge.to)].layer})`)).toEqual([])
-  })
-
-  it('each upward import still listed as known is still there (a removed one leaves the list)', () => {
-    expect(KNOWN_UPWARD.filter((known) => !edges.some((edge) => show(edge) === known))).toEqual([])
+    expect(upward.map((edge) => `${show(edge)} (${LAYERS[rankOf(edge.from)].layer} -> ${LAYERS[rankOf(edge.to)].layer})`)).toEqual([])
   })
 
   it('the matcher imports nothing outside itself', () => {

@@ -71,39 +71,50 @@ function headersOf(limit: number, remaining: number, resetSeconds: number): Reco
   }
 }
 
+const limitOf = (project: LimitedProject, bucket: Bucket) => bucket === 'minute' ? project.requests_per_minute : project.daily_request_limit
+
+interface Refusal { refusedBy: Bucket; resetMs: number }
+
+async function giveBack(sql: Sql, projectId: string, returns: Array<{ bucket: Bucket; size: number; start: Date }>) {
+  if (!returns.length) return
+  await returnToCounters(sql, projectId, returns)
+}
+
+/**
+ * Reserve a lease in every window whose local lease is used up: add its size to the database
+ * counter, keep what fits under the limit, give back the rest. When a window has nothing left,
+ * the request is refused and nothing taken in this round is kept (a refused request is not counted).
+ */
+async function reserveLease(sql: Sql, project: LimitedProject, lease: Lease, maxLease: number): Promise<Refusal | null> {
+  const size = Math.min(leaseSize(project.requests_per_minute, maxLease), leaseSize(project.daily_request_limit, maxLease))
+  const asked = BUCKETS.filter((bucket) => lease[bucket].remaining < 1)
+  const rows = await addToCounters(sql, project.id, asked, size)
+  const now = performance.now()
+  const results = rows.map((row) => ({ row, granted: Math.max(0, Math.min(size, size - (row.count - limitOf(project, row.bucket)))) }))
+  const refused = results.find(({ row, granted }) => granted === 0 && row.bucket === 'day') ?? results.find(({ granted }) => granted === 0)
+  await giveBack(sql, project.id, results
+    .map(({ row, granted }) => ({ bucket: row.bucket, size: refused ? size : size - granted, start: row.window_start }))
+    .filter((entry) => entry.size > 0))
+  if (refused) return { refusedBy: refused.row.bucket, resetMs: refused.row.reset_ms }
+  for (const { row, granted } of results) {
+    lease[row.bucket] = { remaining: granted, counted: row.count - (size - granted), endsAt: now + row.reset_ms, start: row.window_start }
+  }
+  return null
+}
+
+function refusalError(project: LimitedProject, { refusedBy, resetMs }: Refusal): ServiceError {
+  const retryAfter = Math.max(1, Math.ceil(resetMs / 1000))
+  const headers = headersOf(limitOf(project, refusedBy), 0, retryAfter)
+  if (refusedBy === 'day') {
+    return new ServiceError('daily_limit_reached', `${project.label ?? "the project's"} daily limit of ${project.daily_request_limit} requests is reached`, { retryAfter, headers })
+  }
+  return new ServiceError('rate_limited', `${project.label ?? "the project's"} limit of ${project.requests_per_minute} requests per minute is reached`, { retryAfter, headers })
+}
+
 export function createRateLimiter(sql: Sql, options: RateLimiterOptions = {}): RateLimiter {
   const maxLease = options.maxLease ?? 100
   const leases = new Map<string, Lease>()
   let lastCleanup = 0
-
-  const limitOf = (project: LimitedProject, bucket: Bucket) => bucket === 'minute' ? project.requests_per_minute : project.daily_request_limit
-
-  async function giveBack(projectId: string, returns: Array<{ bucket: Bucket; size: number; start: Date }>) {
-    if (!returns.length) return
-    await returnToCounters(sql, projectId, returns)
-  }
-
-  /**
-   * Reserve a lease in every window whose local lease is used up: add its size to the database
-   * counter, keep what fits under the limit, give back the rest. When a window has nothing left,
-   * the request is refused and nothing taken in this round is kept (a refused request is not counted).
-   */
-  async function reserve(project: LimitedProject, lease: Lease): Promise<{ refusedBy: Bucket; resetMs: number } | null> {
-    const size = Math.min(leaseSize(project.requests_per_minute, maxLease), leaseSize(project.daily_request_limit, maxLease))
-    const asked = BUCKETS.filter((bucket) => lease[bucket].remaining < 1)
-    const rows = await addToCounters(sql, project.id, asked, size)
-    const now = performance.now()
-    const results = rows.map((row) => ({ row, granted: Math.max(0, Math.min(size, size - (row.count - limitOf(project, row.bucket)))) }))
-    const refused = results.find(({ row, granted }) => granted === 0 && row.bucket === 'day') ?? results.find(({ granted }) => granted === 0)
-    await giveBack(project.id, results
-      .map(({ row, granted }) => ({ bucket: row.bucket, size: refused ? size : size - granted, start: row.window_start }))
-      .filter((entry) => entry.size > 0))
-    if (refused) return { refusedBy: refused.row.bucket, resetMs: refused.row.reset_ms }
-    for (const { row, granted } of results) {
-      lease[row.bucket] = { remaining: granted, counted: row.count - (size - granted), endsAt: now + row.reset_ms, start: row.window_start }
-    }
-    return null
-  }
 
   function cleanup() {
     if (Date.now() - lastCleanup < 3_600_000) return
@@ -140,19 +151,13 @@ export function createRateLimiter(sql: Sql, options: RateLimiterOptions = {}): R
         await lease.pending.catch(() => {})
         continue
       }
-      let refusal: Awaited<ReturnType<typeof reserve>> = null
+      let refusal: Refusal | null = null
       const current = lease
-      current.pending = reserve(project, current).then((result) => { refusal = result }).finally(() => { current.pending = null })
+      current.pending = reserveLease(sql, project, current, maxLease).then((result) => { refusal = result }).finally(() => { current.pending = null })
       await current.pending
       cleanup()
       if (!refusal) continue
-      const { refusedBy, resetMs } = refusal as { refusedBy: Bucket; resetMs: number }
-      const retryAfter = Math.max(1, Math.ceil(resetMs / 1000))
-      const headers = headersOf(limitOf(project, refusedBy), 0, retryAfter)
-      if (refusedBy === 'day') {
-        throw new ServiceError('daily_limit_reached', `${project.label ?? "the project's"} daily limit of ${project.daily_request_limit} requests is reached`, { retryAfter, headers })
-      }
-      throw new ServiceError('rate_limited', `${project.label ?? "the project's"} limit of ${project.requests_per_minute} requests per minute is reached`, { retryAfter, headers })
+      throw refusalError(project, refusal as Refusal)
     }
   }
 
@@ -162,7 +167,7 @@ export function createRateLimiter(sql: Sql, options: RateLimiterOptions = {}): R
       const now = performance.now()
       for (const [projectId, lease] of leases) {
         await lease.pending?.catch(() => {})
-        await giveBack(projectId, BUCKETS
+        await giveBack(sql, projectId, BUCKETS
           .filter((bucket) => lease[bucket].remaining > 0 && lease[bucket].start && lease[bucket].endsAt > now)
           .map((bucket) => ({ bucket, size: lease[bucket].remaining, start: lease[bucket].start! })))
           .catch(() => {})

@@ -1,6 +1,6 @@
 // `palmvein capture --synthetic`: a PVT1 palm capture of a seeded synthetic person, to try the API without a sensor.
 import { Command, Option } from 'commander'
-import { syntheticCapture } from './synthetic-capture.js'
+import { syntheticCapture } from '@palmvein/client'
 import { oneOf, wholeNumber } from './arguments.js'
 import { UsageError } from './errors.js'
 

@@ -40,7 +40,8 @@ async function runEval(args: EvalArgs): Promise<void> {
   const started = performance.now()
   if (args.templates && args.templates !== '-') await fs.access(args.templates).catch(() => { throw new CommandRefused(`cannot read ${args.templates}`) })
   const source = args.templates ? templateLines(args.templates) : syntheticTemplateSet(args.synthetic!)
-  process.stderr.write(`palmvein eval: ${args.templates ? `templates from ${args.templates}` : `synthetic set (${args.synthetic!.enrolled} enrolled, ${args.synthetic!.unenrolled} never enrolled, seed ${args.synthetic!.seed})`}, search mode ${args.settings.mode} ...\n`)
+  const synthetic = args.synthetic && `synthetic set (${args.synthetic.enrolled} enrolled, ${args.synthetic.unenrolled} never enrolled, seed ${args.synthetic.seed})`
+  process.stderr.write(`palmvein eval: ${args.templates ? `templates from ${args.templates}` : synthetic}, search mode ${args.settings.mode} ...\n`)
   let outcome
   try {
     outcome = await evaluate(source, args.settings)

@@ -18,7 +18,10 @@ async function runExport(args: { project: string; includeBiometrics: boolean }):
     for await (const member of exportMembers({ keyring: session.keyring, sql: session.db.sql }, project, counts)) {
       if (!process.stdout.write(JSON.stringify(member) + '\n')) await once(process.stdout, 'drain')
     }
-    process.stderr.write(`palmvein export: ${counts.members} member(s)${counts.withoutCaptures ? `, ${counts.withoutCaptures} without stored captures (exported without hands: they cannot be re-enrolled from the file)` : ''}\n`)
+    const without = counts.withoutCaptures
+      ? `, ${counts.withoutCaptures} without stored captures (exported without hands: they cannot be re-enrolled from the file)`
+      : ''
+    process.stderr.write(`palmvein export: ${counts.members} member(s)${without}\n`)
   })
 }
 

@@ -11,6 +11,7 @@ import { createReadStream, createWriteStream, existsSync, type WriteStream } fro
 import { Presets, SingleBar } from 'cli-progress'
 import { tenantProject, withCliSession } from './session.js'
 import { importMembers, type ImportRejection } from '../domain/import/member-import.js'
+import { importLines } from './import-thread.js'
 import { wholeNumber } from './arguments.js'
 import { stableMemberIds } from './import-identity.js'
 import { UsageError } from './errors.js'
@@ -75,7 +76,7 @@ async function runImport(args: ImportArguments): Promise<number> {
     const byCode = new Map<string, number>()
     try {
       const input = args.source === '-' ? process.stdin : createReadStream(args.source)
-      const summary = await importMembers({ ...session, sql: session.db.sql }, project, stableMemberIds(input, project.id), args.batch, {
+      const summary = await importMembers({ ...session, sql: session.db.sql }, project, stableMemberIds(input, project.id), args.batch, importLines, {
         allowDuplicates: args.allowDuplicates,
         onRejected: (rejection: ImportRejection) => {
           byCode.set(rejection.code, (byCode.get(rejection.code) ?? 0) + 1)

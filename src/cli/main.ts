@@ -8,7 +8,7 @@ import { ConfigError } from '../config.js'
 import { isDatabaseUnreachable } from '../store/engine/availability.js'
 import { DataDirectoryInUse } from '../store/engine/embedded.js'
 import { CommandRefused, UsageError } from './errors.js'
-import { buildProgram, commandNamed, commandPath, helpHint } from './program.js'
+import { buildProgram, commandNamed, commandPath, helpAsFlag, helpHint } from './program.js'
 
 let running: Command | null = null
 const program = await buildProgram({ load: commandNamed(process.argv.slice(2)), onAction: (command) => { running = command } })
@@ -21,7 +21,7 @@ function expectedFailure(error: unknown): string | null {
   return null
 }
 
-program.parseAsync(process.argv).catch((error: unknown) => {
+program.parseAsync(helpAsFlag(process.argv.slice(2)), { from: 'user' }).catch((error: unknown) => {
   // Commander has printed the help (exit 0 when asked for, 1 for a command given without its
   // subcommand) or a usage error's line and hint (program.ts: exit 2).
   if (error instanceof CommanderError) process.exit(error.exitCode === 0 || error.code === 'commander.help' ? error.exitCode : 2)

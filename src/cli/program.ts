@@ -41,6 +41,15 @@ export function commandNamed(argv: string[]): string | undefined {
 }
 
 /**
+ * `palmvein help audit verify` as `palmvein audit verify --help`: commander's own help command
+ * reads one name only, and printed audit's help for it.
+ */
+export function helpAsFlag(argv: string[]): string[] {
+  const at = argv.findIndex((word) => !word.startsWith('-'))
+  return at !== -1 && argv[at] === 'help' ? [...argv.slice(0, at), ...argv.slice(at + 1), '--help'] : argv
+}
+
+/**
  * The program. `load`: the command whose module is loaded (the others are listed by their summary
  * only), or 'all' (docs/cli.md). `helpWidth` fixes the help's width (docs/cli.md must not depend
  * on the terminal).

@@ -9,21 +9,14 @@ import type { Logger } from 'pino'
 import { ServiceError } from '../errors.js'
 import type { Gallery, Hit, SearchOptions } from '@palmvein/matcher'
 import { byScoreThenId } from '@palmvein/matcher/gallery-search'
-import { toInt8Vector, type VectorInput } from '@palmvein/matcher/vector-input'
+import { toInt8Vector } from '@palmvein/matcher/vector-input'
 import type { EnvironmentRow } from '../store/organizations.js'
 import { createPeerClient, type PeerSearch } from './peer-client.js'
+import { createReplicaChoice } from './replica-choice.js'
+import type { ShardDirectory } from './shard-directory.js'
+import { scatteredGallery } from './scattered-gallery.js'
 
-/** Where each shard can be searched now (node.ts keeps it from the leases). */
-export interface ShardDirectory {
-  readonly selfId: string
-  /** Live nodes holding the shard ready, this node included when it serves it. */
-  replicas(environmentId: string, shard: number): readonly string[]
-  urlOf(nodeId: string): string | undefined
-  /** Whether this node serves the shard (its rows are loaded and caught up). */
-  servesHere(environmentId: string, shard: number): boolean
-  /** Re-reads the replicas from the database, unless a read that started at or after `since` (performance.now()) is under way or done. */
-  refresh(since: number): Promise<void>
-}
+export type { ShardDirectory } from './shard-directory.js'
 
 export interface ScatterOptions {
   directory: ShardDirectory
@@ -34,9 +27,6 @@ export interface ScatterOptions {
   searchHere(environmentId: string, shards: readonly number[], minSeq: number, probe: Int8Array, options: SearchOptions): Promise<Hit[]>
   log: Logger
 }
-
-// A replica that failed is asked last for this long.
-const FAILED_FOR_MS = 5_000
 
 export interface Scatter {
   search(environment: EnvironmentRow, probe: Int8Array, options: SearchOptions, minSeq: number): Promise<Hit[]>
@@ -60,31 +50,8 @@ export function mergeHits(parts: readonly Hit[][], k: number): Hit[] {
 
 export function createScatter(options: ScatterOptions): Scatter {
   const { directory, log } = options
-  const failedAt = new Map<string, number>()
+  const replicas = createReplicaChoice(directory)
   const peers = createPeerClient(options.peer)
-
-  /** This node when it serves the shard; else a node already asked for another shard (fewer requests); else a random healthy replica. */
-  function pick(environmentId: string, shard: number, tried: ReadonlySet<string>, chosen: ReadonlyMap<string, unknown>): string | null {
-    if (!tried.has(directory.selfId) && directory.servesHere(environmentId, shard)) return directory.selfId
-    const open = directory.replicas(environmentId, shard).filter((nodeId) => !tried.has(nodeId) && nodeId !== directory.selfId)
-    if (open.length === 0) return null
-    const now = Date.now()
-    const healthy = open.filter((nodeId) => now - (failedAt.get(nodeId) ?? -Infinity) > FAILED_FOR_MS)
-    const from = healthy.length ? healthy : open
-    return from.find((nodeId) => chosen.has(nodeId)) ?? from[Math.floor(Math.random() * from.length)]
-  }
-
-  /** The shards grouped by the node that will search them, and the shards with no replica left. */
-  function plan(environmentId: string, shards: readonly number[], tried: ReadonlySet<string>): { groups: Map<string, number[]>; missing: number[] } {
-    const groups = new Map<string, number[]>()
-    const missing: number[] = []
-    for (const shard of shards) {
-      const nodeId = pick(environmentId, shard, tried, groups)
-      if (nodeId) groups.set(nodeId, [...(groups.get(nodeId) ?? []), shard])
-      else missing.push(shard)
-    }
-    return { groups, missing }
-  }
 
   /**
    * As `plan`, but a shard without a replica in this node's view is looked for again in the
@@ -92,10 +59,10 @@ export function createScatter(options: ScatterOptions): Scatter {
    */
   async function planOrRefresh(environmentId: string, shards: readonly number[], tried: ReadonlySet<string>): Promise<Map<string, number[]>> {
     const since = performance.now()
-    let planned = plan(environmentId, shards, tried)
+    let planned = replicas.plan(environmentId, shards, tried)
     if (planned.missing.length) {
       await directory.refresh(since)
-      planned = plan(environmentId, shards, tried)
+      planned = replicas.plan(environmentId, shards, tried)
     }
     const [shard] = planned.missing
     if (shard !== undefined) throw new ServiceError('shard_unavailable', `shard ${shard} of environment ${environmentId} has no live replica; retry shortly`, { retryAfter: 5 })
@@ -132,7 +99,7 @@ export function createScatter(options: ScatterOptions): Scatter {
       }
       const timer = setTimeout(() => startFallback(false), options.hedgeMs)
       attempt.then(win, (error) => {
-        failedAt.set(nodeId, Date.now())
+        replicas.failed(nodeId)
         log.warn({ node_id: nodeId, shards, reason: (error as Error).message }, 'Cluster: a replica did not answer; asking another')
         clearTimeout(timer)
         if (!fallback) return startFallback(true)
@@ -151,23 +118,7 @@ export function createScatter(options: ScatterOptions): Scatter {
   return {
     search,
     close: () => peers.close(),
-    wrap(environment, local, syncedSeq) {
-      const scatter = (probe: VectorInput, searchOptions: SearchOptions = {}) =>
-        search(environment, toInt8Vector(probe, environment.dimension), searchOptions, syncedSeq())
-      return {
-        upsert: (id, vector, upsertOptions) => local.upsert(id, vector, upsertOptions),
-        reserve: (rows, reserveOptions) => local.reserve(rows, reserveOptions),
-        remove: (id, removeOptions) => local.remove(id, removeOptions),
-        has: (id, hasOptions) => local.has(id, hasOptions),
-        vector: (id, vectorOptions) => local.vector(id, vectorOptions),
-        partitionsOf: (id) => local.partitionsOf(id),
-        get size() { return local.size },
-        get deadRows() { return local.deadRows },
-        get exactAudit() { return local.exactAudit },
-        search: scatter,
-        searchBatch: (probes, batchOptions) => Promise.all(probes.map((probe) => scatter(probe, batchOptions))),
-        compact: () => local.compact(),
-      }
-    },
+    wrap: (environment, local, syncedSeq) => scatteredGallery(local, (probe, searchOptions = {}) =>
+      search(environment, toInt8Vector(probe, environment.dimension), searchOptions, syncedSeq())),
   }
 }

@@ -75,6 +75,32 @@ async function withRetries<T>(operation: () => Promise<T>, onError: (error: unkn
   }
 }
 
+/** What an attempt's outcome makes of the delivery: done, retried later (when), or failed for good. */
+function afterOutcome(outcome: AttemptOutcome, attemptNumber: number, clock: Clock, random?: () => number) {
+  // 410 Gone: the receiver says the endpoint is gone for good (Standard Webhooks); no retry.
+  const gone = outcome.status === 410
+  if (outcome.success) return { status: 'success' as const, nextAttemptAt: null, gone }
+  if (gone || attemptNumber >= MAX_ATTEMPTS) return { status: 'failed' as const, nextAttemptAt: null, gone }
+  const after = clock.now()
+  const retryAfterMs = honoursRetryAfter(outcome.status) ? parseRetryAfter(outcome.retryAfter ?? undefined, after) : null
+  return { status: 'pending' as const, nextAttemptAt: new Date(after.getTime() + retryDelayMs(attemptNumber, { random, retryAfterMs })), gone }
+}
+
+function logAttempt(logger: WebhookLogger, attempt: {
+  delivery: ClaimedDelivery; attemptNumber: number; outcome: AttemptOutcome; status: AttemptResult['status']; nextAttemptAt: Date | null; recorded: boolean
+}): void {
+  const { delivery, outcome, status } = attempt
+  const fields = { deliveryId: delivery.id, subscriptionId: delivery.subscription_id, attempt: attempt.attemptNumber, responseStatus: outcome.status, durationMs: outcome.durationMs }
+  if (!attempt.recorded) {
+    // The lease expired mid-attempt (attempt slower than the lease, or the subscription was deleted).
+    logger.warn(fields, 'webhook attempt not recorded: lease lost or delivery gone')
+  } else if (status === 'success') {
+    logger.debug(fields, 'webhook delivered')
+  } else {
+    logger.info({ ...fields, error: outcome.error, status, nextAttemptAt: attempt.nextAttemptAt }, 'webhook attempt failed')
+  }
+}
+
 export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
   const { sql, sender, clock, workerId, leaseMs, userAgent } = options
   const logger = options.logger ?? silentLogger
@@ -127,20 +153,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         },
       })
 
-    let status: AttemptResult['status'] = 'success'
-    let nextAttemptAt: Date | null = null
-    // 410 Gone: the receiver says the endpoint is gone for good (Standard Webhooks); no retry.
-    const gone = outcome.status === 410
-    if (!outcome.success) {
-      if (gone || attemptNumber >= MAX_ATTEMPTS) {
-        status = 'failed'
-      } else {
-        status = 'pending'
-        const after = clock.now()
-        const retryAfterMs = honoursRetryAfter(outcome.status) ? parseRetryAfter(outcome.retryAfter ?? undefined, after) : null
-        nextAttemptAt = new Date(after.getTime() + retryDelayMs(attemptNumber, { random: options.random, retryAfterMs }))
-      }
-    }
+    const { status, nextAttemptAt, gone } = afterOutcome(outcome, attemptNumber, clock, options.random)
 
     const record = () => recordAttempt(sql, {
       id: newId(), deliveryId: delivery.id, workerId, attemptNumber, previousCount: delivery.attempt_count,
@@ -153,15 +166,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       options.onAttempt?.(gone ? 'gone' : status === 'pending' ? 'retry' : status)
       await noteSubscriptionHealth(delivery, outcome.success ? 'success' : gone ? 'gone' : 'failure', attemptedAt)
     }
-    const fields = { deliveryId: delivery.id, subscriptionId: delivery.subscription_id, attempt: attemptNumber, responseStatus: outcome.status, durationMs: outcome.durationMs }
-    if (!recorded) {
-      // The lease expired mid-attempt (attempt slower than the lease, or the subscription was deleted).
-      logger.warn(fields, 'webhook attempt not recorded: lease lost or delivery gone')
-    } else if (status === 'success') {
-      logger.debug(fields, 'webhook delivered')
-    } else {
-      logger.info({ ...fields, error: outcome.error, status, nextAttemptAt }, 'webhook attempt failed')
-    }
+    logAttempt(logger, { delivery, attemptNumber, outcome, status, nextAttemptAt, recorded })
     return { deliveryId: delivery.id, attemptNumber, status, recorded }
   }
 

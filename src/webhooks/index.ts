@@ -6,10 +6,10 @@ import os from 'node:os'
 import type { Config } from '../config.js'
 import type { Keyring } from '../keys/keyring.js'
 import { createWebhookSecrets, type WebhookSecrets } from '../keys/webhook-secrets.js'
-import type { Database } from '../store/engine/database.js'
+import type { Database, Sql } from '../store/engine/database.js'
 import { VERSION } from '../version.js'
 import { systemClock, type Clock } from './clock.js'
-import { createDeliveryWorker, silentLogger, type DeliveryWorkerOptions, type WebhookLogger } from './delivery-worker.js'
+import { createDeliveryWorker, silentLogger, type DeliveryWorker, type DeliveryWorkerOptions, type WebhookLogger } from './delivery-worker.js'
 import { createHttpSender, loadCaPem, type HttpSender } from './http-sender.js'
 import { dispatchEvents } from '../store/webhook-outbox.js'
 import { DELIVERIES_CHANNEL, OUTBOX_CHANNEL } from './outbox.js'
@@ -72,18 +72,7 @@ export function createWebhookEngine(options: WebhookEngineOptions): WebhookEngin
   const guard = createSsrfGuard({ policy: urlPolicy(config), resolver: options.resolver })
   const sender = options.sender ?? createHttpSender({ guard, timeoutMs: config.webhookTimeoutMs, caPem: loadCaPem(config.webhookCaFile) })
   const secrets = createWebhookSecrets(options.keyring)
-  const worker = createDeliveryWorker({
-    sql: db.sql,
-    secrets,
-    sender,
-    clock,
-    workerId: options.workerId ?? `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
-    leaseMs: options.leaseMs ?? config.webhookLeaseMs,
-    userAgent: USER_AGENT,
-    random: options.random,
-    logger,
-    onAttempt: options.onAttempt,
-  })
+  const worker = engineWorker(options, secrets, sender, clock, logger)
 
   const inFlight = new Set<Promise<unknown>>()
   let running = false
@@ -91,16 +80,6 @@ export function createWebhookEngine(options: WebhookEngineOptions): WebhookEngin
   let again = false
   let poller: NodeJS.Timeout | undefined
   const listeners: Array<{ unlisten(): Promise<void> }> = []
-
-  async function dispatchAll(): Promise<{ events: number; deliveries: number }> {
-    const total = { events: 0, deliveries: 0 }
-    for (;;) {
-      const batch = await dispatchEvents(db.sql, { now: clock.now() })
-      total.events += batch.events
-      total.deliveries += batch.deliveries
-      if (batch.events === 0) return total
-    }
-  }
 
   function track(promise: Promise<unknown>): void {
     inFlight.add(promise)
@@ -111,7 +90,7 @@ export function createWebhookEngine(options: WebhookEngineOptions): WebhookEngin
   }
 
   async function runCycle(): Promise<void> {
-    const dispatched = await dispatchAll()
+    const dispatched = await dispatchAll(db.sql, clock)
     if (dispatched.deliveries > 0) await db.notify(DELIVERIES_CHANNEL, '')
     const claimed = await worker.claim(concurrency - inFlight.size)
     for (const delivery of claimed) {
@@ -161,16 +140,44 @@ export function createWebhookEngine(options: WebhookEngineOptions): WebhookEngin
       await Promise.all([...inFlight])
       logger.info({}, 'webhook worker stopped')
     },
-    async runOnce() {
-      const dispatched = await dispatchAll()
-      let attempts = 0
-      for (;;) {
-        const claimed = await worker.claim(concurrency)
-        if (claimed.length === 0) break
-        await Promise.all(claimed.map((delivery) => worker.attempt(delivery)))
-        attempts += claimed.length
-      }
-      return { ...dispatched, attempts }
-    },
+    runOnce: () => runOnce(db.sql, clock, worker, concurrency),
   }
+}
+
+function engineWorker(options: WebhookEngineOptions, secrets: WebhookSecrets, sender: HttpSender, clock: Clock, logger: WebhookLogger): DeliveryWorker {
+  return createDeliveryWorker({
+    sql: options.db.sql,
+    secrets,
+    sender,
+    clock,
+    workerId: options.workerId ?? `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+    leaseMs: options.leaseMs ?? options.config.webhookLeaseMs,
+    userAgent: USER_AGENT,
+    random: options.random,
+    logger,
+    onAttempt: options.onAttempt,
+  })
+}
+
+/** Turns every pending event into deliveries, a batch at a time until none is left. */
+async function dispatchAll(sql: Sql, clock: Clock): Promise<{ events: number; deliveries: number }> {
+  const total = { events: 0, deliveries: 0 }
+  for (;;) {
+    const batch = await dispatchEvents(sql, { now: clock.now() })
+    total.events += batch.events
+    total.deliveries += batch.deliveries
+    if (batch.events === 0) return total
+  }
+}
+
+async function runOnce(sql: Sql, clock: Clock, worker: DeliveryWorker, concurrency: number) {
+  const dispatched = await dispatchAll(sql, clock)
+  let attempts = 0
+  for (;;) {
+    const claimed = await worker.claim(concurrency)
+    if (claimed.length === 0) break
+    await Promise.all(claimed.map((delivery) => worker.attempt(delivery)))
+    attempts += claimed.length
+  }
+  return { ...dispatched, attempts }
 }

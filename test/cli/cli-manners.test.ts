@@ -64,6 +64,17 @@ describe('palmvein CLI manners', () => {
     expect(fs.existsSync(absent)).toBe(false)
   }, 60_000)
 
+  it('`palmvein help <cmd> <subcommand>` prints the subcommand\'s help, as --help does', async () => {
+    const nested = commandPaths(await buildProgram({ load: 'all' })).filter((command) => command.length === 2)
+    expect(nested).toContainEqual(['audit', 'verify'])
+    for (const command of nested) {
+      const viaHelp = await run(['help', ...command])
+      expect(viaHelp.code, `help ${command.join(' ')}: ${viaHelp.stderr}`).toBe(0)
+      expect(viaHelp.stdout).toMatch(new RegExp(`^Usage: ${['palmvein', ...command].join(' ')}\\b`))
+      expect(viaHelp.stdout).toBe((await run([...command, '--help'])).stdout)
+    }
+  }, 60_000)
+
   it('a usage error is one line and a hint, exit 2', async () => {
     const cases: [string[], RegExp, string][] = [
       [['frobnicate'], /^palmvein: unknown command 'frobnicate'/, 'palmvein'],

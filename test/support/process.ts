@@ -1,6 +1,5 @@
 // Run the CLI from source (tsx) as a separate process, as an operator would run `palmvein ...`.
 import { spawn, type ChildProcess } from 'node:child_process'
-import net from 'node:net'
 import { fileURLToPath } from 'node:url'
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
@@ -85,11 +84,5 @@ function untilListening(child: ChildProcess, name: string): Promise<{ child: Chi
   })
 }
 
-/** A loopback port that is free now (a process started a moment later binds it). */
-export async function freePort(): Promise<number> {
-  const server = net.createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as net.AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
+/** A loopback port that is free now (a process started a moment later binds it): the benchmarks' own. */
+export { freePort } from '../../bench/service/service-process.mjs'

@@ -79,6 +79,15 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   })
 }
 
+/** Links the registered terminal to a project with its registration code, as the project's admin would. */
+async function linkTerminal(options: SimulatedTerminalOptions, link: NonNullable<SimulatedTerminalOptions['link']>, registrationCode: string): Promise<void> {
+  const admin = createPalmveinClient({ baseUrl: options.baseUrl, credential: link.credential, fetch: options.fetch })
+  await ok(admin.POST('/v1/projects/{project_id}/device/android/complete_registration', {
+    params: { path: { project_id: link.projectId } },
+    body: { registration_code: registrationCode, device_name: link.deviceName ?? 'Simulated terminal', device_mode: options.mode ?? 'enrollment' },
+  }))
+}
+
 /** Registers a simulated terminal and starts its loop; answers once it is registered (and linked, with `link`). */
 export async function runSimulatedTerminal(options: SimulatedTerminalOptions): Promise<SimulatedTerminal> {
   const emit = options.onEvent ?? (() => {})
@@ -92,13 +101,7 @@ export async function runSimulatedTerminal(options: SimulatedTerminalOptions): P
     baseUrl: options.baseUrl, mode: options.mode ?? 'enrollment', hardwarePlatform: options.hardwarePlatform ?? 'simulated', fetch: options.fetch,
   })
   emit({ type: 'registered', deviceId: registration.deviceId, registrationCode: registration.registrationCode })
-  if (options.link) {
-    const admin = createPalmveinClient({ baseUrl: options.baseUrl, credential: options.link.credential, fetch: options.fetch })
-    await ok(admin.POST('/v1/projects/{project_id}/device/android/complete_registration', {
-      params: { path: { project_id: options.link.projectId } },
-      body: { registration_code: registration.registrationCode, device_name: options.link.deviceName ?? 'Simulated terminal', device_mode: options.mode ?? 'enrollment' },
-    }))
-  }
+  if (options.link) await linkTerminal(options, options.link, registration.registrationCode)
   const client = new TerminalClient({ baseUrl: options.baseUrl, deviceToken: registration.deviceToken, fetch: options.fetch })
   const stopping = new AbortController()
   const stopOnSignal = () => stopping.abort()

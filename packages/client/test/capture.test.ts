@@ -1,17 +1,21 @@
 // Captures built by the client are the bytes the service's own tools write and its decoder takes.
 import { captureFromVector, syntheticCapture } from '@palmvein/client'
 import { decodeTemplate, TemplateError } from '@palmvein/matcher'
+import { execFileSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { syntheticCapture as serviceSyntheticCapture } from '../../../src/cli/synthetic-capture.js'
+
+/** `palmvein capture --synthetic ...` run from the service's source, as a user runs it. */
+const cliCapture = (args: string[]) => execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../../src/cli/main.ts', import.meta.url)),
+  'capture', '--synthetic', ...args], { encoding: 'utf8' }).trim()
 
 describe('syntheticCapture', () => {
   it('is `palmvein capture --synthetic` (same defaults: dimension 256, seed 7, extractor 1)', () => {
-    for (const options of [{ identity: 1, hand: 'left' as const, session: 0, attempt: 1 }, { identity: 40, hand: 'right' as const, session: 3, attempt: 0 }]) {
-      expect(syntheticCapture(options)).toBe(serviceSyntheticCapture({ ...options, dimension: 256, seed: 7, extractorId: 1 }))
-    }
+    expect(syntheticCapture({ identity: 1, hand: 'left', session: 0, attempt: 1 })).toBe(cliCapture(['--identity', '1', '--hand', 'left', '--attempt', '1']))
+    expect(syntheticCapture({ identity: 40, hand: 'right', session: 3, attempt: 0 })).toBe(cliCapture(['--identity', '40', '--hand', 'right', '--session', '3']))
     expect(syntheticCapture({ identity: 2, hand: 'left', dimension: 512, seed: 9, extractorId: 4 }))
-      .toBe(serviceSyntheticCapture({ identity: 2, hand: 'left', session: 0, attempt: 0, dimension: 512, seed: 9, extractorId: 4 }))
-  })
+      .toBe(cliCapture(['--identity', '2', '--hand', 'left', '--dimension', '512', '--seed', '9', '--extractor-id', '4']))
+  }, 60_000)
 })
 
 describe('captureFromVector', () => {

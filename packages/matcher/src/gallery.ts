@@ -136,21 +136,28 @@ function checkPartition(partition: unknown): string {
   return partition
 }
 
-export function createGallery(memory: SharedMemory, engine: ScanEngine, options: GalleryOptions, isClosed: () => boolean,
-  settings: GallerySettings = {}): Gallery {
-  const { dimension, limits } = options
-  const idKind = settings.ids ?? 'string'
-  if (idKind !== 'string' && idKind !== 'uuid') throw new RangeError(`ids must be 'string' or 'uuid', got ${JSON.stringify(idKind)}`)
+/** k, mode, candidates and partitions of a search, checked against the matcher's limits. */
+function checkSearch(searchOptions: SearchOptions, options: GalleryOptions) {
+  const { limits } = options
   const maxK = limits.maxScanK - 1
-  const partitions = new Map<string, GalleryStore>()
-  const exactAudit: ExactAuditCounts = { audited: 0, disagreements: 0 }
-
-  function storeFor(partition: string): GalleryStore {
-    let store = partitions.get(partition)
-    if (!store) partitions.set(partition, store = new GalleryStore(memory, dimension, options.chunkRows, idKind))
-    return store
+  const k = searchOptions.k ?? 1
+  const mode = searchOptions.mode ?? 'exact'
+  const candidates = searchOptions.candidates ?? options.defaultCandidates
+  if (!Number.isInteger(k) || k < 1 || k > maxK) throw new RangeError(`k must be an integer in 1..${maxK}, got ${k}`)
+  if (!MODES.includes(mode)) throw new RangeError(`mode must be one of ${MODES.join(', ')}, got ${JSON.stringify(mode)}`)
+  if (!Number.isInteger(candidates) || candidates < 1 || candidates > limits.maxCandidates) {
+    throw new RangeError(`candidates must be an integer in 1..${limits.maxCandidates}, got ${candidates}`)
   }
+  return { k, mode, candidates, reading: partitionsOf(searchOptions) }
+}
 
+/**
+ * A gallery's searches: checked, then queued into the micro-batcher's batches; a share of the
+ * two-stage ones (exactAuditRate) is searched again exactly and the disagreements counted.
+ */
+function createSearchQueue(engine: ScanEngine, partitions: ReadonlyMap<string, GalleryStore>, options: GalleryOptions, isClosed: () => boolean,
+  exactAudit: ExactAuditCounts): (input: VectorInput, searchOptions: SearchOptions) => Promise<Hit[]> {
+  const { dimension, limits } = options
   const batcher = new MicroBatcher<PendingSearch>({
     maxBatch: options.maxBatch,
     maxInFlight: options.maxBatchesInFlight,
@@ -177,23 +184,16 @@ export function createGallery(memory: SharedMemory, engine: ScanEngine, options:
   }
 
   function enqueue(input: VectorInput, searchOptions: SearchOptions): Promise<Hit[]> {
-    const k = searchOptions.k ?? 1
-    const mode = searchOptions.mode ?? 'exact'
-    const candidates = searchOptions.candidates ?? options.defaultCandidates
+    let checked: ReturnType<typeof checkSearch>
     let probe: Int8Array
-    let reading: string[] | undefined
     try {
-      if (!Number.isInteger(k) || k < 1 || k > maxK) throw new RangeError(`k must be an integer in 1..${maxK}, got ${k}`)
-      if (!MODES.includes(mode)) throw new RangeError(`mode must be one of ${MODES.join(', ')}, got ${JSON.stringify(mode)}`)
-      if (!Number.isInteger(candidates) || candidates < 1 || candidates > limits.maxCandidates) {
-        throw new RangeError(`candidates must be an integer in 1..${limits.maxCandidates}, got ${candidates}`)
-      }
-      reading = partitionsOf(searchOptions)
+      checked = checkSearch(searchOptions, options)
       if (isClosed()) throw new Error('matcher is closed')
       probe = toInt8Vector(input, dimension)
     } catch (error) {
       return Promise.reject(error)
     }
+    const { k, mode, candidates, reading } = checked
     const stores = reading === undefined ? [...partitions.values()] : reading.map((name) => partitions.get(name))
     if (!stores.some((store) => store && store.rows > 0)) return Promise.resolve([])
     const copy = new Int8Array(probe)
@@ -206,6 +206,25 @@ export function createGallery(memory: SharedMemory, engine: ScanEngine, options:
       return hits
     })
   }
+
+  return enqueue
+}
+
+export function createGallery(memory: SharedMemory, engine: ScanEngine, options: GalleryOptions, isClosed: () => boolean,
+  settings: GallerySettings = {}): Gallery {
+  const { dimension, limits } = options
+  const idKind = settings.ids ?? 'string'
+  if (idKind !== 'string' && idKind !== 'uuid') throw new RangeError(`ids must be 'string' or 'uuid', got ${JSON.stringify(idKind)}`)
+  const partitions = new Map<string, GalleryStore>()
+  const exactAudit: ExactAuditCounts = { audited: 0, disagreements: 0 }
+
+  function storeFor(partition: string): GalleryStore {
+    let store = partitions.get(partition)
+    if (!store) partitions.set(partition, store = new GalleryStore(memory, dimension, options.chunkRows, idKind))
+    return store
+  }
+
+  const enqueue = createSearchQueue(engine, partitions, options, isClosed, exactAudit)
 
   function maybeCompact(store: GalleryStore): void {
     const dead = store.deadRows

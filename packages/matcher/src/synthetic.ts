@@ -108,29 +108,51 @@ function gaussianVector(random: Random, dimension: number, scale = 1): Float64Ar
  */
 export const DEMO_CAPTURES = { noise: 0.15, sessionDrift: 0.05, hardFraction: 0, relatedFraction: 0 } as const
 
-export function createSyntheticPopulation(options: SyntheticOptions): SyntheticPopulation {
+function syntheticSettings(options: SyntheticOptions): Required<SyntheticOptions> {
   const settings: Required<SyntheticOptions> = {
     spectrumDecay: 0.3, noise: 0.3, noiseSpread: 0.25, hardFraction: 0.05, hardNoiseFactor: 2,
     sessionDrift: 0.15, relatedFraction: 0.02, relatedSimilarity: 0.7, extractorId: 1, extractorVersion: 1,
     ...options,
   }
-  const { seed, dimension, identities } = settings
+  const { dimension, identities } = settings
   if (!Number.isInteger(dimension) || dimension < 2 || (dimension & (dimension - 1)) !== 0) {
     throw new RangeError(`dimension must be a power of two, got ${dimension}`)
   }
   if (!Number.isInteger(identities) || identities < 1) throw new RangeError(`identities must be a positive integer, got ${identities}`)
+  return settings
+}
 
-  // A structured random rotation R = H·D3·H·D2·H·D1 (H Hadamard, D random signs): orthogonal,
-  // O(d log d) per vector, and it spreads the decaying spectrum over every component.
+/**
+ * A structured random rotation R = H·D3·H·D2·H·D1 (H Hadamard, D random signs): orthogonal,
+ * O(d log d) per vector, and it spreads the decaying spectrum over every component. Rotates in place.
+ */
+function structuredRotation(seed: number, dimension: number): (values: Float64Array) => Float64Array {
   const rotationRandom = createRandom(hashSeed(seed, STREAM.rotation))
   const signs = [0, 1, 2].map(() => Float64Array.from({ length: dimension }, () => (rotationRandom.next() < 0.5 ? -1 : 1)))
-  const rotate = (values: Float64Array): Float64Array => {
+  return (values) => {
     for (const sign of signs) {
       for (let index = 0; index < dimension; index++) values[index] *= sign[index]
       hadamard(values)
     }
     return values
   }
+}
+
+/** A unit centre at cosine `similarity` from the unit `lookAlike`, the rest of it along `fresh`. */
+function lookAlikeOf(fresh: Float64Array, lookAlike: Float64Array, similarity: number): Float64Array {
+  // Remove fresh's component along the look-alike so the mix has exactly the cosine asked for.
+  let along = 0
+  for (let index = 0; index < fresh.length; index++) along += fresh[index] * lookAlike[index]
+  const orthogonal = normalise(fresh.map((value, index) => value - along * lookAlike[index]))
+  const rest = Math.sqrt(1 - similarity * similarity)
+  return orthogonal.map((value, index) => similarity * lookAlike[index] + rest * value)
+}
+
+export function createSyntheticPopulation(options: SyntheticOptions): SyntheticPopulation {
+  const settings = syntheticSettings(options)
+  const { seed, dimension, identities } = settings
+
+  const rotate = structuredRotation(seed, dimension)
   const spectrum = Float64Array.from({ length: dimension }, (_, index) => (index + 1) ** -settings.spectrumDecay)
 
   const checkIdentity = (identity: number): void => {
@@ -159,16 +181,7 @@ export function createSyntheticPopulation(options: SyntheticOptions): SyntheticP
     const fresh = rotate(normalise(gaussianVector(random, dimension).map((value, index) => value * spectrum[index])))
     const { relatedTo } = profile(identity)
     let centre = fresh
-    if (relatedTo !== null) {
-      const lookAlike = centreOf(relatedTo, hand)
-      const similarity = settings.relatedSimilarity
-      // Remove fresh's component along the look-alike so the mix has exactly the cosine asked for.
-      let along = 0
-      for (let index = 0; index < dimension; index++) along += fresh[index] * lookAlike[index]
-      const orthogonal = normalise(fresh.map((value, index) => value - along * lookAlike[index]))
-      const rest = Math.sqrt(1 - similarity * similarity)
-      centre = orthogonal.map((value, index) => similarity * lookAlike[index] + rest * value)
-    }
+    if (relatedTo !== null) centre = lookAlikeOf(fresh, centreOf(relatedTo, hand), settings.relatedSimilarity)
     if (centres.size >= 65536) centres.clear()
     centres.set(key, centre)
     return centre

@@ -123,7 +123,8 @@ export function renderLineChart(options: LineChartOptions): string {
     parts.push(`<path d="${path(entry.points) ?? ''}" fill="none" stroke="${colour}" stroke-width="2"/>`)
     if (options.markers === false) return
     for (const point of entry.points) {
-      parts.push(`<circle cx="${round(x.scale(point.x))}" cy="${round(y.scale(point.y))}" r="3.5" fill="${colour}"><title>${escapeXml(`${entry.name}: ${formatX(point.x)} → ${Number(point.y.toPrecision(4))}`)}</title></circle>`)
+      const title = escapeXml(`${entry.name}: ${formatX(point.x)} → ${Number(point.y.toPrecision(4))}`)
+      parts.push(`<circle cx="${round(x.scale(point.x))}" cy="${round(y.scale(point.y))}" r="3.5" fill="${colour}"><title>${title}</title></circle>`)
     }
   })
   parts.push('</g>')

@@ -8,11 +8,10 @@
 // records past the retention, anchoring each chain (with a MAC) so it still verifies.
 import type { Logger } from 'pino'
 import type { AuditKeys } from './audit-keys.js'
-import { signCheckpoint } from './audit-checkpoints.js'
-import { purgeKeys } from './audit-verify.js'
-import { appendBlock, byChain, chainTail, purgeAuditBefore, type AuditInsert, type ChainTail } from '../../store/audit-log.js'
-import { insertCheckpoint } from '../../store/audit-keys.js'
+import type { AuditInsert } from '../../store/audit-log.js'
 import type { Sql } from '../../store/engine/database.js'
+import { BLOCK_RECORDS, createAuditChainWriter } from './audit-chain-writer.js'
+import { retentionPurge } from './audit-retention.js'
 
 export { chainHash } from './audit-legacy-hash.js'
 export { verifyAuditChains, type ChainReport } from './audit-verify.js'
@@ -28,10 +27,6 @@ const FLUSH_EVERY_MS = 250
  * core at 1 000 requests/s.
  */
 const FLUSH_AT = 50
-/** Records per block: one statement holds the embedded database's single session a few ms at most. */
-const BLOCK_RECORDS = 250
-/** Appends from a tail that moved before giving up until the next flush (writers racing on one chain). */
-const APPEND_ATTEMPTS = 20
 const PURGE_EVERY_MS = 24 * 3600_000
 /** Signed checkpoints are batched: one per chain appended to, this often (and at close). */
 const CHECKPOINT_EVERY_MS = 15 * 60_000
@@ -59,35 +54,7 @@ export function createAuditTrail(options: {
   let queue: AuditRecord[] = []
   let flushing: Promise<void> = Promise.resolve()
   let closed = false
-  /** Where each chain ended after our last append, so an append is one statement. */
-  const tails = new Map<string, ChainTail>()
-
-  async function appendPart(chain: string, records: AuditRecord[]): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      const tail = tails.get(chain) ?? await chainTail(sql, chain)
-      const next = await appendBlock(sql, chain, tail, records, keys.current)
-      if (next) {
-        tails.set(chain, next)
-        return
-      }
-      tails.delete(chain)
-      if (attempt === APPEND_ATTEMPTS) throw new Error(`the audit chain ${chain} moved under every append`)
-    }
-  }
-
-  /** Appends the batch; records appended before a failure are added to `done`. */
-  async function append(batch: AuditRecord[], done: Set<AuditRecord>): Promise<void> {
-    for (const [chain, records] of byChain(batch)) {
-      for (let start = 0; start < records.length; start += BLOCK_RECORDS) {
-        const part = records.slice(start, start + BLOCK_RECORDS)
-        // On a failure the records stay queued. Had the block gone in after all (its answer lost
-        // with the connection), the retry collides, re-reads the tail and appends them again:
-        // twice rather than never.
-        await appendPart(chain, part)
-        for (const record of part) done.add(record)
-      }
-    }
-  }
+  const writer = createAuditChainWriter({ sql, log, keys })
 
   /** A flush is chained and has not started: records arriving meanwhile need no other. */
   let flushPending = false
@@ -106,7 +73,7 @@ export function createAuditTrail(options: {
           const batch = queue.slice(0, Math.min(taken, BLOCK_RECORDS * 8))
           const done = new Set<AuditRecord>()
           try {
-            await append(batch, done)
+            await writer.append(batch, done)
             queue = queue.slice(batch.length)
             taken -= batch.length
           } catch (error) {
@@ -124,34 +91,11 @@ export function createAuditTrail(options: {
     return flushing
   }
 
-  /** The position each chain was last checkpointed at by this trail. */
-  const checkpointed = new Map<string, number>()
-  async function checkpoint(): Promise<void> {
-    for (const [chain, tail] of tails) {
-      const seq = tail.nextSeq - 1
-      if (checkpointed.get(chain) === seq) continue
-      try {
-        await insertCheckpoint(sql, signCheckpoint(keys.current, chain, seq, tail.prev))
-        checkpointed.set(chain, seq)
-      } catch (error) {
-        log.warn({ err: error, chain }, 'Audit: signing a checkpoint failed; retrying with the next one')
-      }
-    }
-  }
-
   const timer = setInterval(() => { if (queue.length > 0 && !flushPending) void flush() }, options.flushEveryMs ?? FLUSH_EVERY_MS)
   timer.unref()
-  const checkpointTimer = setInterval(() => { void checkpoint() }, options.checkpointEveryMs ?? CHECKPOINT_EVERY_MS)
+  const checkpointTimer = setInterval(() => { void writer.checkpoint() }, options.checkpointEveryMs ?? CHECKPOINT_EVERY_MS)
   checkpointTimer.unref()
-  const purge = async () => {
-    try {
-      const { deleted, refused } = await purgeAuditBefore(sql, new Date(Date.now() - options.retentionDays * 86_400_000), purgeKeys(keys))
-      if (deleted > 0) log.info(`Audit: purged ${deleted} record(s) older than ${options.retentionDays} days`)
-      for (const chain of refused) log.error(chain, 'Audit: not purging a chain whose block fails verification (run palmvein audit verify)')
-    } catch (error) {
-      log.warn({ err: error }, 'Audit: the retention purge failed; it runs again tomorrow')
-    }
-  }
+  const purge = retentionPurge(options)
   const purgeTimer = options.purge ? setInterval(() => { void purge() }, PURGE_EVERY_MS) : null
   purgeTimer?.unref()
   if (options.purge) setTimeout(() => { void purge() }, 60_000).unref()
@@ -164,7 +108,7 @@ export function createAuditTrail(options: {
       if (queue.length - taken >= FLUSH_AT && !flushPending) void flush()
     },
     flush,
-    checkpoint,
+    checkpoint: () => writer.checkpoint(),
     keys,
     async close() {
       closed = true
@@ -173,7 +117,7 @@ export function createAuditTrail(options: {
       if (purgeTimer) clearInterval(purgeTimer)
       await flush()
       if (queue.length > 0) log.error({ lost: queue.length }, 'Audit: records could not be appended before shutdown')
-      await checkpoint()
+      await writer.checkpoint()
     },
   }
 }

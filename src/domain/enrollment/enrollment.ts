@@ -9,7 +9,7 @@ import type { DomainResources } from '../resources.js'
 import { requireEnvironmentOwner } from '../../auth/access.js'
 import { ServiceError } from '../../errors.js'
 import { newId, timestamp } from '../../ids.js'
-import type { Sql } from '../../store/engine/database.js'
+import type { Queryable, Sql } from '../../store/engine/database.js'
 import { lockEnvironmentGallery, recordGalleryChange } from '../../store/gallery-changes.js'
 import { markMemberEnrolled, memberWithKey, setMemberKey } from '../../store/members.js'
 import type { ProjectRow } from '../../store/projects.js'
@@ -113,6 +113,30 @@ export async function findDuplicate(environment: EnvironmentGallery, memberId: s
   return duplicateAmong(results, hands, environment.environment.match_threshold, k, (id) => id !== memberId) as DuplicateMatch | null
 }
 
+/** The scan row an enrollment records (its time and outcome filled in when it ends). */
+function enrollScan(project: ProjectRow, options: EnrollOptions, posture: ScanInsert['posture']): ScanInsert {
+  return {
+    id: newId(), project_id: project.id, caller_type: options.callerType, operation_type: 'enroll',
+    response_time_ms: 0, success: true, member_id: null, device_id: options.deviceId ?? null,
+    posture, results: [], created_at: new Date(),
+  }
+}
+
+/**
+ * Locks the member's row for the enrollment's transaction; `freshKey`: the data key this
+ * enrollment made for a member that had none, stored now unless another process gave it one.
+ */
+async function lockMemberKey(tx: Queryable, projectId: string, memberId: string, freshKey: Buffer | null): Promise<void> {
+  const locked = await memberWithKey(tx, projectId, memberId, { lock: true })
+  if (!locked) {
+    throw new ServiceError('invalid_reference', `member ${memberId} was deleted during enrollment`, { errors: [{ path: '/member_id', message: 'unknown member' }] })
+  }
+  if (freshKey === null) return
+  // Another process gave the member a key meanwhile: our ciphertexts are under the wrong one.
+  if (locked.wrapped_key) throw new ServiceError('conflict', `member ${memberId} was enrolled concurrently; retry`)
+  await setMemberKey(tx, memberId, freshKey)
+}
+
 /** The rows enrollment stores per hand, sealed under the member's key: both captures and the reference. */
 export async function enrollMember(
   app: Pick<DomainResources, 'db' | 'galleries' | 'keyring' | 'log' | 'scans' | 'sql'>,
@@ -135,11 +159,7 @@ export async function enrollMember(
         errors: [{ path: '/member_id', message: 'unknown member' }],
       })
     }
-    const scan: ScanInsert = {
-      id: newId(), project_id: project.id, caller_type: options.callerType, operation_type: 'enroll',
-      response_time_ms: 0, success: true, member_id: null, device_id: options.deviceId ?? null,
-      posture: hands[0].input.palm_position ?? null, results: [], created_at: new Date(),
-    }
+    const scan = enrollScan(project, options, hands[0].input.palm_position ?? null)
     // A member created by another path (a bulk import, a direct insert) gets its data key now.
     const freshKey = member.wrapped_key ? null : newMemberKey(app.keyring, environment.environment, member.id)
     const wrappedKey = freshKey?.wrapped ?? member.wrapped_key!
@@ -160,15 +180,7 @@ export async function enrollMember(
           app.scans.record({ ...scan, success: false, results: [{ match_score: duplicate.score, position: 1 }], response_time_ms: Math.round(performance.now() - started) })
           throw new ServiceError('duplicate_palm', `the ${duplicate.hand} hand matches another member of this environment (score ${duplicate.score.toFixed(4)})`)
         }
-        const locked = await memberWithKey(tx, project.id, member.id, { lock: true })
-        if (!locked) {
-          throw new ServiceError('invalid_reference', `member ${member.id} was deleted during enrollment`, { errors: [{ path: '/member_id', message: 'unknown member' }] })
-        }
-        if (freshKey) {
-          // Another process gave the member a key meanwhile: our ciphertexts are under the wrong one.
-          if (locked.wrapped_key) throw new ServiceError('conflict', `member ${member.id} was enrolled concurrently; retry`)
-          await setMemberKey(tx, member.id, wrappedKey)
-        }
+        await lockMemberKey(tx, project.id, member.id, freshKey ? wrappedKey : null)
         const captures = await replaceHandTemplates(tx, member.id, options.replaceAllHands ? [...HANDS] : hands.map((hand) => hand.hand), rows)
         await markMemberEnrolled(tx, member.id, captures, completedAt)
         await insertScans(tx, [{ ...scan, response_time_ms: Math.round(performance.now() - started), created_at: completedAt }])

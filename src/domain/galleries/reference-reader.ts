@@ -99,7 +99,8 @@ export function createReferenceReader(options: { config: Config; sql: Sql; keyri
         await pool?.close()
       }
       const seconds = (performance.now() - started) / 1000
-      log.info(`Galleries: ${what} ready, ${read} rows in ${seconds.toFixed(2)} s (${Math.round(read / seconds)} rows/s, decrypted ${pool ? `on ${config.bootDecryptThreads} threads` : `on the main thread (${cipher.implementation})`})`)
+      const decrypted = pool ? `on ${config.bootDecryptThreads} threads` : `on the main thread (${cipher.implementation})`
+      log.info(`Galleries: ${what} ready, ${read} rows in ${seconds.toFixed(2)} s (${Math.round(read / seconds)} rows/s, decrypted ${decrypted})`)
       return read
     },
   }

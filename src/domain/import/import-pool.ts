@@ -1,7 +1,7 @@
 // Threads for an import's parsing, checking, sealing and encoding (import-prepare.ts), alive for
 // one import: the main thread keeps cutting lines, searching for duplicates and writing, the
 // threads do the JSON, the AES-GCM, the capture maths and the COPY encoding. Small imports never start them (a pool costs ~50 ms to start).
-import type { PrepareResult, PrepareTask } from './import-prepare.js'
+import type { LineParser, PrepareResult, PrepareTask } from './import-prepare.js'
 import { createThreadPool } from '../thread-pool.js'
 
 export interface ImportPool {
@@ -10,8 +10,18 @@ export interface ImportPool {
   close(): Promise<void>
 }
 
-export function createImportPool(threads: number): ImportPool {
-  const piscina = createThreadPool<PrepareTask, PrepareResult>(import.meta.url, 'import-prepare', threads)
+/**
+ * The line check an import uses, on this thread and in its threads. The check is the wire
+ * schema's (a layer above the domain), so the caller hands it in: `parse` itself, and the thread
+ * module (`module` beside `base`, an import.meta.url) whose default export runs prepareImportLines with it.
+ */
+export interface ImportLines {
+  parse: LineParser
+  thread: { base: string; module: string }
+}
+
+export function createImportPool(threads: number, lines: ImportLines): ImportPool {
+  const piscina = createThreadPool<PrepareTask, PrepareResult>(lines.thread.base, lines.thread.module, threads)
   return {
     prepare: (task) => piscina.run(task),
     threads,

@@ -1,18 +1,21 @@
 // The CPU half of an import (member-import.ts): a batch of input lines parsed and checked against
-// the import schema (http/resources/import-line.ts), each member's metadata and captures checked as enroll
+// the import line's wire schema (handed in by the caller: `LineParser`), each member's metadata and captures checked as enroll
 // checks them, its reference templates built, a data key made and wrapped by the environment key,
 // every row sealed and encoded for the bulk write. A pure function of its task, so it runs the
 // same on the main thread (small imports) and as the piscina task of an import's threads
-// (import-pool.ts), which leave the main thread to read, write and search.
+// (import-pool.ts, whose thread module the caller names), which leave the main thread to read,
+// write and search.
 import { ServiceError } from '../../errors.js'
 import { newId } from '../../ids.js'
 import { bulkRows, type BulkRows, type BulkWrite } from '../../store/members.js'
 import type { EnvironmentRow } from '../../store/organizations.js'
 import { handProbes, prepareHands, type HandProbes, type PreparedHand } from '../enrollment/enrollment.js'
-import { parseLineBatch } from '../../http/resources/import-line.js'
-import type { ImportMember, ImportRejection, LineBatch } from './line-batches.js'
+import type { ImportItem, ImportMember, ImportRejection, LineBatch } from './line-batches.js'
 import { checkMetadata } from '../members/members.js'
 import { sealNewMembers } from '../../keys/member-sealing.js'
+
+/** A batch's lines checked against the import line's wire schema: each a member or a rejection (blank lines skipped). */
+export type LineParser = (batch: LineBatch) => ImportItem[]
 
 /** What the checks need of the environment (cloned into a thread). */
 export type PrepareEnvironment = Pick<EnvironmentRow, 'id' | 'dimension' | 'extractor_id' | 'extractor_version' | 'min_quality' | 'match_threshold'>
@@ -36,11 +39,11 @@ export interface PrepareResult {
   rejected: ImportRejection[]
 }
 
-export function prepareImportLines(task: PrepareTask): PrepareResult {
+export function prepareImportLines(task: PrepareTask, parseLines: LineParser): PrepareResult {
   const { environment, environmentKey, projectId } = task
   const checked: Array<{ line: number; id: string; named: boolean; member: ImportMember; metadata: unknown; hands: PreparedHand[] }> = []
   const rejected: ImportRejection[] = []
-  for (const item of parseLineBatch(task.lines)) {
+  for (const item of parseLines(task.lines)) {
     if ('rejection' in item) {
       rejected.push(item.rejection)
       continue
@@ -70,5 +73,3 @@ export function prepareImportLines(task: PrepareTask): PrepareResult {
   }
 }
 
-// The piscina task.
-export default prepareImportLines

@@ -20,7 +20,7 @@ import { environmentById, type EnvironmentRow } from '../../store/organizations.
 import type { ProjectRow } from '../../store/projects.js'
 import type { HandProbes } from '../enrollment/enrollment.js'
 import { screenCandidates } from './import-duplicates.js'
-import { createImportPool, type ImportPool } from './import-pool.js'
+import { createImportPool, type ImportLines, type ImportPool } from './import-pool.js'
 import { prepareImportLines, type PrepareResult, type PrepareTask } from './import-prepare.js'
 import { lineBatches, type ImportRejection } from './line-batches.js'
 import type { EnvironmentGallery } from '../galleries/galleries.js'
@@ -75,13 +75,40 @@ const OVERLAPPING_WRITES = 2
 
 type ImportApp = Pick<DomainResources, 'db' | 'galleries' | 'keyring' | 'log' | 'sql'>
 
-/** Imports the NDJSON `input` (one member a line) into the project's environment in batches of `batchSize` lines. */
-export async function importMembers(app: ImportApp, project: ProjectRow, input: AsyncIterable<Buffer | string>, batchSize: number, options: ImportOptions = {}): Promise<ImportSummary> {
-  const started = performance.now()
+/** The project's environment, what a thread checks members against, and its data key. */
+async function importTarget(app: ImportApp, project: ProjectRow) {
   requireEnvironmentOwner(project)
-  const environmentId = project.environment_id
-  const environment = await environmentById(app.sql, environmentId)
-  if (!environment) throw new ServiceError('not_found', `environment ${environmentId} not found`)
+  const environment = await environmentById(app.sql, project.environment_id)
+  if (!environment) throw new ServiceError('not_found', `environment ${project.environment_id} not found`)
+  const { id, dimension, extractor_id, extractor_version, min_quality, match_threshold } = environment
+  const rules = { id, dimension, extractor_id, extractor_version, min_quality, match_threshold }
+  return { environment, rules, environmentKey: app.keyring.environmentKey(environment.id, environment.wrapped_key) }
+}
+
+/**
+ * A batch's members less those whose member_id an earlier line named (counted skipped): the first
+ * line of an id is the one imported. Only ids the input names are remembered (10M fresh ids would
+ * hold ~800 MB).
+ */
+function firstOfEachId(result: PrepareResult, seen: Set<string>, summary: ImportSummary): Candidate[] {
+  const candidates: Candidate[] = []
+  result.members.forEach(({ line, id, named, hands }, index) => {
+    if (named && seen.has(id)) summary.skipped += 1
+    else candidates.push({ line, id, named, hands, index })
+    if (named) seen.add(id)
+  })
+  return candidates
+}
+
+/**
+ * Imports the NDJSON `input` (one member a line) into the project's environment in batches of
+ * `batchSize` lines, each line checked by `lines` (the wire schema's check, import-pool.ts).
+ */
+export async function importMembers(
+  app: ImportApp, project: ProjectRow, input: AsyncIterable<Buffer | string>, batchSize: number, lines: ImportLines, options: ImportOptions = {},
+): Promise<ImportSummary> {
+  const started = performance.now()
+  const { environment, rules, environmentKey } = await importTarget(app, project)
   const summary: ImportSummary = { imported: 0, skipped: 0, rejected: 0, duplicates: 0, seconds: 0 }
   const seen = new Set<string>()
   const headcount: HeadcountEstimate = { members: null, pending: 0 }
@@ -96,9 +123,6 @@ export async function importMembers(app: ImportApp, project: ProjectRow, input: 
   // Lines are parsed, checked, sealed and encoded (import-prepare.ts) ahead of the write, on
   // threads once the input has more than one batch; batches are written in input order, one at a
   // time or, on PostgreSQL without the duplicate search, two at a time (OVERLAPPING_WRITES).
-  const environmentKey = app.keyring.environmentKey(environment.id, environment.wrapped_key)
-  const { id, dimension, extractor_id, extractor_version, min_quality, match_threshold } = environment
-  const rules = { id, dimension, extractor_id, extractor_version, min_quality, match_threshold }
   const allowDuplicates = options.allowDuplicates ?? false
   const write = bulkWriteFor(app.db)
   // Every CPU: the reading and writing thread mostly waits (for the threads and the database).
@@ -113,14 +137,7 @@ export async function importMembers(app: ImportApp, project: ProjectRow, input: 
   const writeNext = async (last: boolean) => {
     const result = await preparing.shift()!
     for (const rejection of result.rejected) reject(rejection)
-    // A member_id repeated in the input: its first line is the one imported. Only ids the input
-    // names are remembered (10M fresh ids would hold ~800 MB).
-    const candidates: Candidate[] = []
-    result.members.forEach(({ line, id, named, hands }, index) => {
-      if (named && seen.has(id)) summary.skipped += 1
-      else candidates.push({ line, id, named, hands, index })
-      if (named) seen.add(id)
-    })
+    const candidates = firstOfEachId(result, seen, summary)
     // Overlapping writes (OVERLAPPING_WRITES) are for batches the headcount estimate admits whole
     // without a recount; any other batch, and the last, waits for the writes before it.
     const overlap = !last && flushes.deferred && allowDuplicates && headcount.members !== null &&
@@ -137,8 +154,8 @@ export async function importMembers(app: ImportApp, project: ProjectRow, input: 
     writing.push(written)
   }
   const prepare = (task: PrepareTask, last: boolean): Promise<PrepareResult> => {
-    if (!pool && !last && threads > 0) pool = createImportPool(threads)
-    return pool ? pool.prepare(task) : Promise.resolve().then(() => prepareImportLines(task))
+    if (!pool && !last && threads > 0) pool = createImportPool(threads, lines)
+    return pool ? pool.prepare(task) : Promise.resolve().then(() => prepareImportLines(task, lines.parse))
   }
   try {
     const batches = lineBatches(input, batchSize)

@@ -1,6 +1,7 @@
 // An import line's wire schema (`palmvein import`: one member a line, the enroll body's hands) and
-// the check of a batch of lines against it, run by whoever prepares the batch (an import thread,
-// domain/import/import-prepare.ts): JSON and schema errors become rejections, as over HTTP.
+// the check of a batch of lines against it, run by whoever prepares the batch (the CLI hands it to
+// domain/import/import-prepare.ts, in an import thread: cli/import-thread.ts): JSON and schema
+// errors become rejections, as over HTTP.
 import type { ImportItem, ImportMember, LineBatch } from '../../domain/import/line-batches.js'
 import { compile, Nullable, Type } from '../schema.js'
 import { DisplayName, Metadata } from './members.js'

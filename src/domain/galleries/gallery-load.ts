@@ -1,0 +1,91 @@
+// Loading an environment's gallery from the database: on first use while the caller waits, at boot
+// one environment after another (retried until it succeeds or the service stops), and in cluster
+// mode as an empty gallery whose shards arrive later (gallery-shards.ts).
+import { ServiceError } from '../../errors.js'
+import { latestGalleryChange } from '../../store/gallery-changes.js'
+import { allEnvironments, environmentById, type EnvironmentRow } from '../../store/organizations.js'
+import { countEnvironmentReferences, referenceCountsByEnvironment } from '../../store/templates.js'
+import type { GalleriesContext } from './galleries-context.js'
+import type { Entry } from './gallery-entry.js'
+import { loadSink } from './gallery-rows.js'
+import { releaseLoadGarbage } from './process-memory.js'
+
+export function newEntry(blocking: boolean, environment: EnvironmentRow | null, total: number): Entry {
+  return {
+    environment, gallery: null, loading: true, blocking, loaded: 0, total,
+    ready: Promise.resolve(), chain: Promise.resolve(), catchingUp: Promise.resolve(), settingsRead: Promise.resolve(),
+    notStored: 0, syncedSeq: 0, shardsHeld: null, shardsReady: new Set(), distributed: null,
+  }
+}
+
+/** Reads the environment's rows into a new gallery and makes the entry ready with it. */
+export async function loadEntry(context: GalleriesContext, entry: Entry, environmentId: string): Promise<void> {
+  const { sql, options, reader, log } = context
+  const environment = entry.environment ?? (await environmentById(sql, environmentId))
+  if (!environment) throw new ServiceError('not_found', `environment ${environmentId} not found`)
+  entry.environment = environment
+  // Taken first: a change committed while the pages are read is applied again by the next catch-up.
+  const watermark = await latestGalleryChange(sql, environmentId)
+  const gallery = (await context.matchers.forDimension(environment.dimension)).createGallery({ ids: 'uuid' })
+  entry.loaded = 0
+  if (options.distribution) {
+    // Cluster mode: the node's shards are loaded as they are assigned (loadShard).
+    entry.shardsHeld = new Set()
+    entry.distributed = options.distribution.wrap(environment, gallery, () => entry.syncedSeq)
+    entry.total = 0
+  } else {
+    // Loads on demand (an environment first used after boot, a CLI command) count first, as boot does.
+    if (entry.total === 0) entry.total = await countEnvironmentReferences(sql, environmentId)
+    await reader.read(environment, entry.total, loadSink(log, entry, gallery, entry.total))
+  }
+  entry.total = Math.max(entry.total, entry.loaded)
+  entry.syncedSeq = watermark
+  entry.gallery = gallery
+  entry.loading = false
+}
+
+/** Boot loads retry until they succeed or the service stops; the environment stays 'loading'. */
+async function loadWithRetry(context: GalleriesContext, entry: Entry, environmentId: string): Promise<void> {
+  for (let attempt = 1; !context.closed(); attempt++) {
+    try {
+      return await loadEntry(context, entry, environmentId)
+    } catch (error) {
+      const delay = Math.min(30_000, 500 * 2 ** attempt)
+      context.log.error({ err: error, environment_id: environmentId }, `Galleries: loading failed, retrying in ${delay} ms`)
+      await new Promise((resolve) => setTimeout(resolve, delay).unref())
+    }
+  }
+}
+
+/** Registers every environment as loading (requests get 503), then loads them in the background. */
+export async function loadAtBoot(context: GalleriesContext): Promise<void> {
+  const { sql, entries, log } = context
+  const environments = await allEnvironments(sql)
+  const counts = await referenceCountsByEnvironment(sql)
+  const queued: Entry[] = []
+  for (const environment of environments) {
+    if (entries.has(environment.id)) continue
+    const entry = newEntry(true, environment, counts.get(environment.id) ?? 0)
+    entries.set(environment.id, entry)
+    queued.push(entry)
+  }
+  const rows = [...counts.values()].reduce((sum, count) => sum + count, 0)
+  log.info(`Galleries: loading ${environments.length} environment(s), ${rows} reference rows`)
+  loadOneAfterAnother(context, queued).catch((error) => log.error({ err: error }, 'Galleries: loading stopped'))
+}
+
+/** One environment after another: a small one is ready (and answers) before a huge one is. */
+async function loadOneAfterAnother(context: GalleriesContext, queued: Entry[]): Promise<void> {
+  for (const entry of queued) {
+    entry.ready = loadWithRetry(context, entry, entry.environment!.id)
+    entry.chain = entry.ready
+    await entry.ready
+  }
+  // Even with no rows: the boot's own garbage (the embedded database's start and migrations
+  // leave ~100 MiB of freed C heap in the threads' malloc arenas) is given back (process-memory.ts).
+  if (context.closed()) return
+  const before = process.memoryUsage.rss()
+  const released = releaseLoadGarbage()
+  const mib = (bytes: number) => Math.round(bytes / 2 ** 20)
+  context.log.info({ ...released, rss_before_mib: mib(before), rss_after_mib: mib(process.memoryUsage.rss()) }, 'Galleries: boot loads done, their garbage released')
+}
