@@ -4,9 +4,11 @@
 # on the embedded database with a read-only root file system, and on PostgreSQL with its
 # DATABASE_URL and master key from secret files; each time run the README walkthrough against it
 # (its `npx palmvein` steps inside the container), stop it with SIGTERM (exit 0 within 10 s), start
-# a new container on the same volume and identify the member enrolled before. Fails if the service
-# runs as root or writes outside its volume. Prints one ok/failed line with its time.
-# Needs: root, podman, runc, debootstrap; the checkout built (npm ci / npm run build); node, curl.
+# a new container on the same volume and identify the member enrolled before. Then compose.yaml with
+# podman-compose (PostgreSQL a local stand-in image): the walkthrough, stop, down and up again.
+# Fails if the service runs as root or writes outside its volume. Prints one ok/failed line with
+# its time.
+# Needs: root, podman, runc, debootstrap, podman-compose, psql; the checkout built (npm ci / npm run build); node, curl.
 # Environment: PALMVEIN_CI_DATABASE_URL (PostgreSQL; a database container_check_<pid> is made on
 # it and dropped), PALMVEIN_CONTAINER_PORT (default 18280; the metrics port is the next one).
 set -Eeuo pipefail
@@ -25,8 +27,9 @@ fail() { echo "[container] FAILED after $((SECONDS - started)) s: $*" >&2; exit 
 work="$(mktemp -d)"
 database=""
 cleanup() {
-  podman ps -a --filter "name=^$tag-" --format '{{.Names}}' | xargs -r podman rm -f -t 0 >/dev/null 2>&1 || true
-  podman volume ls --filter "name=^$tag-" --format '{{.Name}}' | xargs -r podman volume rm -f >/dev/null 2>&1 || true
+  podman ps -a --filter "name=^$tag[-_]" --format '{{.Names}}' | xargs -r podman rm -f -t 0 >/dev/null 2>&1 || true
+  podman volume ls --filter "name=^$tag[-_]" --format '{{.Name}}' | xargs -r podman volume rm -f >/dev/null 2>&1 || true
+  podman network rm -f "${tag}_default" >/dev/null 2>&1 || true
   [ -z "$database" ] || psql -q "$PALMVEIN_CI_DATABASE_URL" -c "DROP DATABASE IF EXISTS $database WITH (FORCE)" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -67,6 +70,12 @@ start_container() {
   podman run -d --name "$container" --network host --health-interval disable \
     -v "$volume:/data" -e PORT="$port" -e PALMVEIN_METRICS_PORT="$metrics_port" -e PALMVEIN_LOG_LEVEL=warn \
     -e WEBHOOK_ALLOW_LOCALHOST=true "$@" "$image" >/dev/null 2>"$work/run.log" || { cat "$work/run.log" >&2; fail "podman run"; }
+  wait_healthy
+}
+runs=0
+
+# Waits for $container's /healthz on $port.
+wait_healthy() {
   for _ in $(seq 1 120); do
     curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && return 0
     [ "$(podman inspect --format '{{.State.Running}}' "$container")" = true ] || break
@@ -75,12 +84,11 @@ start_container() {
   podman logs "$container" >&2 || true
   fail "$container did not become healthy"
 }
-runs=0
 
-# SIGTERM to the running container: it must exit 0 within 10 s.
+# SIGTERM to the running container (or the command given, which sends it): it must exit 0 within 10 s.
 stop_container() {
   local begun=$SECONDS code
-  podman kill --signal TERM "$container" >/dev/null
+  if [ $# -eq 0 ]; then podman kill --signal TERM "$container" >/dev/null; else "$@"; fi
   code="$(timeout 15 podman wait "$container" || echo timeout)"
   [ "$code" = 0 ] && [ $((SECONDS - begun)) -le 10 ] || { podman logs "$container" 2>&1 | tail -20 >&2; fail "SIGTERM: exit $code after $((SECONDS - begun)) s"; }
   say "  SIGTERM: exit 0 after $((SECONDS - begun)) s"
@@ -120,6 +128,13 @@ found_again() {
   say "  after a restart on the same volume: $MEMBER found again"
 }
 
+# The Prometheus listener answers (read whole first: grep -q leaving early would fail curl's write).
+metrics_answer() {
+  local metrics
+  metrics="$(curl -sf "http://127.0.0.1:$metrics_port/metrics")" && grep -q '^process_cpu_user_seconds_total' <<<"$metrics" \
+    || fail "no metrics on port $metrics_port"
+}
+
 # Who the service runs as, seen from the host (no user namespace: the same uid).
 not_root() {
   local pid uid
@@ -148,7 +163,7 @@ exercise() {
   not_root
   podman healthcheck run "$container" >/dev/null 2>&1 || fail "the image's HEALTHCHECK failed"
   say "  HEALTHCHECK: healthy; $(curl -sf "http://127.0.0.1:$port/healthz" | grep '^database:')"
-  curl -sf "http://127.0.0.1:$metrics_port/metrics" | grep -q '^process_cpu_user_seconds_total' || fail "no metrics on port $metrics_port"
+  metrics_answer
   walkthrough
   stop_container
   wrote_nothing
@@ -175,6 +190,31 @@ exercise postgres "PostgreSQL (DATABASE_URL_FILE, PALMVEIN_MASTER_KEY_FILE)" \
   -v "$work/secrets:/run/secrets:ro" -e DATABASE_URL_FILE=/run/secrets/database-url -e PALMVEIN_MASTER_KEY_FILE=/run/secrets/master-key
 podman run --rm --network host -v "$tag-postgres:/data" --entrypoint ls "$image" /data 2>/dev/null | grep -qx master.key \
   && fail "a master key was generated into /data although PALMVEIN_MASTER_KEY_FILE was set"
+
+say "compose.yaml with podman-compose (bridge network; PostgreSQL: a local stand-in for postgres:15-bookworm)"
+postgres_image="localhost/palmvein-postgres:stand-in"
+podman build --network host --pull=never --build-arg "BASE=$base" -t "$postgres_image" "$root/scripts/postgres-stand-in" >"$work/postgres-build.log" 2>&1 \
+  || { cat "$work/postgres-build.log" >&2; fail "building the PostgreSQL stand-in"; }
+# podman-compose calls `podman`; this one with the runtime flags above.
+printf '#!/bin/sh\nexec podman --runtime runc --cgroup-manager cgroupfs "$@"\n' >"$work/podman" && chmod +x "$work/podman"
+compose() {
+  PALMVEIN_IMAGE="$image" POSTGRES_IMAGE="$postgres_image" PALMVEIN_PORT="$port" PALMVEIN_METRICS_PORT="$metrics_port" WEBHOOK_ALLOW_LOCALHOST=true \
+    timeout 120 podman-compose --podman-path "$work/podman" -p "$tag" -f "$root/compose.yaml" "$@" >>"$work/compose.log" 2>&1 \
+    || { cat "$work/compose.log" >&2; fail "podman-compose $*"; }
+}
+compose up -d
+container="${tag}_palmvein_1"
+wait_healthy
+not_root
+say "  $(curl -sf "http://127.0.0.1:$port/healthz" | grep '^database:'); metrics on 127.0.0.1:$metrics_port"
+metrics_answer
+walkthrough
+stop_container compose stop
+compose down
+compose up -d
+wait_healthy
+found_again
+compose down -v
 
 trap - ERR
 say "ok in $((SECONDS - started)) s"
