@@ -1,5 +1,6 @@
 // One typed configuration, read once from the environment and validated at boot.
 // Precedence: explicit override passed to loadConfig() → environment variable → default.
+import { readFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { PLAN_IDS, type PlanId } from './plans.js'
@@ -228,7 +229,30 @@ export function parseMasterKey(raw: string, name = 'PALMVEIN_MASTER_KEY'): Buffe
   return key
 }
 
+/** Secrets that may come from a file instead: NAME_FILE (Docker and Kubernetes secrets). */
+export const SECRET_FILE_VARIABLES = ['DATABASE_URL', 'PALMVEIN_MASTER_KEY', 'PALMVEIN_CLUSTER_SECRET', 'PALMVEIN_TLS_KEY_PASSPHRASE', 'PALMVEIN_JWT_PUBLIC_KEY'] as const
+
+/** `env` with each NAME_FILE's content (less a final newline) as NAME; the error names the file, never its content. */
+function withSecretFiles(env: Env): Env {
+  const resolved = { ...env }
+  for (const name of SECRET_FILE_VARIABLES) {
+    const file = text(env, `${name}_FILE`)
+    if (file === null) continue
+    if (text(env, name) !== null) throw new ConfigError(`set ${name} or ${name}_FILE, not both`)
+    let content: string
+    try {
+      content = readFileSync(file, 'utf8').replace(/\r?\n$/, '')
+    } catch (error) {
+      throw new ConfigError(`${name}_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`)
+    }
+    if (content === '') throw new ConfigError(`${name}_FILE: ${file} is empty`)
+    resolved[name] = content
+  }
+  return resolved
+}
+
 export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.env): Config {
+  env = withSecretFiles(env)
   const nodeEnv = env.NODE_ENV ?? 'development'
   const masterKeyText = text(env, 'PALMVEIN_MASTER_KEY')
   const config: Config = {
