@@ -19,22 +19,30 @@ async function serve(): Promise<void> {
     log.fatal({ err: reason }, 'unhandled rejection')
     process.exit(1)
   })
-  const service = await start({ config, log })
-  if (!config.jwksUrl && !config.jwtPublicKey) {
-    console.log(`\npalmvein is running at ${service.url}\nGet an admin token:  npx palmvein token --sub admin@example.com\nCreate its organization:  npx palmvein org create --name "My org" --admin admin@example.com\n`)
-  }
+  // Installed before the boot: in a container this is PID 1, where a signal without a handler
+  // does nothing, and a boot may wait for its database indefinitely. Stopped during the boot, the
+  // process exits at once: nothing has been acknowledged yet, and every boot step is safe to cut.
+  let service: Awaited<ReturnType<typeof start>> | null = null
   let stopping = false
   const stop = (signal: string) => {
     if (stopping) return
     stopping = true
+    if (!service) {
+      log.info(`${signal} during the boot: stopping`)
+      process.exit(0)
+    }
     service.app.log.info(`${signal}: shutting down`)
     service.close().then(() => process.exit(0), (error) => {
-      service.app.log.error({ err: error }, 'shutdown failed')
+      service!.app.log.error({ err: error }, 'shutdown failed')
       process.exit(1)
     })
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
+  service = await start({ config, log })
+  if (!config.jwksUrl && !config.jwtPublicKey) {
+    console.log(`\npalmvein is running at ${service.url}\nGet an admin token:  npx palmvein token --sub admin@example.com\nCreate its organization:  npx palmvein org create --name "My org" --admin admin@example.com\n`)
+  }
 }
 
 export const serveCommand = () => new Command('serve')

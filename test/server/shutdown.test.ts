@@ -1,7 +1,7 @@
 import http from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestStorage, type TestStorage } from '../support/database.js'
-import { startServeProcess } from '../support/process.js'
+import { freePort, outputOf, spawnCli, startServeProcess } from '../support/process.js'
 import { transport, transportLine } from '../support/transport.js'
 
 /** Send a request whose body arrives in two parts, so it is in flight until we finish it. */
@@ -54,5 +54,22 @@ describe(`graceful shutdown (${transport})`, () => {
     }
     expect(await server.exited).toBe(0)
     await expect(fetch(`${server.url}/livez`)).rejects.toThrow()
+  })
+
+  it('exits 0 at once on SIGTERM while the boot waits for its database (as PID 1 in a container, a signal with no handler does nothing)', async () => {
+    // Nothing listens on this port: the boot waits for the database, and says so.
+    const child = spawnCli(['serve'], {
+      PALMVEIN_LOG_LEVEL: 'info', PALMVEIN_DATA_DIR: storage.dataDir, HOST: '127.0.0.1', PORT: '0',
+      DATABASE_URL: `postgres://postgres:postgres@127.0.0.1:${await freePort()}/nowhere`,
+    })
+    const output = outputOf(child)
+    await new Promise<void>((resolve) => {
+      const seen = (chunk: Buffer) => { if (/waiting for the database/.test(String(chunk))) resolve() }
+      child.stdout!.on('data', seen)
+      child.stderr!.on('data', seen)
+    })
+    child.kill('SIGTERM')
+    const result = await output
+    expect([result.code, result.stdout]).toEqual([0, expect.stringMatching(/SIGTERM during the boot: stopping/)])
   })
 })
