@@ -163,6 +163,7 @@ exercise() {
   not_root
   podman healthcheck run "$container" >/dev/null 2>&1 || fail "the image's HEALTHCHECK failed"
   say "  HEALTHCHECK: healthy; $(curl -sf "http://127.0.0.1:$port/healthz" | grep '^database:')"
+  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/console/")" = 200 ] || fail "/console/ is not served from the image"
   metrics_answer
   walkthrough
   stop_container

@@ -66,12 +66,16 @@ for node_dir in "${node_dirs[@]}"; do
     if health="$(curl -sf "http://127.0.0.1:$port/healthz")"; then healthy=1; break; fi
     sleep 1
   done
+  # The web console ships in the package (packages/console/dist): /console/ is served, not 503.
+  console_status="$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/console/" || true)"
   kill -TERM -- "-$server" 2>/dev/null || kill -TERM "$server" 2>/dev/null || true
   wait "$server" || true
   # The group's last member (node) may outlive the wrapper by its graceful close.
   for _ in $(seq 1 30); do pgrep -g "$server" >/dev/null || break; sleep 0.5; done
   [ -n "$healthy" ] || { echo "[package] /healthz did not answer:" >&2; cat "$project/serve.log" >&2; exit 1; }
   echo "$health" | sed 's/^/[package]   /'
+  [ "$console_status" = 200 ] || { echo "[package] /console/ answered $console_status, not 200: the console is not in the package" >&2; exit 1; }
+  echo "[package]   /console/ 200 (the console ships in the package)"
   # The install's postinstall patched postgres.js (a lost connection must not end the process).
   if grep -q 'connection-loss guard' "$project/serve.log"; then echo "[package] postgres.js was not patched on install:" >&2; cat "$project/serve.log" >&2; exit 1; fi
   grep -q '/\* palmvein: nextWrite guard \*/' "$project/node_modules/postgres/src/connection.js" \

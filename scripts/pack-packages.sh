@@ -40,4 +40,5 @@ check_listing "$platform_tarball" '^package/src/' palmvein_matcher.linux-x64-gnu
 client_tarball="$(pack "$root/packages/client")"
 check_listing "$client_tarball" '^package/src/\|^package/test/' dist/index.js dist/index.d.ts README.md
 tarball="$(pack "$root")"
-check_listing "$tarball" '^package/src/\|^package/crates/\|^package/test/\|^package/packages/' dist/cli/main.js
+# Of the workspace packages, only the built console ships in the service (served at /console/).
+check_listing "$tarball" '^package/src/\|^package/crates/\|^package/test/\|^package/packages/[^c]\|^package/packages/console/[^d]' dist/cli/main.js packages/console/dist/index.html
