@@ -38,14 +38,14 @@ export function FpirChart({ accuracy }: { accuracy: Accuracy }) {
       if (!current || !target.current) return
       chart = new UPlot({
         width: Math.min(760, target.current.clientWidth || 760), height: 320,
-        scales: { x: { time: false }, y: { distr: 3 } },
+        scales: { x: { time: false }, y: { distr: 3, log: 10 } },
         legend: { show: false },
-        axes: [{ label: 'Match threshold', stroke: 'currentColor' }, { label: 'FPIR', stroke: 'currentColor', size: 70 }],
+        axes: [{ label: 'Match threshold', stroke: 'currentColor' }, { label: 'FPIR', stroke: 'currentColor', size: 70, values: (_chart: unknown, splits: Array<number | null>) => splits.map((value) => (value == null ? '' : value.toExponential(0))) }],
         series: [
           {},
           { label: 'FPIR (fitted)', stroke: '#1f6feb', width: 2 },
           { label: 'Target FPIR', stroke: '#b35900', dash: [6, 4] },
-          { label: 'Threshold in use', stroke: '#1a7f37', points: { size: 10, fill: '#1a7f37' }, paths: () => null },
+          { label: 'Threshold in use', stroke: '#1a7f37', points: { show: true, size: 10, fill: '#1a7f37' }, paths: () => null },
         ],
       }, [xs, fpir, goal, inUse], target.current)
     }, (error: unknown) => setFailed(String(error)))

@@ -1,6 +1,6 @@
 // An environment's accuracy: the threshold in use and how it was derived, the estimated FPIR at
 // today's gallery size, the plot of the calibration's fitted curve, and the target FPIR to change.
-import { useState } from 'preact/hooks'
+import { useEffect, useState } from 'preact/hooks'
 import { api, call, type Schemas } from '../api'
 import { Field, fieldError, ProblemView, useLoad, useSubmit, when } from '../components'
 import { FpirChart } from '../fpir-chart'
@@ -23,7 +23,7 @@ function TargetForm({ orgId, accuracy, changed }: { orgId: string; accuracy: Sch
   )
   return (
     <form onSubmit={submit} aria-labelledby="target-heading">
-      <h2 id="target-heading">Target FPIR</h2>
+      <h2 id="target-heading">Change the target</h2>
       <p>The service derives the match threshold so that the FPIR at the gallery's size stays at most this. Empty: a fixed threshold.</p>
       <Field label="Target FPIR (e.g. 0.001)" id="target-fpir" error={fieldError(refused, '/target_fpir')}>
         <input id="target-fpir" inputMode="decimal" value={target} onInput={(event) => setTarget(event.currentTarget.value)} />
@@ -37,6 +37,12 @@ function TargetForm({ orgId, accuracy, changed }: { orgId: string; accuracy: Sch
 export function AccuracyPage({ orgId, environmentId }: { orgId: string; environmentId: string }) {
   const accuracy = useLoad(() => call(api.GET('/v1/organization/{org_id}/environments/{environment_id}/accuracy', { params: { path: { org_id: orgId, environment_id: environmentId } } })), [orgId, environmentId])
   const data = accuracy.data
+  // A new target is calibrated by the service within moments: ask again every 2 s until it is.
+  useEffect(() => {
+    if (data?.status !== 'pending') return
+    const timer = setTimeout(accuracy.reload, 2000)
+    return () => clearTimeout(timer)
+  }, [data])
   const calibration = data?.calibration
   return (
     <>
