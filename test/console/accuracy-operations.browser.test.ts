@@ -45,7 +45,7 @@ describe(`console accuracy and operations pages in Chromium (${usingPostgres ? '
 
   it('sets a target FPIR, follows the calibration live and plots the fitted FPIR curve', async () => {
     await page.goto(`${svc.url}/console/#/orgs/${tenant.orgId}`)
-    await page.getByRole('link', { name: 'Accuracy of palms' }).click()
+    await page.getByRole('table', { name: /^Environments/ }).getByRole('link', { name: 'palms' }).click()
     await page.getByRole('heading', { name: 'Accuracy' }).waitFor()
     await expect.poll(() => page.getByTestId('accuracy-status').textContent()).toMatch(/^Fixed threshold/)
     expect(await page.getByTestId('accuracy-gallery').textContent()).toBe(String(MEMBERS * 2))
