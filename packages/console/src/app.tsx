@@ -1,12 +1,14 @@
 // The console's shell: sign-in states, a header with sign-out, and hash routes (the service serves
 // one index.html at /console/; the part after # is the page).
 import { useEffect, useState } from 'preact/hooks'
+import { AccuracyPage } from './pages/accuracy'
 import { ApiKeysPage } from './pages/api-keys'
 import { DevicePage } from './pages/device'
 import { DevicesPage } from './pages/devices'
 import { AuditPage } from './pages/audit'
 import { MembersPage } from './pages/members'
 import { OrganizationPage } from './pages/organization'
+import { OperationsPage } from './pages/operations'
 import { OrganizationsPage } from './pages/organizations'
 import { PlaygroundPage } from './pages/playground'
 import { WebhookPage } from './pages/webhook'
@@ -78,6 +80,8 @@ function ProjectPage({ orgId, projectId, tab, itemId }: { orgId: string; project
 function Page({ route }: { route: string[] }) {
   const [first, orgId, second, projectId, tab, itemId] = route
   if (first === 'orgs' && orgId && second === 'projects' && projectId) return <ProjectPage key={projectId} orgId={orgId} projectId={projectId} tab={tab ?? 'keys'} itemId={itemId} />
+  if (first === 'orgs' && orgId && second === 'environments' && projectId && tab === 'accuracy') return <AccuracyPage key={projectId} orgId={orgId} environmentId={projectId} />
+  if (first === 'operations') return <OperationsPage />
   if (first === 'orgs' && orgId && second === 'audit') return <AuditPage key={orgId} orgId={orgId} />
   if (first === 'orgs' && orgId) return <OrganizationPage key={orgId} orgId={orgId} />
   return <OrganizationsPage />
@@ -92,6 +96,7 @@ export function App() {
     <>
       <header class="bar">
         <a class="brand" href="#/">palmvein console</a>
+        <a href="#/operations">Operations</a>
         <span class="who">Signed in as <strong>{session.subject}</strong></span>
         <button type="button" onClick={() => void signOut()}>Sign out</button>
       </header>

@@ -48,11 +48,11 @@ export function OrganizationPage({ orgId }: { orgId: string }) {
         <ProblemView problem={environments.problem} />
         {environments.data && (
           <table>
-            <caption>Environments owned by this organization</caption>
+            <caption>Environments owned by this organization (a name opens its accuracy)</caption>
             <thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Dimension</th><th scope="col">Match threshold</th><th scope="col">Margin</th></tr></thead>
             <tbody>
               {environments.data.map((environment) => (
-                <tr key={environment.id}><td>{environment.name}</td><td>{environment.kind}</td><td>{environment.dimension}</td><td>{environment.match_threshold}</td><td>{environment.margin}</td></tr>
+                <tr key={environment.id}><td><a href={`#/orgs/${orgId}/environments/${environment.id}/accuracy`}>{environment.name}</a></td><td>{environment.kind}</td><td>{environment.dimension}</td><td>{environment.match_threshold}</td><td>{environment.margin}</td></tr>
               ))}
             </tbody>
           </table>
