@@ -27,7 +27,19 @@ const trail = createAuditTrail({ sql: db.sql, log: pino({ level: 'silent' }), re
 const org = newId()
 const project = newId()
 const key = newId()
-const record = (n) => ({ org_id: org, created_at: new Date(), request_id: `${key}-${n}`, project_id: project, actor_kind: 'api_key', actor_id: key, action: 'POST /v1/projects/{project_id}/biometrics/identify', resource_ids: { project_id: project }, status: 200, client_address: '127.0.0.1', user_agent: 'undici' })
+const record = (n) => ({
+  org_id: org,
+  created_at: new Date(),
+  request_id: `${key}-${n}`,
+  project_id: project,
+  actor_kind: 'api_key',
+  actor_id: key,
+  action: 'POST /v1/projects/{project_id}/biometrics/identify',
+  resource_ids: { project_id: project },
+  status: 200,
+  client_address: '127.0.0.1',
+  user_agent: 'undici',
+})
 const FLUSHES = 40
 const BATCH = 250
 let n = 0
@@ -36,15 +48,22 @@ for (let round = 0; round < 4; round++) {
   const database0 = process.env.DATABASE_URL ? postgresCpuMs() : 0
   const cpu0 = process.cpuUsage()
   const started = performance.now()
-  for (const records of batches) { for (const r of records) trail.record(r); await trail.flush() }
+  for (const records of batches) {
+    for (const r of records) trail.record(r)
+    await trail.flush()
+  }
   const ms = performance.now() - started
   const cpu = process.cpuUsage(cpu0)
   const records = FLUSHES * BATCH
-  const database = process.env.DATABASE_URL ? `, PostgreSQL ${((postgresCpuMs() - database0) * 1000 / records).toFixed(1)} µs` : ''
-  console.log(`round ${round + 1}: ${records} records, wall ${(ms * 1000 / records).toFixed(1)} µs/record, this process ${((cpu.user + cpu.system) / records).toFixed(1)} µs${database}`)
+  const database = process.env.DATABASE_URL ? `, PostgreSQL ${(((postgresCpuMs() - database0) * 1000) / records).toFixed(1)} µs` : ''
+  console.log(
+    `round ${round + 1}: ${records} records, wall ${((ms * 1000) / records).toFixed(1)} µs/record, this process ${((cpu.user + cpu.system) / records).toFixed(1)} µs${database}`,
+  )
 }
 await trail.close()
 await db.close()
 await scratch?.drop()
 await fs.rm(dataDir, { recursive: true, force: true })
-console.log(`audit append, ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'}, ${dist}; ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}); Node ${process.version}`)
+console.log(
+  `audit append, ${process.env.DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'}, ${dist}; ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}); Node ${process.version}`,
+)

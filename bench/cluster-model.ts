@@ -78,7 +78,14 @@ interface ClusterResult {
   measured: {
     single: { bootSeconds: number; identify: { p50: number; p95: number } }
     cluster: { bootSeconds: number; identify: { p50: number; p95: number }; fanOutOverheadP50Ms: number; decisionsCompared: number; decisionsDiffering: number }
-    failover: { answersAfterKill: number; wrong: number; unavailable: number; lastUnavailableSeconds: number; identifyAfterKill: { p95: number }; rereplicatedSeconds: number | null }
+    failover: {
+      answersAfterKill: number
+      wrong: number
+      unavailable: number
+      lastUnavailableSeconds: number
+      identifyAfterKill: { p95: number }
+      rereplicatedSeconds: number | null
+    }
   }
   model: ClusterModelRow[]
 }
@@ -111,15 +118,16 @@ export function clusterReport(result: ClusterResult): string {
     `## Modelled: node count and p95 identify latency`,
     '',
     `A node of ${MODEL_NODE.memoryGiB} GiB (${MODEL_NODE.galleryShare * 100} % for galleries), ${MODEL_NODE.cores} cores, ${BYTES_PER_ROW} bytes per row (d = 256: int8, sign bits, ids), two rows per member, ${REPLICAS} replicas; shards = nodes (each node holds ${REPLICAS}).`,
-    'p95 = the service\'s own cost + fan-out overhead + the scan of every row a node holds (it is usually asked for all its shards) on one thread, as measured here',
-    '(conservative: a node\'s matcher threads split one scan) + the measured spread at the 0.95^(1/S) quantile (the slowest of S answers).',
+    "p95 = the service's own cost + fan-out overhead + the scan of every row a node holds (it is usually asked for all its shards) on one thread, as measured here",
+    "(conservative: a node's matcher threads split one scan) + the measured spread at the 0.95^(1/S) quantile (the slowest of S answers).",
     `Throughput: every probe scans every row once somewhere, on one core. "Nodes for p95 ≤ ${P95_BUDGET_MS} ms": more nodes than memory needs, each holding a smaller share.`,
     '',
     `| members | nodes (memory) | shards | rows per node | exact: scan | exact: p95 | exact: probes/s | exact: nodes for p95 ≤ ${P95_BUDGET_MS} ms | two-stage: scan | two-stage: p95 | two-stage: probes/s | two-stage: nodes for p95 ≤ ${P95_BUDGET_MS} ms |`,
     '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...result.model.map((row) => {
       const star = row.spreadExtrapolated ? '*' : ''
-      const figures = (mode: ModeFigures) => `${ms(mode.scanMs)} | ${ms(mode.p95Ms)}${star} | ${count(mode.probesPerSecond)} | ${mode.nodesForBudget === null ? 'out of reach' : count(mode.nodesForBudget)}`
+      const figures = (mode: ModeFigures) =>
+        `${ms(mode.scanMs)} | ${ms(mode.p95Ms)}${star} | ${count(mode.probesPerSecond)} | ${mode.nodesForBudget === null ? 'out of reach' : count(mode.nodesForBudget)}`
       return `| ${count(row.members)} | ${row.nodes} | ${row.shards} | ${count(row.rowsPerNode)} | ${figures(row.exact)} | ${figures(row.twoStage)} |`
     }),
     '',

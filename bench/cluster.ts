@@ -25,14 +25,22 @@ import { clusterReport, modelCluster, type ClusterModelInput } from './cluster-m
 const here = path.dirname(fileURLToPath(import.meta.url))
 const { values } = parseArgs({
   options: {
-    members: { type: 'string', default: '100000' }, nodes: { type: 'string', default: '4' }, shards: { type: 'string', default: '4' },
-    replicas: { type: 'string', default: '2' }, probes: { type: 'string', default: '2000' }, lease: { type: 'string', default: '3000' },
+    members: { type: 'string', default: '100000' },
+    nodes: { type: 'string', default: '4' },
+    shards: { type: 'string', default: '4' },
+    replicas: { type: 'string', default: '2' },
+    probes: { type: 'string', default: '2000' },
+    lease: { type: 'string', default: '3000' },
   },
   strict: true,
 })
 const settings = {
-  members: Number(values.members), nodes: Number(values.nodes), shards: Number(values.shards),
-  replicas: Number(values.replicas), probes: Number(values.probes), leaseMs: Number(values.lease),
+  members: Number(values.members),
+  nodes: Number(values.nodes),
+  shards: Number(values.shards),
+  replicas: Number(values.replicas),
+  probes: Number(values.probes),
+  leaseMs: Number(values.lease),
 }
 const databaseUrl = process.env.DATABASE_URL
 if (!databaseUrl) {
@@ -44,11 +52,20 @@ if (Object.values(settings).some((value) => !Number.isInteger(value) || value < 
   process.exit(2)
 }
 
-interface Probe { capture: string; member_id: string | null }
-interface Answer { status: number; member: string | null; decision: string; ms: number; at: number }
+interface Probe {
+  capture: string
+  member_id: string | null
+}
+interface Answer {
+  status: number
+  member: string | null
+  decision: string
+  ms: number
+  at: number
+}
 
 const log = (line: string) => process.stdout.write(`${line}\n`)
-const quantile = (sorted: number[], q: number) => sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN
+const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN)
 const summary = (latencies: number[]) => {
   const sorted = [...latencies].sort((a, b) => a - b)
   return { p50: quantile(sorted, 0.5), p95: quantile(sorted, 0.95), p99: quantile(sorted, 0.99), count: sorted.length }
@@ -56,24 +73,38 @@ const summary = (latencies: number[]) => {
 
 async function runSeed(env: Record<string, string>, out: string): Promise<void> {
   let last = 0
-  await runNode(path.join(here, 'service/seed.mjs'), ['--members', String(settings.members), '--probes', String(settings.probes),
-    '--shards', String(settings.shards), '--out', out], env, {
-    onLine: (line) => {
-      const message = JSON.parse(line)
-      if (message.type === 'progress' && message.done - last >= settings.members / 10) { last = message.done; log(`  seeded ${message.done}/${settings.members}`) }
+  await runNode(
+    path.join(here, 'service/seed.mjs'),
+    ['--members', String(settings.members), '--probes', String(settings.probes), '--shards', String(settings.shards), '--out', out],
+    env,
+    {
+      onLine: (line) => {
+        const message = JSON.parse(line)
+        if (message.type === 'progress' && message.done - last >= settings.members / 10) {
+          last = message.done
+          log(`  seeded ${message.done}/${settings.members}`)
+        }
+      },
     },
-  })
+  )
 }
 
 async function ask(url: string, projectId: string, key: string, probe: Probe): Promise<Answer> {
   const sent = performance.now()
   const response = await fetch(`${url}/v1/projects/${projectId}/biometrics/identify`, {
-    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ palm: { identify_capture: probe.capture } }),
   })
-  const body = await response.json() as { status?: string; member_id?: string | null; code?: string }
+  const body = (await response.json()) as { status?: string; member_id?: string | null; code?: string }
   const ms = performance.now() - sent
-  return { status: response.status, member: body.member_id ?? null, decision: response.status === 200 ? `${body.status}:${body.member_id}` : `${response.status}:${body.code}`, ms, at: performance.now() }
+  return {
+    status: response.status,
+    member: body.member_id ?? null,
+    decision: response.status === 200 ? `${body.status}:${body.member_id}` : `${response.status}:${body.code}`,
+    ms,
+    at: performance.now(),
+  }
 }
 
 /** The scan cost per row of this machine's matcher, exact and two-stage, one thread (what each node runs here). */
@@ -111,10 +142,18 @@ async function scanCostPerRow(rows: number) {
 const started = new Date()
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'palmvein-bench-cluster-'))
 const database = await scratchDatabase(databaseUrl, `palmvein_bench_cluster_${randomBytes(4).toString('hex')}`)
-const env = { PALMVEIN_DATA_DIR: dataDir, DATABASE_URL: database.url, PALMVEIN_MASTER_KEY: randomBytes(32).toString('base64'), PALMVEIN_WEBHOOK_WORKER: 'false', PALMVEIN_MATCHER_THREADS: '1' }
+const env = {
+  PALMVEIN_DATA_DIR: dataDir,
+  DATABASE_URL: database.url,
+  PALMVEIN_MASTER_KEY: randomBytes(32).toString('base64'),
+  PALMVEIN_WEBHOOK_WORKER: 'false',
+  PALMVEIN_MATCHER_THREADS: '1',
+}
 const running: Array<{ stop(): Promise<void> }> = []
 try {
-  log(`bench:cluster: ${settings.members} members, ${settings.shards} shards × ${settings.replicas} replicas on ${settings.nodes} nodes, ${settings.probes} probes, lease ${settings.leaseMs} ms`)
+  log(
+    `bench:cluster: ${settings.members} members, ${settings.shards} shards × ${settings.replicas} replicas on ${settings.nodes} nodes, ${settings.probes} probes, lease ${settings.leaseMs} ms`,
+  )
   const seedFile = path.join(dataDir, 'seed.json')
   await runSeed(env, seedFile)
   const seeded = JSON.parse(fs.readFileSync(seedFile, 'utf8')) as { project_id: string; api_key: string; probes: Probe[] }
@@ -139,7 +178,13 @@ try {
   // 2. The cluster.
   const secret = randomBytes(24).toString('hex')
   const ports = await Promise.all(Array.from({ length: settings.nodes }, () => freePort()))
-  const nodeEnv = (port: number) => ({ ...env, PALMVEIN_NODE_URL: `http://127.0.0.1:${port}`, PALMVEIN_CLUSTER_SECRET: secret, PALMVEIN_NODE_LEASE_MS: String(settings.leaseMs), PALMVEIN_SHARD_REPLICAS: String(settings.replicas) })
+  const nodeEnv = (port: number) => ({
+    ...env,
+    PALMVEIN_NODE_URL: `http://127.0.0.1:${port}`,
+    PALMVEIN_CLUSTER_SECRET: secret,
+    PALMVEIN_NODE_LEASE_MS: String(settings.leaseMs),
+    PALMVEIN_SHARD_REPLICAS: String(settings.replicas),
+  })
   const replicated = (health: string) => /^cluster: /m.test(health) && !/^WARNING cluster/m.test(health)
   const bootStarted = performance.now()
   const nodes = await Promise.all(ports.map((port) => startService({ env: nodeEnv(port), port, ready: replicated })))
@@ -151,7 +196,9 @@ try {
   const clustered = await askAll(urls)
   const clusterLatency = summary(clustered.map((answer) => answer.ms))
   const differing = clustered.filter((answer, index) => answer.decision !== reference[index].decision).length
-  log(`cluster: identify p50 ${clusterLatency.p50.toFixed(2)} ms, p95 ${clusterLatency.p95.toFixed(2)} ms; fan-out overhead (p50) ${(clusterLatency.p50 - singleLatency.p50).toFixed(2)} ms; ${differing} of ${probes.length} decisions differ from one node's`)
+  log(
+    `cluster: identify p50 ${clusterLatency.p50.toFixed(2)} ms, p95 ${clusterLatency.p95.toFixed(2)} ms; fan-out overhead (p50) ${(clusterLatency.p50 - singleLatency.p50).toFixed(2)} ms; ${differing} of ${probes.length} decisions differ from one node's`,
+  )
 
   // 3. Failover: node 0 answers, the last node is killed after 2 s.
   const victim = nodes[nodes.length - 1]
@@ -181,11 +228,16 @@ try {
   const deadline = performance.now() + settings.leaseMs * 10 + 60_000
   while (performance.now() < deadline) {
     const healths = await Promise.all(nodes.slice(0, -1).map(async (node) => (await fetch(`${node.url}/healthz`)).text()))
-    if (healths.every(replicated)) { rereplicatedSeconds = (performance.now() - killedAt) / 1000; break }
+    if (healths.every(replicated)) {
+      rereplicatedSeconds = (performance.now() - killedAt) / 1000
+      break
+    }
     await new Promise((resolve) => setTimeout(resolve, 250))
   }
   const failoverLatency = summary(afterKill.filter((answer) => answer.status === 200).map((answer) => answer.ms))
-  log(`failover: ${afterKill.length} answers after the kill: ${wrong} wrong, ${unavailable.length} × 503 (last at +${lastUnavailable.toFixed(2)} s), p95 ${failoverLatency.p95.toFixed(2)} ms; every shard replicated again at +${rereplicatedSeconds?.toFixed(1) ?? 'never'} s`)
+  log(
+    `failover: ${afterKill.length} answers after the kill: ${wrong} wrong, ${unavailable.length} × 503 (last at +${lastUnavailable.toFixed(2)} s), p95 ${failoverLatency.p95.toFixed(2)} ms; every shard replicated again at +${rereplicatedSeconds?.toFixed(1) ?? 'never'} s`,
+  )
   for (const node of nodes.slice(0, -1)) await node.stop()
   running.length = 0
 
@@ -193,7 +245,8 @@ try {
   const scan = await scanCostPerRow(1_000_000)
   const spread = clustered.map((answer) => answer.ms - clusterLatency.p50).sort((a, b) => a - b)
   const input: ClusterModelInput = {
-    exactMsPerRow: scan.exactMsPerRow, twoStageMsPerRow: scan.twoStageMsPerRow,
+    exactMsPerRow: scan.exactMsPerRow,
+    twoStageMsPerRow: scan.twoStageMsPerRow,
     baseMs: Math.max(0, singleLatency.p50 - scan.exactMsPerRow * 2 * settings.members),
     fanOutMs: Math.max(0, clusterLatency.p50 - singleLatency.p50 + scan.exactMsPerRow * 2 * settings.members * (1 - 1 / settings.shards)),
     spreadMs: spread,
@@ -202,11 +255,27 @@ try {
   const [backend, isa] = [scan.backend.split(' ')[0], /\(([^)]+)\)/.exec(scan.backend)?.[1] ?? '']
   const machine = machineInfo({ backend, isa })
   const result = {
-    started: started.toISOString(), machine, settings, scan,
+    started: started.toISOString(),
+    machine,
+    settings,
+    scan,
     measured: {
       single: { bootSeconds: single.bootSeconds, identify: singleLatency },
-      cluster: { bootSeconds: clusterBootSeconds, identify: clusterLatency, fanOutOverheadP50Ms: clusterLatency.p50 - singleLatency.p50, decisionsCompared: probes.length, decisionsDiffering: differing },
-      failover: { answersAfterKill: afterKill.length, wrong, unavailable: unavailable.length, lastUnavailableSeconds: lastUnavailable, identifyAfterKill: failoverLatency, rereplicatedSeconds },
+      cluster: {
+        bootSeconds: clusterBootSeconds,
+        identify: clusterLatency,
+        fanOutOverheadP50Ms: clusterLatency.p50 - singleLatency.p50,
+        decisionsCompared: probes.length,
+        decisionsDiffering: differing,
+      },
+      failover: {
+        answersAfterKill: afterKill.length,
+        wrong,
+        unavailable: unavailable.length,
+        lastUnavailableSeconds: lastUnavailable,
+        identifyAfterKill: failoverLatency,
+        rereplicatedSeconds,
+      },
     },
     modelInput: { ...input, spreadMs: undefined, spreadQuantiles: [0.5, 0.9, 0.95, 0.99, 0.999].map((q) => [q, quantile(spread, q)]) },
     model,

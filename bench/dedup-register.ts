@@ -51,7 +51,7 @@ export function createPlantedRegister(options: PlantedRegisterOptions): PlantedR
       if (hand === 1) return unit(noise(member, hand))
       // x·target + y·(noise orthogonal to target): cosine x with the target.
       const target = population.capture(source(duplicates + index), 'left', 0, 0)
-      const cosine = threshold + (index % 2 === 0 ? 1 : -1) * 0.02 * ((index % 7) + 1) / 7
+      const cosine = threshold + ((index % 2 === 0 ? 1 : -1) * 0.02 * ((index % 7) + 1)) / 7
       const other = noise(member, hand)
       let along = 0
       for (let component = 0; component < dimension; component++) along += other[component] * target[component]

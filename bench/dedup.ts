@@ -18,8 +18,14 @@ import { createPlantedRegister } from './dedup-register.js'
 
 const { values } = parseArgs({
   options: {
-    sizes: { type: 'string' }, seed: { type: 'string' }, threshold: { type: 'string' }, probes: { type: 'string' },
-    cells: { type: 'string' }, 'exact-max': { type: 'string' }, threads: { type: 'string' }, out: { type: 'string' },
+    sizes: { type: 'string' },
+    seed: { type: 'string' },
+    threshold: { type: 'string' },
+    probes: { type: 'string' },
+    cells: { type: 'string' },
+    'exact-max': { type: 'string' },
+    threads: { type: 'string' },
+    out: { type: 'string' },
   },
 })
 const env = (name: string) => process.env[`PALMVEIN_BENCH_DEDUP_${name}`]
@@ -64,17 +70,19 @@ interface Row {
   etaCpuError: Record<string, number>
 }
 
-function loadRegister(members: number): { register: PalmRegister, vectors: Int8Array, planted: number } {
+function loadRegister(members: number): { register: PalmRegister; vectors: Int8Array; planted: number } {
   // 1 % duplicates, 0.5 % look-alikes around the threshold.
   const duplicates = Math.max(10, Math.round(members * 0.01))
   const lookAlikes = Math.max(10, Math.round(members * 0.005))
   const planted = createPlantedRegister({ seed, dimension, base: members - duplicates - lookAlikes, duplicates, lookAlikes, threshold })
   const vectors = new Int8Array(members * 2 * dimension)
   for (let member = 0; member < members; member++) {
-    for (const hand of [0, 1] as const) quantizeFloat(planted.palm(member, hand), vectors.subarray((2 * member + hand) * dimension, (2 * member + hand + 1) * dimension))
+    for (const hand of [0, 1] as const)
+      quantizeFloat(planted.palm(member, hand), vectors.subarray((2 * member + hand) * dimension, (2 * member + hand + 1) * dimension))
   }
   const register: PalmRegister = {
-    count: members * 2, dimension,
+    count: members * 2,
+    dimension,
     vector: (palm) => vectors.slice(palm * dimension, (palm + 1) * dimension),
     owner: (palm) => palm >> 1,
   }
@@ -89,7 +97,7 @@ const cpuSeconds = (since: NodeJS.CpuUsage) => {
 }
 
 const rows: Row[] = []
-let model: { members: number, seconds: number, cpu: number } | null = null
+let model: { members: number; seconds: number; cpu: number } | null = null
 console.log(`dedup bench on ${cpu}, ${threads} thread(s), threshold ${threshold}, seed ${seed}`)
 for (const members of sizes) {
   const started = performance.now()
@@ -109,9 +117,12 @@ for (const members of sizes) {
     // On a shared machine the wall-clock ETA also measures the neighbours, so it is judged in CPU time as well.
     const predicted: Record<string, number> = {}
     const predictedCpu: Record<string, number> = {}
-    let searchStart: { elapsed: number, cpu: number, done: number } | null = null
+    let searchStart: { elapsed: number; cpu: number; done: number } | null = null
     cellResult = await findPairsByCells(matcher, register, {
-      threshold, probes: probes ? Number(probes) : undefined, cells: cells ? Number(cells) : undefined, seed,
+      threshold,
+      probes: probes ? Number(probes) : undefined,
+      cells: cells ? Number(cells) : undefined,
+      seed,
       onProgress: (done, total) => {
         // As the CLI: the rate from the search's first report on.
         const elapsed = (performance.now() - cellStarted) / 1000
@@ -155,14 +166,24 @@ for (const members of sizes) {
   const exactKeys = exactPairs && new Set(exactPairs.map(pairKey))
   const found = exactPairs?.filter((pair) => reported.has(pairKey(pair))).length
   const row: Row = {
-    members, palms: members * 2, cells: cellResult.cells, probes: cellResult.probes, planted,
-    cellSeconds, exactSeconds, exactModelled: exactPairs === null,
-    exactPairs: exactPairs?.length ?? null, cellPairs: cellResult.pairs.length,
+    members,
+    palms: members * 2,
+    cells: cellResult.cells,
+    probes: cellResult.probes,
+    planted,
+    cellSeconds,
+    exactSeconds,
+    exactModelled: exactPairs === null,
+    exactPairs: exactPairs?.length ?? null,
+    cellPairs: cellResult.pairs.length,
     recall: exactPairs ? (exactPairs.length ? found! / exactPairs.length : 1) : null,
     belowThreshold: cellResult.pairs.filter((pair) => pair.score < threshold).length,
-    candidateShare: cellResult.candidateScores / ((members * 2) * (members * 2 - 1) / 2),
+    candidateShare: cellResult.candidateScores / ((members * 2 * (members * 2 - 1)) / 2),
     worstRank: Math.max(-1, ...cellResult.pairs.filter((pair) => exactKeys === null || exactKeys.has(pairKey(pair))).map((pair) => pair.rank)),
-    cellCpuSeconds: cellCpu, exactCpuSeconds: exactCpu, etaError, etaCpuError,
+    cellCpuSeconds: cellCpu,
+    exactCpuSeconds: exactCpu,
+    etaError,
+    etaCpuError,
   }
   rows.push(row)
   console.log(JSON.stringify(row))
@@ -171,10 +192,16 @@ for (const members of sizes) {
 const table = [
   '| members | palms | cells × probes | exact all-pairs (wall / CPU) | cell search (wall / CPU) | × less CPU | exact pairs | cell pairs | recall | below threshold | worst rank | candidates / all pairs |',
   '|---|---|---|---|---|---|---|---|---|---|---|---|',
-  ...rows.map((row) => `| ${row.members.toLocaleString('en')} | ${row.palms.toLocaleString('en')} | ${row.cells} × ${row.probes} | ${row.exactSeconds.toFixed(1)} / ${row.exactCpuSeconds?.toFixed(1) ?? '–'} s${row.exactModelled ? ' (model)' : ''} | ${row.cellSeconds.toFixed(1)} / ${row.cellCpuSeconds.toFixed(1)} s | ${row.exactCpuSeconds === null ? '–' : (row.exactCpuSeconds / row.cellCpuSeconds).toFixed(1)} | ${row.exactPairs ?? '–'} | ${row.cellPairs} | ${row.recall === null ? '–' : `${(row.recall * 100).toFixed(2)} %`} | ${row.belowThreshold} | ${row.worstRank} | ${(row.candidateShare * 100).toFixed(2)} % |`),
+  ...rows.map(
+    (row) =>
+      `| ${row.members.toLocaleString('en')} | ${row.palms.toLocaleString('en')} | ${row.cells} × ${row.probes} | ${row.exactSeconds.toFixed(1)} / ${row.exactCpuSeconds?.toFixed(1) ?? '–'} s${row.exactModelled ? ' (model)' : ''} | ${row.cellSeconds.toFixed(1)} / ${row.cellCpuSeconds.toFixed(1)} s | ${row.exactCpuSeconds === null ? '–' : (row.exactCpuSeconds / row.cellCpuSeconds).toFixed(1)} | ${row.exactPairs ?? '–'} | ${row.cellPairs} | ${row.recall === null ? '–' : `${(row.recall * 100).toFixed(2)} %`} | ${row.belowThreshold} | ${row.worstRank} | ${(row.candidateShare * 100).toFixed(2)} % |`,
+  ),
 ]
 console.log(table.join('\n'))
-const percents = (errors: Record<string, number>) => Object.entries(errors).map(([mark, error]) => `${Number(mark) * 100} %: ${(error * 100).toFixed(1)} %`).join(', ')
+const percents = (errors: Record<string, number>) =>
+  Object.entries(errors)
+    .map(([mark, error]) => `${Number(mark) * 100} %: ${(error * 100).toFixed(1)} %`)
+    .join(', ')
 for (const row of rows) console.log(`ETA error at ${row.members} members: wall ${percents(row.etaError)}; CPU ${percents(row.etaCpuError)}`)
 const stamp = new Date().toISOString().replace(/:/g, '-').replace(/\..*/, 'Z')
 const out = values.out ?? `bench/results/dedup-${stamp}.json`

@@ -8,10 +8,34 @@ import { pino } from 'pino'
 
 const dist = new URL('../dist/', import.meta.url)
 const load = (file) => import(new URL(file, dist).href)
-const [{ loadConfig }, { openDatabase }, { loadIdentityTokens }, { createApiKeyLookup }, { createApiKeyUsage, createDeviceAuthUsage }, { createDeviceTokenLookup }, { createRateLimiter }, { authenticate }, { routeTable }, { compile }, { problemReply }, { newId }, { grantAccess }] = await Promise.all([
-  load('config.js'), load('store/engine/database.js'), load('auth/identity-tokens.js'), load('auth/api-key-lookup.js'), load('auth/usage-touch.js'), load('auth/device-token-lookup.js'),
-  load('auth/rate-limit.js'), load('auth/authenticate.js'), load('http/routes/index.js'), load('http/schema.js'),
-  load('http/problem.js'), load('ids.js'), load('http/access.js'),
+const [
+  { loadConfig },
+  { openDatabase },
+  { loadIdentityTokens },
+  { createApiKeyLookup },
+  { createApiKeyUsage, createDeviceAuthUsage },
+  { createDeviceTokenLookup },
+  { createRateLimiter },
+  { authenticate },
+  { routeTable },
+  { compile },
+  { problemReply },
+  { newId },
+  { grantAccess },
+] = await Promise.all([
+  load('config.js'),
+  load('store/engine/database.js'),
+  load('auth/identity-tokens.js'),
+  load('auth/api-key-lookup.js'),
+  load('auth/usage-touch.js'),
+  load('auth/device-token-lookup.js'),
+  load('auth/rate-limit.js'),
+  load('auth/authenticate.js'),
+  load('http/routes/index.js'),
+  load('http/schema.js'),
+  load('http/problem.js'),
+  load('ids.js'),
+  load('http/access.js'),
 ])
 
 const config = loadConfig({ logLevel: 'silent' })
@@ -19,7 +43,10 @@ const log = pino({ level: 'silent' })
 const db = await openDatabase(config)
 const maxLease = process.env.BENCH_MAX_LEASE ? Number(process.env.BENCH_MAX_LEASE) : undefined
 const app = {
-  config, db, sql: db.sql, log,
+  config,
+  db,
+  sql: db.sql,
+  log,
   tokens: await loadIdentityTokens(config),
   // Joined to the service's embedded database over loopback, so its keys are read every time (the
   // service, which serves that database, caches them).
@@ -51,8 +78,17 @@ const server = http.createServer(async (req, res) => {
     // The route's access rule and rate limit, as the service's dispatcher applies them.
     const granted = await grantAccess(app, route, principal, params, responseHeaders)
     const result = await route.handler({
-      params, query: {}, body: undefined, principal, requestId, headers: {}, app, log,
-      aborted: new Promise(() => {}), responseHeaders, ...granted,
+      params,
+      query: {},
+      body: undefined,
+      principal,
+      requestId,
+      headers: {},
+      app,
+      log,
+      aborted: new Promise(() => {}),
+      responseHeaders,
+      ...granted,
     })
     body = JSON.stringify(result)
   } catch (error) {

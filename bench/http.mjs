@@ -71,8 +71,12 @@ async function waitFor(url, child, what, ready = (status) => status < 500 || sta
 function spawnNode(script, args, env, what) {
   const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
-  child.stderr.on('data', (chunk) => { stderr = (stderr + chunk).slice(-4000) })
-  child.on('exit', (code, signal) => { if (code && !child.stopping) console.error(`${what} exited with ${code ?? signal}:\n${stderr}`) })
+  child.stderr.on('data', (chunk) => {
+    stderr = (stderr + chunk).slice(-4000)
+  })
+  child.on('exit', (code, signal) => {
+    if (code && !child.stopping) console.error(`${what} exited with ${code ?? signal}:\n${stderr}`)
+  })
   return child
 }
 
@@ -96,7 +100,11 @@ async function createFixtures(baseUrl, dataDir, databaseUrl) {
   const issuer = await loadLocalIssuer({ dataDir, jwtIssuer: 'palmvein-local', jwtAudience: 'palmvein' })
   const token = await issuer.sign('bench@example.com', 3600)
   const post = async (pathName, body) => {
-    const response = await fetch(baseUrl + pathName, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    const response = await fetch(baseUrl + pathName, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
     if (response.status !== 201) throw new Error(`POST ${pathName}: ${response.status} ${await response.text()}`)
     return response.json()
   }
@@ -120,23 +128,54 @@ async function measure(name, baseUrl, fixtures) {
   if (check.status !== 200) throw new Error(`${name}: GET ${url} answered ${check.status}: ${await check.text()}`)
   await check.arrayBuffer()
   process.stderr.write(`${name}: open loop at ${settings.rate} req/s for ${settings.durationSeconds} s ...\n`)
-  const openLoop = await runOpenLoop({ url, headers, rate: settings.rate, durationSeconds: settings.durationSeconds, warmupSeconds: settings.warmupSeconds, connections: settings.connections })
+  const openLoop = await runOpenLoop({
+    url,
+    headers,
+    rate: settings.rate,
+    durationSeconds: settings.durationSeconds,
+    warmupSeconds: settings.warmupSeconds,
+    connections: settings.connections,
+  })
   process.stderr.write(`${name}: maximum throughput (${wrkAvailable() ? 'wrk' : 'undici'}) for ${settings.durationSeconds} s ...\n`)
-  const max = await maxThroughput({ url, headers, connections: settings.wrkConnections, threads: settings.wrkThreads, durationSeconds: settings.durationSeconds })
+  const max = await maxThroughput({
+    url,
+    headers,
+    connections: settings.wrkConnections,
+    threads: settings.wrkThreads,
+    durationSeconds: settings.durationSeconds,
+  })
   return { name, openLoop, max }
 }
 
 /** The HTTP layer alone: maximum throughput of GET /livez (no database, no credential). */
 async function measureLayer(name, baseUrl) {
   process.stderr.write(`${name}: HTTP layer alone (GET /livez), maximum throughput for ${settings.durationSeconds} s ...\n`)
-  const max = await maxThroughput({ url: `${baseUrl}/livez`, headers: {}, connections: settings.wrkConnections, threads: settings.wrkThreads, durationSeconds: settings.durationSeconds })
+  const max = await maxThroughput({
+    url: `${baseUrl}/livez`,
+    headers: {},
+    connections: settings.wrkConnections,
+    threads: settings.wrkThreads,
+    durationSeconds: settings.durationSeconds,
+  })
   return max.requestsPerSecond
 }
 
 function printTable(results) {
   const rows = [['target', `p50 ms @${settings.rate}/s`, 'p95 ms', 'p99 ms', 'sent late p95 ms', 'achieved req/s', 'errors', 'max req/s', 'max-load p99 ms']]
   for (const { name, openLoop, max } of results) {
-    rows.push([name, openLoop.latency.p50, openLoop.latency.p95, openLoop.latency.p99, openLoop.sendLag.p95, openLoop.achievedRps, openLoop.errors, max.requestsPerSecond, max.latency.p99].map(String))
+    rows.push(
+      [
+        name,
+        openLoop.latency.p50,
+        openLoop.latency.p95,
+        openLoop.latency.p99,
+        openLoop.sendLag.p95,
+        openLoop.achievedRps,
+        openLoop.errors,
+        max.requestsPerSecond,
+        max.latency.p99,
+      ].map(String),
+    )
   }
   const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)))
   for (const [index, row] of rows.entries()) {
@@ -152,8 +191,12 @@ async function main() {
   const database = await temporaryDatabase()
   const databaseUrl = database?.url ?? null
   const env = {
-    PALMVEIN_DATA_DIR: dataDir, DATABASE_URL: databaseUrl ?? '', PALMVEIN_LOG_LEVEL: 'warn',
-    PALMVEIN_WEBHOOK_WORKER: 'false', PALMVEIN_MATCHER_THREADS: '1', HOST: '127.0.0.1',
+    PALMVEIN_DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl ?? '',
+    PALMVEIN_LOG_LEVEL: 'warn',
+    PALMVEIN_WEBHOOK_WORKER: 'false',
+    PALMVEIN_MATCHER_THREADS: '1',
+    HOST: '127.0.0.1',
     // The operator offers every plan for self-service here: the bench's admin creates an enterprise project.
     PALMVEIN_SELF_SERVICE_PLANS: 'sandbox,business,enterprise',
   }
@@ -161,7 +204,12 @@ async function main() {
   try {
     const tls = await benchTls(dataDir)
     const servicePort = await freePort()
-    const service = spawnNode(path.join(dist, 'cli/main.js'), ['serve'], { ...env, ...tls?.serviceEnv, PORT: String(servicePort), PALMVEIN_METRICS_PORT: String(await freePort()) }, 'service')
+    const service = spawnNode(
+      path.join(dist, 'cli/main.js'),
+      ['serve'],
+      { ...env, ...tls?.serviceEnv, PORT: String(servicePort), PALMVEIN_METRICS_PORT: String(await freePort()) },
+      'service',
+    )
     children.push(service)
     const serviceUrl = `${tls ? 'https' : 'http'}://127.0.0.1:${servicePort}`
     await waitFor(`${serviceUrl}/healthz`, service, 'the service', (status) => status === 200)
@@ -170,13 +218,18 @@ async function main() {
     if (tls) {
       // TLS is served by node:https (uWS cannot hold TLS 1.3 only); the plain baselines do not compare.
       const result = await measure('node:https (service, TLS 1.3)', serviceUrl, fixtures)
-      console.log(`\nGET /v1/projects/{id} with an API key over HTTPS (clients trust ${tls.caFile}); ${databaseUrl ? 'PostgreSQL' : 'embedded PGlite'}; ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}); Node ${process.version}\n`)
+      console.log(
+        `\nGET /v1/projects/{id} with an API key over HTTPS (clients trust ${tls.caFile}); ${databaseUrl ? 'PostgreSQL' : 'embedded PGlite'}; ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}); Node ${process.version}\n`,
+      )
       printTable([result])
       return
     }
     const results = [await measure('uWS (service)', serviceUrl, fixtures)]
     const layer = { uws: await measureLayer('uWS (service)', serviceUrl), node: 0 }
-    for (const [name, extra] of [['node:http (same handler)', {}], ['node:http, limiter without leases', { BENCH_MAX_LEASE: '1' }]]) {
+    for (const [name, extra] of [
+      ['node:http (same handler)', {}],
+      ['node:http, limiter without leases', { BENCH_MAX_LEASE: '1' }],
+    ]) {
       const port = await freePort()
       const baseline = spawnNode(path.join(root, 'bench/http-baseline.mjs'), [], { ...env, BENCH_PORT: String(port), ...extra }, name)
       children.push(baseline)
@@ -189,9 +242,19 @@ async function main() {
     {
       const nodeDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'palmvein-bench-http-node-'))
       const nodePort = await freePort()
-      const nodeService = spawnNode(path.join(dist, 'cli/main.js'), ['serve'], {
-        ...env, PALMVEIN_DATA_DIR: nodeDataDir, DATABASE_URL: '', PALMVEIN_HTTP_SERVER: 'node', PORT: String(nodePort), PALMVEIN_METRICS_PORT: String(await freePort()),
-      }, 'the service on node:http')
+      const nodeService = spawnNode(
+        path.join(dist, 'cli/main.js'),
+        ['serve'],
+        {
+          ...env,
+          PALMVEIN_DATA_DIR: nodeDataDir,
+          DATABASE_URL: '',
+          PALMVEIN_HTTP_SERVER: 'node',
+          PORT: String(nodePort),
+          PALMVEIN_METRICS_PORT: String(await freePort()),
+        },
+        'the service on node:http',
+      )
       try {
         await waitFor(`http://127.0.0.1:${nodePort}/healthz`, nodeService, 'the service on node:http', (status) => status === 200)
         layer.node = await measureLayer('node:http (service)', `http://127.0.0.1:${nodePort}`)
@@ -207,24 +270,53 @@ async function main() {
       max_throughput_leases_over_no_leases: Math.round((node.max.requestsPerSecond / noLease.max.requestsPerSecond) * 100) / 100,
       http_layer_uws_over_node: Math.round((layer.uws / layer.node) * 100) / 100,
     }
-    console.log(`\nGET /v1/projects/{id} with an API key; ${databaseUrl ? 'PostgreSQL' : 'embedded PGlite'}; ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), load average ${os.loadavg().map((value) => value.toFixed(1)).join(' ')}; Node ${process.version}\n`)
+    console.log(
+      `\nGET /v1/projects/{id} with an API key; ${databaseUrl ? 'PostgreSQL' : 'embedded PGlite'}; ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), load average ${os
+        .loadavg()
+        .map((value) => value.toFixed(1))
+        .join(' ')}; Node ${process.version}\n`,
+    )
     printTable(results)
-    console.log(`\nuWS / node:http max throughput: ${ratios.max_throughput_uws_over_node}x; node:http / uWS p95 at ${settings.rate}/s: ${ratios.p95_node_over_uws}x; leased limiter / one write per request (node:http max throughput): ${ratios.max_throughput_leases_over_no_leases}x`)
+    console.log(
+      `\nuWS / node:http max throughput: ${ratios.max_throughput_uws_over_node}x; node:http / uWS p95 at ${settings.rate}/s: ${ratios.p95_node_over_uws}x; leased limiter / one write per request (node:http max throughput): ${ratios.max_throughput_leases_over_no_leases}x`,
+    )
     const p95 = uws.openLoop.latency.p95
     const met = p95 !== null && p95 < TARGET_P95_MS && uws.openLoop.errors === 0 && uws.openLoop.achievedRps >= settings.rate * 0.95
-    console.log(`target p95 < ${TARGET_P95_MS} ms at ${settings.rate} req/s on the service: ${met ? 'met' : 'NOT met'} (p95 ${p95} ms, ${uws.openLoop.achievedRps} req/s, ${uws.openLoop.errors} errors)`)
+    console.log(
+      `target p95 < ${TARGET_P95_MS} ms at ${settings.rate} req/s on the service: ${met ? 'met' : 'NOT met'} (p95 ${p95} ms, ${uws.openLoop.achievedRps} req/s, ${uws.openLoop.errors} errors)`,
+    )
     const layerMet = ratios.http_layer_uws_over_node >= TARGET_LAYER_RATIO
-    console.log(`target HTTP layer (GET /livez, max throughput) uWS >= ${TARGET_LAYER_RATIO}x node:http: ${layerMet ? 'met' : 'NOT met'} (${layer.uws} vs ${layer.node} req/s: ${ratios.http_layer_uws_over_node}x)`)
+    console.log(
+      `target HTTP layer (GET /livez, max throughput) uWS >= ${TARGET_LAYER_RATIO}x node:http: ${layerMet ? 'met' : 'NOT met'} (${layer.uws} vs ${layer.node} req/s: ${ratios.http_layer_uws_over_node}x)`,
+    )
 
     const stamp = new Date().toISOString().replace(/[:.]/g, '-')
     const file = path.join(process.env.BENCH_RESULTS_DIR ?? path.join(root, 'bench/results'), `http-${stamp}.json`)
     await fs.mkdir(path.dirname(file), { recursive: true })
-    await fs.writeFile(file, JSON.stringify({
-      benchmark: 'http', endpoint: 'GET /v1/projects/{id} (API key)', date: new Date().toISOString(), node: process.version,
-      database: databaseUrl ? 'postgres' : 'embedded', cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, loadAverage: os.loadavg(),
-      settings, maxThroughputTool: wrkAvailable() ? 'wrk' : 'undici', targetP95Ms: TARGET_P95_MS, targetMet: met, results, ratios,
-      httpLayer: { endpoint: 'GET /livez', uwsRps: layer.uws, nodeRps: layer.node, targetRatio: TARGET_LAYER_RATIO, targetMet: layerMet },
-    }, null, 2) + '\n')
+    await fs.writeFile(
+      file,
+      JSON.stringify(
+        {
+          benchmark: 'http',
+          endpoint: 'GET /v1/projects/{id} (API key)',
+          date: new Date().toISOString(),
+          node: process.version,
+          database: databaseUrl ? 'postgres' : 'embedded',
+          cpus: os.cpus().length,
+          cpuModel: os.cpus()[0]?.model,
+          loadAverage: os.loadavg(),
+          settings,
+          maxThroughputTool: wrkAvailable() ? 'wrk' : 'undici',
+          targetP95Ms: TARGET_P95_MS,
+          targetMet: met,
+          results,
+          ratios,
+          httpLayer: { endpoint: 'GET /livez', uwsRps: layer.uws, nodeRps: layer.node, targetRatio: TARGET_LAYER_RATIO, targetMet: layerMet },
+        },
+        null,
+        2,
+      ) + '\n',
+    )
     console.log(`written ${path.relative(process.cwd(), file)}`)
   } finally {
     for (const child of children.reverse()) await stopChild(child)

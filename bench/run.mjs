@@ -50,10 +50,21 @@ let parsed
 try {
   parsed = parseArgs({
     options: {
-      quick: { type: 'boolean', default: false }, sizes: { type: 'string' }, duration: { type: 'string' }, warmup: { type: 'string' },
-      timeout: { type: 'string' }, concurrency: { type: 'string' }, 'rest-rate': { type: 'string' }, 'database-url': { type: 'string' }, embedded: { type: 'boolean', default: false },
-      seed: { type: 'string' }, 'skip-matcher': { type: 'boolean', default: false }, 'matcher-json': { type: 'string' },
-      'skip-service': { type: 'boolean', default: false }, 'no-build': { type: 'boolean', default: false }, out: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      sizes: { type: 'string' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      timeout: { type: 'string' },
+      concurrency: { type: 'string' },
+      'rest-rate': { type: 'string' },
+      'database-url': { type: 'string' },
+      embedded: { type: 'boolean', default: false },
+      seed: { type: 'string' },
+      'skip-matcher': { type: 'boolean', default: false },
+      'matcher-json': { type: 'string' },
+      'skip-service': { type: 'boolean', default: false },
+      'no-build': { type: 'boolean', default: false },
+      out: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
@@ -68,7 +79,8 @@ if (parsed.help) {
 
 const positiveList = (text, name) => {
   const list = text.split(',').map((item) => Number(item.trim()))
-  if (!list.length || list.some((value) => !Number.isInteger(value) || value < 1)) fail(`--${name} must be a comma-separated list of positive integers, got "${text}"`)
+  if (!list.length || list.some((value) => !Number.isInteger(value) || value < 1))
+    fail(`--${name} must be a comma-separated list of positive integers, got "${text}"`)
   return list
 }
 const positive = (text, name, integer = false) => {
@@ -77,7 +89,7 @@ const positive = (text, name, integer = false) => {
   return value
 }
 const quick = parsed.quick
-const databaseUrl = parsed.embedded ? null : parsed['database-url'] ?? process.env.DATABASE_URL ?? null
+const databaseUrl = parsed.embedded ? null : (parsed['database-url'] ?? process.env.DATABASE_URL ?? null)
 const options = {
   quick,
   sizes: positiveList(parsed.sizes ?? (quick ? '1000,10000' : '10000,100000,1000000'), 'sizes'),
@@ -113,10 +125,15 @@ const ui = {
         stop() {},
       }
     }
-    const bar = new cliProgress.SingleBar({
-      format: `  ${name.padEnd(44)} [{bar}] {percentage}% | {value}/{total} ${unit} | {duration_formatted} (eta {eta_formatted})`,
-      hideCursor: true, clearOnComplete: false, etaBuffer: 50,
-    }, cliProgress.Presets.shades_classic)
+    const bar = new cliProgress.SingleBar(
+      {
+        format: `  ${name.padEnd(44)} [{bar}] {percentage}% | {value}/{total} ${unit} | {duration_formatted} (eta {eta_formatted})`,
+        hideCursor: true,
+        clearOnComplete: false,
+        etaBuffer: 50,
+      },
+      cliProgress.Presets.shades_classic,
+    )
     bar.start(total, 0)
     return {
       update(value, newTotal) {
@@ -157,15 +174,30 @@ if (!parsed['skip-service']) {
 const startedAt = new Date()
 const outDirectory = path.resolve(parsed.out ?? path.join(root, 'bench', 'results', resultDirectoryName(startedAt)))
 const loadBefore = os.loadavg()
-console.log(`palmvein bench (${quick ? 'quick' : 'full'}): sizes ${options.sizes.join(', ')}; clients ${options.concurrency.join(', ')}; ${options.durationSeconds} s per load; ${options.database} database; results in ${path.relative(process.cwd(), outDirectory) || '.'}`)
-console.log(`load average before: ${loadBefore.map((value) => value.toFixed(2)).join(' ')} on ${os.availableParallelism()} CPUs${loadBefore[0] > os.availableParallelism() ? ' (the machine is busy: expect slower figures)' : ''}`)
+console.log(
+  `palmvein bench (${quick ? 'quick' : 'full'}): sizes ${options.sizes.join(', ')}; clients ${options.concurrency.join(', ')}; ${options.durationSeconds} s per load; ${options.database} database; results in ${path.relative(process.cwd(), outDirectory) || '.'}`,
+)
+console.log(
+  `load average before: ${loadBefore.map((value) => value.toFixed(2)).join(' ')} on ${os.availableParallelism()} CPUs${loadBefore[0] > os.availableParallelism() ? ' (the machine is busy: expect slower figures)' : ''}`,
+)
 
 // ---- phase 1: the matcher benchmarks (their own script, their own process) -----------------------
 /** The matcher benchmark's rows, reduced to what the report shows. */
 function matcherRows(file) {
   const document = JSON.parse(fs.readFileSync(file, 'utf8'))
-  return (document.results ?? []).map(({ rows, dimension, engine, batch, threads, medianMs, perProbeMs, vsFloor, vsUsearch, vsFaiss, vsJs }) =>
-    ({ rows, dimension, engine, batch, threads, medianMs, perProbeMs, vsFloor, vsUsearch, vsFaiss, vsJs }))
+  return (document.results ?? []).map(({ rows, dimension, engine, batch, threads, medianMs, perProbeMs, vsFloor, vsUsearch, vsFaiss, vsJs }) => ({
+    rows,
+    dimension,
+    engine,
+    batch,
+    threads,
+    medianMs,
+    perProbeMs,
+    vsFloor,
+    vsUsearch,
+    vsFaiss,
+    vsJs,
+  }))
 }
 
 async function runMatcherPhase() {
@@ -174,7 +206,13 @@ async function runMatcherPhase() {
     fs.mkdirSync(outDirectory, { recursive: true })
     const target = path.join(outDirectory, 'matcher.json')
     if (path.resolve(parsed['matcher-json']) !== target) fs.copyFileSync(parsed['matcher-json'], target)
-    return { status: 'ok', seconds: 0, resultFile: 'matcher.json', note: `Not run again: the result of an earlier run (${path.basename(parsed['matcher-json'])}, written ${JSON.parse(fs.readFileSync(target, 'utf8')).date ?? 'at an unknown time'}).`, rows: matcherRows(target) }
+    return {
+      status: 'ok',
+      seconds: 0,
+      resultFile: 'matcher.json',
+      note: `Not run again: the result of an earlier run (${path.basename(parsed['matcher-json'])}, written ${JSON.parse(fs.readFileSync(target, 'utf8')).date ?? 'at an unknown time'}).`,
+      rows: matcherRows(target),
+    }
   }
   console.log('\n== matcher benchmarks (npm run bench:matcher) ==')
   const started = performance.now()
@@ -182,7 +220,11 @@ async function runMatcherPhase() {
   // Its stdout goes to ours; its last words name the JSON file it wrote ("wrote <file> (...)").
   let written = null
   const code = await new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(root, 'packages', 'matcher', 'bench', 'matcher.ts'), ...args], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(
+      process.execPath,
+      [path.join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), path.join(root, 'packages', 'matcher', 'bench', 'matcher.ts'), ...args],
+      { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+    )
     child.stdout.on('data', (chunk) => {
       process.stdout.write(chunk)
       written = /^wrote (\S+\.json)/m.exec(String(chunk))?.[1] ?? written
@@ -212,10 +254,20 @@ let matcher = null
 if (!parsed['skip-service']) {
   for (const members of options.sizes) {
     console.log(`\n== service under load: ${members.toLocaleString('en-US')} members (${(2 * members).toLocaleString('en-US')} gallery rows) ==`)
-    const { environment, matcher: chosen } = await runEnvironment(members, {
-      databaseUrl, seed: options.seed, durationSeconds: options.durationSeconds, warmupSeconds: options.warmupSeconds, timeoutSeconds: options.timeoutSeconds,
-      concurrency: options.concurrency, restRate: options.restRate, probes: 1000,
-    }, ui)
+    const { environment, matcher: chosen } = await runEnvironment(
+      members,
+      {
+        databaseUrl,
+        seed: options.seed,
+        durationSeconds: options.durationSeconds,
+        warmupSeconds: options.warmupSeconds,
+        timeoutSeconds: options.timeoutSeconds,
+        concurrency: options.concurrency,
+        restRate: options.restRate,
+        probes: 1000,
+      },
+      ui,
+    )
     environments.push(environment)
     matcher ??= chosen
   }
@@ -235,5 +287,10 @@ const result = {
 const files = writeReport(outDirectory, result)
 console.log(`\n${renderSummary(result)}`)
 console.log(`load average after: ${loadAfter.map((value) => value.toFixed(2)).join(' ')}`)
-console.log(`report: ${path.relative(process.cwd(), files.find((file) => file.endsWith('.md')))}`)
+console.log(
+  `report: ${path.relative(
+    process.cwd(),
+    files.find((file) => file.endsWith('.md')),
+  )}`,
+)
 for (const file of files) console.log(`  ${path.relative(process.cwd(), file)}`)

@@ -13,10 +13,13 @@ const random = createRandom(49)
 const vector = () => Int8Array.from({ length: DIMENSION }, () => Math.round(Math.max(-127, Math.min(127, random.gaussian() * 40))))
 const rows = Array.from({ length: ROWS }, vector)
 // Half the probes are noisy copies of stored rows (a clear best hit), half unrelated.
-const probes = Array.from({ length: 16 }, (_, index) => index % 2
-  ? vector()
-  : Int8Array.from(rows[index * 97], (value) => Math.max(-127, Math.min(127, value + Math.round(random.gaussian() * 8)))))
-const searches = [{ k: 10, mode: 'exact' }, { k: 10, mode: 'two_stage', candidates: 64 }]
+const probes = Array.from({ length: 16 }, (_, index) =>
+  index % 2 ? vector() : Int8Array.from(rows[index * 97], (value) => Math.max(-127, Math.min(127, value + Math.round(random.gaussian() * 8)))),
+)
+const searches = [
+  { k: 10, mode: 'exact' },
+  { k: 10, mode: 'two_stage', candidates: 64 },
+]
 
 async function run(options) {
   const matcher = await createMatcher({ dimension: DIMENSION, threads: 2, ...options })
@@ -31,7 +34,9 @@ async function run(options) {
 const addon = loadNativeAddon()
 if (!addon.ok) throw new Error(`the arm64 addon does not load: ${addon.reason}`)
 const isas = addon.value.availableIsas()
-console.log(`[arm64] ${process.arch} Node ${process.version}; addon kernels ${isas.join(', ')}; active ${addon.value.activeIsa()}, popcount ${addon.value.activePopcountIsa()}`)
+console.log(
+  `[arm64] ${process.arch} Node ${process.version}; addon kernels ${isas.join(', ')}; active ${addon.value.activeIsa()}, popcount ${addon.value.activePopcountIsa()}`,
+)
 if (process.arch !== 'arm64') throw new Error(`this is ${process.arch}, not arm64`)
 if (addon.value.activeIsa() !== 'neon' || !isas.includes('neon')) throw new Error('the NEON kernel is not the active one')
 
@@ -44,7 +49,9 @@ for (const isa of isas) {
   searches.forEach((search, index) => {
     const same = JSON.stringify(native.results[index]) === JSON.stringify(reference.results[index])
     if (!same) failures++
-    console.log(`[arm64] native ${isa} (popcount ${native.backend.popcountIsa}), ${search.mode}: ${same ? 'equal to the reference' : 'DIFFERS from the reference'}`)
+    console.log(
+      `[arm64] native ${isa} (popcount ${native.backend.popcountIsa}), ${search.mode}: ${same ? 'equal to the reference' : 'DIFFERS from the reference'}`,
+    )
   })
   console.log(`[arm64]   ${((performance.now() - started) / 1000).toFixed(1)} s under qemu`)
 }

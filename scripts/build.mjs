@@ -57,7 +57,9 @@ if (wanted[0] === '--prepare') {
   wanted.shift()
   const installedByAnother = process.env.INIT_CWD && path.resolve(process.env.INIT_CWD) !== root
   const linkedByNpx = process.env.npm_command === 'exec'
-  const built = ['dist/cli/main.js', 'packages/matcher/dist/index.js', 'packages/matcher/build/matcher.wasm'].every((file) => fs.existsSync(path.join(root, file)))
+  const built = ['dist/cli/main.js', 'packages/matcher/dist/index.js', 'packages/matcher/build/matcher.wasm'].every((file) =>
+    fs.existsSync(path.join(root, file)),
+  )
   if ((installedByAnother || linkedByNpx) && built) {
     if (installedByAnother) console.log('[build] palmvein is already built; installed as a dependency, it is not rebuilt')
     process.exit(0)

@@ -80,9 +80,23 @@ const SHIFT_TO = `      } else if (index >= 32 && 2 * index >= xs.length) {
 
 // Each fix: the file it applies to, its marker, then what it replaces and with what.
 const FIXES = [
-  { file: 'connection.js', marker: MARKER, replacements: [[GUARD_FROM, GUARD_TO], [CLOSED_FROM, CLOSED_TO]] },
+  {
+    file: 'connection.js',
+    marker: MARKER,
+    replacements: [
+      [GUARD_FROM, GUARD_TO],
+      [CLOSED_FROM, CLOSED_TO],
+    ],
+  },
   { file: 'connection.js', marker: COPY_MARKER, replacements: [[COPY_DONE_FROM, COPY_DONE_TO]] },
-  { file: 'queue.js', marker: QUEUE_MARKER, replacements: [[REMOVE_FROM, REMOVE_TO], [SHIFT_FROM, SHIFT_TO]] },
+  {
+    file: 'queue.js',
+    marker: QUEUE_MARKER,
+    replacements: [
+      [REMOVE_FROM, REMOVE_TO],
+      [SHIFT_FROM, SHIFT_TO],
+    ],
+  },
 ]
 
 function patch(file) {

@@ -151,7 +151,10 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
 function someOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T[]): T[] {
   const raw = env[name]
   if (raw === undefined || raw.trim() === '') return fallback
-  const values = raw.split(',').map((value) => value.trim()).filter(Boolean)
+  const values = raw
+    .split(',')
+    .map((value) => value.trim())
+    .filter(Boolean)
   const unknown = values.filter((value) => !allowed.includes(value as T))
   if (unknown.length) throw new ConfigError(`${name} must list some of ${allowed.join(', ')}, got "${raw}"`)
   return [...new Set(values)] as T[]
@@ -194,10 +197,12 @@ export function clusterShape(env: Env = process.env): Pick<ClusterConfig, 'lease
 function clusterFrom(env: Env, databaseUrl: string | null): ClusterConfig | null {
   const nodeUrl = text(env, 'PALMVEIN_NODE_URL')
   if (!nodeUrl) return null
-  if (!URL.canParse(nodeUrl) || !/^https?:$/.test(new URL(nodeUrl).protocol)) throw new ConfigError(`PALMVEIN_NODE_URL must be an http(s) URL, got ${JSON.stringify(nodeUrl)}`)
+  if (!URL.canParse(nodeUrl) || !/^https?:$/.test(new URL(nodeUrl).protocol))
+    throw new ConfigError(`PALMVEIN_NODE_URL must be an http(s) URL, got ${JSON.stringify(nodeUrl)}`)
   if (!databaseUrl) throw new ConfigError('cluster mode (PALMVEIN_NODE_URL) needs PostgreSQL (DATABASE_URL): the embedded database serves one process')
   const secret = text(env, 'PALMVEIN_CLUSTER_SECRET')
-  if (!secret || secret.length < MIN_CLUSTER_SECRET) throw new ConfigError(`cluster mode needs PALMVEIN_CLUSTER_SECRET, at least ${MIN_CLUSTER_SECRET} characters, the same on every node`)
+  if (!secret || secret.length < MIN_CLUSTER_SECRET)
+    throw new ConfigError(`cluster mode needs PALMVEIN_CLUSTER_SECRET, at least ${MIN_CLUSTER_SECRET} characters, the same on every node`)
   const memory = text(env, 'PALMVEIN_NODE_MEMORY_BYTES')
   return {
     nodeUrl: nodeUrl.replace(/\/+$/, ''),
@@ -230,7 +235,13 @@ export function parseMasterKey(raw: string, name = 'PALMVEIN_MASTER_KEY'): Buffe
 }
 
 /** Secrets that may come from a file instead: NAME_FILE (Docker and Kubernetes secrets). */
-export const SECRET_FILE_VARIABLES = ['DATABASE_URL', 'PALMVEIN_MASTER_KEY', 'PALMVEIN_CLUSTER_SECRET', 'PALMVEIN_TLS_KEY_PASSPHRASE', 'PALMVEIN_JWT_PUBLIC_KEY'] as const
+export const SECRET_FILE_VARIABLES = [
+  'DATABASE_URL',
+  'PALMVEIN_MASTER_KEY',
+  'PALMVEIN_CLUSTER_SECRET',
+  'PALMVEIN_TLS_KEY_PASSPHRASE',
+  'PALMVEIN_JWT_PUBLIC_KEY',
+] as const
 
 /** `env` with each NAME_FILE's content (less a final newline) as NAME; the error names the file, never its content. */
 function withSecretFiles(env: Env): Env {
@@ -299,8 +310,13 @@ export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.e
   if (config.jwksUrl && config.jwtPublicKey) {
     throw new ConfigError('set either PALMVEIN_JWKS_URL or PALMVEIN_JWT_PUBLIC_KEY, not both')
   }
-  if (config.consoleOidcClientId && (!(config.jwksUrl || config.jwtPublicKey) || !URL.canParse(config.jwtIssuer) || config.jwtAudience !== config.consoleOidcClientId)) {
-    throw new ConfigError('PALMVEIN_CONSOLE_OIDC_CLIENT_ID needs the issuer the API trusts: PALMVEIN_JWKS_URL (or PALMVEIN_JWT_PUBLIC_KEY), PALMVEIN_JWT_ISSUER its URL, PALMVEIN_JWT_AUDIENCE the same client id (an ID token\'s aud)')
+  if (
+    config.consoleOidcClientId &&
+    (!(config.jwksUrl || config.jwtPublicKey) || !URL.canParse(config.jwtIssuer) || config.jwtAudience !== config.consoleOidcClientId)
+  ) {
+    throw new ConfigError(
+      "PALMVEIN_CONSOLE_OIDC_CLIENT_ID needs the issuer the API trusts: PALMVEIN_JWKS_URL (or PALMVEIN_JWT_PUBLIC_KEY), PALMVEIN_JWT_ISSUER its URL, PALMVEIN_JWT_AUDIENCE the same client id (an ID token's aud)",
+    )
   }
   if (config.webhookAllowLocalhost && config.nodeEnv === 'production') {
     throw new ConfigError('WEBHOOK_ALLOW_LOCALHOST is refused when NODE_ENV=production')

@@ -16,22 +16,25 @@ export interface HealthReport {
 export const HEALTH_DEADLINE_MS = 800
 
 export async function runHealthChecks(checks: HealthCheck[], deadlineMs = HEALTH_DEADLINE_MS): Promise<HealthReport> {
-  const results = await Promise.all(checks.map(async (check) => {
-    let timer: NodeJS.Timeout | undefined
-    try {
-      const status = await Promise.race([
-        check.check(),
-        new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${deadlineMs} ms`)), deadlineMs) }),
-      ])
-      return { check, ok: true, status }
-    } catch (error) {
-      return { check, ok: false, status: (error as Error).message }
-    } finally {
-      clearTimeout(timer)
-    }
-  }))
+  const results = await Promise.all(
+    checks.map(async (check) => {
+      let timer: NodeJS.Timeout | undefined
+      try {
+        const status = await Promise.race([
+          check.check(),
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`no answer within ${deadlineMs} ms`)), deadlineMs)
+          }),
+        ])
+        return { check, ok: true, status }
+      } catch (error) {
+        return { check, ok: false, status: (error as Error).message }
+      } finally {
+        clearTimeout(timer)
+      }
+    }),
+  )
   const healthy = results.every((result) => result.ok || !result.check.critical)
-  const lines = results.map(({ check, ok, status }) =>
-    ok ? `${check.name}: ${status}` : `${check.critical ? 'FAIL' : 'WARNING'} ${check.name}: ${status}`)
+  const lines = results.map(({ check, ok, status }) => (ok ? `${check.name}: ${status}` : `${check.critical ? 'FAIL' : 'WARNING'} ${check.name}: ${status}`))
   return { healthy, lines }
 }

@@ -4,10 +4,28 @@ import { pino, type Logger } from 'pino'
 import type { Config } from './config.js'
 
 export const REDACTED_PATHS = [
-  'authorization', '*.authorization', 'headers.authorization', '*.headers.authorization',
-  'key', '*.key', 'secret', '*.secret', 'token', '*.token', 'device_token', '*.device_token',
-  'api_key', '*.api_key', 'identify_capture', '*.identify_capture', 'enroll_capture', '*.enroll_capture',
-  'template', '*.template', 'masterKey', '*.masterKey',
+  'authorization',
+  '*.authorization',
+  'headers.authorization',
+  '*.headers.authorization',
+  'key',
+  '*.key',
+  'secret',
+  '*.secret',
+  'token',
+  '*.token',
+  'device_token',
+  '*.device_token',
+  'api_key',
+  '*.api_key',
+  'identify_capture',
+  '*.identify_capture',
+  'enroll_capture',
+  '*.enroll_capture',
+  'template',
+  '*.template',
+  'masterKey',
+  '*.masterKey',
 ]
 
 /** `toStderr`: for CLI commands whose stdout is their result. */

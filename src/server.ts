@@ -88,7 +88,11 @@ export async function start(options: StartOptions = {}): Promise<Service> {
   let shuttingDown: () => void = () => {}
   // Once: among the stops when the boot completed, after them when it failed.
   let httpClosing: Promise<void> | null = null
-  const stopHttp = () => (httpClosing ??= (async () => { shuttingDown(); await http?.close() })())
+  const stopHttp = () =>
+    (httpClosing ??= (async () => {
+      shuttingDown()
+      await http?.close()
+    })())
   try {
     log.info(`palmvein ${VERSION} starting`)
     // Listening before the database answers: /healthz says why the boot waits (boot-answers.ts).
@@ -99,7 +103,11 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     http = createHttpServer(config.httpServer, tls)
     log.info(`HTTP: ${http.describe}`)
     let wait: BootDatabaseWait | null = null
-    const port = await http.listen(config.host, config.port, bootAnswers(() => wait?.waiting() ?? 'starting', log))
+    const port = await http.listen(
+      config.host,
+      config.port,
+      bootAnswers(() => wait?.waiting() ?? 'starting', log),
+    )
     const url = urlOf(tls ? 'https' : 'http', config.host, port)
     const bound = boundAddress(tls ? 'https' : 'http', config.host, port)
     log.info(`HTTP: bound to ${bound}; /healthz answers 503 until the service is ready`)
@@ -114,7 +122,10 @@ export async function start(options: StartOptions = {}): Promise<Service> {
 
     const { master, tokens } = await loadCredentials(config, log)
     const services = await startServices({ config, db, log, metrics, masterKey: master.key, untilDatabase, stops })
-    const { clusterNode, app: { galleries } } = services
+    const {
+      clusterNode,
+      app: { galleries },
+    } = services
     const app = appContext({ config, db, log, tokens, metrics, services })
     // Before any gallery loads: members a restored backup brought back after their erasure go again.
     await ensureErasureLedger(config)
@@ -124,7 +135,9 @@ export async function start(options: StartOptions = {}): Promise<Service> {
 
     const describeHttp = http.describe
     app.health.push({ name: 'http', critical: false, check: async () => describeHttp })
-    shuttingDown = () => { app.shuttingDown = true }
+    shuttingDown = () => {
+      app.shuttingDown = true
+    }
     // Node-to-node routes: on the public port, or on the peer listener alone (PALMVEIN_PEER_PORT).
     const peerRoutes = config.cluster ? clusterRoutes(createPeerVerifier(peerSigningKey(config.cluster.secret), config.cluster.replayWindowMs)) : []
     const peerListener = config.cluster?.peerListener ?? null
@@ -144,7 +157,11 @@ export async function start(options: StartOptions = {}): Promise<Service> {
 
     let closing: Promise<void> | null = null
     return {
-      url, port, peerUrl, metricsUrl, app,
+      url,
+      port,
+      peerUrl,
+      metricsUrl,
+      app,
       close() {
         closing ??= (async () => {
           for (const stop of stops.reverse()) await stop()
@@ -164,7 +181,13 @@ type Stops = Array<() => Promise<void>>
 
 /** The service's long-lived parts below HTTP, each with its stop pushed where the reverse order needs it. */
 async function startServices(boot: {
-  config: Config; db: Database; log: Logger; metrics: ServiceMetrics; masterKey: Buffer; untilDatabase: BootDatabaseWait['untilDatabase']; stops: Stops
+  config: Config
+  db: Database
+  log: Logger
+  metrics: ServiceMetrics
+  masterKey: Buffer
+  untilDatabase: BootDatabaseWait['untilDatabase']
+  stops: Stops
 }) {
   const { config, db, log, metrics, untilDatabase, stops } = boot
   const apiKeyUsage = createApiKeyUsage(db.sql, (error) => log.warn({ err: error }, 'last_used_at update failed'))
@@ -174,18 +197,25 @@ async function startServices(boot: {
   // Unused leased requests go back to the shared counters after the HTTP server has stopped.
   const rateLimiter = createRateLimiter(db.sql)
   stops.push(() => rateLimiter.release())
-  const enrollmentSignals = await untilDatabase('enrollment signals', () => createEnrollmentSignals(db, (error) => log.warn({ err: error }, 'enrollment session signal failed')))
+  const enrollmentSignals = await untilDatabase('enrollment signals', () =>
+    createEnrollmentSignals(db, (error) => log.warn({ err: error }, 'enrollment session signal failed')),
+  )
   stops.push(() => enrollmentSignals.stop())
   const keyring = createKeyring(boot.masterKey)
   await untilDatabase('master keys', () => keyring.refreshMasterKeys(db.sql))
   // Galleries close after the HTTP server and the scan writer (stops run in reverse).
   // Cluster mode: searches reach every shard's holder (scatter.ts); this node's share is its peers' to ask.
   const clusterNode = config.cluster ? createClusterNode({ cluster: config.cluster, sql: db.sql, log }) : null
-  const distribution = clusterNode && config.cluster ? createScatter({
-    directory: clusterNode, hedgeMs: config.cluster.hedgeMs, log,
-    peer: { secret: config.cluster.secret, ca: config.cluster.peerCaFile ? readPem('PALMVEIN_PEER_CA_FILE', config.cluster.peerCaFile) : undefined },
-    searchHere: (...search) => galleries.searchShards(...search),
-  }) : undefined
+  const distribution =
+    clusterNode && config.cluster
+      ? createScatter({
+          directory: clusterNode,
+          hedgeMs: config.cluster.hedgeMs,
+          log,
+          peer: { secret: config.cluster.secret, ca: config.cluster.peerCaFile ? readPem('PALMVEIN_PEER_CA_FILE', config.cluster.peerCaFile) : undefined },
+          searchHere: (...search) => galleries.searchShards(...search),
+        })
+      : undefined
   if (distribution) stops.push(() => distribution.close())
   const galleries = createGalleries({ config, db, keyring, log, onScan: metrics.scan, distribution })
   log.info(`Matcher: ${describeMatcherBackends(config.matcherBackend)}, ${config.matcherThreads} thread(s)`)
@@ -217,9 +247,19 @@ async function startServices(boot: {
 }
 
 /** Node-to-node routes on a listener of their own (PALMVEIN_PEER_PORT); returns its URL. */
-async function listenForPeers(app: AppContext, listener: { host: string; port: number }, routes: Route[], tls: TlsMaterial | undefined, stops: Stops): Promise<string> {
+async function listenForPeers(
+  app: AppContext,
+  listener: { host: string; port: number },
+  routes: Route[],
+  tls: TlsMaterial | undefined,
+  stops: Stops,
+): Promise<string> {
   const peerHttp = createHttpServer(app.config.httpServer, tls)
-  const peerPort = await peerHttp.listen(listener.host, listener.port, bootAnswers(() => 'starting', app.log))
+  const peerPort = await peerHttp.listen(
+    listener.host,
+    listener.port,
+    bootAnswers(() => 'starting', app.log),
+  )
   peerHttp.serve(app, routes)
   stops.push(() => peerHttp.close())
   const peerUrl = urlOf(tls ? 'https' : 'http', listener.host, peerPort)
@@ -231,7 +271,13 @@ async function listenForPeers(app: AppContext, listener: { host: string; port: n
 async function openMetrics(app: AppContext, metrics: ServiceMetrics, listen: NonNullable<Config['metrics']>, stops: Stops): Promise<string | null> {
   const opened = await openMetricsListener(metrics.registry, listen, app.log)
   if ('failure' in opened) {
-    app.health.push({ name: 'metrics', critical: false, check: async () => { throw new Error(opened.failure) } })
+    app.health.push({
+      name: 'metrics',
+      critical: false,
+      check: async () => {
+        throw new Error(opened.failure)
+      },
+    })
     return null
   }
   stops.push(() => opened.close())
@@ -241,7 +287,9 @@ async function openMetrics(app: AppContext, metrics: ServiceMetrics, listen: Non
 async function loadCredentials(config: Config, log: Logger) {
   const master = await loadMasterKey(config)
   const tokens = await loadIdentityTokens(config)
-  log.info(`Auth: identity tokens from ${tokens.describe}; master key from ${master.source === 'PALMVEIN_MASTER_KEY' ? 'PALMVEIN_MASTER_KEY' : 'the data directory'}`)
+  log.info(
+    `Auth: identity tokens from ${tokens.describe}; master key from ${master.source === 'PALMVEIN_MASTER_KEY' ? 'PALMVEIN_MASTER_KEY' : 'the data directory'}`,
+  )
   return { master, tokens }
 }
 
@@ -260,18 +308,26 @@ function serviceMetrics(config: Config, db: Database, galleries: () => GallerySt
 }
 
 function appContext(parts: {
-  config: Config; db: Database; log: Logger; tokens: AppContext['tokens']; metrics: ServiceMetrics; services: Awaited<ReturnType<typeof startServices>>
+  config: Config
+  db: Database
+  log: Logger
+  tokens: AppContext['tokens']
+  metrics: ServiceMetrics
+  services: Awaited<ReturnType<typeof startServices>>
 }): AppContext {
   const { config, db, log, tokens, metrics, services } = parts
   const cluster = services.clusterNode
   return {
-    config, db, sql: db.sql, log, tokens, metrics, ...services.app,
+    config,
+    db,
+    sql: db.sql,
+    log,
+    tokens,
+    metrics,
+    ...services.app,
     apiKeys: createApiKeyLookup(db),
     deviceTokens: createDeviceTokenLookup(db),
-    health: [
-      { name: 'database', critical: true, check: () => db.health() },
-      galleryHealthCheck(services.app.galleries),
-    ],
+    health: [{ name: 'database', critical: true, check: () => db.health() }, galleryHealthCheck(services.app.galleries)],
     ...(cluster ? { cluster } : {}),
     shuttingDown: false,
   }

@@ -37,14 +37,15 @@ const LAYERS: Array<{ layer: string; holds: string[] }> = [
 ]
 const MATCHER = LAYERS.length - 1
 
-
 /** The rank of a file in LAYERS (0 = top), or -1 where no layer holds it. */
 function rankOf(file: string): number {
   if (file.startsWith(MATCHER_PACKAGE + path.sep)) return MATCHER
   const relative = path.relative(SRC, file).split(path.sep).join('/')
-  return LAYERS.findIndex(({ holds }) => holds.some((pattern) => pattern.endsWith('/')
-    ? relative.startsWith(pattern)
-    : new RegExp(`^${pattern.replace(/[.]/g, '\\.').replace(/\*/g, '[^/]*')}$`).test(relative)))
+  return LAYERS.findIndex(({ holds }) =>
+    holds.some((pattern) =>
+      pattern.endsWith('/') ? relative.startsWith(pattern) : new RegExp(`^${pattern.replace(/[.]/g, '\\.').replace(/\*/g, '[^/]*')}$`).test(relative),
+    ),
+  )
 }
 
 function sourceFiles(dir: string): string[] {
@@ -76,8 +77,7 @@ function resolve(from: string, specifier: string): string {
 }
 
 const files = sourceFiles(SRC)
-const edges = files.flatMap((file) => importsOf(fs.readFileSync(file, 'utf8'))
-  .map((specifier) => ({ from: file, to: resolve(file, specifier) })))
+const edges = files.flatMap((file) => importsOf(fs.readFileSync(file, 'utf8')).map((specifier) => ({ from: file, to: resolve(file, specifier) })))
 const name = (file: string) => path.relative(SRC, file).split(path.sep).join('/')
 const show = ({ from, to }: { from: string; to: string }) => `${name(from)} -> ${name(to)}`
 
@@ -85,20 +85,32 @@ const show = ({ from, to }: { from: string; to: string }) => `${name(from)} -> $
 function circles(): string[][] {
   const next = new Map<string, string[]>()
   for (const { from, to } of edges) next.set(from, [...(next.get(from) ?? []), to])
-  const index = new Map<string, number>(), low = new Map<string, number>(), stack: string[] = [], onStack = new Set<string>()
+  const index = new Map<string, number>(),
+    low = new Map<string, number>(),
+    stack: string[] = [],
+    onStack = new Set<string>()
   const found: string[][] = []
   let counter = 0
   const visit = (file: string) => {
-    index.set(file, counter); low.set(file, counter); counter++
-    stack.push(file); onStack.add(file)
+    index.set(file, counter)
+    low.set(file, counter)
+    counter++
+    stack.push(file)
+    onStack.add(file)
     for (const to of next.get(file) ?? []) {
-      if (!index.has(to)) { visit(to); low.set(file, Math.min(low.get(file)!, low.get(to)!)) }
-      else if (onStack.has(to)) low.set(file, Math.min(low.get(file)!, index.get(to)!))
+      if (!index.has(to)) {
+        visit(to)
+        low.set(file, Math.min(low.get(file)!, low.get(to)!))
+      } else if (onStack.has(to)) low.set(file, Math.min(low.get(file)!, index.get(to)!))
     }
     if (low.get(file) === index.get(file)) {
       const component: string[] = []
       let member: string
-      do { member = stack.pop()!; onStack.delete(member); component.push(member) } while (member !== file)
+      do {
+        member = stack.pop()!
+        onStack.delete(member)
+        component.push(member)
+      } while (member !== file)
       if (component.length > 1) found.push(component.map(name).sort())
     }
   }
@@ -107,24 +119,45 @@ function circles(): string[][] {
 }
 
 /** A template literal that opens with an SQL statement, whatever tag (or none) stands before it. */
-const STATEMENT = new RegExp('`\\s*(' + [
-  'SELECT\\s', 'INSERT\\s+INTO\\s', 'UPDATE\\s+\\S+\\s+SET\\s', 'DELETE\\s+FROM\\s', 'WITH\\s+(RECURSIVE\\s+)?\\w+\\s+AS\\b',
-  '(CREATE|ALTER|DROP|TRUNCATE|COPY|GRANT|REVOKE|LOCK|VACUUM|ANALYZE|LISTEN|UNLISTEN|NOTIFY)\\s+[A-Z"${]',
-  '(BEGIN|COMMIT|ROLLBACK|SAVEPOINT)\\b', 'SET\\s+(LOCAL\\s|SESSION\\s|\\w+\\s*(=|TO\\s))', 'SHOW\\s+\\w',
-].join('|') + ')|\\.unsafe\\(')
+const STATEMENT = new RegExp(
+  '`\\s*(' +
+    [
+      'SELECT\\s',
+      'INSERT\\s+INTO\\s',
+      'UPDATE\\s+\\S+\\s+SET\\s',
+      'DELETE\\s+FROM\\s',
+      'WITH\\s+(RECURSIVE\\s+)?\\w+\\s+AS\\b',
+      '(CREATE|ALTER|DROP|TRUNCATE|COPY|GRANT|REVOKE|LOCK|VACUUM|ANALYZE|LISTEN|UNLISTEN|NOTIFY)\\s+[A-Z"${]',
+      '(BEGIN|COMMIT|ROLLBACK|SAVEPOINT)\\b',
+      'SET\\s+(LOCAL\\s|SESSION\\s|\\w+\\s*(=|TO\\s))',
+      'SHOW\\s+\\w',
+    ].join('|') +
+    ')|\\.unsafe\\(',
+)
 const sqlOf = (source: string) => STATEMENT.test(source)
 
 describe('architecture: the layering rule', () => {
   it('reads the imports of src/ (a sanity check of the reader itself)', () => {
     expect(edges.length).toBeGreaterThan(200)
-    expect(importsOf("import { a } from './a.js'\nexport { b } from '../b.js'\nimport type {\n  C,\n} from './c.js'\nimport { e } from '@palmvein/matcher'\nconst d = await import('./d.js')"))
-      .toEqual(['./a.js', '../b.js', './c.js', '@palmvein/matcher', './d.js'])
+    expect(
+      importsOf(
+        "import { a } from './a.js'\nexport { b } from '../b.js'\nimport type {\n  C,\n} from './c.js'\nimport { e } from '@palmvein/matcher'\nconst d = await import('./d.js')",
+      ),
+    ).toEqual(['./a.js', '../b.js', './c.js', '@palmvein/matcher', './d.js'])
   })
 
   it('places files as the table says', () => {
     const at = (relative: string) => LAYERS[rankOf(path.join(SRC, relative))]?.layer
-    expect([at('cli/import.ts'), at('server.ts'), at('http/routes/members.ts'), at('domain/galleries/registry.ts'), at('keys/keyring.ts'), at('errors.ts'), at('matcher/gallery.ts'), at('loose.ts')])
-      .toEqual(['cli', 'server', 'http', 'domain', 'keys', 'leaves', 'matcher', undefined])
+    expect([
+      at('cli/import.ts'),
+      at('server.ts'),
+      at('http/routes/members.ts'),
+      at('domain/galleries/registry.ts'),
+      at('keys/keyring.ts'),
+      at('errors.ts'),
+      at('matcher/gallery.ts'),
+      at('loose.ts'),
+    ]).toEqual(['cli', 'server', 'http', 'domain', 'keys', 'leaves', 'matcher', undefined])
     expect(LAYERS[rankOf(path.join(MATCHER_PACKAGE, 'src/gallery.ts'))].layer).toBe('matcher')
   })
 
@@ -143,22 +176,31 @@ describe('architecture: the layering rule', () => {
   })
 
   it('the matcher package imports only Node built-ins, piscina and its own files', () => {
-    const outside = sourceFiles(path.join(MATCHER_PACKAGE, 'src')).flatMap((file) => specifiersOf(fs.readFileSync(file, 'utf8'))
-      .filter((specifier) => specifier.startsWith('.')
-        ? !path.resolve(path.dirname(file), specifier).startsWith(path.join(MATCHER_PACKAGE, 'src') + path.sep)
-        : !specifier.startsWith('node:') && specifier !== 'piscina')
-      .map((specifier) => `${path.relative(MATCHER_PACKAGE, file)} -> ${specifier}`))
+    const outside = sourceFiles(path.join(MATCHER_PACKAGE, 'src')).flatMap((file) =>
+      specifiersOf(fs.readFileSync(file, 'utf8'))
+        .filter((specifier) =>
+          specifier.startsWith('.')
+            ? !path.resolve(path.dirname(file), specifier).startsWith(path.join(MATCHER_PACKAGE, 'src') + path.sep)
+            : !specifier.startsWith('node:') && specifier !== 'piscina',
+        )
+        .map((specifier) => `${path.relative(MATCHER_PACKAGE, file)} -> ${specifier}`),
+    )
     expect(outside).toEqual([])
   })
 
   it('the service reaches the matcher only by @palmvein/matcher and its exports, and store not at all', () => {
-    const exported = Object.keys(JSON.parse(fs.readFileSync(path.join(MATCHER_PACKAGE, 'package.json'), 'utf8')).exports)
-      .map((subpath) => subpath === '.' ? '@palmvein/matcher' : `@palmvein/matcher/${subpath.slice(2)}`)
-    const wrong = sourceFiles(SRC).flatMap((file) => specifiersOf(fs.readFileSync(file, 'utf8'))
-      .filter((specifier) => specifier.startsWith('.')
-        ? path.resolve(path.dirname(file), specifier).startsWith(path.resolve(SRC, '../packages') + path.sep)
-        : specifier.startsWith('@palmvein/matcher') && (!exported.includes(specifier) || path.relative(SRC, file).startsWith('store/')))
-      .map((specifier) => `${path.relative(SRC, file)} -> ${specifier}`))
+    const exported = Object.keys(JSON.parse(fs.readFileSync(path.join(MATCHER_PACKAGE, 'package.json'), 'utf8')).exports).map((subpath) =>
+      subpath === '.' ? '@palmvein/matcher' : `@palmvein/matcher/${subpath.slice(2)}`,
+    )
+    const wrong = sourceFiles(SRC).flatMap((file) =>
+      specifiersOf(fs.readFileSync(file, 'utf8'))
+        .filter((specifier) =>
+          specifier.startsWith('.')
+            ? path.resolve(path.dirname(file), specifier).startsWith(path.resolve(SRC, '../packages') + path.sep)
+            : specifier.startsWith('@palmvein/matcher') && (!exported.includes(specifier) || path.relative(SRC, file).startsWith('store/')),
+        )
+        .map((specifier) => `${path.relative(SRC, file)} -> ${specifier}`),
+    )
     expect(exported.length).toBeGreaterThan(1)
     expect(wrong).toEqual([])
   })
@@ -168,10 +210,18 @@ describe('architecture: the layering rule', () => {
   })
 
   it('recognises SQL by its text, whatever the tag is called', () => {
-    expect(['db`SELECT 1 FROM t`', 'run(`\n  INSERT INTO t VALUES (1)`)', 'q`UPDATE t SET a = ${a}`', 'x.unsafe(text)', '`DELETE FROM t`', '`WITH a AS (SELECT 1) SELECT * FROM a`', '`CREATE TABLE t (a int)`']
-      .filter((text) => !sqlOf(text))).toEqual([])
-    expect(['`Select an environment`', '`DELETE ${path} answers 404`', '`WITH ${count} members`', 'log.info(`SET to ${value}`)']
-      .filter(sqlOf)).toEqual([])
+    expect(
+      [
+        'db`SELECT 1 FROM t`',
+        'run(`\n  INSERT INTO t VALUES (1)`)',
+        'q`UPDATE t SET a = ${a}`',
+        'x.unsafe(text)',
+        '`DELETE FROM t`',
+        '`WITH a AS (SELECT 1) SELECT * FROM a`',
+        '`CREATE TABLE t (a int)`',
+      ].filter((text) => !sqlOf(text)),
+    ).toEqual([])
+    expect(['`Select an environment`', '`DELETE ${path} answers 404`', '`WITH ${count} members`', 'log.info(`SET to ${value}`)'].filter(sqlOf)).toEqual([])
   })
 
   it('SQL statements live only in src/store', () => {

@@ -5,9 +5,9 @@ import { expect, it } from 'vitest'
 import { loadNativeAddon } from '@palmvein/matcher/backend'
 import { releaseLoadGarbage } from '../src/domain/galleries/process-memory.js'
 
-const glibc = Boolean((process.report?.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime)
+const glibc = Boolean((process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime)
 
-it.runIf(glibc && loadNativeAddon().ok)('returns the freed memory of a load\'s garbage to the system', () => {
+it.runIf(glibc && loadNativeAddon().ok)("returns the freed memory of a load's garbage to the system", () => {
   const MIB = 2 ** 20
   // 240 MiB in 6 000-byte buffers (each its own malloc); one in ten survives, as a gallery's rows
   // outlive the buffers they were decrypted from, so freed runs sit between live chunks.

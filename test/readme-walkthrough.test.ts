@@ -21,8 +21,12 @@ function runBash(script: string, env: NodeJS.ProcessEnv): Promise<{ code: number
     const child = spawn('bash', ['-euo', 'pipefail', '-c', script], { cwd: REPOSITORY, env })
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (chunk) => { stdout += chunk })
-    child.stderr.on('data', (chunk) => { stderr += chunk })
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk
+    })
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk
+    })
     child.on('error', reject)
     child.on('close', (code) => resolve({ code, stdout, stderr }))
   })
@@ -33,14 +37,20 @@ describe('README walkthrough', () => {
   beforeAll(async () => {
     svc = await bootService({ config: { webhookAllowLocalhost: true } })
   }, 120_000)
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   it('runs top to bottom: enrolls a synthetic palm, finds it, does not find a stranger, subscribes a webhook', async () => {
     const script = await walkthroughBlock()
     // Print the variables the block set, so the answers can be checked against them.
     const { code, stdout, stderr } = await runBash(`${script}\necho "MEMBER=$MEMBER"\necho "PROJECT=$PROJECT"`, {
       // The operator's CLI step opens the service's own database.
-      ...process.env, PV: svc.url, PALMVEIN_DATA_DIR: svc.storage.dataDir, DATABASE_URL: svc.storage.databaseUrl ?? '', PALMVEIN_LOG_LEVEL: 'warn',
+      ...process.env,
+      PV: svc.url,
+      PALMVEIN_DATA_DIR: svc.storage.dataDir,
+      DATABASE_URL: svc.storage.databaseUrl ?? '',
+      PALMVEIN_LOG_LEVEL: 'warn',
     })
     expect(code, stderr).toBe(0)
     const lines = stdout.trim().split('\n')

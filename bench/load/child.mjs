@@ -6,7 +6,9 @@ export function runInChild(script, options) {
   return new Promise((resolve, reject) => {
     const child = fork(script, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     let result = null
-    child.once('message', (message) => { result = message })
+    child.once('message', (message) => {
+      result = message
+    })
     child.once('error', reject)
     child.once('exit', (code) => {
       if (result?.error) reject(new Error(result.error))

@@ -24,22 +24,32 @@ async function generate({ url, headers = {}, connections = 32, durationSeconds =
   const start = performance.now()
   const measureFrom = start + warmupSeconds * 1000
   const stopAt = measureFrom + durationSeconds * 1000
-  await Promise.all(Array.from({ length: connections }, async () => {
-    while (performance.now() < stopAt) {
-      const sent = performance.now()
-      try {
-        const response = await pool.request({ path, method: 'GET', headers })
-        await response.body.dump()
-        if (sent < measureFrom) continue
-        if (response.statusCode === expectStatus) latencies.push(performance.now() - sent)
-        else errors += 1
-      } catch {
-        if (sent >= measureFrom) errors += 1
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < stopAt) {
+        const sent = performance.now()
+        try {
+          const response = await pool.request({ path, method: 'GET', headers })
+          await response.body.dump()
+          if (sent < measureFrom) continue
+          if (response.statusCode === expectStatus) latencies.push(performance.now() - sent)
+          else errors += 1
+        } catch {
+          if (sent >= measureFrom) errors += 1
+        }
       }
-    }
-  }))
+    }),
+  )
   await pool.close()
-  return { tool: 'undici', connections, durationSeconds, ok: latencies.length, errors, requestsPerSecond: Math.round(latencies.length / durationSeconds), latency: summarize(latencies) }
+  return {
+    tool: 'undici',
+    connections,
+    durationSeconds,
+    ok: latencies.length,
+    errors,
+    requestsPerSecond: Math.round(latencies.length / durationSeconds),
+    latency: summarize(latencies),
+  }
 }
 
 if (process.argv[1] === SELF && process.send) serveChild(generate)

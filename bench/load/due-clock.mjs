@@ -39,6 +39,8 @@ export function fireOnSchedule({ start, interval, total, fire }) {
       if (fired === total) resolve()
     })
     clock.once('error', reject)
-    clock.once('exit', (code) => { if (fired < total) reject(new Error(`the send clock stopped (exit ${code}) after ${fired} of ${total}`)) })
+    clock.once('exit', (code) => {
+      if (fired < total) reject(new Error(`the send clock stopped (exit ${code}) after ${fired} of ${total}`))
+    })
   })
 }

@@ -36,23 +36,33 @@ async function generate({ url, headers = {}, rate = 1000, durationSeconds = 10, 
 
   const sendLags = []
   let finishAll
-  const allDone = new Promise((resolve) => { finishAll = resolve })
+  const allDone = new Promise((resolve) => {
+    finishAll = resolve
+  })
   const fire = (index, due) => {
     if (index === warmup) measuredFirstDue = due
     if (index >= warmup) sendLags.push(performance.now() - due)
-    pool.request({ path, method: 'GET', headers }).then(async (response) => {
-      await response.body.dump()
-      const finished = performance.now()
-      if (index >= warmup) {
-        statuses[response.statusCode] = (statuses[response.statusCode] ?? 0) + 1
-        if (response.statusCode === expectStatus) latencies.push(finished - due)
-        else errors += 1
-        measuredLastDone = Math.max(measuredLastDone, finished)
-      }
-    }, () => { if (index >= warmup) errors += 1 }).finally(() => {
-      done += 1
-      if (done === total) finishAll()
-    })
+    pool
+      .request({ path, method: 'GET', headers })
+      .then(
+        async (response) => {
+          await response.body.dump()
+          const finished = performance.now()
+          if (index >= warmup) {
+            statuses[response.statusCode] = (statuses[response.statusCode] ?? 0) + 1
+            if (response.statusCode === expectStatus) latencies.push(finished - due)
+            else errors += 1
+            measuredLastDone = Math.max(measuredLastDone, finished)
+          }
+        },
+        () => {
+          if (index >= warmup) errors += 1
+        },
+      )
+      .finally(() => {
+        done += 1
+        if (done === total) finishAll()
+      })
   }
   await fireOnSchedule({ start, interval, total, fire })
   await allDone

@@ -9,7 +9,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { runClosedLoop } from './closed-loop.mjs'
 
-export const WRK_INSTALL_HINT = 'wrk is not installed: `apt-get install -y wrk` (Debian/Ubuntu) or `brew install wrk` (macOS); using the undici closed loop instead'
+export const WRK_INSTALL_HINT =
+  'wrk is not installed: `apt-get install -y wrk` (Debian/Ubuntu) or `brew install wrk` (macOS); using the undici closed loop instead'
 
 export function wrkAvailable() {
   const probe = spawnSync('wrk', ['--version'], { encoding: 'utf8' })
@@ -41,8 +42,12 @@ export async function runWrk({ url, headers = {}, connections = 32, threads = 1,
     const report = JSON.parse(line.slice('WRK_JSON '.length))
     const round = (value) => Math.round(value * 100) / 100
     return {
-      tool: 'wrk', connections, threads, durationSeconds,
-      ok: report.requests - report.non2xx, errors: report.non2xx + report.socket_errors,
+      tool: 'wrk',
+      connections,
+      threads,
+      durationSeconds,
+      ok: report.requests - report.non2xx,
+      errors: report.non2xx + report.socket_errors,
       requestsPerSecond: Math.round(report.requests / report.seconds),
       latency: { p50: round(report.p50), p95: round(report.p95), p99: round(report.p99), max: round(report.max), mean: round(report.mean) },
     }

@@ -7,9 +7,23 @@ import type { MachineInfo } from './result.js'
 
 // The features that matter for the int8 dot-product kernels, in the order a reader scans them.
 const SIMD_FEATURES = [
-  'sse4_1', 'sse4_2', 'avx', 'avx2', 'fma', 'avx_vnni',
-  'avx512f', 'avx512bw', 'avx512vl', 'avx512_vnni', 'amx_int8',
-  'asimd', 'asimddp', 'sve', 'sve2', 'i8mm', 'simd128',
+  'sse4_1',
+  'sse4_2',
+  'avx',
+  'avx2',
+  'fma',
+  'avx_vnni',
+  'avx512f',
+  'avx512bw',
+  'avx512vl',
+  'avx512_vnni',
+  'amx_int8',
+  'asimd',
+  'asimddp',
+  'sve',
+  'sve2',
+  'i8mm',
+  'simd128',
 ]
 
 /** Parses /proc/cpuinfo text (x86 `flags`, ARM `Features`); exported for tests. */

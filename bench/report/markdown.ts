@@ -27,7 +27,10 @@ function table(header: string[], rows: string[][], alignRight: boolean[]): strin
 /** The target a single identify run is judged against, if any (only the 1M-member runs are). */
 function identifyVerdict(environment: EnvironmentResult, load: IdentifyLoad): string {
   if (environment.members !== TARGET_MEMBERS) return ''
-  if (load.concurrency === 1) return load.p95 < IDENTIFY_P95_ONE_CLIENT_MS ? `${verdictMark('met')} (p95 < ${IDENTIFY_P95_ONE_CLIENT_MS} ms)` : `${verdictMark('missed')} (p95 < ${IDENTIFY_P95_ONE_CLIENT_MS} ms)`
+  if (load.concurrency === 1)
+    return load.p95 < IDENTIFY_P95_ONE_CLIENT_MS
+      ? `${verdictMark('met')} (p95 < ${IDENTIFY_P95_ONE_CLIENT_MS} ms)`
+      : `${verdictMark('missed')} (p95 < ${IDENTIFY_P95_ONE_CLIENT_MS} ms)`
   if (load.concurrency === IDENTIFY_SIXTEEN_CLIENTS.concurrency) {
     const met = load.throughput >= IDENTIFY_SIXTEEN_CLIENTS.minThroughput && load.p95 < IDENTIFY_SIXTEEN_CLIENTS.maxP95Ms
     return `${verdictMark(met ? 'met' : 'missed')} (≥ ${IDENTIFY_SIXTEEN_CLIENTS.minThroughput}/s, p95 < ${IDENTIFY_SIXTEEN_CLIENTS.maxP95Ms} ms)`
@@ -51,7 +54,12 @@ export function identifyTable(result: BenchResult): string {
     return environment.identify.map((load) => {
       const base = smallest?.identify.find((other) => other.concurrency === load.concurrency)
       return [
-        count(environment.members), String(load.concurrency), rate(load.throughput), ms(load.p50), ms(load.p95), ms(load.p99),
+        count(environment.members),
+        String(load.concurrency),
+        rate(load.throughput),
+        ms(load.p50),
+        ms(load.p95),
+        ms(load.p99),
         String(load.errors),
         ratio(single && single.throughput > 0 ? load.throughput / single.throughput : null),
         ratio(base && base !== load && base.p95 > 0 ? load.p95 / base.p95 : null),
@@ -60,8 +68,21 @@ export function identifyTable(result: BenchResult): string {
     })
   })
   return table(
-    ['members', 'clients', 'identify/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'throughput ÷ 1 client', `p95 ÷ ${smallest ? count(smallest.members) : '-'}`, 'target'],
-    rows, [true, true, true, true, true, true, true, true, true, false])
+    [
+      'members',
+      'clients',
+      'identify/s',
+      'p50 ms',
+      'p95 ms',
+      'p99 ms',
+      'errors',
+      'throughput ÷ 1 client',
+      `p95 ÷ ${smallest ? count(smallest.members) : '-'}`,
+      'target',
+    ],
+    rows,
+    [true, true, true, true, true, true, true, true, true, false],
+  )
 }
 
 /** The 1-client runs with the search mode forced, and how much faster two-stage answered (p50). */
@@ -70,26 +91,65 @@ export function identifyByModeTable(result: BenchResult): string {
     const runs = environment.identifyByMode ?? []
     const exact = runs.find((load) => load.mode === 'exact')
     return runs.map((load) => [
-      load.mode, count(environment.members), rate(load.throughput), ms(load.p50), ms(load.p95), ms(load.p99), String(load.errors),
+      load.mode,
+      count(environment.members),
+      rate(load.throughput),
+      ms(load.p50),
+      ms(load.p95),
+      ms(load.p99),
+      String(load.errors),
       ratio(load.mode === 'two_stage' && exact && load.p50 > 0 ? exact.p50 / load.p50 : null),
     ])
   })
   return rows.length
-    ? table(['search mode', 'members', 'identify/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'exact p50 ÷ this'], rows, [false, true, true, true, true, true, true, true])
+    ? table(['search mode', 'members', 'identify/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'exact p50 ÷ this'], rows, [
+        false,
+        true,
+        true,
+        true,
+        true,
+        true,
+        true,
+        true,
+      ])
     : 'No runs per search mode in this result.'
 }
 
 export function restTable(result: BenchResult): string {
-  const rows = result.environments.flatMap((environment) => environment.rest.map((load) => [
-    count(environment.members), load.route, count(load.targetRate), rate(load.throughput), ms(load.p50), ms(load.p95), ms(load.p99), String(load.errors),
-    load.sendLag ? ms(load.sendLag.p95) : '—', restVerdict(load),
-  ]))
-  return table(['members', 'route', 'target req/s', 'achieved req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'sent late p95 ms', 'target'], rows,
-    [true, false, true, true, true, true, true, true, true, false])
+  const rows = result.environments.flatMap((environment) =>
+    environment.rest.map((load) => [
+      count(environment.members),
+      load.route,
+      count(load.targetRate),
+      rate(load.throughput),
+      ms(load.p50),
+      ms(load.p95),
+      ms(load.p99),
+      String(load.errors),
+      load.sendLag ? ms(load.sendLag.p95) : '—',
+      restVerdict(load),
+    ]),
+  )
+  return table(['members', 'route', 'target req/s', 'achieved req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'sent late p95 ms', 'target'], rows, [
+    true,
+    false,
+    true,
+    true,
+    true,
+    true,
+    true,
+    true,
+    true,
+    false,
+  ])
 }
 
 export function targetsTable(result: BenchResult): string {
-  return table(['target', 'measured', 'verdict'], checkTargets(result).map((check) => [check.target, check.measured, verdictMark(check.verdict)]), [false, false, false])
+  return table(
+    ['target', 'measured', 'verdict'],
+    checkTargets(result).map((check) => [check.target, check.measured, verdictMark(check.verdict)]),
+    [false, false, false],
+  )
 }
 
 /** What the README quotes: targets, then the identify summary. */
@@ -108,11 +168,17 @@ function machineSection(result: BenchResult): string {
     ['Node', machine.node],
     ['matcher', machine.matcher ? `${machine.matcher.backend} (${machine.matcher.isa})` : 'unknown'],
     ['database', options.database === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : 'embedded PGlite'],
-    ['run', `${options.quick ? 'quick' : 'full'}; sizes ${options.sizes.map(count).join(', ')}; ${options.durationSeconds} s per load${options.warmupSeconds === undefined ? '' : ` after ${options.warmupSeconds} s warm-up`}; clients ${options.concurrency.join(', ')}; REST at ${count(options.restRate)} req/s; seed ${options.seed}; ${options.storeCaptures ? 'captures and references stored' : 'reference templates stored (no captures)'}`],
+    [
+      'run',
+      `${options.quick ? 'quick' : 'full'}; sizes ${options.sizes.map(count).join(', ')}; ${options.durationSeconds} s per load${options.warmupSeconds === undefined ? '' : ` after ${options.warmupSeconds} s warm-up`}; clients ${options.concurrency.join(', ')}; REST at ${count(options.restRate)} req/s; seed ${options.seed}; ${options.storeCaptures ? 'captures and references stored' : 'reference templates stored (no captures)'}`,
+    ],
   ]
   if (machine.loadAverage) {
     const format = (values: number[]) => values.map((value) => value.toFixed(2)).join(' / ')
-    rows.push(['load average', `${format(machine.loadAverage.before)} before, ${format(machine.loadAverage.after)} after (1 / 5 / 15 min; above ${machine.logicalCpus} means other work competed for the CPUs)`])
+    rows.push([
+      'load average',
+      `${format(machine.loadAverage.before)} before, ${format(machine.loadAverage.after)} after (1 / 5 / 15 min; above ${machine.logicalCpus} means other work competed for the CPUs)`,
+    ])
   }
   return table(['', ''], rows, [false, false])
 }
@@ -121,21 +187,37 @@ function environmentsTable(result: BenchResult): string {
   return table(
     ['members', 'gallery rows', 'import', 'members/s', 'boot (decrypt + gallery)', 'rows/s', 'service RSS'],
     result.environments.map((environment) => [
-      count(environment.members), count(environment.galleryRows), seconds(environment.seed.seconds), count(Math.round(environment.seed.membersPerSecond)),
-      seconds(environment.boot.seconds), count(Math.round(environment.boot.rowsPerSecond)),
+      count(environment.members),
+      count(environment.galleryRows),
+      seconds(environment.seed.seconds),
+      count(Math.round(environment.seed.membersPerSecond)),
+      seconds(environment.boot.seconds),
+      count(Math.round(environment.boot.rowsPerSecond)),
       environment.serviceRssMiB === null ? '' : `${count(Math.round(environment.serviceRssMiB))} MiB`,
     ]),
-    [true, true, true, true, true, true, true])
+    [true, true, true, true, true, true, true],
+  )
 }
 
 function accuracyTable(result: BenchResult): string {
-  const rows = result.environments.flatMap((environment) => environment.identify.map((load) => [
-    count(environment.members), String(load.concurrency),
-    load.matedProbes ? `${((100 * load.matedCorrect) / load.matedProbes).toFixed(1)} % of ${count(load.matedProbes)}` : '',
-    load.nonMatedProbes ? `${count(load.nonMatedFound)} of ${count(load.nonMatedProbes)}` : '',
-    Object.entries(load.outcomes).map(([status, number]) => `${status} ${count(number)}`).join(', '),
-  ]))
-  return table(['members', 'clients', 'mated probes found (right member)', 'non-mated probes found (false match)', 'answers'], rows, [true, true, true, true, false])
+  const rows = result.environments.flatMap((environment) =>
+    environment.identify.map((load) => [
+      count(environment.members),
+      String(load.concurrency),
+      load.matedProbes ? `${((100 * load.matedCorrect) / load.matedProbes).toFixed(1)} % of ${count(load.matedProbes)}` : '',
+      load.nonMatedProbes ? `${count(load.nonMatedFound)} of ${count(load.nonMatedProbes)}` : '',
+      Object.entries(load.outcomes)
+        .map(([status, number]) => `${status} ${count(number)}`)
+        .join(', '),
+    ]),
+  )
+  return table(['members', 'clients', 'mated probes found (right member)', 'non-mated probes found (false match)', 'answers'], rows, [
+    true,
+    true,
+    true,
+    true,
+    false,
+  ])
 }
 
 /** The DET chart of one environment's accuracy pass. */
@@ -149,22 +231,35 @@ function accuracySection(result: BenchResult): string {
     const accuracy = environment.accuracy!
     const point = (target: number) => {
       const found = accuracy.points.find((entry) => entry.target_fpir === target)
-      return !found ? '' : found.threshold === null ? found.note ?? 'not measurable' : `${describe(found.fnir)} (T = ${found.threshold.toFixed(3)})`
+      return !found ? '' : found.threshold === null ? (found.note ?? 'not measurable') : `${describe(found.fnir)} (T = ${found.threshold.toFixed(3)})`
     }
     const { misses } = accuracy
     return [
-      count(environment.members), `${count(accuracy.matedProbes)} / ${count(accuracy.nonMatedProbes)}`,
+      count(environment.members),
+      `${count(accuracy.matedProbes)} / ${count(accuracy.nonMatedProbes)}`,
       `FNIR ${describe(accuracy.atThreshold.fnir)}; FPIR ${describe(accuracy.atThreshold.fpir)}`,
-      point(3e-3), point(1e-4),
+      point(3e-3),
+      point(1e-4),
       accuracy.eer ? `${(accuracy.eer.rate * 100).toPrecision(3)} % (T = ${accuracy.eer.threshold.toFixed(3)})` : '',
       misses.total ? `${misses.total}: ${misses.hard} hard, ${misses.related} look-alike, ${misses.other} other` : 'none',
     ]
   })
   return [
-    'Open-set identification per ISO/IEC 19795-1 at each gallery size N: every probe identified once more with `?k=10`. FNIR(T): mated probes whose top-1 member is not theirs or scores below T; FPIR(T): non-mated probes whose top-1 scores at least T. 95 % Wilson intervals; a target the sample cannot resolve says so. Misses are mated probes not Found as their member at the environment\'s threshold, by what the generator made of the identity: hard identities have twice the capture noise, look-alikes resemble an earlier identity. `palmvein eval` gives the full report (docs/accuracy.md).',
+    "Open-set identification per ISO/IEC 19795-1 at each gallery size N: every probe identified once more with `?k=10`. FNIR(T): mated probes whose top-1 member is not theirs or scores below T; FPIR(T): non-mated probes whose top-1 scores at least T. 95 % Wilson intervals; a target the sample cannot resolve says so. Misses are mated probes not Found as their member at the environment's threshold, by what the generator made of the identity: hard identities have twice the capture noise, look-alikes resemble an earlier identity. `palmvein eval` gives the full report (docs/accuracy.md).",
     '',
-    table(['members', 'mated / non-mated probes', `at threshold ${measured[0].accuracy!.threshold.toFixed(2)}`, 'FNIR at FPIR 3e-3', 'FNIR at FPIR 1e-4', 'EER', 'misses explained'], rows,
-      [true, true, false, false, false, false, false]),
+    table(
+      [
+        'members',
+        'mated / non-mated probes',
+        `at threshold ${measured[0].accuracy!.threshold.toFixed(2)}`,
+        'FNIR at FPIR 3e-3',
+        'FNIR at FPIR 1e-4',
+        'EER',
+        'misses explained',
+      ],
+      rows,
+      [true, true, false, false, false, false, false],
+    ),
     '',
     calibrationTable(measured),
     '',
@@ -175,22 +270,33 @@ function accuracySection(result: BenchResult): string {
 /** The service's calibration of its threshold for a target FPIR, against what the probes show there. */
 function calibrationTable(measured: EnvironmentResult[]): string {
   const checked = measured.filter((environment) => environment.accuracy!.calibration)
-  if (!checked.length) return "The service's calibration for a target FPIR was not measured: it samples the members' stored captures, and this run seeded references only (a run from before the benchmark imported its members)."
+  if (!checked.length)
+    return "The service's calibration for a target FPIR was not measured: it samples the members' stored captures, and this run seeded references only (a run from before the benchmark imported its members)."
 
   const percent = (rate: number) => `${(rate * 100).toPrecision(2)} %`
   const rows = checked.map((environment) => {
     const calibration = environment.accuracy!.calibration!
     const { estimatedFpir: estimate } = calibration
     return [
-      count(environment.members), `${calibration.threshold.toFixed(3)} (${calibration.method.replace('_', '-')}, ${count(calibration.samples)} samples, ${seconds(calibration.seconds)})`,
-      `${percent(estimate.rate)} [${percent(estimate.low)}, ${percent(estimate.high)}]`, describeRate(calibration.measuredFpir), describeRate(calibration.fnir),
+      count(environment.members),
+      `${calibration.threshold.toFixed(3)} (${calibration.method.replace('_', '-')}, ${count(calibration.samples)} samples, ${seconds(calibration.seconds)})`,
+      `${percent(estimate.rate)} [${percent(estimate.low)}, ${percent(estimate.high)}]`,
+      describeRate(calibration.measuredFpir),
+      describeRate(calibration.fnir),
       calibration.probesThreshold === null ? 'not measurable' : calibration.probesThreshold.toFixed(3),
     ]
   })
   return [
     `The service's own calibration (\`PATCH\` the environment's \`target_fpir\` to ${checked[0].accuracy!.calibration!.targetFpir}, then \`GET …/accuracy\`): the threshold it derived from its members' stored captures, checked with the pass's non-mated probes, which it never saw.`,
     '',
-    table(['members', 'calibrated threshold', 'its estimated FPIR', 'FPIR of the probes there', 'FNIR there', "the probes' own threshold"], rows, [true, false, false, false, false, true]),
+    table(['members', 'calibrated threshold', 'its estimated FPIR', 'FPIR of the probes there', 'FNIR there', "the probes' own threshold"], rows, [
+      true,
+      false,
+      false,
+      false,
+      false,
+      true,
+    ]),
   ].join('\n')
 }
 
@@ -199,19 +305,40 @@ function matcherSection(result: BenchResult): string {
   if (matcher.status === 'skipped') return 'Skipped (`--skip-matcher`).'
   const file = matcher.resultFile ? ` Its full result is in [${matcher.resultFile}](${matcher.resultFile}).` : ''
   const note = matcher.note ? ` ${matcher.note}` : ''
-  const intro = matcher.status === 'ok'
-    ? `\`npm run bench:matcher\` ran first (${seconds(matcher.seconds)}): one 1:N scan per engine, against the memory-bandwidth floor (reading the gallery once), usearch's exact search and FAISS (exact int8 scan for exact engines, its 1-bit scan for two-stage) over the same rows.${file}${note}`
-    : `\`npm run bench:matcher\` failed after ${seconds(matcher.seconds)}.${note}`
+  const intro =
+    matcher.status === 'ok'
+      ? `\`npm run bench:matcher\` ran first (${seconds(matcher.seconds)}): one 1:N scan per engine, against the memory-bandwidth floor (reading the gallery once), usearch's exact search and FAISS (exact int8 scan for exact engines, its 1-bit scan for two-stage) over the same rows.${file}${note}`
+      : `\`npm run bench:matcher\` failed after ${seconds(matcher.seconds)}.${note}`
   if (!matcher.rows?.length) return intro
   const rows = matcher.rows.map((row) => [
-    count(row.rows), String(row.dimension), row.engine, String(row.threads), String(row.batch), row.medianMs.toFixed(3), row.perProbeMs.toFixed(3),
-    ratio(row.vsFloor ?? null), ratio(row.vsUsearch ?? null), ratio(row.vsFaiss ?? null), ratio(row.vsJs ?? null),
+    count(row.rows),
+    String(row.dimension),
+    row.engine,
+    String(row.threads),
+    String(row.batch),
+    row.medianMs.toFixed(3),
+    row.perProbeMs.toFixed(3),
+    ratio(row.vsFloor ?? null),
+    ratio(row.vsUsearch ?? null),
+    ratio(row.vsFaiss ?? null),
+    ratio(row.vsJs ?? null),
   ])
   const faissNote = matcher.rows.some((row) => row.engine.startsWith('faiss:'))
     ? ''
-    : '\n\nFAISS was not measured in this run (no Python with faiss-cpu; the matcher benchmark\'s output says why).'
-  return `${intro}\n\n${table(['rows', 'd', 'engine', 'threads', 'batch', 'median ms', 'ms per probe', '÷ floor', '× usearch', '× faiss', '× js'], rows,
-    [true, true, false, true, true, true, true, true, true, true, true])}${faissNote}`
+    : "\n\nFAISS was not measured in this run (no Python with faiss-cpu; the matcher benchmark's output says why)."
+  return `${intro}\n\n${table(['rows', 'd', 'engine', 'threads', 'batch', 'median ms', 'ms per probe', '÷ floor', '× usearch', '× faiss', '× js'], rows, [
+    true,
+    true,
+    false,
+    true,
+    true,
+    true,
+    true,
+    true,
+    true,
+    true,
+    true,
+  ])}${faissNote}`
 }
 
 export function renderMarkdown(result: BenchResult): string {
@@ -244,7 +371,7 @@ export function renderMarkdown(result: BenchResult): string {
     '',
     '## Loading the environments',
     '',
-    'Import: a separate process generates the synthetic members (two hands each) as NDJSON, then loads them with `palmvein import` (the CLI: every capture checked as enrollment checks it, each member sealed under its own data key, written in batches; members whose two captures disagree are captured again, as a terminal would, in further passes); members/s is the first pass\'s (nearly every member), the time all passes together. Boot: the service starts, decrypts every reference template and builds the galleries, as in production.',
+    "Import: a separate process generates the synthetic members (two hands each) as NDJSON, then loads them with `palmvein import` (the CLI: every capture checked as enrollment checks it, each member sealed under its own data key, written in batches; members whose two captures disagree are captured again, as a terminal would, in further passes); members/s is the first pass's (nearly every member), the time all passes together. Boot: the service starts, decrypts every reference template and builds the galleries, as in production.",
     '',
     environmentsTable(result),
     '',

@@ -126,7 +126,10 @@ export interface MatcherPhase {
 }
 
 /** The fields of a matcher benchmark row (packages/matcher/bench/matcher-report.ts) that the report shows. */
-export type MatcherRow = Pick<ResultRow, 'rows' | 'dimension' | 'engine' | 'batch' | 'threads' | 'medianMs' | 'perProbeMs' | 'vsFloor' | 'vsUsearch' | 'vsFaiss' | 'vsJs'>
+export type MatcherRow = Pick<
+  ResultRow,
+  'rows' | 'dimension' | 'engine' | 'batch' | 'threads' | 'medianMs' | 'perProbeMs' | 'vsFloor' | 'vsUsearch' | 'vsFaiss' | 'vsJs'
+>
 
 export interface BenchOptions {
   quick: boolean

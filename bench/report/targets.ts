@@ -19,7 +19,10 @@ export const IDENTIFY_P95_ONE_CLIENT_MS = 50
 export const IDENTIFY_SIXTEEN_CLIENTS = { concurrency: 16, minThroughput: 200, maxP95Ms: 100 }
 export const REST_GET = { rate: 1000, maxP95Ms: 5 }
 /** The matcher-at-scale targets (issue #14): two-stage identify, 1 client, by gallery size. */
-export const TWO_STAGE_P95 = [{ members: 1_000_000, maxP95Ms: 15 }, { members: 10_000_000, maxP95Ms: 100 }]
+export const TWO_STAGE_P95 = [
+  { members: 1_000_000, maxP95Ms: 15 },
+  { members: 10_000_000, maxP95Ms: 100 },
+]
 export const IDENTIFY_1M_SIXTEEN_CLIENTS_MIN_THROUGHPUT = 400
 /** The service's RSS at 1M members and beyond: at most 1.25 x the gallery's int8 bytes + 300 MB. */
 export const SERVICE_RSS = { perVectorByte: 1.25, fixedBytes: 300e6 }
@@ -61,9 +64,9 @@ export function checkTargets(result: BenchResult): TargetCheck[] {
 
   // REST GETs do not depend on the gallery size: judge every GET run at the target rate, in every
   // environment, and report the worst p95.
-  const gets = result.environments.flatMap((environment) => environment.rest
-    .filter((load) => load.targetRate >= REST_GET.rate)
-    .map((load) => ({ load, members: environment.members })))
+  const gets = result.environments.flatMap((environment) =>
+    environment.rest.filter((load) => load.targetRate >= REST_GET.rate).map((load) => ({ load, members: environment.members })),
+  )
   const worst = gets.reduce<(typeof gets)[number] | undefined>((current, entry) => (!current || entry.load.p95 > current.load.p95 ? entry : current), undefined)
   // The rate must also be reached: a server that falls behind an open-loop generator has not
   // served 1 000 requests/s, whatever its percentiles say.
@@ -82,7 +85,12 @@ export function checkTargets(result: BenchResult): TargetCheck[] {
     id: 'service-rss',
     target: `service RSS ≤ ${SERVICE_RSS.perVectorByte} × the gallery's int8 bytes + ${SERVICE_RSS.fixedBytes / 1e6} MB, at 1M members and more`,
     measured: sized.length
-      ? sized.map((environment) => `${environment.members.toLocaleString('en-US')} members: ${Math.round(environment.serviceRssMiB!)} MiB of ${Math.round(allowedRssMiB(environment))} MiB allowed`).join('; ')
+      ? sized
+          .map(
+            (environment) =>
+              `${environment.members.toLocaleString('en-US')} members: ${Math.round(environment.serviceRssMiB!)} MiB of ${Math.round(allowedRssMiB(environment))} MiB allowed`,
+          )
+          .join('; ')
       : absent,
     verdict: sized.length ? (sized.every((environment) => environment.serviceRssMiB! <= allowedRssMiB(environment)) ? 'met' : 'missed') : 'not measured',
   })
@@ -93,7 +101,11 @@ export function checkTargets(result: BenchResult): TargetCheck[] {
     checks.push({
       id: `identify-two-stage-p95-${members}`,
       target: `two-stage identify p95 ≤ ${maxP95Ms} ms at ${members.toLocaleString('en-US')} members, 1 client`,
-      measured: load ? `p95 ${ms(load.p95)}` : environment ? 'not measured: no run per search mode' : `not measured: no ${members.toLocaleString('en-US')}-member environment in this run`,
+      measured: load
+        ? `p95 ${ms(load.p95)}`
+        : environment
+          ? 'not measured: no run per search mode'
+          : `not measured: no ${members.toLocaleString('en-US')}-member environment in this run`,
       verdict: load ? (load.p95 <= maxP95Ms && load.requests > 0 && load.errors === 0 ? 'met' : 'missed') : 'not measured',
     })
   }

@@ -21,35 +21,51 @@ export function renderCharts(result: BenchResult): Record<string, string> {
 
   const p95BySize: ChartSeries[] = concurrencies.map((concurrency) => ({
     name: clients(concurrency),
-    points: environments.flatMap((environment) => environment.identify
-      .filter((load) => load.concurrency === concurrency && load.requests > 0)
-      .map((load) => ({ x: environment.members, y: load.p95 }))),
+    points: environments.flatMap((environment) =>
+      environment.identify.filter((load) => load.concurrency === concurrency && load.requests > 0).map((load) => ({ x: environment.members, y: load.p95 })),
+    ),
   }))
-  const byConcurrency = (pick: 'p95' | 'throughput'): ChartSeries[] => environments.map((environment) => ({
-    name: members(environment.members),
-    points: environment.identify.filter((load) => load.requests > 0).map((load) => ({ x: load.concurrency, y: load[pick] })),
-  }))
+  const byConcurrency = (pick: 'p95' | 'throughput'): ChartSeries[] =>
+    environments.map((environment) => ({
+      name: members(environment.members),
+      points: environment.identify.filter((load) => load.requests > 0).map((load) => ({ x: load.concurrency, y: load[pick] })),
+    }))
 
-  const detCharts = Object.fromEntries(environments.filter((environment) => environment.accuracy).map((environment) => [
-    detChartFile(environment.members),
-    detSvg({ gallery_size: environment.members, det: environment.accuracy!.det, mated_probes: environment.accuracy!.matedProbes, non_mated_probes: environment.accuracy!.nonMatedProbes }),
-  ]))
+  const detCharts = Object.fromEntries(
+    environments
+      .filter((environment) => environment.accuracy)
+      .map((environment) => [
+        detChartFile(environment.members),
+        detSvg({
+          gallery_size: environment.members,
+          det: environment.accuracy!.det,
+          mated_probes: environment.accuracy!.matedProbes,
+          non_mated_probes: environment.accuracy!.nonMatedProbes,
+        }),
+      ]),
+  )
   return {
     ...detCharts,
     [CHART_FILES.p95BySize]: renderLineChart({
       title: 'Identify p95 latency against gallery size',
-      x: { label: 'enrolled members (2 gallery rows each)', scale: 'log' }, y: { label: 'p95 latency (ms)', scale: 'linear' },
-      series: p95BySize, target: { y: IDENTIFY_P95_ONE_CLIENT_MS, label: `target at 1M, 1 client: ${IDENTIFY_P95_ONE_CLIENT_MS} ms` },
+      x: { label: 'enrolled members (2 gallery rows each)', scale: 'log' },
+      y: { label: 'p95 latency (ms)', scale: 'linear' },
+      series: p95BySize,
+      target: { y: IDENTIFY_P95_ONE_CLIENT_MS, label: `target at 1M, 1 client: ${IDENTIFY_P95_ONE_CLIENT_MS} ms` },
     }),
     [CHART_FILES.p95ByConcurrency]: renderLineChart({
       title: 'Identify p95 latency against concurrency',
-      x: { label: 'concurrent clients', scale: 'log', format: String }, y: { label: 'p95 latency (ms)', scale: 'linear' },
-      series: byConcurrency('p95'), target: { y: IDENTIFY_SIXTEEN_CLIENTS.maxP95Ms, label: `target at 1M, 16 clients: ${IDENTIFY_SIXTEEN_CLIENTS.maxP95Ms} ms` },
+      x: { label: 'concurrent clients', scale: 'log', format: String },
+      y: { label: 'p95 latency (ms)', scale: 'linear' },
+      series: byConcurrency('p95'),
+      target: { y: IDENTIFY_SIXTEEN_CLIENTS.maxP95Ms, label: `target at 1M, 16 clients: ${IDENTIFY_SIXTEEN_CLIENTS.maxP95Ms} ms` },
     }),
     [CHART_FILES.throughputByConcurrency]: renderLineChart({
       title: 'Identify throughput against concurrency',
-      x: { label: 'concurrent clients', scale: 'log', format: String }, y: { label: 'identify requests per second', scale: 'linear' },
-      series: byConcurrency('throughput'), target: { y: IDENTIFY_SIXTEEN_CLIENTS.minThroughput, label: `target at 1M, 16 clients: ${IDENTIFY_SIXTEEN_CLIENTS.minThroughput}/s` },
+      x: { label: 'concurrent clients', scale: 'log', format: String },
+      y: { label: 'identify requests per second', scale: 'linear' },
+      series: byConcurrency('throughput'),
+      target: { y: IDENTIFY_SIXTEEN_CLIENTS.minThroughput, label: `target at 1M, 16 clients: ${IDENTIFY_SIXTEEN_CLIENTS.minThroughput}/s` },
     }),
   }
 }
@@ -71,5 +87,8 @@ export function writeReport(directory: string, result: BenchResult): string[] {
 
 /** A directory name that sorts by time and is safe on every file system: 2026-05-01T12-30-05Z. */
 export function resultDirectoryName(date: Date): string {
-  return date.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')
+  return date
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replace(/:/g, '-')
 }

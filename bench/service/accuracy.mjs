@@ -17,17 +17,20 @@ export async function measureAccuracy(input) {
   const { operatingPoint, thin } = await import('../../src/domain/accuracy/report.ts')
   const answers = new Array(input.probes.length)
   let next = 0
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < input.probes.length) {
-      const index = next++
-      const response = await fetch(`${input.url}${input.base}/biometrics/identify?k=10`, {
-        method: 'POST', headers: { authorization: `Bearer ${input.credential}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ palm: { identify_capture: input.probes[index].capture } }),
-      })
-      if (response.status !== 200) throw new Error(`identify answered ${response.status}: ${await response.text()}`)
-      answers[index] = await response.json()
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < input.probes.length) {
+        const index = next++
+        const response = await fetch(`${input.url}${input.base}/biometrics/identify?k=10`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${input.credential}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ palm: { identify_capture: input.probes[index].capture } }),
+        })
+        if (response.status !== 200) throw new Error(`identify answered ${response.status}: ${await response.text()}`)
+        answers[index] = await response.json()
+      }
+    }),
+  )
   const scores = { mated: [], nonMated: [] }
   const misses = { total: 0, hard: 0, related: 0, other: 0 }
   input.probes.forEach((probe, index) => {
@@ -73,7 +76,8 @@ export async function measureCalibration(input) {
   await admin.patch({ target_fpir: CALIBRATION_TARGET_FPIR })
   let accuracy = await admin.get('/accuracy')
   while (accuracy.status !== 'calibrated') {
-    if (performance.now() - started > CALIBRATION_TIMEOUT_MS) throw new Error(`not calibrated after ${CALIBRATION_TIMEOUT_MS / 1000} s: ${JSON.stringify(accuracy)}`)
+    if (performance.now() - started > CALIBRATION_TIMEOUT_MS)
+      throw new Error(`not calibrated after ${CALIBRATION_TIMEOUT_MS / 1000} s: ${JSON.stringify(accuracy)}`)
     await new Promise((resolve) => setTimeout(resolve, 250))
     accuracy = await admin.get('/accuracy')
   }

@@ -9,7 +9,9 @@ export function environmentAdmin(input) {
   const path = `${input.url}/v1/organization/${input.orgId}/environments/${input.environmentId}`
   const call = async (method, url, body) => {
     const response = await fetch(url, {
-      method, headers: { authorization: `Bearer ${input.token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body && JSON.stringify(body),
+      method,
+      headers: { authorization: `Bearer ${input.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body && JSON.stringify(body),
     })
     if (response.status !== 200) throw new Error(`${method} ${url} answered ${response.status}: ${await response.text()}`)
     return response.json()

@@ -33,13 +33,25 @@ async function createStorage(databaseUrl, members) {
 }
 
 async function runLoad(planFile, mode, options) {
-  const args = ['--plan', planFile, `--${mode.kind}`, String(mode.value), '--duration', String(options.durationSeconds), '--warmup', String(options.warmupSeconds), '--timeout', String(options.timeoutSeconds)]
+  const args = [
+    '--plan',
+    planFile,
+    `--${mode.kind}`,
+    String(mode.value),
+    '--duration',
+    String(options.durationSeconds),
+    '--warmup',
+    String(options.warmupSeconds),
+    '--timeout',
+    String(options.timeoutSeconds),
+  ]
   const { lines } = await runNode(path.join(here, 'http-load.mjs'), args, {})
   return JSON.parse(lines.at(-1))
 }
 
 const ms = (value) => (Number.isFinite(value) ? `${value.toFixed(2)} ms` : 'n/a')
-const describe = (result) => `p50 ${ms(result.p50)}, p95 ${ms(result.p95)}, p99 ${ms(result.p99)}, ${result.errors} errors${result.errors ? ` ${JSON.stringify(result.errorSamples)}` : ''}`
+const describe = (result) =>
+  `p50 ${ms(result.p50)}, p95 ${ms(result.p95)}, p99 ${ms(result.p99)}, ${result.errors} errors${result.errors ? ` ${JSON.stringify(result.errorSamples)}` : ''}`
 
 function writePlan(directory, name, plan) {
   const file = path.join(directory, `${name}.json`)
@@ -69,7 +81,9 @@ export async function runEnvironment(members, options, ui) {
     })
     seedBar.stop()
     const seeded = JSON.parse(fs.readFileSync(seedFile, 'utf8'))
-    ui.log(`  import: ${seeded.members.toLocaleString('en-US')} members in ${seeded.seconds.toFixed(1)} s (first pass ${Math.round(seeded.members_per_second).toLocaleString('en-US')}/s; NDJSON generated beforehand in ${seeded.generate_seconds.toFixed(1)} s; ${seeded.refused.toLocaleString('en-US')} lines refused for captures that disagree, imported again from other attempts or replaced in further passes)`)
+    ui.log(
+      `  import: ${seeded.members.toLocaleString('en-US')} members in ${seeded.seconds.toFixed(1)} s (first pass ${Math.round(seeded.members_per_second).toLocaleString('en-US')}/s; NDJSON generated beforehand in ${seeded.generate_seconds.toFixed(1)} s; ${seeded.refused.toLocaleString('en-US')} lines refused for captures that disagree, imported again from other attempts or replaced in further passes)`,
+    )
 
     const rows = 2 * seeded.members
     const bootBar = ui.phase('boot: decrypt templates into the gallery', rows, 'rows')
@@ -79,12 +93,20 @@ export async function runEnvironment(members, options, ui) {
     // Read once the service has released its boot load's garbage (just after it says ready).
     await new Promise((resolve) => setTimeout(resolve, RSS_SETTLE_MS))
     const rss = residentMiB(service.pid)
-    ui.log(`  boot: ${rows.toLocaleString('en-US')} gallery rows ready in ${service.bootSeconds.toFixed(1)} s (${Math.round(rows / service.bootSeconds).toLocaleString('en-US')} rows/s), service RSS ${rss === null ? '?' : Math.round(rss)} MiB`)
+    ui.log(
+      `  boot: ${rows.toLocaleString('en-US')} gallery rows ready in ${service.bootSeconds.toFixed(1)} s (${Math.round(rows / service.bootSeconds).toLocaleString('en-US')} rows/s), service RSS ${rss === null ? '?' : Math.round(rss)} MiB`,
+    )
 
     const base = `/v1/projects/${seeded.project_id}`
     const identifyPlan = writePlan(storage.dataDir, 'identify-plan', {
-      url: service.url, credential: seeded.api_key,
-      requests: seeded.probes.map((probe) => ({ method: 'POST', path: `${base}/biometrics/identify`, body: { palm: { identify_capture: probe.capture } }, expect: probe.member_id })),
+      url: service.url,
+      credential: seeded.api_key,
+      requests: seeded.probes.map((probe) => ({
+        method: 'POST',
+        path: `${base}/biometrics/identify`,
+        body: { palm: { identify_capture: probe.capture } },
+        expect: probe.member_id,
+      })),
     })
     const identify = []
     for (const concurrency of options.concurrency) {
@@ -113,11 +135,20 @@ export async function runEnvironment(members, options, ui) {
     const routes = [
       { route: 'GET /v1/projects/{project_id}', paths: [base] },
       { route: 'GET /v1/projects/{project_id}/members/{member_id}', paths: seeded.member_sample.filter(Boolean).map((id) => `${base}/members/${id}`) },
-      { route: 'GET /v1/projects/{project_id}/scans/results?per_page=20', paths: [`${base}/scans/results?${new URLSearchParams({ from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date(Date.now() + 86_400_000).toISOString(), page: '1', per_page: '20' })}`] },
+      {
+        route: 'GET /v1/projects/{project_id}/scans/results?per_page=20',
+        paths: [
+          `${base}/scans/results?${new URLSearchParams({ from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date(Date.now() + 86_400_000).toISOString(), page: '1', per_page: '20' })}`,
+        ],
+      },
     ]
     const rest = []
     for (const { route, paths } of routes) {
-      const plan = writePlan(storage.dataDir, 'rest-plan', { url: service.url, credential: seeded.api_key, requests: paths.map((requestPath) => ({ method: 'GET', path: requestPath })) })
+      const plan = writePlan(storage.dataDir, 'rest-plan', {
+        url: service.url,
+        credential: seeded.api_key,
+        requests: paths.map((requestPath) => ({ method: 'GET', path: requestPath })),
+      })
       const bar = ui.phase(`${route} at ${options.restRate}/s`, 0, '')
       const result = await runLoad(plan, { kind: 'rate', value: options.restRate }, options)
       bar.stop()
@@ -127,22 +158,45 @@ export async function runEnvironment(members, options, ui) {
 
     // After the loads, so its requests do not mix with theirs. The environment has the defaults.
     const accuracyBar = ui.phase('accuracy: every probe once more, with its 10 best candidates', 0, '')
-    const { scores, ...accuracy } = await measureAccuracy({ url: service.url, credential: seeded.api_key, base, probes: seeded.probes, threshold: 0.8, margin: 0.03 })
+    const { scores, ...accuracy } = await measureAccuracy({
+      url: service.url,
+      credential: seeded.api_key,
+      base,
+      probes: seeded.probes,
+      threshold: 0.8,
+      margin: 0.03,
+    })
     accuracyBar.stop()
     // The service calibrates from its members' stored captures (the import keeps them, as enrollment does).
     const calibrationBar = ui.phase(`accuracy: the service calibrates its threshold for FPIR ${CALIBRATION_TARGET_FPIR}`, 0, '')
-    accuracy.calibration = await measureCalibration({ url: service.url, token: seeded.admin_token, orgId: seeded.org_id, environmentId: seeded.environment_id, scores })
+    accuracy.calibration = await measureCalibration({
+      url: service.url,
+      token: seeded.admin_token,
+      orgId: seeded.org_id,
+      environmentId: seeded.environment_id,
+      scores,
+    })
     calibrationBar.stop()
     const headline = accuracy.points[0]
-    ui.log(`  accuracy: FNIR ${(accuracy.atThreshold.fnir.rate * 100).toFixed(2)} % at threshold 0.80 (${accuracy.misses.hard} of ${accuracy.misses.total} misses are hard identities)` +
-      (headline.threshold === null ? '' : `; FNIR ${(headline.fnir.rate * 100).toFixed(2)} % at FPIR ${headline.target_fpir} (threshold ${headline.threshold.toFixed(3)})`))
+    ui.log(
+      `  accuracy: FNIR ${(accuracy.atThreshold.fnir.rate * 100).toFixed(2)} % at threshold 0.80 (${accuracy.misses.hard} of ${accuracy.misses.total} misses are hard identities)` +
+        (headline.threshold === null
+          ? ''
+          : `; FNIR ${(headline.fnir.rate * 100).toFixed(2)} % at FPIR ${headline.target_fpir} (threshold ${headline.threshold.toFixed(3)})`),
+    )
     const calibrated = accuracy.calibration
-    if (calibrated) ui.log(`  calibration for FPIR ${calibrated.targetFpir}: threshold ${calibrated.threshold.toFixed(3)} (${calibrated.method}, ${calibrated.samples} samples, ${calibrated.seconds.toFixed(1)} s); ` +
-      `the probes' FPIR there ${calibrated.measuredFpir.errors}/${calibrated.measuredFpir.trials}, FNIR ${(calibrated.fnir.rate * 100).toFixed(2)} %`)
+    if (calibrated)
+      ui.log(
+        `  calibration for FPIR ${calibrated.targetFpir}: threshold ${calibrated.threshold.toFixed(3)} (${calibrated.method}, ${calibrated.samples} samples, ${calibrated.seconds.toFixed(1)} s); ` +
+          `the probes' FPIR there ${calibrated.measuredFpir.errors}/${calibrated.measuredFpir.trials}, FNIR ${(calibrated.fnir.rate * 100).toFixed(2)} %`,
+      )
 
     return {
       environment: {
-        members: seeded.members, galleryRows: rows, dimension: seeded.dimension, accuracy,
+        members: seeded.members,
+        galleryRows: rows,
+        dimension: seeded.dimension,
+        accuracy,
         seed: { seconds: seeded.seconds, membersPerSecond: seeded.members_per_second },
         boot: { seconds: service.bootSeconds, rowsPerSecond: rows / service.bootSeconds },
         serviceRssMiB: rss,

@@ -17,8 +17,12 @@ import { summarize } from '../load/stats.mjs'
 
 const { values } = parseArgs({
   options: {
-    plan: { type: 'string' }, concurrency: { type: 'string' }, rate: { type: 'string' },
-    duration: { type: 'string', default: '10' }, warmup: { type: 'string', default: '2' }, timeout: { type: 'string', default: '10' },
+    plan: { type: 'string' },
+    concurrency: { type: 'string' },
+    rate: { type: 'string' },
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '2' },
+    timeout: { type: 'string', default: '10' },
   },
   strict: true,
 })
@@ -97,22 +101,30 @@ async function send(scheduledAt) {
 }
 
 const begin = performance.now()
-setTimeout(() => { measuring = true }, warmupMs)
+setTimeout(() => {
+  measuring = true
+}, warmupMs)
 let measureStarted = 0
 const end = begin + warmupMs + durationMs
-setTimeout(() => { measureStarted = performance.now() }, warmupMs)
+setTimeout(() => {
+  measureStarted = performance.now()
+}, warmupMs)
 
 if (concurrency !== null) {
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < end) await send(null)
-  }))
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) await send(null)
+    }),
+  )
 } else {
   // Request k is due at begin + k / rate, sent then by the clock thread's wake-up, whatever
   // happened to earlier ones.
   const inFlight = new Set()
   await fireOnSchedule({
-    start: begin, interval: 1000 / rate, total: Math.ceil(((end - begin) / 1000) * rate),
-    fire(index, due) {
+    start: begin,
+    interval: 1000 / rate,
+    total: Math.ceil(((end - begin) / 1000) * rate),
+    fire(_index, due) {
       const promise = send(due).finally(() => inFlight.delete(promise))
       inFlight.add(promise)
     },
@@ -125,14 +137,23 @@ await pool.close()
 latencies.sort((a, b) => a - b)
 const percentile = (fraction) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.ceil(fraction * latencies.length) - 1)] : null)
 const round = (value) => (value === null || value === undefined ? null : Math.round(value * 1000) / 1000)
-process.stdout.write(JSON.stringify({
-  requests: latencies.length,
-  errors,
-  errorSamples: Object.fromEntries([...errorSamples].slice(0, 5)),
-  durationSeconds: round(measuredSeconds),
-  throughput: round(completedInWindow / measuredSeconds),
-  p50: round(percentile(0.5)), p95: round(percentile(0.95)), p99: round(percentile(0.99)), max: round(latencies.at(-1) ?? NaN),
-  // Open loop: how late requests left (ms); part of every latency above, the generator's not the server's.
-  sendLag: rate === null ? null : (({ p50, p95, p99 }) => ({ p50, p95, p99 }))(summarize(sendLags)),
-  outcomes, matedProbes, matedCorrect, nonMatedProbes, nonMatedFound,
-}) + '\n')
+process.stdout.write(
+  JSON.stringify({
+    requests: latencies.length,
+    errors,
+    errorSamples: Object.fromEntries([...errorSamples].slice(0, 5)),
+    durationSeconds: round(measuredSeconds),
+    throughput: round(completedInWindow / measuredSeconds),
+    p50: round(percentile(0.5)),
+    p95: round(percentile(0.95)),
+    p99: round(percentile(0.99)),
+    max: round(latencies.at(-1) ?? NaN),
+    // Open loop: how late requests left (ms); part of every latency above, the generator's not the server's.
+    sendLag: rate === null ? null : (({ p50, p95, p99 }) => ({ p50, p95, p99 }))(summarize(sendLags)),
+    outcomes,
+    matedProbes,
+    matedCorrect,
+    nonMatedProbes,
+    nonMatedFound,
+  }) + '\n',
+)

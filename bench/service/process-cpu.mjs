@@ -22,7 +22,9 @@ export function postgresCpuMs() {
     if (!/^\d+$/.test(entry)) continue
     try {
       if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') total += cpuMsOf(entry)
-    } catch { /* exited meanwhile */ }
+    } catch {
+      /* exited meanwhile */
+    }
   }
   return total
 }

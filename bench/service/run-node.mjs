@@ -29,6 +29,8 @@ export function runNode(script, args, env, options = {}) {
       if (follow === 'stderr') onLine(line)
     })
     child.once('error', reject)
-    child.once('close', (code) => (okCodes.includes(code) ? resolve({ code, lines }) : reject(new Error(`${path.basename(script)} exited with ${code}:\n${stderr}`))))
+    child.once('close', (code) =>
+      okCodes.includes(code) ? resolve({ code, lines }) : reject(new Error(`${path.basename(script)} exited with ${code}:\n${stderr}`)),
+    )
   })
 }

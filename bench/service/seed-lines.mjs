@@ -9,8 +9,7 @@ const { population: options, identities, tries, memberIds, attemptPairs, file } 
 const matcher = await import('@palmvein/matcher')
 const population = matcher.createSyntheticPopulation(options)
 const ids = memberIds.split(',')
-const capture = (identity, hand, attempt) =>
-  Buffer.from(population.template(identity, hand, 0, attempt, { elementType: 'int8' })).toString('base64url')
+const capture = (identity, hand, attempt) => Buffer.from(population.template(identity, hand, 0, attempt, { elementType: 'int8' })).toString('base64url')
 // Enrollment captures as a terminal sends them: int8 PVT1, session 0, two attempts per hand.
 const hand = (identity, side) => {
   const [first, second] = attemptPairs[tries[identity]]
@@ -19,7 +18,14 @@ const hand = (identity, side) => {
 const out = fs.openSync(file, 'w', 0o600)
 let chunk = ''
 for (const [index, identity] of identities.entries()) {
-  chunk += JSON.stringify({ member_id: ids[index], display_name: `synthetic ${identity}`, metadata: { identity }, left_hand: hand(identity, 'left'), right_hand: hand(identity, 'right') }) + '\n'
+  chunk +=
+    JSON.stringify({
+      member_id: ids[index],
+      display_name: `synthetic ${identity}`,
+      metadata: { identity },
+      left_hand: hand(identity, 'left'),
+      right_hand: hand(identity, 'right'),
+    }) + '\n'
   if (chunk.length > 1 << 20) {
     fs.writeSync(out, chunk)
     chunk = ''

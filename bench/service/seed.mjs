@@ -23,8 +23,14 @@ import { runNode } from './run-node.mjs'
 const dist = new URL('../../dist/', import.meta.url)
 const load = (path) => import(new URL(path, dist).href)
 const [{ loadConfig }, { openDatabase }, { migrate }, keyring, organizations, apiKeys, matcher, { insertOrganization }] = await Promise.all([
-  load('config.js'), load('store/engine/database.js'), load('store/migrate.js'), load('keys/keyring.js'),
-  load('domain/tenants/organizations.js'), load('domain/tenants/api-keys.js'), import('@palmvein/matcher'), load('store/organizations.js'),
+  load('config.js'),
+  load('store/engine/database.js'),
+  load('store/migrate.js'),
+  load('keys/keyring.js'),
+  load('domain/tenants/organizations.js'),
+  load('domain/tenants/api-keys.js'),
+  import('@palmvein/matcher'),
+  load('store/organizations.js'),
 ])
 const { newId } = await load('ids.js')
 const { loadLocalIssuer } = await load('auth/identity-tokens.js')
@@ -32,8 +38,11 @@ const CLI = fileURLToPath(new URL('cli/main.js', dist))
 
 const { values } = parseArgs({
   options: {
-    members: { type: 'string' }, seed: { type: 'string', default: '42' }, probes: { type: 'string', default: '1000' },
-    batch: { type: 'string', default: '1000' }, out: { type: 'string' },
+    members: { type: 'string' },
+    seed: { type: 'string', default: '42' },
+    probes: { type: 'string', default: '1000' },
+    batch: { type: 'string', default: '1000' },
+    out: { type: 'string' },
     // Threads generating the import lines (default: one per core).
     threads: { type: 'string', default: String(os.availableParallelism()) },
     // Cluster mode (bench/cluster.ts): the environment's members spread over this many shards.
@@ -46,7 +55,16 @@ const seed = Number(values.seed)
 const probeCount = Number(values.probes)
 const batchSize = Number(values.batch)
 const generatorThreads = Number(values.threads)
-if (!Number.isInteger(members) || members < 1 || !values.out || !Number.isInteger(seed) || !Number.isInteger(probeCount) || probeCount < 2 || !Number.isInteger(generatorThreads) || generatorThreads < 1) {
+if (
+  !Number.isInteger(members) ||
+  members < 1 ||
+  !values.out ||
+  !Number.isInteger(seed) ||
+  !Number.isInteger(probeCount) ||
+  probeCount < 2 ||
+  !Number.isInteger(generatorThreads) ||
+  generatorThreads < 1
+) {
   console.error('usage: seed.mjs --members <n ≥ 1> --out <file> [--seed <int>] [--probes <n ≥ 2>] [--batch <n>] [--shards <n>] [--threads <n ≥ 1>]')
   process.exit(2)
 }
@@ -59,16 +77,28 @@ const BENCH_REQUESTS_PER_MINUTE = 1_000_000_000
 const NON_MATED_IDENTITIES = Math.ceil(probeCount / 2)
 
 // Enrollment attempts per import pass: captures 0 and 1, then other pairs for the identities refused.
-const ATTEMPT_PAIRS = [[0, 1], [0, 2], [1, 2]]
+const ATTEMPT_PAIRS = [
+  [0, 1],
+  [0, 2],
+  [1, 2],
+]
 
 /** Runs `palmvein import` on the file; reports each batch's handled count; resolves with its summary. */
 async function runImport(args, onHandled) {
   // Exit 1: some lines were refused (listed in --rejects); anything else is a failure.
-  const { lines } = await runNode(CLI, ['import', ...args], {}, {
-    follow: 'stderr', okCodes: [0, 1],
-    // Progress lines only; a warning on stderr is left for the error message.
-    onLine: (line) => { if (line.startsWith('{"handled":')) onHandled(JSON.parse(line).handled) },
-  })
+  const { lines } = await runNode(
+    CLI,
+    ['import', ...args],
+    {},
+    {
+      follow: 'stderr',
+      okCodes: [0, 1],
+      // Progress lines only; a warning on stderr is left for the error message.
+      onLine: (line) => {
+        if (line.startsWith('{"handled":')) onHandled(JSON.parse(line).handled)
+      },
+    },
+  )
   return JSON.parse(lines.at(-1))
 }
 
@@ -83,7 +113,12 @@ try {
   const organization = await insertOrganization(db.sql, { id: newId(), name: `bench ${members}`, kind: 'customer' }, ADMIN)
   const environment = await organizations.createEnvironment(app, organization.id, { name: `bench ${members} members`, shards: Number(values.shards) })
   // The platform operator's path: the seed sets the plan as the CLI's `project plan` does.
-  const project = await organizations.createProject(app, organization.id, { name: `bench ${members}`, environment_id: environment.id, plan: 'enterprise' }, 'operator')
+  const project = await organizations.createProject(
+    app,
+    organization.id,
+    { name: `bench ${members}`, environment_id: environment.id, plan: 'enterprise' },
+    'operator',
+  )
   const headcount = Math.max(project.headcount, members)
   await db.sql`UPDATE projects SET requests_per_minute = ${BENCH_REQUESTS_PER_MINUTE}, daily_request_limit = ${BENCH_REQUESTS_PER_MINUTE}, headcount = ${headcount} WHERE id = ${project.id}`
   const key = await apiKeys.createApiKey(app, { orgId: organization.id, name: 'bench', projectIds: [project.id], createdBy: ADMIN })
@@ -109,25 +144,32 @@ async function writeLines(identities, file) {
   const share = Math.ceil(identities.length / threads)
   const parts = Array.from({ length: threads }, (_, index) => `${file}.part${index}`)
   try {
-    await Promise.all(parts.map((part, index) => {
-      const slice = identities.slice(index * share, (index + 1) * share)
-      const worker = new Worker(new URL('./seed-lines.mjs', import.meta.url), {
-        workerData: {
-          distUrl: dist.href, population: populationOptions, identities: Uint32Array.from(slice), tries, attemptPairs: ATTEMPT_PAIRS,
-          memberIds: slice.map((identity) => memberIds[identity]).join(','), file: part,
-        },
-      })
-      return new Promise((resolve, reject) => {
-        worker.once('error', reject)
-        worker.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`seed-lines worker exited with ${code}`))))
-      })
-    }))
+    await Promise.all(
+      parts.map((part, index) => {
+        const slice = identities.slice(index * share, (index + 1) * share)
+        const worker = new Worker(new URL('./seed-lines.mjs', import.meta.url), {
+          workerData: {
+            distUrl: dist.href,
+            population: populationOptions,
+            identities: Uint32Array.from(slice),
+            tries,
+            attemptPairs: ATTEMPT_PAIRS,
+            memberIds: slice.map((identity) => memberIds[identity]).join(','),
+            file: part,
+          },
+        })
+        return new Promise((resolve, reject) => {
+          worker.once('error', reject)
+          worker.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`seed-lines worker exited with ${code}`))))
+        })
+      }),
+    )
     // In pieces: at 10M members a part is several GB, past what one read may return.
     const out = fs.openSync(file, 'w', 0o600)
     const buffer = Buffer.allocUnsafe(16 << 20)
     for (const part of parts) {
       const input = fs.openSync(part, 'r')
-      for (let read; (read = fs.readSync(input, buffer, 0, buffer.length, null)) > 0;) fs.writeSync(out, buffer, 0, read)
+      for (let read; (read = fs.readSync(input, buffer, 0, buffer.length, null)) > 0; ) fs.writeSync(out, buffer, 0, read)
       fs.closeSync(input)
     }
     fs.closeSync(out)
@@ -160,12 +202,18 @@ try {
     generateSeconds += (performance.now() - generating) / 1000
 
     const before = imported
-    const summary = await runImport(['--project', project.id, '--allow-duplicates', '--batch', String(batchSize), '--progress-lines', '--rejects', rejectsFile, linesFile],
-      (handled) => emit({ type: 'progress', done: Math.min(members, before + handled), total: members }))
+    const summary = await runImport(
+      ['--project', project.id, '--allow-duplicates', '--batch', String(batchSize), '--progress-lines', '--rejects', rejectsFile, linesFile],
+      (handled) => emit({ type: 'progress', done: Math.min(members, before + handled), total: members }),
+    )
     imported += summary.imported
     importSeconds += summary.seconds
     firstPass ??= { members: summary.imported, seconds: summary.seconds }
-    const refused = fs.readFileSync(rejectsFile, 'utf8').split('\n').filter(Boolean).map((text) => JSON.parse(text))
+    const refused = fs
+      .readFileSync(rejectsFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((text) => JSON.parse(text))
     // Only captures that disagree are worth another attempt; anything else is a bug here.
     const other = refused.find((rejection) => rejection.code !== 'capture_invalid')
     if (other) throw new Error(`palmvein import refused line ${other.line}: ${other.code} ${other.detail}`)
@@ -221,9 +269,30 @@ const sample = [...matedIdentities.values()].slice(0, 200)
 // The organization admin's token (the service trusts the data directory's local issuer), for the
 // calibration pass's admin calls.
 const adminToken = await (await loadLocalIssuer(config)).sign(ADMIN, 24 * 3600)
-fs.writeFileSync(values.out, JSON.stringify({
-  org_id: organization.id, admin_token: adminToken,
-  project_id: project.id, environment_id: environment.id, api_key: key.key, members: imported, dimension: environment.dimension,
-  seconds: importSeconds, members_per_second: firstPass.members / firstPass.seconds, generate_seconds: generateSeconds, refused: refusedTotal, member_sample: sample, probes: mixed,
-}), { mode: 0o600 })
-emit({ type: 'done', members: imported, seconds: importSeconds, members_per_second: firstPass.members / firstPass.seconds, generate_seconds: generateSeconds, refused: refusedTotal })
+fs.writeFileSync(
+  values.out,
+  JSON.stringify({
+    org_id: organization.id,
+    admin_token: adminToken,
+    project_id: project.id,
+    environment_id: environment.id,
+    api_key: key.key,
+    members: imported,
+    dimension: environment.dimension,
+    seconds: importSeconds,
+    members_per_second: firstPass.members / firstPass.seconds,
+    generate_seconds: generateSeconds,
+    refused: refusedTotal,
+    member_sample: sample,
+    probes: mixed,
+  }),
+  { mode: 0o600 },
+)
+emit({
+  type: 'done',
+  members: imported,
+  seconds: importSeconds,
+  members_per_second: firstPass.members / firstPass.seconds,
+  generate_seconds: generateSeconds,
+  refused: refusedTotal,
+})

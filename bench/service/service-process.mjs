@@ -37,18 +37,32 @@ export function residentMiB(pid) {
  * @returns {Promise<{ url: string, pid: number, bootSeconds: number, health: string, stop(): Promise<void>, kill(): Promise<void> }>}
  */
 export async function startService(options) {
-  const port = options.port ?? await freePort()
+  const port = options.port ?? (await freePort())
   // Metrics on, as in production, on a port of its own (another palmvein may hold the default).
   const metricsPort = options.env.PALMVEIN_METRICS_PORT ?? String(await freePort())
   const started = performance.now()
   const child = spawn(process.execPath, [CLI, 'serve'], {
-    env: { ...process.env, ...options.env, PORT: String(port), HOST: '127.0.0.1', PALMVEIN_METRICS_PORT: metricsPort, PALMVEIN_LOG_LEVEL: options.env.PALMVEIN_LOG_LEVEL ?? 'warn' },
+    env: {
+      ...process.env,
+      ...options.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PALMVEIN_METRICS_PORT: metricsPort,
+      PALMVEIN_LOG_LEVEL: options.env.PALMVEIN_LOG_LEVEL ?? 'warn',
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   })
   let stderr = ''
-  child.stderr.on('data', (chunk) => { stderr = (stderr + chunk).slice(-4000) })
+  child.stderr.on('data', (chunk) => {
+    stderr = (stderr + chunk).slice(-4000)
+  })
   let exited = null
-  const exit = new Promise((resolve) => child.once('exit', (code, signal) => { exited = { code, signal }; resolve(exited) }))
+  const exit = new Promise((resolve) =>
+    child.once('exit', (code, signal) => {
+      exited = { code, signal }
+      resolve(exited)
+    }),
+  )
   const url = `http://127.0.0.1:${port}`
   const stop = async () => {
     if (exited) return
@@ -69,7 +83,10 @@ export async function startService(options) {
       const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(5_000) })
       const text = await response.text()
       if (response.status === 200 && (options.ready?.(text) ?? true)) {
-        const kill = async () => { child.kill('SIGKILL'); await exit }
+        const kill = async () => {
+          child.kill('SIGKILL')
+          await exit
+        }
         return { url, pid: child.pid, bootSeconds: (performance.now() - started) / 1000, health: text, stop, kill }
       }
       // "FAIL galleries: loading 123/456 rows" while the boot load runs.

@@ -12,12 +12,34 @@ export async function benchTls(directory, env = process.env) {
   if (env.BENCH_TLS !== '1') return null
   let certFile = env.BENCH_TLS_CERT_FILE
   let keyFile = env.BENCH_TLS_KEY_FILE
-  if (Boolean(certFile) !== Boolean(keyFile)) throw new Error('set both BENCH_TLS_CERT_FILE and BENCH_TLS_KEY_FILE, or neither (a certificate for 127.0.0.1 is made)')
+  if (Boolean(certFile) !== Boolean(keyFile))
+    throw new Error('set both BENCH_TLS_CERT_FILE and BENCH_TLS_KEY_FILE, or neither (a certificate for 127.0.0.1 is made)')
   if (!certFile) {
     certFile = path.join(directory, 'bench-cert.pem')
     keyFile = path.join(directory, 'bench-key.pem')
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-      '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'pipe' })
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        keyFile,
+        '-out',
+        certFile,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'pipe' },
+    )
   }
   const caFile = env.BENCH_CA_FILE || certFile
   const ca = await fs.readFile(caFile, 'utf8')

@@ -9,7 +9,7 @@ import type { Principal } from './principal.js'
 
 export async function requireOrgAdmin(sql: Sql, principal: Principal, orgId: string): Promise<void> {
   if (principal.kind !== 'token') throw new ServiceError('forbidden', 'this operation needs an identity token of an organization admin')
-  if (!await isOrganizationAdmin(sql, orgId, principal.subject)) throw notFound('organization')
+  if (!(await isOrganizationAdmin(sql, orgId, principal.subject))) throw notFound('organization')
 }
 
 /**
@@ -63,7 +63,10 @@ export async function reachableProject(sql: Sql, principal: Principal, projectId
 export function requireEnvironmentOwner(project: ProjectRow): asserts project is ProjectRow & { environment_id: string } {
   if (!project.environment_id) throw new ServiceError('environment_not_tenant_managed', `project ${project.id} has no environment`)
   if (project.environment_owner_org_id !== project.org_id) {
-    throw new ServiceError('environment_read_only', `project ${project.id} does not own environment ${project.environment_id}; it may identify there, never enroll`)
+    throw new ServiceError(
+      'environment_read_only',
+      `project ${project.id} does not own environment ${project.environment_id}; it may identify there, never enroll`,
+    )
   }
 }
 
@@ -73,7 +76,10 @@ export function requireTenantManaged(project: ProjectRow): void {
     throw new ServiceError('environment_not_tenant_managed', `project ${project.id} has no environment`)
   }
   if (project.environment_owner_kind !== 'customer') {
-    throw new ServiceError('environment_not_tenant_managed', `environment ${project.environment_id} is a global environment; use Device-Com terminals to identify against it`)
+    throw new ServiceError(
+      'environment_not_tenant_managed',
+      `environment ${project.environment_id} is a global environment; use Device-Com terminals to identify against it`,
+    )
   }
   if (project.environment_owner_org_id !== project.org_id) {
     throw new ServiceError('environment_read_only', `project ${project.id} does not own environment ${project.environment_id}`)

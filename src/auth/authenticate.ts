@@ -36,7 +36,10 @@ async function apiKey(app: Pick<Credentials, 'apiKeys' | 'apiKeyUsage'>, keyId: 
   if (key.revoked_at) throw unauthenticated('the API key has been revoked')
   app.apiKeyUsage.touch(keyId, key.last_used_at)
   return {
-    kind: 'key', keyId, orgId: key.org_id, projectIds: key.project_ids,
+    kind: 'key',
+    keyId,
+    orgId: key.org_id,
+    projectIds: key.project_ids,
     prefetched: projectId ? { projectId, project } : undefined,
   }
 }
@@ -55,14 +58,14 @@ function kindOf(principal: Principal): CredentialKind {
 }
 
 const KIND_NAMES: Record<CredentialKind, string> = {
-  token: 'an identity token', key: 'an API key', device: 'a device token', none: 'no credential',
+  token: 'an identity token',
+  key: 'an API key',
+  device: 'a device token',
+  none: 'no credential',
 }
 
 /** `projectId`: the project the request's path names, if any (read with an API key in one query). */
-export async function authenticate(
-  app: Credentials,
-  header: string, accepted: CredentialKind[], projectId: string | null = null,
-): Promise<Principal> {
+export async function authenticate(app: Credentials, header: string, accepted: CredentialKind[], projectId: string | null = null): Promise<Principal> {
   if (accepted.includes('none') && !header) return NO_PRINCIPAL
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
   if (!match) throw unauthenticated(header ? 'the Authorization header must be "Bearer <credential>"' : 'this operation needs a bearer credential')
@@ -86,7 +89,10 @@ export async function authenticate(
   }
 
   if (!accepted.includes(kindOf(principal))) {
-    const allowed = accepted.filter((kind) => kind !== 'none').map((kind) => KIND_NAMES[kind]).join(' or ')
+    const allowed = accepted
+      .filter((kind) => kind !== 'none')
+      .map((kind) => KIND_NAMES[kind])
+      .join(' or ')
     throw new ServiceError('forbidden', `this operation needs ${allowed}, not ${KIND_NAMES[kindOf(principal)]}`)
   }
   return principal

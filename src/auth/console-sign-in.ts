@@ -23,7 +23,10 @@ type IssuerConfig = Pick<Config, 'dataDir' | 'jwtIssuer' | 'jwtAudience' | 'jwks
 /** Links and sessions mint development-issuer tokens: they work only where the API accepts those. */
 function requireDevelopmentIssuer(config: IssuerConfig): void {
   if (config.jwksUrl || config.jwtPublicKey) {
-    throw new ServiceError('forbidden', 'sign-in links work with the development issuer only; this service accepts identity tokens from a configured issuer (PALMVEIN_JWKS_URL or PALMVEIN_JWT_PUBLIC_KEY)')
+    throw new ServiceError(
+      'forbidden',
+      'sign-in links work with the development issuer only; this service accepts identity tokens from a configured issuer (PALMVEIN_JWKS_URL or PALMVEIN_JWT_PUBLIC_KEY)',
+    )
   }
 }
 
@@ -39,11 +42,16 @@ export interface SignInLink {
  * reaches the service (http://127.0.0.1:8080).
  */
 export async function issueConsoleSignInLink(
-  sql: Sql, config: IssuerConfig, subject: string, baseUrl: string, ttlSeconds: number = SIGN_IN_LINK_SECONDS,
+  sql: Sql,
+  config: IssuerConfig,
+  subject: string,
+  baseUrl: string,
+  ttlSeconds: number = SIGN_IN_LINK_SECONDS,
 ): Promise<SignInLink> {
   requireDevelopmentIssuer(config)
   if (!subject.trim() || subject.length > 256) throw new ServiceError('invalid_request', 'the subject must be 1 to 256 characters')
-  if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > 24 * 3600) throw new ServiceError('invalid_request', 'a sign-in link lives 1 second to 24 hours')
+  if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1 || ttlSeconds > 24 * 3600)
+    throw new ServiceError('invalid_request', 'a sign-in link lives 1 second to 24 hours')
   const id = newId()
   const secret = newSecret()
   const expiresAt = new Date(Date.now() + ttlSeconds * 1000)

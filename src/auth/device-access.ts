@@ -11,7 +11,7 @@ export type LinkedDevice = DeviceRow & { project_id: string }
 /** The device, if it exists and is linked to a project; whether the caller reaches that project is checked next. */
 export async function linkedDevice(sql: Sql, deviceId: string): Promise<LinkedDevice> {
   const device = await deviceById(sql, deviceId)
-  if (!device || !device.project_id) throw notFound('device')
+  if (!device?.project_id) throw notFound('device')
   return device as LinkedDevice
 }
 

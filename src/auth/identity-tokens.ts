@@ -5,8 +5,16 @@ import { createPublicKey, type KeyObject } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import {
-  calculateJwkThumbprint, createRemoteJWKSet, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT,
-  type JWK, type JWTVerifyGetKey,
+  calculateJwkThumbprint,
+  createRemoteJWKSet,
+  decodeProtectedHeader,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  jwtVerify,
+  SignJWT,
+  type JWK,
+  type JWTVerifyGetKey,
 } from 'jose'
 import type { Config } from '../config.js'
 import { ServiceError } from '../errors.js'
@@ -86,7 +94,10 @@ export async function loadIdentityTokens(config: Config): Promise<IdentityTokens
       // A token of another data directory's development issuer: say so rather than a bare "invalid".
       const kid = keyIdOf(token)
       if (localKeyId && kid && kid !== localKeyId) {
-        throw new ServiceError('unauthenticated', `the identity token is signed by an unknown key (kid ${kid}): it comes from another issuer or data directory; this service's development issuer is kid ${localKeyId}`)
+        throw new ServiceError(
+          'unauthenticated',
+          `the identity token is signed by an unknown key (kid ${kid}): it comes from another issuer or data directory; this service's development issuer is kid ${localKeyId}`,
+        )
       }
       try {
         const { payload } = await jwtVerify(token, key as Parameters<typeof jwtVerify>[1], {
@@ -115,14 +126,19 @@ function keyIdOf(token: string): string | null {
 /** Why jose refused the token, in words an operator can act on (never the token itself). */
 function rejection(error: { code?: string; claim?: string }, kid: string | null): string {
   switch (error.code) {
-    case 'ERR_JWT_EXPIRED': return 'the identity token has expired'
+    case 'ERR_JWT_EXPIRED':
+      return 'the identity token has expired'
     case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
       return error.claim === 'iss' || error.claim === 'aud'
         ? `the identity token's ${error.claim} claim is not the one this service expects`
         : 'the identity token is invalid'
-    case 'ERR_JWKS_NO_MATCHING_KEY': return `the identity token is signed by an unknown key (kid ${kid ?? 'none'}): no key of the JWKS matches`
-    case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED': return "the identity token's signature does not verify against this service's issuer key"
-    case 'ERR_JOSE_ALG_NOT_ALLOWED': return 'the identity token is signed with an algorithm this service does not accept (RS256, ES256, EdDSA)'
-    default: return 'the identity token is invalid'
+    case 'ERR_JWKS_NO_MATCHING_KEY':
+      return `the identity token is signed by an unknown key (kid ${kid ?? 'none'}): no key of the JWKS matches`
+    case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
+      return "the identity token's signature does not verify against this service's issuer key"
+    case 'ERR_JOSE_ALG_NOT_ALLOWED':
+      return 'the identity token is signed with an algorithm this service does not accept (RS256, ES256, EdDSA)'
+    default:
+      return 'the identity token is invalid'
   }
 }

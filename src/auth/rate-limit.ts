@@ -71,9 +71,12 @@ function headersOf(limit: number, remaining: number, resetSeconds: number): Reco
   }
 }
 
-const limitOf = (project: LimitedProject, bucket: Bucket) => bucket === 'minute' ? project.requests_per_minute : project.daily_request_limit
+const limitOf = (project: LimitedProject, bucket: Bucket) => (bucket === 'minute' ? project.requests_per_minute : project.daily_request_limit)
 
-interface Refusal { refusedBy: Bucket; resetMs: number }
+interface Refusal {
+  refusedBy: Bucket
+  resetMs: number
+}
 
 async function giveBack(sql: Sql, projectId: string, returns: Array<{ bucket: Bucket; size: number; start: Date }>) {
   if (!returns.length) return
@@ -92,9 +95,13 @@ async function reserveLease(sql: Sql, project: LimitedProject, lease: Lease, max
   const now = performance.now()
   const results = rows.map((row) => ({ row, granted: Math.max(0, Math.min(size, size - (row.count - limitOf(project, row.bucket)))) }))
   const refused = results.find(({ row, granted }) => granted === 0 && row.bucket === 'day') ?? results.find(({ granted }) => granted === 0)
-  await giveBack(sql, project.id, results
-    .map(({ row, granted }) => ({ bucket: row.bucket, size: refused ? size : size - granted, start: row.window_start }))
-    .filter((entry) => entry.size > 0))
+  await giveBack(
+    sql,
+    project.id,
+    results
+      .map(({ row, granted }) => ({ bucket: row.bucket, size: refused ? size : size - granted, start: row.window_start }))
+      .filter((entry) => entry.size > 0),
+  )
   if (refused) return { refusedBy: refused.row.bucket, resetMs: refused.row.reset_ms }
   for (const { row, granted } of results) {
     lease[row.bucket] = { remaining: granted, counted: row.count - (size - granted), endsAt: now + row.reset_ms, start: row.window_start }
@@ -106,9 +113,15 @@ function refusalError(project: LimitedProject, { refusedBy, resetMs }: Refusal):
   const retryAfter = Math.max(1, Math.ceil(resetMs / 1000))
   const headers = headersOf(limitOf(project, refusedBy), 0, retryAfter)
   if (refusedBy === 'day') {
-    return new ServiceError('daily_limit_reached', `${project.label ?? "the project's"} daily limit of ${project.daily_request_limit} requests is reached`, { retryAfter, headers })
+    return new ServiceError('daily_limit_reached', `${project.label ?? "the project's"} daily limit of ${project.daily_request_limit} requests is reached`, {
+      retryAfter,
+      headers,
+    })
   }
-  return new ServiceError('rate_limited', `${project.label ?? "the project's"} limit of ${project.requests_per_minute} requests per minute is reached`, { retryAfter, headers })
+  return new ServiceError('rate_limited', `${project.label ?? "the project's"} limit of ${project.requests_per_minute} requests per minute is reached`, {
+    retryAfter,
+    headers,
+  })
 }
 
 export function createRateLimiter(sql: Sql, options: RateLimiterOptions = {}): RateLimiter {
@@ -153,7 +166,13 @@ export function createRateLimiter(sql: Sql, options: RateLimiterOptions = {}): R
       }
       let refusal: Refusal | null = null
       const current = lease
-      current.pending = reserveLease(sql, project, current, maxLease).then((result) => { refusal = result }).finally(() => { current.pending = null })
+      current.pending = reserveLease(sql, project, current, maxLease)
+        .then((result) => {
+          refusal = result
+        })
+        .finally(() => {
+          current.pending = null
+        })
       await current.pending
       cleanup()
       if (!refusal) continue
@@ -167,10 +186,15 @@ export function createRateLimiter(sql: Sql, options: RateLimiterOptions = {}): R
       const now = performance.now()
       for (const [projectId, lease] of leases) {
         await lease.pending?.catch(() => {})
-        await giveBack(sql, projectId, BUCKETS
-          .filter((bucket) => lease[bucket].remaining > 0 && lease[bucket].start && lease[bucket].endsAt > now)
-          .map((bucket) => ({ bucket, size: lease[bucket].remaining, start: lease[bucket].start! })))
-          .catch(() => {})
+        await giveBack(
+          sql,
+          projectId,
+          BUCKETS.filter((bucket) => lease[bucket].remaining > 0 && lease[bucket].start && lease[bucket].endsAt > now).map((bucket) => ({
+            bucket,
+            size: lease[bucket].remaining,
+            start: lease[bucket].start!,
+          })),
+        ).catch(() => {})
       }
       leases.clear()
     },

@@ -17,14 +17,20 @@ export interface AccessDeps {
 }
 
 /** A Device-Com caller: the terminal and the project it is linked to. */
-export interface Terminal { deviceId: string; mode: string; project: ProjectRow }
+export interface Terminal {
+  deviceId: string
+  mode: string
+  project: ProjectRow
+}
 
 /** What a handler receives for each access. */
-export type Granted<A extends Access> =
-  A extends 'project' | 'tenant-project' ? { project: ProjectRow }
-  : A extends 'device' | 'tenant-device' ? { project: ProjectRow; device: LinkedDevice }
-  : A extends 'terminal' ? { project: ProjectRow; terminal: Terminal }
-  : Record<never, never>
+export type Granted<A extends Access> = A extends 'project' | 'tenant-project'
+  ? { project: ProjectRow }
+  : A extends 'device' | 'tenant-device'
+    ? { project: ProjectRow; device: LinkedDevice }
+    : A extends 'terminal'
+      ? { project: ProjectRow; terminal: Terminal }
+      : Record<never, never>
 
 export interface AccessRequest {
   access: Access

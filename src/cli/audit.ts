@@ -40,9 +40,11 @@ const chainName = (chain: string) => (chain === 'platform' ? 'platform (no organ
 
 function printReports(reports: ChainReport[]): boolean {
   for (const report of reports) {
-    console.log(report.broken
-      ? `BROKEN ${chainName(report.chain)}: record ${report.broken.seq}: ${report.broken.reason}`
-      : `ok ${chainName(report.chain)}: ${report.records} record(s)`)
+    console.log(
+      report.broken
+        ? `BROKEN ${chainName(report.chain)}: record ${report.broken.seq}: ${report.broken.reason}`
+        : `ok ${chainName(report.chain)}: ${report.records} record(s)`,
+    )
   }
   if (reports.length === 0) console.log('ok: no audit records')
   return reports.every((report) => !report.broken)
@@ -52,7 +54,9 @@ function printReports(reports: ChainReport[]): boolean {
 async function runAuditVerify(orgId: string | undefined, checkpoints: string | undefined): Promise<number> {
   let exported: CheckpointRow[] | undefined
   if (checkpoints !== undefined) {
-    const text = await fs.readFile(checkpoints, 'utf8').catch((error: Error) => { throw new CommandRefused(`--checkpoints: ${error.message}`) })
+    const text = await fs.readFile(checkpoints, 'utf8').catch((error: Error) => {
+      throw new CommandRefused(`--checkpoints: ${error.message}`)
+    })
     try {
       exported = parseCheckpointFile(text)
     } catch (error) {
@@ -105,21 +109,32 @@ async function runAuditPurge(days: number): Promise<number> {
   })
 }
 
-const setExitCode = (code: number) => { process.exitCode = code }
+const setExitCode = (code: number) => {
+  process.exitCode = code
+}
 
-export const auditCommand = () => new Command('audit')
-  .description('the audit trail: verify it, export signed checkpoints, purge old records (each needs the master key)')
-  .addCommand(new Command('verify')
-    .description('check the audit trail (one organization\'s chain, or all) with the master key: every record\'s MAC and link, ' +
-      'block and anchor, and signed checkpoint (also those of an exported file); exit 1 naming the first record edited, inserted, deleted, reordered or hidden')
-    .option('--org <id>', 'only this organization\'s chain', uuidOf('an organization'))
-    .option('--checkpoints <file>', 'also check the database against signed checkpoints exported earlier')
-    .action(async (options: { org?: string; checkpoints?: string }) => setExitCode(await runAuditVerify(options.org, options.checkpoints))))
-  .addCommand(new Command('checkpoints')
-    .description('verify, then sign (Ed25519) a checkpoint of every chain\'s end into <file>: keep it away from the database; exit 1 when a chain is broken')
-    .requiredOption('--out <file>', 'the checkpoint file to write')
-    .action(async (options: { out: string }) => setExitCode(await runAuditCheckpoints(options.out))))
-  .addCommand(new Command('purge')
-    .description('run the retention purge now: delete records older than the retention; exit 1 when a chain is left unpurged')
-    .option('--days <n>', 'the retention in days (default PALMVEIN_AUDIT_RETENTION_DAYS)', wholeNumber(0, 36_500))
-    .action(async (options: { days?: number }) => setExitCode(await runAuditPurge(options.days ?? loadConfig().auditRetentionDays))))
+export const auditCommand = () =>
+  new Command('audit')
+    .description('the audit trail: verify it, export signed checkpoints, purge old records (each needs the master key)')
+    .addCommand(
+      new Command('verify')
+        .description(
+          "check the audit trail (one organization's chain, or all) with the master key: every record's MAC and link, " +
+            'block and anchor, and signed checkpoint (also those of an exported file); exit 1 naming the first record edited, inserted, deleted, reordered or hidden',
+        )
+        .option('--org <id>', "only this organization's chain", uuidOf('an organization'))
+        .option('--checkpoints <file>', 'also check the database against signed checkpoints exported earlier')
+        .action(async (options: { org?: string; checkpoints?: string }) => setExitCode(await runAuditVerify(options.org, options.checkpoints))),
+    )
+    .addCommand(
+      new Command('checkpoints')
+        .description("verify, then sign (Ed25519) a checkpoint of every chain's end into <file>: keep it away from the database; exit 1 when a chain is broken")
+        .requiredOption('--out <file>', 'the checkpoint file to write')
+        .action(async (options: { out: string }) => setExitCode(await runAuditCheckpoints(options.out))),
+    )
+    .addCommand(
+      new Command('purge')
+        .description('run the retention purge now: delete records older than the retention; exit 1 when a chain is left unpurged')
+        .option('--days <n>', 'the retention in days (default PALMVEIN_AUDIT_RETENTION_DAYS)', wholeNumber(0, 36_500))
+        .action(async (options: { days?: number }) => setExitCode(await runAuditPurge(options.days ?? loadConfig().auditRetentionDays))),
+    )

@@ -10,16 +10,32 @@ import { openEmbedded } from '../store/engine/embedded.js'
 import { refuseMissingDataDirectory } from './data-directory.js'
 import { CommandRefused } from './errors.js'
 
-const MASTER_KEY_NOTE = 'the backup does not hold the master key (PALMVEIN_MASTER_KEY, or master.key in the data directory): keep the key apart from the backup; a restore needs it'
+const MASTER_KEY_NOTE =
+  'the backup does not hold the master key (PALMVEIN_MASTER_KEY, or master.key in the data directory): keep the key apart from the backup; a restore needs it'
 
 async function runBackup(out: string): Promise<void> {
   const config = loadConfig()
-  if (config.databaseUrl) throw new CommandRefused('backup covers the embedded database; on PostgreSQL use its own tools, e.g. pg_dump --format=custom "$DATABASE_URL" > palmvein.dump (and keep the master key apart)')
+  if (config.databaseUrl)
+    throw new CommandRefused(
+      'backup covers the embedded database; on PostgreSQL use its own tools, e.g. pg_dump --format=custom "$DATABASE_URL" > palmvein.dump (and keep the master key apart)',
+    )
   // Checked here, after the PostgreSQL answer (which needs no data directory).
   refuseMissingDataDirectory(config)
-  if (await fs.stat(out).then(() => true, () => false)) throw new CommandRefused(`${out} exists: choose a new file`)
+  if (
+    await fs.stat(out).then(
+      () => true,
+      () => false,
+    )
+  )
+    throw new CommandRefused(`${out} exists: choose a new file`)
   const directory = path.dirname(path.resolve(out))
-  if (!await fs.stat(directory).then((stat) => stat.isDirectory(), () => false)) throw new CommandRefused(`cannot write ${out}: there is no directory ${directory}`)
+  if (
+    !(await fs.stat(directory).then(
+      (stat) => stat.isDirectory(),
+      () => false,
+    ))
+  )
+    throw new CommandRefused(`cannot write ${out}: there is no directory ${directory}`)
   const started = performance.now()
   // Joins the running service's database, or opens it here when none runs.
   const server = await openEmbedded(config.dataDir)
@@ -32,7 +48,8 @@ async function runBackup(out: string): Promise<void> {
   }
 }
 
-export const backupCommand = () => new Command('backup')
-  .description('a consistent backup of the embedded database, while the service runs (not the master key: keep it apart); on PostgreSQL use pg_dump')
-  .requiredOption('--out <file>', 'the backup file to write (it must not exist)')
-  .action((options: { out: string }) => runBackup(options.out))
+export const backupCommand = () =>
+  new Command('backup')
+    .description('a consistent backup of the embedded database, while the service runs (not the master key: keep it apart); on PostgreSQL use pg_dump')
+    .requiredOption('--out <file>', 'the backup file to write (it must not exist)')
+    .action((options: { out: string }) => runBackup(options.out))

@@ -12,7 +12,7 @@ const STATUS_PROBE_MS = 3_000
 
 async function runClusterStatus(): Promise<number> {
   const config = loadConfig()
-  if (!config.databaseUrl) throw new CommandRefused('cluster mode runs on PostgreSQL: set DATABASE_URL to the cluster\'s database')
+  if (!config.databaseUrl) throw new CommandRefused("cluster mode runs on PostgreSQL: set DATABASE_URL to the cluster's database")
   const { leaseMs, replicas } = clusterShape()
   const db = await openDatabase(config)
   try {
@@ -26,8 +26,11 @@ async function runClusterStatus(): Promise<number> {
   }
 }
 
-export const clusterCommand = () => new Command('cluster')
-  .description('cluster mode (PostgreSQL)')
-  .addCommand(new Command('status')
-    .description('the cluster\'s nodes and each shard\'s replicas as JSON; exit 1 when a shard has fewer ready replicas than wanted')
-    .action(async () => { process.exitCode = await runClusterStatus() }))
+export const clusterCommand = () =>
+  new Command('cluster').description('cluster mode (PostgreSQL)').addCommand(
+    new Command('status')
+      .description("the cluster's nodes and each shard's replicas as JSON; exit 1 when a shard has fewer ready replicas than wanted")
+      .action(async () => {
+        process.exitCode = await runClusterStatus()
+      }),
+  )

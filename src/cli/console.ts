@@ -29,10 +29,13 @@ async function signInLink(options: { sub: string; url?: string; ttl: number }): 
   }
 }
 
-export const consoleCommand = () => new Command('console')
-  .description('print a one-time sign-in link to the web console at /console/ (the local development issuer only: '
-    + 'refused when tokens come from PALMVEIN_JWKS_URL or PALMVEIN_JWT_PUBLIC_KEY)')
-  .requiredOption('--sub <subject>', 'the subject (token sub) the link signs in, e.g. admin@example.com')
-  .option('--url <url>', 'where the browser reaches the service (default: http://127.0.0.1:PORT)')
-  .option('--ttl <seconds>', 'how long the link stays valid', wholeNumber(1, 86_400), 600)
-  .action(signInLink)
+export const consoleCommand = () =>
+  new Command('console')
+    .description(
+      'print a one-time sign-in link to the web console at /console/ (the local development issuer only: ' +
+        'refused when tokens come from PALMVEIN_JWKS_URL or PALMVEIN_JWT_PUBLIC_KEY)',
+    )
+    .requiredOption('--sub <subject>', 'the subject (token sub) the link signs in, e.g. admin@example.com')
+    .option('--url <url>', 'where the browser reaches the service (default: http://127.0.0.1:PORT)')
+    .option('--ttl <seconds>', 'how long the link stays valid', wholeNumber(1, 86_400), 600)
+    .action(signInLink)

@@ -13,5 +13,7 @@ export function keepsFilesInDataDirectory(config: Pick<Config, 'databaseUrl' | '
 /** CommandRefused when the data directory does not exist: the command will not create one. */
 export function refuseMissingDataDirectory(config: Pick<Config, 'dataDir'>): void {
   if (existsSync(config.dataDir)) return
-  throw new CommandRefused(`no data directory at ${config.dataDir} (PALMVEIN_DATA_DIR, default ./data): run this where the service runs or set PALMVEIN_DATA_DIR to its data directory; only 'palmvein serve', 'palmvein migrate' and 'palmvein restore' create one`)
+  throw new CommandRefused(
+    `no data directory at ${config.dataDir} (PALMVEIN_DATA_DIR, default ./data): run this where the service runs or set PALMVEIN_DATA_DIR to its data directory; only 'palmvein serve', 'palmvein migrate' and 'palmvein restore' create one`,
+  )
 }

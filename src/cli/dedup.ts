@@ -55,7 +55,9 @@ function progress(lines: boolean): Progress {
         const elapsed = (now - started) / 1000
         const rate = (done - first.done) / Math.max(1e-9, (now - first.at) / 1000)
         const eta = done >= total ? 0 : rate > 0 ? (total - done) / rate : null
-        process.stderr.write(JSON.stringify({ done, total, percent, elapsed_s: Number(elapsed.toFixed(1)), eta_s: eta === null ? null : Number(eta.toFixed(1)) }) + '\n')
+        process.stderr.write(
+          JSON.stringify({ done, total, percent, elapsed_s: Number(elapsed.toFixed(1)), eta_s: eta === null ? null : Number(eta.toFixed(1)) }) + '\n',
+        )
       },
       stop() {},
     }
@@ -91,9 +93,13 @@ async function runDedup(args: DedupArguments): Promise<number> {
     const exact = args.exact || (threshold < CELL_SEARCH_MIN_THRESHOLD && args.probes === undefined)
     if (exact && !args.exact) {
       if (args.checkpoint || args.stopAfterCells != null || args.cells !== undefined) {
-        throw new CommandRefused(`below a threshold of ${CELL_SEARCH_MIN_THRESHOLD} dedup searches every pair, which takes no --checkpoint, --stop-after or --cells; widen the cell search with --probes <n> instead`)
+        throw new CommandRefused(
+          `below a threshold of ${CELL_SEARCH_MIN_THRESHOLD} dedup searches every pair, which takes no --checkpoint, --stop-after or --cells; widen the cell search with --probes <n> instead`,
+        )
       }
-      process.stderr.write(`palmvein dedup: threshold ${threshold} is below ${CELL_SEARCH_MIN_THRESHOLD}, where the cell search's recall is not measured: searching every pair (--probes <n> widens the cell search instead)\n`)
+      process.stderr.write(
+        `palmvein dedup: threshold ${threshold} is below ${CELL_SEARCH_MIN_THRESHOLD}, where the cell search's recall is not measured: searching every pair (--probes <n> widens the cell search instead)\n`,
+      )
     }
     const bar = progress(args.progressLines ?? false)
     try {
@@ -101,12 +107,16 @@ async function runDedup(args: DedupArguments): Promise<number> {
       const onProgress = (done: number, total: number) => bar.update(done, total)
       let report: { pairs: DuplicatePair[]; threshold: number; references: number; complete: boolean }
       if (exact) {
-        report = { ...await findDuplicatePairs({ galleries, sql: db.sql }, args.environment, args.threshold, onProgress), complete: true }
+        report = { ...(await findDuplicatePairs({ galleries, sql: db.sql }, args.environment, args.threshold, onProgress)), complete: true }
       } else {
         try {
           report = await findDuplicatePairsByCells({ galleries, sql: db.sql, config }, args.environment, args.threshold, {
-            probes: args.probes, cells: args.cells, checkpoint: args.checkpoint, checkpointSeconds: args.checkpointSeconds,
-            stopAfterCells: args.stopAfterCells, onProgress,
+            probes: args.probes,
+            cells: args.cells,
+            checkpoint: args.checkpoint,
+            checkpointSeconds: args.checkpointSeconds,
+            stopAfterCells: args.stopAfterCells,
+            onProgress,
           })
         } catch (error) {
           // A checkpoint made for other palms or another threshold: the user decides, nothing is overwritten.
@@ -123,8 +133,10 @@ async function runDedup(args: DedupArguments): Promise<number> {
       for (const pair of report.pairs) process.stdout.write(JSON.stringify({ ...pair, score: Number(pair.score.toFixed(6)) }) + '\n')
       const summary = summarisePairs(report.pairs, report.threshold, report.references)
       if (args.summary) writeFileSync(args.summary, JSON.stringify(summary, null, 2) + '\n')
-      process.stderr.write(`palmvein dedup: ${report.pairs.length} pair(s) at or above ${report.threshold} among ${report.references} palm(s) in ${seconds} s` +
-        `; ${summary.members} member(s) in pairs, ${summary.clusters.length} cluster(s) of more than two\n`)
+      process.stderr.write(
+        `palmvein dedup: ${report.pairs.length} pair(s) at or above ${report.threshold} among ${report.references} palm(s) in ${seconds} s` +
+          `; ${summary.members} member(s) in pairs, ${summary.clusters.length} cluster(s) of more than two\n`,
+      )
       return 0
     } finally {
       bar.stop()
@@ -132,23 +144,45 @@ async function runDedup(args: DedupArguments): Promise<number> {
   })
 }
 
-export const dedupCommand = () => new Command('dedup')
-  .description('every pair of members whose palms match at or above a threshold, as JSON lines, best first (exit 3: stopped by --stop-after, the checkpoint resumes it)')
-  .requiredOption('--environment <environment_id>', 'the environment', uuidOf('an environment'))
-  .option('--threshold <t>', 'the score a pair must reach (default: the environment\'s match_threshold)', positiveFraction)
-  .option('--exact', 'search every palm against every palm, not by cells')
-  .option('--checkpoint <file>', 'save progress there and resume from it')
-  .option('--checkpoint-every <s>', 'seconds between checkpoints', wholeNumber(0, 86_400))
-  .option('--stop-after <cells>', 'stop after this many cells (with --checkpoint)', wholeNumber(0, 65_535))
-  .option('--summary <file>', 'write the summary for adjudicators as JSON')
-  .option('--probes <n>', 'cells searched per palm (widens the cell search)', wholeNumber(1, 65_535))
-  .option('--cells <n>', 'cells the palms are placed in', wholeNumber(1, 65_535))
-  .option('--progress-lines', 'progress as one JSON line per percent on stderr (for scripts) instead of a bar')
-  .action(async (options: { environment: string; threshold?: number; exact?: boolean; checkpoint?: string; checkpointEvery?: number; stopAfter?: number;
-    summary?: string; probes?: number; cells?: number; progressLines?: boolean }) => {
-    process.exitCode = await runDedup({
-      environment: options.environment, threshold: options.threshold ?? null, exact: options.exact ?? false, checkpoint: options.checkpoint ?? null,
-      checkpointSeconds: options.checkpointEvery, stopAfterCells: options.stopAfter ?? null, summary: options.summary ?? null,
-      probes: options.probes, cells: options.cells, progressLines: options.progressLines ?? false,
-    })
-  })
+export const dedupCommand = () =>
+  new Command('dedup')
+    .description(
+      'every pair of members whose palms match at or above a threshold, as JSON lines, best first (exit 3: stopped by --stop-after, the checkpoint resumes it)',
+    )
+    .requiredOption('--environment <environment_id>', 'the environment', uuidOf('an environment'))
+    .option('--threshold <t>', "the score a pair must reach (default: the environment's match_threshold)", positiveFraction)
+    .option('--exact', 'search every palm against every palm, not by cells')
+    .option('--checkpoint <file>', 'save progress there and resume from it')
+    .option('--checkpoint-every <s>', 'seconds between checkpoints', wholeNumber(0, 86_400))
+    .option('--stop-after <cells>', 'stop after this many cells (with --checkpoint)', wholeNumber(0, 65_535))
+    .option('--summary <file>', 'write the summary for adjudicators as JSON')
+    .option('--probes <n>', 'cells searched per palm (widens the cell search)', wholeNumber(1, 65_535))
+    .option('--cells <n>', 'cells the palms are placed in', wholeNumber(1, 65_535))
+    .option('--progress-lines', 'progress as one JSON line per percent on stderr (for scripts) instead of a bar')
+    .action(
+      async (options: {
+        environment: string
+        threshold?: number
+        exact?: boolean
+        checkpoint?: string
+        checkpointEvery?: number
+        stopAfter?: number
+        summary?: string
+        probes?: number
+        cells?: number
+        progressLines?: boolean
+      }) => {
+        process.exitCode = await runDedup({
+          environment: options.environment,
+          threshold: options.threshold ?? null,
+          exact: options.exact ?? false,
+          checkpoint: options.checkpoint ?? null,
+          checkpointSeconds: options.checkpointEvery,
+          stopAfterCells: options.stopAfter ?? null,
+          summary: options.summary ?? null,
+          probes: options.probes,
+          cells: options.cells,
+          progressLines: options.progressLines ?? false,
+        })
+      },
+    )

@@ -38,9 +38,13 @@ async function* templateLines(file: string): AsyncGenerator<TemplateLine> {
 
 async function runEval(args: EvalArgs): Promise<void> {
   const started = performance.now()
-  if (args.templates && args.templates !== '-') await fs.access(args.templates).catch(() => { throw new CommandRefused(`cannot read ${args.templates}`) })
+  if (args.templates && args.templates !== '-')
+    await fs.access(args.templates).catch(() => {
+      throw new CommandRefused(`cannot read ${args.templates}`)
+    })
   const source = args.templates ? templateLines(args.templates) : syntheticTemplateSet(args.synthetic!)
-  const synthetic = args.synthetic && `synthetic set (${args.synthetic.enrolled} enrolled, ${args.synthetic.unenrolled} never enrolled, seed ${args.synthetic.seed})`
+  const synthetic =
+    args.synthetic && `synthetic set (${args.synthetic.enrolled} enrolled, ${args.synthetic.unenrolled} never enrolled, seed ${args.synthetic.seed})`
   process.stderr.write(`palmvein eval: ${args.templates ? `templates from ${args.templates}` : synthetic}, search mode ${args.settings.mode} ...\n`)
   let outcome
   try {
@@ -59,10 +63,18 @@ async function runEval(args: EvalArgs): Promise<void> {
     fs.writeFile(path.join(args.out, 'cmc.svg'), cmcSvg(report)),
   ])
   const { fnir, fpir } = report.at_match_threshold
-  process.stdout.write(JSON.stringify({
-    out: path.resolve(args.out), gallery_size: report.gallery_size, mated_probes: report.mated_probes, non_mated_probes: report.non_mated_probes,
-    match_threshold: report.settings.match_threshold, fnir: fnir.rate, fpir: fpir.rate, seconds: Math.round(performance.now() - started) / 1000,
-  }) + '\n')
+  process.stdout.write(
+    JSON.stringify({
+      out: path.resolve(args.out),
+      gallery_size: report.gallery_size,
+      mated_probes: report.mated_probes,
+      non_mated_probes: report.non_mated_probes,
+      match_threshold: report.settings.match_threshold,
+      fnir: fnir.rate,
+      fpir: fpir.rate,
+      seconds: Math.round(performance.now() - started) / 1000,
+    }) + '\n',
+  )
 }
 
 interface EvalOptions {
@@ -84,23 +96,26 @@ function evalCommandLine(options: EvalOptions): Promise<void> {
   return runEval({
     out: options.out,
     templates: options.templates ?? null,
-    synthetic: options.synthetic ? { enrolled: Math.max(1, options.identities), unenrolled: options.unenrolled, seed: options.seed, dimension: options.dimension } : null,
+    synthetic: options.synthetic
+      ? { enrolled: Math.max(1, options.identities), unenrolled: options.unenrolled, seed: options.seed, dimension: options.dimension }
+      : null,
     settings: { matchThreshold: options.threshold, margin: options.margin, mode: options.mode, threads: Math.max(1, Math.min(4, os.availableParallelism())) },
     targets: options.fpir?.length ? options.fpir : undefined,
   })
 }
 
-export const evalCommand = () => new Command('eval')
-  .description('open-set 1:N accuracy with the real matcher: FNIR at FPIR, DET, CMC, score distributions (report.json, report.md, SVG charts in <dir>)')
-  .requiredOption('--out <dir>', 'where the report is written')
-  .option('--templates <file>', 'templates, one JSON object a line (- for standard input)')
-  .option('--synthetic', 'a seeded synthetic set instead of --templates')
-  .option('--identities <n>', 'synthetic: enrolled identities', wholeNumber(0, 1_000_000), 2000)
-  .option('--unenrolled <n>', 'synthetic: identities never enrolled', wholeNumber(0, 1_000_000), 2000)
-  .option('--seed <s>', 'synthetic: the seed', wholeNumber(0, 2 ** 31), 42)
-  .option('--dimension <d>', 'synthetic: template dimension, 128, 256 or 512', oneOf([128, 256, 512]), 256)
-  .option('--fpir <list>', 'target FPIRs of the operating points, e.g. 1e-2,1e-3', positiveFractions)
-  .option('--threshold <t>', 'the match threshold', numberIn(0, 1), 0.8)
-  .option('--margin <m>', 'the margin', numberIn(0, 1), 0.03)
-  .addOption(new Option('--mode <m>', 'search mode').choices(['exact', 'two_stage', 'auto']).default('exact'))
-  .action(evalCommandLine)
+export const evalCommand = () =>
+  new Command('eval')
+    .description('open-set 1:N accuracy with the real matcher: FNIR at FPIR, DET, CMC, score distributions (report.json, report.md, SVG charts in <dir>)')
+    .requiredOption('--out <dir>', 'where the report is written')
+    .option('--templates <file>', 'templates, one JSON object a line (- for standard input)')
+    .option('--synthetic', 'a seeded synthetic set instead of --templates')
+    .option('--identities <n>', 'synthetic: enrolled identities', wholeNumber(0, 1_000_000), 2000)
+    .option('--unenrolled <n>', 'synthetic: identities never enrolled', wholeNumber(0, 1_000_000), 2000)
+    .option('--seed <s>', 'synthetic: the seed', wholeNumber(0, 2 ** 31), 42)
+    .option('--dimension <d>', 'synthetic: template dimension, 128, 256 or 512', oneOf([128, 256, 512]), 256)
+    .option('--fpir <list>', 'target FPIRs of the operating points, e.g. 1e-2,1e-3', positiveFractions)
+    .option('--threshold <t>', 'the match threshold', numberIn(0, 1), 0.8)
+    .option('--margin <m>', 'the margin', numberIn(0, 1), 0.03)
+    .addOption(new Option('--mode <m>', 'search mode').choices(['exact', 'two_stage', 'auto']).default('exact'))
+    .action(evalCommandLine)

@@ -9,7 +9,9 @@ import { exportMembers, type ExportCounts } from '../domain/import/member-export
 
 async function runExport(args: { project: string; includeBiometrics: boolean }): Promise<void> {
   if (!args.includeBiometrics) {
-    throw new CommandRefused('export writes every member\'s palm captures in the clear: add --include-biometrics to confirm, and keep the output as safe as the database')
+    throw new CommandRefused(
+      "export writes every member's palm captures in the clear: add --include-biometrics to confirm, and keep the output as safe as the database",
+    )
   }
   await withCliSession(async (session) => {
     const project = await tenantProject(session, args.project, 'export reads')
@@ -25,8 +27,11 @@ async function runExport(args: { project: string; includeBiometrics: boolean }):
   })
 }
 
-export const exportCommand = () => new Command('export')
-  .description('print the project\'s members with their palm captures (decrypted) as import lines')
-  .requiredOption('--project <project_id>', 'a project with its own (tenant-managed) environment')
-  .option('--include-biometrics', 'confirm that the output holds every member\'s palm captures in the clear')
-  .action((options: { project: string; includeBiometrics?: boolean }) => runExport({ project: options.project, includeBiometrics: options.includeBiometrics ?? false }))
+export const exportCommand = () =>
+  new Command('export')
+    .description("print the project's members with their palm captures (decrypted) as import lines")
+    .requiredOption('--project <project_id>', 'a project with its own (tenant-managed) environment')
+    .option('--include-biometrics', "confirm that the output holds every member's palm captures in the clear")
+    .action((options: { project: string; includeBiometrics?: boolean }) =>
+      runExport({ project: options.project, includeBiometrics: options.includeBiometrics ?? false }),
+    )

@@ -30,7 +30,14 @@ export async function* stableMemberIds(input: AsyncIterable<Buffer | string>, pr
       continue
     }
     pending = buffer.subarray(end + 1)
-    yield Buffer.from(buffer.subarray(0, end).toString('utf8').split('\n').map((line) => withStableMemberId(line, projectId)).join('\n') + '\n')
+    yield Buffer.from(
+      buffer
+        .subarray(0, end)
+        .toString('utf8')
+        .split('\n')
+        .map((line) => withStableMemberId(line, projectId))
+        .join('\n') + '\n',
+    )
   }
   if (pending.length) yield Buffer.from(withStableMemberId(pending.toString('utf8'), projectId))
 }

@@ -30,12 +30,22 @@ interface ImportArguments {
 
 /** The progress of the members handled (imported, skipped or refused) out of `total` lines (null: reading stdin). */
 function progressBar(total: number | null, lines: boolean): { update(handled: number): void; stop(): void } {
-  if (lines) return { update: (handled) => { process.stderr.write(`${JSON.stringify({ handled })}\n`) }, stop() {} }
+  if (lines)
+    return {
+      update: (handled) => {
+        process.stderr.write(`${JSON.stringify({ handled })}\n`)
+      },
+      stop() {},
+    }
   if (!process.stderr.isTTY) return { update() {}, stop() {} }
-  const bar = new SingleBar({
-    stream: process.stderr, etaBuffer: 50,
-    format: total === null ? 'import |{bar}| {value} members' : 'import |{bar}| {percentage}% | {value}/{total} members | ETA {eta_formatted}',
-  }, Presets.shades_classic)
+  const bar = new SingleBar(
+    {
+      stream: process.stderr,
+      etaBuffer: 50,
+      format: total === null ? 'import |{bar}| {value} members' : 'import |{bar}| {percentage}% | {value}/{total} members | ETA {eta_formatted}',
+    },
+    Presets.shades_classic,
+  )
   bar.start(total ?? 1, 0)
   return { update: (handled) => bar.update(handled), stop: () => bar.stop() }
 }
@@ -57,14 +67,16 @@ async function countLines(file: string): Promise<number> {
 
 /** What the refused lines were refused for, said plainly (the codes are those of --rejects and the API). */
 const REASONS: Record<string, string> = {
-  headcount_reached: 'the project\'s plan headcount is reached (palmvein project plan changes the plan)',
-  duplicate_palm: 'a palm matches another member\'s (--allow-duplicates imports them)',
+  headcount_reached: "the project's plan headcount is reached (palmvein project plan changes the plan)",
+  duplicate_palm: "a palm matches another member's (--allow-duplicates imports them)",
 }
 
 function reportRejections(byCode: Map<string, number>, rejectsFile: string | null): void {
   if (byCode.size === 0) return
   const counts = [...byCode].sort((a, b) => b[1] - a[1]).map(([code, count]) => `${count} ${code}${REASONS[code] ? `: ${REASONS[code]}` : ''}`)
-  process.stderr.write(`palmvein import: refused ${counts.join('; ')}${rejectsFile ? `; each line is in ${rejectsFile}` : '; --rejects <file> lists each line'}\n`)
+  process.stderr.write(
+    `palmvein import: refused ${counts.join('; ')}${rejectsFile ? `; each line is in ${rejectsFile}` : '; --rejects <file> lists each line'}\n`,
+  )
 }
 
 async function runImport(args: ImportArguments): Promise<number> {
@@ -85,10 +97,16 @@ async function runImport(args: ImportArguments): Promise<number> {
         onProgress: (handled) => bar.update(handled),
       })
       bar.stop()
-      console.log(JSON.stringify({
-        imported: summary.imported, skipped: summary.skipped, rejected: summary.rejected, duplicates: summary.duplicates,
-        rejected_by_code: Object.fromEntries(byCode), seconds: Number(summary.seconds.toFixed(3)),
-      }))
+      console.log(
+        JSON.stringify({
+          imported: summary.imported,
+          skipped: summary.skipped,
+          rejected: summary.rejected,
+          duplicates: summary.duplicates,
+          rejected_by_code: Object.fromEntries(byCode),
+          seconds: Number(summary.seconds.toFixed(3)),
+        }),
+      )
       reportRejections(byCode, args.rejects)
       return summary.rejected === 0 ? 0 : 1
     } finally {
@@ -98,19 +116,26 @@ async function runImport(args: ImportArguments): Promise<number> {
   })
 }
 
-export const importCommand = () => new Command('import')
-  .description('import members with their palms, one JSON object a line ({"member_id"?, "display_name", "metadata"?, "left_hand"?, "right_hand"?}, ' +
-    'the hands as in the enroll body); prints a JSON summary; exit 1 when some lines were refused (--rejects lists them with their codes)')
-  .argument('<file>', 'the NDJSON file, or - for standard input')
-  .requiredOption('--project <project_id>', 'a project with its own (tenant-managed) environment')
-  .option('--allow-duplicates', 'import palms that match another member\'s')
-  .option('--rejects <file>', 'write each refused line\'s number, code and detail there')
-  .option('--batch <n>', 'lines per batch', wholeNumber(1, 10_000), DEFAULT_BATCH)
-  .option('--progress-lines', '{"handled": n} on stderr after each batch (for scripts) instead of a bar')
-  .action(async (source: string, options: { project: string; allowDuplicates?: boolean; rejects?: string; batch: number; progressLines?: boolean }) => {
-    if (source !== '-' && !existsSync(source)) throw new UsageError(`cannot read ${source}: no such file`)
-    process.exitCode = await runImport({
-      project: options.project, source, allowDuplicates: options.allowDuplicates ?? false, rejects: options.rejects ?? null,
-      batch: options.batch, progressLines: options.progressLines ?? false,
+export const importCommand = () =>
+  new Command('import')
+    .description(
+      'import members with their palms, one JSON object a line ({"member_id"?, "display_name", "metadata"?, "left_hand"?, "right_hand"?}, ' +
+        'the hands as in the enroll body); prints a JSON summary; exit 1 when some lines were refused (--rejects lists them with their codes)',
+    )
+    .argument('<file>', 'the NDJSON file, or - for standard input')
+    .requiredOption('--project <project_id>', 'a project with its own (tenant-managed) environment')
+    .option('--allow-duplicates', "import palms that match another member's")
+    .option('--rejects <file>', "write each refused line's number, code and detail there")
+    .option('--batch <n>', 'lines per batch', wholeNumber(1, 10_000), DEFAULT_BATCH)
+    .option('--progress-lines', '{"handled": n} on stderr after each batch (for scripts) instead of a bar')
+    .action(async (source: string, options: { project: string; allowDuplicates?: boolean; rejects?: string; batch: number; progressLines?: boolean }) => {
+      if (source !== '-' && !existsSync(source)) throw new UsageError(`cannot read ${source}: no such file`)
+      process.exitCode = await runImport({
+        project: options.project,
+        source,
+        allowDuplicates: options.allowDuplicates ?? false,
+        rejects: options.rejects ?? null,
+        batch: options.batch,
+        progressLines: options.progressLines ?? false,
+      })
     })
-  })

@@ -19,7 +19,8 @@ async function replaceKeyFile(file: string, key: Buffer): Promise<void> {
 
 async function runKeys(subcommand: 'rotate-master' | 'retire-master'): Promise<void> {
   const raw = process.env.PALMVEIN_NEW_MASTER_KEY
-  if (subcommand === 'rotate-master' && !raw) throw new CommandRefused('rotate-master reads the new master key from PALMVEIN_NEW_MASTER_KEY (32 bytes, base64; `openssl rand -base64 32` makes one)')
+  if (subcommand === 'rotate-master' && !raw)
+    throw new CommandRefused('rotate-master reads the new master key from PALMVEIN_NEW_MASTER_KEY (32 bytes, base64; `openssl rand -base64 32` makes one)')
   const next = subcommand === 'rotate-master' ? parseMasterKey(raw!, 'PALMVEIN_NEW_MASTER_KEY') : null
   await withCliSession(async (session) => {
     const master = await loadMasterKey(session.config)
@@ -28,13 +29,19 @@ async function runKeys(subcommand: 'rotate-master' | 'retire-master'): Promise<v
         const rotated = await rotateMasterKey(session.db.sql, master.key, next)
         if (master.source !== 'PALMVEIN_MASTER_KEY') await replaceKeyFile(master.source, next)
         process.stdout.write(JSON.stringify(rotated) + '\n')
-        process.stderr.write(`palmvein keys: every master-wrapped key now opens with key ${rotated.new_key_id} too. ${master.source === 'PALMVEIN_MASTER_KEY'
-          ? 'Restart each process with PALMVEIN_MASTER_KEY set to the new key'
-          : `${master.source} holds the new key now; restart the service`}, then run \`palmvein keys retire-master\` with the new key.\n`)
+        process.stderr.write(
+          `palmvein keys: every master-wrapped key now opens with key ${rotated.new_key_id} too. ${
+            master.source === 'PALMVEIN_MASTER_KEY'
+              ? 'Restart each process with PALMVEIN_MASTER_KEY set to the new key'
+              : `${master.source} holds the new key now; restart the service`
+          }, then run \`palmvein keys retire-master\` with the new key.\n`,
+        )
       } else {
         const retired = await retireMasterKey(session.db.sql, master.key)
         process.stdout.write(JSON.stringify(retired) + '\n')
-        process.stderr.write(`palmvein keys: key ${retired.retired_key_id} opens nothing in this database any more; destroy its copies (backups taken before now still need it).\n`)
+        process.stderr.write(
+          `palmvein keys: key ${retired.retired_key_id} opens nothing in this database any more; destroy its copies (backups taken before now still need it).\n`,
+        )
       }
     } catch (error) {
       if (error instanceof RotationRefused) throw new CommandRefused(error.message)
@@ -43,11 +50,14 @@ async function runKeys(subcommand: 'rotate-master' | 'retire-master'): Promise<v
   })
 }
 
-export const keysCommand = () => new Command('keys')
-  .description('master key rotation (the procedure is in the README)')
-  .addCommand(new Command('rotate-master')
-    .description('re-wrap every environment key under PALMVEIN_NEW_MASTER_KEY as well (the old and the new master key both work until retire-master)')
-    .action(() => runKeys('rotate-master')))
-  .addCommand(new Command('retire-master')
-    .description('with the new key as PALMVEIN_MASTER_KEY: drop the old key\'s wrappings')
-    .action(() => runKeys('retire-master')))
+export const keysCommand = () =>
+  new Command('keys')
+    .description('master key rotation (the procedure is in the README)')
+    .addCommand(
+      new Command('rotate-master')
+        .description('re-wrap every environment key under PALMVEIN_NEW_MASTER_KEY as well (the old and the new master key both work until retire-master)')
+        .action(() => runKeys('rotate-master')),
+    )
+    .addCommand(
+      new Command('retire-master').description("with the new key as PALMVEIN_MASTER_KEY: drop the old key's wrappings").action(() => runKeys('retire-master')),
+    )

@@ -11,7 +11,12 @@ import { CommandRefused, UsageError } from './errors.js'
 import { buildProgram, commandNamed, commandPath, helpAsFlag, helpHint } from './program.js'
 
 let running: Command | null = null
-const program = await buildProgram({ load: commandNamed(process.argv.slice(2)), onAction: (command) => { running = command } })
+const program = await buildProgram({
+  load: commandNamed(process.argv.slice(2)),
+  onAction: (command) => {
+    running = command
+  },
+})
 
 /** The one line an expected failure prints, or null for a defect (which keeps its stack). */
 function expectedFailure(error: unknown): string | null {

@@ -14,6 +14,5 @@ async function runMigrate(): Promise<void> {
   }
 }
 
-export const migrateCommand = () => new Command('migrate')
-  .description('apply database migrations and exit (creates the data directory of the embedded database)')
-  .action(runMigrate)
+export const migrateCommand = () =>
+  new Command('migrate').description('apply database migrations and exit (creates the data directory of the embedded database)').action(runMigrate)

@@ -19,11 +19,14 @@ async function createOrganization(options: { name: string; admin: string; platfo
   }
 }
 
-export const orgCommand = () => new Command('org')
-  .description('organizations')
-  .addCommand(new Command('create')
-    .description('create an organization with that admin; print it as JSON')
-    .requiredOption('--name <name>', 'the organization\'s name')
-    .requiredOption('--admin <subject>', 'the subject (token sub) of its first admin')
-    .option('--platform', 'a platform organization (it may own shared environments), not a customer')
-    .action(createOrganization))
+export const orgCommand = () =>
+  new Command('org')
+    .description('organizations')
+    .addCommand(
+      new Command('create')
+        .description('create an organization with that admin; print it as JSON')
+        .requiredOption('--name <name>', "the organization's name")
+        .requiredOption('--admin <subject>', 'the subject (token sub) of its first admin')
+        .option('--platform', 'a platform organization (it may own shared environments), not a customer')
+        .action(createOrganization),
+    )

@@ -21,7 +21,13 @@ function withManners(command: Command, helpWidth: number | undefined): void {
   command.exitOverride()
   command.showSuggestionAfterError()
   command.configureOutput({
-    outputError: (text, write) => write(`${commandPath(command)}: ${text.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')}\n${helpHint(command)}\n`),
+    outputError: (text, write) =>
+      write(
+        `${commandPath(command)}: ${text
+          .replace(/^error: /, '')
+          .trim()
+          .replace(/\s*\n\s*/g, ' ')}\n${helpHint(command)}\n`,
+      ),
   })
   if (helpWidth) command.configureHelp({ helpWidth })
   for (const sub of command.commands) withManners(sub, helpWidth)

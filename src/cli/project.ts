@@ -28,10 +28,11 @@ async function runProjectPlan(projectId: string | undefined, plan: string | unde
   }
 }
 
-export const projectCommand = () => new Command('project')
-  .description('projects: the platform operator\'s actions')
-  .addCommand(new Command('plan')
-    .description('set a project\'s plan (its rate, daily limit and headcount); prints the project as JSON')
-    .requiredOption('--project <project_id>', 'the project')
-    .requiredOption('--plan <plan>', PLAN_IDS.join(', '))
-    .action((options: { project: string; plan: string }) => runProjectPlan(options.project, options.plan)))
+export const projectCommand = () =>
+  new Command('project').description("projects: the platform operator's actions").addCommand(
+    new Command('plan')
+      .description("set a project's plan (its rate, daily limit and headcount); prints the project as JSON")
+      .requiredOption('--project <project_id>', 'the project')
+      .requiredOption('--plan <plan>', PLAN_IDS.join(', '))
+      .action((options: { project: string; plan: string }) => runProjectPlan(options.project, options.plan)),
+  )

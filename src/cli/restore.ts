@@ -15,13 +15,21 @@ async function runRestore(file: string, options: { withoutErasureLedger?: boolea
   const config = loadConfig()
   if (config.databaseUrl) throw new CommandRefused('restore covers the embedded database; on PostgreSQL use pg_restore')
   // Without a key the service would generate a new one, which opens nothing in the backup.
-  if (!config.masterKey && !await fs.stat(path.join(config.dataDir, 'master.key')).then(() => true, () => false)) {
+  if (
+    !config.masterKey &&
+    !(await fs.stat(path.join(config.dataDir, 'master.key')).then(
+      () => true,
+      () => false,
+    ))
+  ) {
     throw new CommandRefused(`the backup holds no master key: set PALMVEIN_MASTER_KEY, or copy the original master.key into ${config.dataDir}, first`)
   }
   // Without the ledger the members erased after the backup was taken would come back.
   const ledger = erasureLedgerFile(config)
-  if (!options.withoutErasureLedger && !await ledgerExists(ledger)) {
-    throw new CommandRefused(`the backup holds no erasure ledger: copy the original ${ERASURE_LEDGER_FILE} (kept with master.key) to ${ledger} first, so members erased after the backup stay erased; only if it is lost, run again with --without-erasure-ledger`)
+  if (!options.withoutErasureLedger && !(await ledgerExists(ledger))) {
+    throw new CommandRefused(
+      `the backup holds no erasure ledger: copy the original ${ERASURE_LEDGER_FILE} (kept with master.key) to ${ledger} first, so members erased after the backup stay erased; only if it is lost, run again with --without-erasure-ledger`,
+    )
   }
   try {
     await restoreEmbedded(file, config.dataDir)
@@ -44,13 +52,18 @@ async function runRestore(file: string, options: { withoutErasureLedger?: boolea
   })
   if (unreadable.failed.length > 0) {
     await fs.rm(path.join(config.dataDir, 'pglite'), { recursive: true, force: true })
-    throw new CommandRefused(`the master key does not open environment ${unreadable.failed.join(', ')} of this backup; nothing was restored. Use the key the backup was taken under`)
+    throw new CommandRefused(
+      `the master key does not open environment ${unreadable.failed.join(', ')} of this backup; nothing was restored. Use the key the backup was taken under`,
+    )
   }
-  process.stdout.write(JSON.stringify({ restored: path.resolve(file), data_dir: config.dataDir, environments: unreadable.environments, erased_again: unreadable.reErased }) + '\n')
+  process.stdout.write(
+    JSON.stringify({ restored: path.resolve(file), data_dir: config.dataDir, environments: unreadable.environments, erased_again: unreadable.reErased }) + '\n',
+  )
 }
 
-export const restoreCommand = () => new Command('restore')
-  .description('restore a backup into an empty data directory (creates it); needs the master key and the erasure ledger')
-  .argument('<file>', 'the backup (from palmvein backup)')
-  .option('--without-erasure-ledger', 'restore although the erasure ledger (erasures.log) is lost: members erased after the backup come back')
-  .action((file: string, options: { withoutErasureLedger?: boolean }) => runRestore(file, options))
+export const restoreCommand = () =>
+  new Command('restore')
+    .description('restore a backup into an empty data directory (creates it); needs the master key and the erasure ledger')
+    .argument('<file>', 'the backup (from palmvein backup)')
+    .option('--without-erasure-ledger', 'restore although the erasure ledger (erasures.log) is lost: members erased after the backup come back')
+    .action((file: string, options: { withoutErasureLedger?: boolean }) => runRestore(file, options))

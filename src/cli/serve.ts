@@ -32,19 +32,27 @@ async function serve(): Promise<void> {
       process.exit(0)
     }
     service.app.log.info(`${signal}: shutting down`)
-    service.close().then(() => process.exit(0), (error) => {
-      service!.app.log.error({ err: error }, 'shutdown failed')
-      process.exit(1)
-    })
+    service.close().then(
+      () => process.exit(0),
+      (error) => {
+        service!.app.log.error({ err: error }, 'shutdown failed')
+        process.exit(1)
+      },
+    )
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
   service = await start({ config, log })
   if (!config.jwksUrl && !config.jwtPublicKey) {
-    console.log(`\npalmvein is running at ${service.url}\nGet an admin token:  npx palmvein token --sub admin@example.com\nCreate its organization:  npx palmvein org create --name "My org" --admin admin@example.com\n`)
+    console.log(
+      `\npalmvein is running at ${service.url}\nGet an admin token:  npx palmvein token --sub admin@example.com\nCreate its organization:  npx palmvein org create --name "My org" --admin admin@example.com\n`,
+    )
   }
 }
 
-export const serveCommand = () => new Command('serve')
-  .description('run the service (creates the data directory on first start); configured by the environment (PORT, HOST, DATABASE_URL, PALMVEIN_*: see the README)')
-  .action(serve)
+export const serveCommand = () =>
+  new Command('serve')
+    .description(
+      'run the service (creates the data directory on first start); configured by the environment (PORT, HOST, DATABASE_URL, PALMVEIN_*: see the README)',
+    )
+    .action(serve)

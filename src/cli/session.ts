@@ -14,7 +14,6 @@ import { openDatabase, type Database } from '../store/engine/database.js'
 import { migrate } from '../store/migrate.js'
 import { projectById } from '../store/projects.js'
 
-
 export interface CliSession {
   config: Config
   db: Database
@@ -55,7 +54,9 @@ export async function tenantProject(session: CliSession, id: string, purpose: st
   if (!project) throw new CommandRefused(`project ${id} not found`)
   if (!project.environment_id) throw new CommandRefused(`project ${id} has no environment; ${purpose} only a project with its own (tenant-managed) environment`)
   if (project.environment_owner_org_id !== project.org_id) {
-    throw new CommandRefused(`project ${id} reads environment ${project.environment_id} of another organization; ${purpose} only a project whose organization owns its environment`)
+    throw new CommandRefused(
+      `project ${id} reads environment ${project.environment_id} of another organization; ${purpose} only a project whose organization owns its environment`,
+    )
   }
   return project
 }

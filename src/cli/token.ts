@@ -16,8 +16,9 @@ async function token(options: { sub: string; ttl: number }): Promise<void> {
   console.log(await (await loadLocalIssuer(config)).sign(options.sub, options.ttl))
 }
 
-export const tokenCommand = () => new Command('token')
-  .description('print an identity token from the local development issuer (its key is in the data directory)')
-  .requiredOption('--sub <subject>', 'the token\'s subject (the user it names)')
-  .option('--ttl <seconds>', 'lifetime in seconds', wholeNumber(1, 31_536_000), 3600)
-  .action(token)
+export const tokenCommand = () =>
+  new Command('token')
+    .description('print an identity token from the local development issuer (its key is in the data directory)')
+    .requiredOption('--sub <subject>', "the token's subject (the user it names)")
+    .option('--ttl <seconds>', 'lifetime in seconds', wholeNumber(1, 31_536_000), 3600)
+    .action(token)

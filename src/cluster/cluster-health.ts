@@ -23,8 +23,9 @@ export function clusterHealth(node: { selfId: string; nodeUrl: string; replicas:
         const shards = environment.shard_replicas.map((shard) => `shard ${shard.shard} on [${shard.ready.join(', ')}]`)
         return `; environment ${environment.environment_id}: ${shards.join(', ')}`
       })
-      const summary = `node ${selfId} at ${node.nodeUrl}; ${now.nodes.length} live node(s); serves ${held.length} shard(s)${held.length ? `: ${held.join(', ')}` : ''}`
-        + replicas.join('')
+      const summary =
+        `node ${selfId} at ${node.nodeUrl}; ${now.nodes.length} live node(s); serves ${held.length} shard(s)${held.length ? `: ${held.join(', ')}` : ''}` +
+        replicas.join('')
       if (now.warnings.length) throw new Error(`${now.warnings.join('; ')}; ${summary}`)
       return summary
     },

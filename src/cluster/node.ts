@@ -47,13 +47,15 @@ export function createClusterNode(options: { cluster: ClusterConfig; sql: Sql; l
 
   async function tick(): Promise<void> {
     if (!(await heartbeat(sql, selfId, cluster.leaseMs, { full: full(), memoryBytes: process.memoryUsage.rss() }))) {
-      log.error('Cluster: this node\'s registration was removed (another node took its URL?); registering again')
+      log.error("Cluster: this node's registration was removed (another node took its URL?); registering again")
       await registerNode(sql, { nodeId: selfId, url: cluster.nodeUrl })
       // Its holds went with it: serve nothing until they are taken again.
-      holder.queue([...holder.serving].map((key) => {
-        const [environmentId, shard] = key.split('/')
-        return { move: 'give' as const, environmentId, shard: Number(shard) }
-      }))
+      holder.queue(
+        [...holder.serving].map((key) => {
+          const [environmentId, shard] = key.split('/')
+          return { move: 'give' as const, environmentId, shard: Number(shard) }
+        }),
+      )
       return
     }
     await view.refresh(performance.now())
@@ -66,7 +68,9 @@ export function createClusterNode(options: { cluster: ClusterConfig; sql: Sql; l
   function schedule(): void {
     if (closed) return
     timer = setTimeout(() => {
-      tick().catch((error) => log.error({ err: error }, 'Cluster: heartbeat failed')).finally(schedule)
+      tick()
+        .catch((error) => log.error({ err: error }, 'Cluster: heartbeat failed'))
+        .finally(schedule)
     }, tickMs)
     timer.unref()
   }

@@ -29,14 +29,17 @@ export interface PeerClient {
  * One keep-alive pool per peer: undici's request API costs a fraction of fetch's per call, which
  * every identify pays once per remote shard group.
  */
-export function createPeerClient(options: { secret: string; /** PEM CA trusted besides the system's (PALMVEIN_PEER_CA_FILE). */ ca?: Buffer }): PeerClient {
+export function createPeerClient(options: { secret: string /** PEM CA trusted besides the system's (PALMVEIN_PEER_CA_FILE). */; ca?: Buffer }): PeerClient {
   const key = peerSigningKey(options.secret)
   const pools = new Map<string, Pool>()
   const poolFor = (nodeUrl: string): Pool => {
     let pool = pools.get(nodeUrl)
     if (!pool) {
       pool = new Pool(nodeUrl, {
-        connections: 16, keepAliveTimeout: 60_000, headersTimeout: PEER_TIMEOUT_MS, bodyTimeout: PEER_TIMEOUT_MS,
+        connections: 16,
+        keepAliveTimeout: 60_000,
+        headersTimeout: PEER_TIMEOUT_MS,
+        bodyTimeout: PEER_TIMEOUT_MS,
         // An https node URL: the peer's certificate is checked against the system CAs and this one.
         ...(options.ca ? { connect: { ca: [...tls.rootCertificates, options.ca.toString()] } } : {}),
       })
@@ -62,7 +65,7 @@ export function createPeerClient(options: { secret: string; /** PEM CA trusted b
         headers: { 'content-type': 'application/json', ...signPeerRequest(key, { method: 'POST', target: CLUSTER_SEARCH_PATH, body }) },
         body,
       })
-      const answer = await response.body.json().catch(() => null) as { hits?: Hit[]; detail?: string } | null
+      const answer = (await response.body.json().catch(() => null)) as { hits?: Hit[]; detail?: string } | null
       if (response.statusCode !== 200 || !answer?.hits) throw new Error(`peer answered ${response.statusCode}${answer?.detail ? `: ${answer.detail}` : ''}`)
       return answer.hits
     },

@@ -36,6 +36,8 @@ export function createReplicaChoice(directory: ShardDirectory): ReplicaChoice {
       }
       return { groups, missing }
     },
-    failed: (nodeId) => { failedAt.set(nodeId, Date.now()) },
+    failed: (nodeId) => {
+      failedAt.set(nodeId, Date.now())
+    },
   }
 }

@@ -65,12 +65,18 @@ export function createScatter(options: ScatterOptions): Scatter {
       planned = replicas.plan(environmentId, shards, tried)
     }
     const [shard] = planned.missing
-    if (shard !== undefined) throw new ServiceError('shard_unavailable', `shard ${shard} of environment ${environmentId} has no live replica; retry shortly`, { retryAfter: 5 })
+    if (shard !== undefined)
+      throw new ServiceError('shard_unavailable', `shard ${shard} of environment ${environmentId} has no live replica; retry shortly`, { retryAfter: 5 })
     return planned.groups
   }
 
   /** Searches `shards` somewhere, avoiding the nodes in `tried`. */
-  async function cover(environment: EnvironmentRow, shards: readonly number[], request: Omit<PeerSearch, 'shards'>, tried: ReadonlySet<string>): Promise<Hit[]> {
+  async function cover(
+    environment: EnvironmentRow,
+    shards: readonly number[],
+    request: Omit<PeerSearch, 'shards'>,
+    tried: ReadonlySet<string>,
+  ): Promise<Hit[]> {
     const groups = await planOrRefresh(environment.id, shards, tried)
     const parts = await Promise.all([...groups].map(([nodeId, group]) => ask(environment, nodeId, group, request, new Set([...tried, nodeId]))))
     return mergeHits(parts, request.options.k ?? 1)
@@ -90,12 +96,25 @@ export function createScatter(options: ScatterOptions): Scatter {
     return new Promise<Hit[]>((resolve, reject) => {
       let settled = false
       let fallback: Promise<Hit[]> | null = null
-      const win = (hits: Hit[]) => { if (!settled) { settled = true; clearTimeout(timer); resolve(hits) } }
-      const lose = (error: unknown) => { if (!settled) { settled = true; reject(error) } }
+      const win = (hits: Hit[]) => {
+        if (!settled) {
+          settled = true
+          clearTimeout(timer)
+          resolve(hits)
+        }
+      }
+      const lose = (error: unknown) => {
+        if (!settled) {
+          settled = true
+          reject(error)
+        }
+      }
       /** `afterFailure`: the attempt failed; otherwise a hedge while it is pending (its answer may still come). */
       const startFallback = (afterFailure: boolean) => {
         fallback = cover(environment, shards, request, tried)
-        fallback.then(win, (error) => { if (afterFailure) lose(error) })
+        fallback.then(win, (error) => {
+          if (afterFailure) lose(error)
+        })
       }
       const timer = setTimeout(() => startFallback(false), options.hedgeMs)
       attempt.then(win, (error) => {
@@ -118,7 +137,7 @@ export function createScatter(options: ScatterOptions): Scatter {
   return {
     search,
     close: () => peers.close(),
-    wrap: (environment, local, syncedSeq) => scatteredGallery(local, (probe, searchOptions = {}) =>
-      search(environment, toInt8Vector(probe, environment.dimension), searchOptions, syncedSeq())),
+    wrap: (environment, local, syncedSeq) =>
+      scatteredGallery(local, (probe, searchOptions = {}) => search(environment, toInt8Vector(probe, environment.dimension), searchOptions, syncedSeq())),
   }
 }

@@ -11,9 +11,15 @@ export function scatteredGallery(local: Gallery, scatter: (probe: VectorInput, o
     has: (id, options) => local.has(id, options),
     vector: (id, options) => local.vector(id, options),
     partitionsOf: (id) => local.partitionsOf(id),
-    get size() { return local.size },
-    get deadRows() { return local.deadRows },
-    get exactAudit() { return local.exactAudit },
+    get size() {
+      return local.size
+    },
+    get deadRows() {
+      return local.deadRows
+    },
+    get exactAudit() {
+      return local.exactAudit
+    },
     search: (probe, options) => scatter(probe, options),
     searchBatch: (probes, options) => Promise.all(probes.map((probe) => scatter(probe, options))),
     compact: () => local.compact(),

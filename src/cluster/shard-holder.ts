@@ -22,7 +22,12 @@ export interface ShardHolder {
 }
 
 export function createShardHolder(options: {
-  sql: Sql; log: Logger; selfId: string; leaseMs: number; galleries: () => Galleries | null; closed: () => boolean
+  sql: Sql
+  log: Logger
+  selfId: string
+  leaseMs: number
+  galleries: () => Galleries | null
+  closed: () => boolean
 }): ShardHolder {
   const { sql, log, selfId } = options
   const serving = new Set<string>()
@@ -57,7 +62,8 @@ export function createShardHolder(options: {
   function queueOne({ move, environmentId, shard }: ShardMove): void {
     const key = shardKey(environmentId, shard)
     busy.add(key)
-    work = work.then(() => (move === 'take' ? take(environmentId, shard) : give(environmentId, shard)))
+    work = work
+      .then(() => (move === 'take' ? take(environmentId, shard) : give(environmentId, shard)))
       .catch((error) => log.error({ err: error, shard: key }, 'Cluster: a shard move failed; retried on a later heartbeat'))
       .finally(() => busy.delete(key))
   }
@@ -69,7 +75,7 @@ export function createShardHolder(options: {
     try {
       await take(environmentId, shard)
     } catch (error) {
-      log.warn({ err: error, shard: key }, 'Cluster: could not take a new environment\'s shard; its holders take it at their next heartbeat')
+      log.warn({ err: error, shard: key }, "Cluster: could not take a new environment's shard; its holders take it at their next heartbeat")
     } finally {
       busy.delete(key)
     }
@@ -78,8 +84,12 @@ export function createShardHolder(options: {
   return {
     serving,
     busy,
-    queue: (moves) => { for (const move of moves) queueOne(move) },
-    takeNew: async (environmentId, shards) => { await Promise.all(Array.from({ length: shards }, (_, shard) => takeNow(environmentId, shard))) },
+    queue: (moves) => {
+      for (const move of moves) queueOne(move)
+    },
+    takeNew: async (environmentId, shards) => {
+      await Promise.all(Array.from({ length: shards }, (_, shard) => takeNow(environmentId, shard)))
+    },
     settled: () => work.catch(() => {}),
   }
 }

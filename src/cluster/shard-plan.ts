@@ -4,7 +4,11 @@
 import type { ShardHoldRow } from '../store/cluster.js'
 import { replicasFor } from './rendezvous.js'
 
-export interface ShardMove { move: 'take' | 'give'; environmentId: string; shard: number }
+export interface ShardMove {
+  move: 'take' | 'give'
+  environmentId: string
+  shard: number
+}
 
 export const shardKey = (environmentId: string, shard: number): string => `${environmentId}/${shard}`
 

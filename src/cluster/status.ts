@@ -7,7 +7,12 @@ import type { Queryable } from '../store/engine/database.js'
 import { unreachableNodes } from './peer-reachability.js'
 import { environmentShardCounts, liveHolds, liveNodes, type NodeRow, type ShardHoldRow } from '../store/cluster.js'
 
-export interface ShardStatus { shard: number; ready: string[]; loading: string[]; unreachable: string[] }
+export interface ShardStatus {
+  shard: number
+  ready: string[]
+  loading: string[]
+  unreachable: string[]
+}
 
 export interface EnvironmentShards {
   environment_id: string
@@ -26,7 +31,10 @@ export interface ClusterStatus {
 }
 
 export function describeCluster(
-  nodes: readonly NodeRow[], holds: readonly ShardHoldRow[], environments: ReadonlyArray<{ id: string; name: string; shards: number }>, replicas: number,
+  nodes: readonly NodeRow[],
+  holds: readonly ShardHoldRow[],
+  environments: ReadonlyArray<{ id: string; name: string; shards: number }>,
+  replicas: number,
   unreachable: ReadonlySet<string> = new Set(),
 ): ClusterStatus {
   const byShard = new Map<string, ShardHoldRow[]>()
@@ -44,7 +52,9 @@ export function describeCluster(
       const ready = answering.filter((hold) => hold.state === 'ready').map((hold) => hold.node_id)
       const gone = held.filter((hold) => unreachable.has(hold.node_id)).map((hold) => hold.node_id)
       if (ready.length < wanted) {
-        warnings.push(`shard ${shard} of environment ${environment.id} has ${ready.length} ready replica(s) of ${wanted} wanted${gone.length ? ` (not answering: ${gone.join(', ')})` : ''}`)
+        warnings.push(
+          `shard ${shard} of environment ${environment.id} has ${ready.length} ready replica(s) of ${wanted} wanted${gone.length ? ` (not answering: ${gone.join(', ')})` : ''}`,
+        )
       }
       return { shard, ready, loading: answering.filter((hold) => hold.state === 'loading').map((hold) => hold.node_id), unreachable: gone }
     })
@@ -52,8 +62,13 @@ export function describeCluster(
   })
   return {
     nodes: nodes.map((node) => ({
-      node_id: node.node_id, url: node.url, started_at: node.started_at.toISOString(), heartbeat_at: node.heartbeat_at.toISOString(),
-      full: node.full, shards_held: holds.filter((hold) => hold.node_id === node.node_id).length, reachable: !unreachable.has(node.node_id),
+      node_id: node.node_id,
+      url: node.url,
+      started_at: node.started_at.toISOString(),
+      heartbeat_at: node.heartbeat_at.toISOString(),
+      full: node.full,
+      shards_held: holds.filter((hold) => hold.node_id === node.node_id).length,
+      reachable: !unreachable.has(node.node_id),
     })),
     environments: described,
     warnings,

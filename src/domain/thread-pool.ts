@@ -10,7 +10,9 @@ import { Piscina } from 'piscina'
 export function createThreadPool<Task, Result>(base: string, module: string, threads: number): Piscina<Task, Result> {
   const runsFromSource = base.endsWith('.ts')
   return new Piscina<Task, Result>({
-    filename: new URL(`./${module}.${runsFromSource ? 'ts' : 'js'}`, base).href, minThreads: threads, maxThreads: threads,
+    filename: new URL(`./${module}.${runsFromSource ? 'ts' : 'js'}`, base).href,
+    minThreads: threads,
+    maxThreads: threads,
     ...(runsFromSource ? { execArgv: ['--import', 'tsx'] } : {}),
   })
 }

@@ -6,6 +6,12 @@ import type { Principal } from '../auth/principal.js'
 import { resolveAccess, type Resolution } from '../auth/route-access.js'
 import type { Route } from './route.js'
 
-export function grantAccess(app: AppContext, route: Route, principal: Principal, params: Record<string, string>, responseHeaders: Record<string, string>): Promise<Resolution> {
+export function grantAccess(
+  app: AppContext,
+  route: Route,
+  principal: Principal,
+  params: Record<string, string>,
+  responseHeaders: Record<string, string>,
+): Promise<Resolution> {
   return resolveAccess(app, { access: route.access, rateLimited: route.rateLimited ?? false, principal, params, responseHeaders })
 }

@@ -22,10 +22,14 @@ const USER_AGENT_LENGTH = 256
 
 function actorOf(principal: Principal | undefined): Pick<AuditRecord, 'actor_kind' | 'actor_id'> {
   switch (principal?.kind) {
-    case 'token': return { actor_kind: 'token', actor_id: principal.subject }
-    case 'key': return { actor_kind: 'api_key', actor_id: principal.keyId }
-    case 'device': return { actor_kind: 'device', actor_id: principal.deviceId }
-    default: return { actor_kind: 'anonymous', actor_id: null }
+    case 'token':
+      return { actor_kind: 'token', actor_id: principal.subject }
+    case 'key':
+      return { actor_kind: 'api_key', actor_id: principal.keyId }
+    case 'device':
+      return { actor_kind: 'device', actor_id: principal.deviceId }
+    default:
+      return { actor_kind: 'anonymous', actor_id: null }
   }
 }
 
@@ -53,13 +57,21 @@ function actionOf(route: Route): string {
 }
 
 export function auditRecordOf(input: {
-  route: Route; facts: AuditFacts; params: Record<string, string>; requestId: string; status: number
-  clientAddress: string; userAgent: string | undefined; at: Date
+  route: Route
+  facts: AuditFacts
+  params: Record<string, string>
+  requestId: string
+  status: number
+  clientAddress: string
+  userAgent: string | undefined
+  at: Date
 }): AuditRecord {
   const { route, facts, params } = input
-  const resourceIds = Object.fromEntries(Object.entries(params)
-    .filter(([name]) => name.endsWith('_id'))
-    .map(([name, value]) => [name, value.slice(0, ID_LENGTH)]))
+  const resourceIds = Object.fromEntries(
+    Object.entries(params)
+      .filter(([name]) => name.endsWith('_id'))
+      .map(([name, value]) => [name, value.slice(0, ID_LENGTH)]),
+  )
   const projectId = facts.project?.id ?? null
   return {
     org_id: organizationOf(route, facts, params),

@@ -20,7 +20,11 @@ export function bootAnswers(status: () => string, log: Logger): (exchange: Excha
       exchange.send({ status, headers: { 'X-Request-Id': requestId, 'Content-Type': contentType, 'Cache-Control': 'no-store', ...headers } }, body)
     if (exchange.method === 'GET' && path === '/livez') return send(200, 'OK', HTML)
     if (exchange.method === 'GET' && path === '/healthz') return send(503, `UNAVAILABLE\nFAIL boot: ${status()}`, HTML)
-    const reply = problemReply(new ServiceError('database_unavailable', `the service is starting (${status()}); retry shortly`, { retryAfter: BOOT_RETRY_AFTER_SECONDS }), requestId, () => log)
+    const reply = problemReply(
+      new ServiceError('database_unavailable', `the service is starting (${status()}); retry shortly`, { retryAfter: BOOT_RETRY_AFTER_SECONDS }),
+      requestId,
+      () => log,
+    )
     send(reply.status, reply.body as string, reply.contentType!, reply.headers)
   }
 }

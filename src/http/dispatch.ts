@@ -55,15 +55,27 @@ function clientAddressOf(exchange: Exchange, trustProxy: boolean): string {
 
 /** Runs one route: authenticate, validate, grant access, handle. Errors come back as problem replies. */
 async function answer(
-  app: AppContext, compiled: CompiledRoute, exchange: Exchange, rawParams: Record<string, string>, requestId: string, clientAddress: string,
-  log: () => AppContext['log'], responseHeaders: Record<string, string>, facts: AuditFacts,
+  app: AppContext,
+  compiled: CompiledRoute,
+  exchange: Exchange,
+  rawParams: Record<string, string>,
+  requestId: string,
+  clientAddress: string,
+  log: () => AppContext['log'],
+  responseHeaders: Record<string, string>,
+  facts: AuditFacts,
 ): Promise<Reply> {
   const { route } = compiled
   try {
     if (route.verifyRequest) {
       route.verifyRequest({
-        method: exchange.method, target: exchange.query ? `${exchange.path}?${exchange.query}` : exchange.path, headers: exchange.headers,
-        body: await exchange.body, app, requestId, clientAddress,
+        method: exchange.method,
+        target: exchange.query ? `${exchange.path}?${exchange.query}` : exchange.path,
+        headers: exchange.headers,
+        body: await exchange.body,
+        app,
+        requestId,
+        clientAddress,
       })
     }
     // While the database cannot be reached, answer at once rather than queue behind it.
@@ -73,17 +85,18 @@ async function answer(
     const params = { ...rawParams }
     const paramsValid = !compiled.validateParams || compiled.validateParams(params)
     // Validators are shared by concurrent requests: keep this one's errors before any await.
-    const paramErrors = paramsValid ? [] : compiled.validateParams!.errors ?? []
-    const principal = route.auth.length === 1 && route.auth[0] === 'none'
-      ? NO_PRINCIPAL
-      : await authenticate(app, exchange.headers.authorization ?? '', route.auth, paramsValid ? params.project_id ?? null : null)
+    const paramErrors = paramsValid ? [] : (compiled.validateParams!.errors ?? [])
+    const principal =
+      route.auth.length === 1 && route.auth[0] === 'none'
+        ? NO_PRINCIPAL
+        : await authenticate(app, exchange.headers.authorization ?? '', route.auth, paramsValid ? (params.project_id ?? null) : null)
     facts.principal = principal
     if (!paramsValid) {
       throw new ServiceError('invalid_request', `path: ${paramErrors[0]?.path.slice(1)} must be a UUID`, { errors: paramErrors })
     }
     const query: Record<string, unknown> = parseQuery(exchange.query)
     if (compiled.validateQuery && !compiled.validateQuery(query)) throw invalid('query', compiled.validateQuery)
-    let body: unknown = undefined
+    let body: unknown
     if (BODY_METHODS.has(exchange.method)) {
       const raw = await exchange.body
       if (compiled.validateBody) {
@@ -96,9 +109,22 @@ async function answer(
     facts.granted = true
     facts.project = granted.project
     const context = {
-      params, query, body, principal, requestId, clientAddress, headers: exchange.headers, app, aborted: exchange.aborted, responseHeaders,
-      get log() { return log() },
-      attribute: (project: ProjectRow) => { facts.project = project },
+      params,
+      query,
+      body,
+      principal,
+      requestId,
+      clientAddress,
+      headers: exchange.headers,
+      app,
+      aborted: exchange.aborted,
+      responseHeaders,
+      get log() {
+        return log()
+      },
+      attribute: (project: ProjectRow) => {
+        facts.project = project
+      },
       ...granted,
     } as RouteContext
     // A client gone before its request runs gets nothing done: on uWS an async-pipelined request
@@ -133,10 +159,17 @@ export function createDispatcher(app: AppContext, routes: Route[]) {
     const clientAddress = clientAddressOf(exchange, app.config.trustProxy)
     if (found.kind === 'route') reply = await answer(app, found.target, exchange, found.params, requestId, clientAddress, log, responseHeaders, facts)
     else if (found.kind === 'method_not_allowed') {
-      reply = problemReply(new ServiceError('method_not_allowed', `${exchange.method} is not allowed on ${exchange.path}`, { headers: { Allow: found.allow.join(', ') } }), requestId, log)
+      reply = problemReply(
+        new ServiceError('method_not_allowed', `${exchange.method} is not allowed on ${exchange.path}`, { headers: { Allow: found.allow.join(', ') } }),
+        requestId,
+        log,
+      )
     } else reply = problemReply(new ServiceError('not_found', `no route for ${exchange.method} ${exchange.path}`), requestId, log)
     for (const [name, value] of Object.entries(responseHeaders)) reply.headers[name] ??= value
-    const head = { status: reply.status, headers: { 'X-Request-Id': requestId, ...(reply.contentType ? { 'Content-Type': reply.contentType } : {}), ...reply.headers } }
+    const head = {
+      status: reply.status,
+      headers: { 'X-Request-Id': requestId, ...(reply.contentType ? { 'Content-Type': reply.contentType } : {}), ...reply.headers },
+    }
     if (reply instanceof StreamReply) {
       try {
         await exchange.stream(head, reply.chunks)
@@ -145,16 +178,37 @@ export function createDispatcher(app: AppContext, routes: Route[]) {
       }
     } else if (!exchange.isAborted()) exchange.send(head, reply.body)
     if (found.kind === 'route' && isAudited(found.target.route)) {
-      app.audit.record(auditRecordOf({
-        route: found.target.route, facts, params: found.params, requestId, status: reply.status,
-        clientAddress, userAgent: exchange.headers['user-agent'], at: new Date(),
-      }))
+      app.audit.record(
+        auditRecordOf({
+          route: found.target.route,
+          facts,
+          params: found.params,
+          requestId,
+          status: reply.status,
+          clientAddress,
+          userAgent: exchange.headers['user-agent'],
+          at: new Date(),
+        }),
+      )
     }
     const ms = performance.now() - started
-    app.metrics.request(exchange.method, found.kind === 'route' ? found.target.template : found.kind === 'method_not_allowed' ? 'method_not_allowed' : 'unmatched', reply.status, ms / 1000)
-    app.log.info({
-      request_id: requestId, method: exchange.method, url: exchange.path, route: found.kind === 'route' ? found.target.route.path : undefined, status: reply.status,
-      ms: Math.round(ms * 10) / 10, aborted: exchange.isAborted() || undefined,
-    }, 'request')
+    app.metrics.request(
+      exchange.method,
+      found.kind === 'route' ? found.target.template : found.kind === 'method_not_allowed' ? 'method_not_allowed' : 'unmatched',
+      reply.status,
+      ms / 1000,
+    )
+    app.log.info(
+      {
+        request_id: requestId,
+        method: exchange.method,
+        url: exchange.path,
+        route: found.kind === 'route' ? found.target.route.path : undefined,
+        status: reply.status,
+        ms: Math.round(ms * 10) / 10,
+        aborted: exchange.isAborted() || undefined,
+      },
+      'request',
+    )
   }
 }

@@ -6,10 +6,38 @@ type Json = Record<string, unknown>
 
 // Keywords OpenAPI 3.0 Schema Objects accept; anything else (TypeBox's $id, $schema, ...) is dropped.
 const KEPT = new Set([
-  'title', 'multipleOf', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum', 'maxLength', 'minLength',
-  'pattern', 'maxItems', 'minItems', 'uniqueItems', 'maxProperties', 'minProperties', 'required', 'enum', 'type',
-  'allOf', 'oneOf', 'anyOf', 'not', 'items', 'properties', 'additionalProperties', 'description', 'format',
-  'default', 'nullable', 'readOnly', 'writeOnly', 'example', 'deprecated',
+  'title',
+  'multipleOf',
+  'maximum',
+  'exclusiveMaximum',
+  'minimum',
+  'exclusiveMinimum',
+  'maxLength',
+  'minLength',
+  'pattern',
+  'maxItems',
+  'minItems',
+  'uniqueItems',
+  'maxProperties',
+  'minProperties',
+  'required',
+  'enum',
+  'type',
+  'allOf',
+  'oneOf',
+  'anyOf',
+  'not',
+  'items',
+  'properties',
+  'additionalProperties',
+  'description',
+  'format',
+  'default',
+  'nullable',
+  'readOnly',
+  'writeOnly',
+  'example',
+  'deprecated',
 ])
 
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -61,7 +89,8 @@ export class SchemaComponents {
     }
     if ('const' in schema) {
       out.enum = [schema.const]
-      out.type ??= schema.const === null ? undefined : typeof schema.const === 'number' ? (Number.isInteger(schema.const) ? 'integer' : 'number') : typeof schema.const
+      out.type ??=
+        schema.const === null ? undefined : typeof schema.const === 'number' ? (Number.isInteger(schema.const) ? 'integer' : 'number') : typeof schema.const
     }
     if (schema.type === 'null' && !('const' in schema)) {
       delete out.type

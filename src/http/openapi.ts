@@ -27,7 +27,10 @@ function parameters(route: Route, plain: (schema: TSchema) => Record<string, unk
 
 // Response headers, declared once and referred to by each response that carries them.
 const HEADERS = {
-  'X-Request-Id': { description: 'the request id: the caller\'s X-Request-Id if it was sane, otherwise a new UUID; quote it when reporting a problem', schema: { type: 'string' } },
+  'X-Request-Id': {
+    description: "the request id: the caller's X-Request-Id if it was sane, otherwise a new UUID; quote it when reporting a problem",
+    schema: { type: 'string' },
+  },
   'RateLimit-Limit': { description: 'requests allowed per minute for the charged project', schema: { type: 'integer' } },
   'RateLimit-Remaining': { description: 'requests left in the current minute', schema: { type: 'integer' } },
   'RateLimit-Reset': { description: 'seconds until the minute window resets', schema: { type: 'integer' } },
@@ -51,7 +54,8 @@ function responseHeaders(status: number, rateLimited: boolean) {
 }
 
 const errorResponse = (description: string) => ({
-  description, content: { [PROBLEM_TYPE.split(';')[0]]: { schema: { $ref: '#/components/schemas/Problem' } } },
+  description,
+  content: { [PROBLEM_TYPE.split(';')[0]]: { schema: { $ref: '#/components/schemas/Problem' } } },
 })
 
 export function buildOpenApi(routes: Route[], version: string) {
@@ -64,18 +68,22 @@ export function buildOpenApi(routes: Route[], version: string) {
     const responses: Record<string, unknown> = {}
     for (const response of route.responses) {
       const contentType = response.contentType ?? 'application/json'
-      responses[String(response.status)] = response.status >= 400 && !response.schema && !response.contentType
-        ? errorResponse(response.description)
-        : response.schema || response.contentType
-        ? { description: response.description, content: { [contentType.split(';')[0]]: { schema: response.schema ? plain(response.schema) : { type: 'string' } } } }
-        : { description: response.description }
+      responses[String(response.status)] =
+        response.status >= 400 && !response.schema && !response.contentType
+          ? errorResponse(response.description)
+          : response.schema || response.contentType
+            ? {
+                description: response.description,
+                content: { [contentType.split(';')[0]]: { schema: response.schema ? plain(response.schema) : { type: 'string' } } },
+              }
+            : { description: response.description }
     }
     // What the HTTP layer resolves before the handler (route.access) decides the error answers.
     const authenticated = route.access !== 'none'
     // Every route parses its query string: a malformed one (bad percent-encoding, NUL) is a 400 anywhere.
-    responses['400'] ??= errorResponse(route.params || route.query || route.body
-      ? 'invalid request (invalid_request, capture_invalid)'
-      : 'malformed query string (invalid_request)')
+    responses['400'] ??= errorResponse(
+      route.params || route.query || route.body ? 'invalid request (invalid_request, capture_invalid)' : 'malformed query string (invalid_request)',
+    )
     if (authenticated) {
       responses['401'] ??= errorResponse('missing, invalid, expired or revoked credential')
       responses['403'] ??= errorResponse('credential not allowed for this operation or resource')
@@ -89,7 +97,7 @@ export function buildOpenApi(routes: Route[], version: string) {
     if (route.usesDatabase !== false) responses['503'] ??= errorResponse('database_unavailable: the database cannot be reached (Retry-After)')
     responses['500'] ??= errorResponse('internal error')
     for (const [status, response] of Object.entries(responses)) {
-      (response as { headers?: unknown }).headers = responseHeaders(Number(status), Boolean(route.rateLimited))
+      ;(response as { headers?: unknown }).headers = responseHeaders(Number(status), Boolean(route.rateLimited))
     }
     const operation: Record<string, unknown> = {
       operationId: route.operationId,
@@ -111,10 +119,11 @@ export function buildOpenApi(routes: Route[], version: string) {
       title: 'palmvein',
       version,
       license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
-      description: 'Palm vein identity service. Operations marked x-palmvein-extension are additions to the published interface. '
-        + `Request bodies are UTF-8 JSON of at most 1 MiB, with no NUL characters or lone surrogates in any string or field name and at most ${MAX_JSON_DEPTH} levels of nesting; `
-        + `date-times are RFC 3339 from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z. A method a path does not take is 405 with Allow; one HTTP does not define, 501. Error codes: `
-        + (Object.keys(ERROR_STATUS) as ErrorCode[]).map((code) => `${code} (${ERROR_STATUS[code]})`).join(', '),
+      description:
+        'Palm vein identity service. Operations marked x-palmvein-extension are additions to the published interface. ' +
+        `Request bodies are UTF-8 JSON of at most 1 MiB, with no NUL characters or lone surrogates in any string or field name and at most ${MAX_JSON_DEPTH} levels of nesting; ` +
+        `date-times are RFC 3339 from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z. A method a path does not take is 405 with Allow; one HTTP does not define, 501. Error codes: ` +
+        (Object.keys(ERROR_STATUS) as ErrorCode[]).map((code) => `${code} (${ERROR_STATUS[code]})`).join(', '),
     },
     servers: [{ url: '/' }],
     paths,

@@ -8,7 +8,8 @@ import { Reply } from './route.js'
 export const PROBLEM_TYPE = 'application/problem+json; charset=utf-8'
 const TYPE_BASE = 'https://docs.palmvein.dev/errors/'
 
-export const databaseUnavailable = () => new ServiceError('database_unavailable', 'the database cannot be reached; retry shortly', { retryAfter: DATABASE_RETRY_AFTER_SECONDS })
+export const databaseUnavailable = () =>
+  new ServiceError('database_unavailable', 'the database cannot be reached; retry shortly', { retryAfter: DATABASE_RETRY_AFTER_SECONDS })
 
 function asServiceError(error: unknown): ServiceError {
   if (error instanceof ServiceError) return error

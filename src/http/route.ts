@@ -32,8 +32,7 @@ export interface RequestContext<P = Record<string, string>, Q = Record<string, u
 }
 
 /** The request, and what the route's access loaded (its project, device or terminal). */
-export type RouteContext<P = Record<string, string>, Q = Record<string, unknown>, B = unknown, A extends Access = Access> =
-  RequestContext<P, Q, B> & Granted<A>
+export type RouteContext<P = Record<string, string>, Q = Record<string, unknown>, B = unknown, A extends Access = Access> = RequestContext<P, Q, B> & Granted<A>
 
 /** A reply that is not plain JSON with the route's default status (CSV, 204 on a long poll, ...). */
 export class Reply {

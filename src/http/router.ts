@@ -27,7 +27,7 @@ export function createRouter<T>(entries: Array<{ route: Route; target: T }>) {
   for (const { route, target } of entries) {
     const segments = segmentsOf(route.path)
     let pattern = patterns.find((known) => known.segments.join('/') === segments.join('/'))
-    if (!pattern) patterns.push(pattern = { segments, byMethod: new Map() })
+    if (!pattern) patterns.push((pattern = { segments, byMethod: new Map() }))
     pattern.byMethod.set(route.method.toUpperCase(), target)
   }
 

@@ -36,8 +36,7 @@ export const DateTime = (description?: string) => Type.String({ format: 'date-ti
 export const Timestamp = (description = 'RFC 3339 UTC with milliseconds') => Nullable(Type.String({ format: 'date-time', description }))
 
 /** A strict request body: unknown fields are rejected so typos surface. */
-export const Body = <T extends TProperties>(properties: T, options: ObjectOptions = {}) =>
-  Type.Object(properties, { additionalProperties: false, ...options })
+export const Body = <T extends TProperties>(properties: T, options: ObjectOptions = {}) => Type.Object(properties, { additionalProperties: false, ...options })
 
 /** Path parameters: every path id is a UUID. */
 export const PathIds = <K extends string>(...names: K[]) =>
@@ -56,15 +55,21 @@ export const TimeWindow = {
   to: DateTime('window end (inclusive), RFC 3339; must not be before `from` (else 400 invalid_request)'),
 }
 
-export const Problem = Type.Object({
-  type: Type.String(),
-  title: Type.String(),
-  status: Type.Integer(),
-  code: Type.Union((Object.keys(ERROR_STATUS) as ErrorCode[]).map((code) => Type.Literal(code)), { description: 'stable error code' }),
-  detail: Type.String(),
-  request_id: Type.String(),
-  errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
-}, { $id: 'Problem' })
+export const Problem = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    code: Type.Union(
+      (Object.keys(ERROR_STATUS) as ErrorCode[]).map((code) => Type.Literal(code)),
+      { description: 'stable error code' },
+    ),
+    detail: Type.String(),
+    request_id: Type.String(),
+    errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+  },
+  { $id: 'Problem' },
+)
 
 // verbose: an error carries its schema, so a schema's `errorCode` can name the code it answers with.
 const bodyAjv = new Ajv({ allErrors: true, strict: false, coerceTypes: false, verbose: true })

@@ -40,17 +40,23 @@ export function createHttpServer(choice: HttpServerChoice = 'auto', tls?: TlsMat
         const { app, dispatch } = serving
         inFlight += 1
         // dispatch answers every error itself; what is left (a write failing) must not stop the process.
-        void dispatch(exchange).catch((error) => { app.log.error({ err: error }, 'request failed') }).finally(() => {
-          inFlight -= 1
-          if (inFlight === 0 && drained) drained()
-        })
+        void dispatch(exchange)
+          .catch((error) => {
+            app.log.error({ err: error }, 'request failed')
+          })
+          .finally(() => {
+            inFlight -= 1
+            if (inFlight === 0 && drained) drained()
+          })
       })
     },
     async close(timeoutMs = 10_000) {
       transport.stopListening()
       if (inFlight > 0) {
         await Promise.race([
-          new Promise<void>((resolve) => { drained = resolve }),
+          new Promise<void>((resolve) => {
+            drained = resolve
+          }),
           new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref()),
         ])
       }

@@ -48,7 +48,9 @@ export function sealedEndsOf(plainEnds: Uint32Array): Uint32Array {
 export function plainEndsOf(sealedEnds: Uint32Array): Uint32Array {
   const plainEnds = new Uint32Array(sealedEnds.length)
   let end = 0
-  sealedEnds.forEach((sealedEnd, index) => { plainEnds[index] = end += Math.max(0, sealedEnd - startOf(sealedEnds, index) - GCM_OVERHEAD) })
+  sealedEnds.forEach((sealedEnd, index) => {
+    plainEnds[index] = end += Math.max(0, sealedEnd - startOf(sealedEnds, index) - GCM_OVERHEAD)
+  })
   return plainEnds
 }
 
@@ -59,7 +61,9 @@ export function packStrings(strings: readonly string[]): { bytes: Buffer; ends: 
   // Contexts are ASCII (ids, hands, kinds): then a character is a byte.
   const ascii = bytes.length === strings.reduce((sum, text) => sum + text.length, 0)
   let end = 0
-  strings.forEach((text, index) => { ends[index] = end += ascii ? text.length : Buffer.byteLength(text) })
+  strings.forEach((text, index) => {
+    ends[index] = end += ascii ? text.length : Buffer.byteLength(text)
+  })
   return { bytes, ends }
 }
 

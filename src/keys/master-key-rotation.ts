@@ -5,7 +5,12 @@
 // uses it, drops the old wrappings and the record, after which the old key opens nothing.
 import type { Sql } from '../store/engine/database.js'
 import {
-  deleteRotationRecord, lockMasterWrapped, replaceMasterWrapped, rotationRecord, saveRotationRecord, type MasterWrappedBlob,
+  deleteRotationRecord,
+  lockMasterWrapped,
+  replaceMasterWrapped,
+  rotationRecord,
+  saveRotationRecord,
+  type MasterWrappedBlob,
 } from '../store/master-keys.js'
 import { open, seal } from './keyring.js'
 import { encodeKeySet, masterKeyId, parseKeySet } from './master-keys.js'
@@ -24,7 +29,10 @@ const contextOf = (blob: MasterWrappedBlob) => `${CONTEXT_PREFIX[blob.kind]}:${b
 const describe = (blob: MasterWrappedBlob) => `${NOUN[blob.kind]} ${blob.id}`
 
 function count(blobs: MasterWrappedBlob[]): RotationCounts {
-  return { environments: blobs.filter((blob) => blob.kind === 'environment').length, webhook_secrets: blobs.filter((blob) => blob.kind === 'webhook_secret').length }
+  return {
+    environments: blobs.filter((blob) => blob.kind === 'environment').length,
+    webhook_secrets: blobs.filter((blob) => blob.kind === 'webhook_secret').length,
+  }
 }
 
 /** The blob's wrappings by key id; a bare wrapping (from before key sets) counts as `bareKeyId`'s. */
@@ -51,17 +59,25 @@ export async function rotateMasterKey(sql: Sql, current: Buffer, next: Buffer): 
   return sql.begin(async (tx) => {
     const rotation = await rotationRecord(tx, { lock: true })
     if (rotation && (rotation.old_key_id !== currentId || rotation.new_key_id !== nextId)) {
-      throw new RotationRefused(`a rotation from key ${rotation.old_key_id} to key ${rotation.new_key_id} is under way: finish it first (palmvein keys retire-master with PALMVEIN_MASTER_KEY set to the new key)`)
+      throw new RotationRefused(
+        `a rotation from key ${rotation.old_key_id} to key ${rotation.new_key_id} is under way: finish it first (palmvein keys retire-master with PALMVEIN_MASTER_KEY set to the new key)`,
+      )
     }
     const blobs = await lockMasterWrapped(tx)
     for (const blob of blobs) {
       const wrappings = wrappingsOf(blob, currentId)
       const plaintext = openWith(blob, wrappings, current, currentId)
-      const rewrapped = encodeKeySet(new Map([[currentId, wrappings.get(currentId)!], [nextId, seal(next, plaintext, contextOf(blob))]]))
+      const rewrapped = encodeKeySet(
+        new Map([
+          [currentId, wrappings.get(currentId)!],
+          [nextId, seal(next, plaintext, contextOf(blob))],
+        ]),
+      )
       await replaceMasterWrapped(tx, { ...blob, blob: rewrapped })
     }
     await saveRotationRecord(tx, {
-      old_key_id: currentId, new_key_id: nextId,
+      old_key_id: currentId,
+      new_key_id: nextId,
       new_key_under_old: seal(current, next, `master-key:${nextId}`),
       old_key_under_new: seal(next, current, `master-key:${currentId}`),
     })
@@ -76,13 +92,17 @@ export async function retireMasterKey(sql: Sql, current: Buffer): Promise<Rotati
     const rotation = await rotationRecord(tx, { lock: true })
     if (!rotation) throw new RotationRefused('no master key rotation is under way (palmvein keys rotate-master starts one)')
     if (rotation.new_key_id !== currentId) {
-      throw new RotationRefused(`run it with the new master key: PALMVEIN_MASTER_KEY is key ${currentId}, the rotation goes from key ${rotation.old_key_id} to key ${rotation.new_key_id}`)
+      throw new RotationRefused(
+        `run it with the new master key: PALMVEIN_MASTER_KEY is key ${currentId}, the rotation goes from key ${rotation.old_key_id} to key ${rotation.new_key_id}`,
+      )
     }
     const blobs = await lockMasterWrapped(tx)
     for (const blob of blobs) {
       const wrappings = wrappingsOf(blob, rotation.old_key_id)
       if (!wrappings.has(currentId)) {
-        throw new RotationRefused(`${describe(blob)} has no wrapping under the new key yet: run palmvein keys rotate-master again (PALMVEIN_MASTER_KEY the old key, PALMVEIN_NEW_MASTER_KEY the new), then retire`)
+        throw new RotationRefused(
+          `${describe(blob)} has no wrapping under the new key yet: run palmvein keys rotate-master again (PALMVEIN_MASTER_KEY the old key, PALMVEIN_NEW_MASTER_KEY the new), then retire`,
+        )
       }
       openWith(blob, wrappings, current, currentId)
       await replaceMasterWrapped(tx, { ...blob, blob: encodeKeySet(new Map([[currentId, wrappings.get(currentId)!]])) })

@@ -76,7 +76,9 @@ export function createMasterKeys(own: Buffer, crypto: { seal: Seal; open: Open }
         for (const key of known.values()) {
           try {
             return crypto.open(key, blob, context)
-          } catch { /* another known key may fit */ }
+          } catch {
+            /* another known key may fit */
+          }
         }
         throw new Error('no known master key opens this blob')
       }

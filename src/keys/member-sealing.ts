@@ -63,13 +63,16 @@ class SealBatch {
 /** Every hand's rows of the members, member i sealed under key i of `memberKeys` (32 bytes each). */
 function sealHandRows(memberKeys: Uint8Array, environmentId: string, members: readonly MemberToSeal[]): TemplateInsert[][] {
   const batch = new SealBatch()
-  const planned = members.map(({ id, hands }, key) => hands.map(({ hand, input, enroll, identify, reference }) => ({
-    hand, input,
-    silhouette: input.silhouette ? batch.add(key, silhouetteContext(id, hand), Buffer.from(input.silhouette, 'utf8')) : null,
-    enroll: batch.add(key, templateContext(id, hand, 'enroll'), enroll.bytes),
-    identify: batch.add(key, templateContext(id, hand, 'identify'), identify.bytes),
-    reference: batch.add(key, templateContext(id, hand, 'reference'), new Uint8Array(reference.buffer, reference.byteOffset, reference.length)),
-  })))
+  const planned = members.map(({ id, hands }, key) =>
+    hands.map(({ hand, input, enroll, identify, reference }) => ({
+      hand,
+      input,
+      silhouette: input.silhouette ? batch.add(key, silhouetteContext(id, hand), Buffer.from(input.silhouette, 'utf8')) : null,
+      enroll: batch.add(key, templateContext(id, hand, 'enroll'), enroll.bytes),
+      identify: batch.add(key, templateContext(id, hand, 'identify'), identify.bytes),
+      reference: batch.add(key, templateContext(id, hand, 'reference'), new Uint8Array(reference.buffer, reference.byteOffset, reference.length)),
+    })),
+  )
   const sealed = batch.seal(memberKeys)
   // Plain loops and literals: flatMap with spread rows cost 14 µs a member here.
   return planned.map((hands, index) => {
@@ -79,9 +82,36 @@ function sealHandRows(memberKeys: Uint8Array, environmentId: string, members: re
       const sealedSilhouette = silhouette === null ? null : sealed[silhouette].toString('base64')
       const palmPosition = (input.palm_position ?? null) as Record<string, number> | null
       rows.push(
-        { id: newId(), member_id: memberId, environment_id: environmentId, hand, kind: 'enroll', ciphertext: sealed[enroll], silhouette: sealedSilhouette, palm_position: palmPosition },
-        { id: newId(), member_id: memberId, environment_id: environmentId, hand, kind: 'identify', ciphertext: sealed[identify], silhouette: sealedSilhouette, palm_position: palmPosition },
-        { id: newId(), member_id: memberId, environment_id: environmentId, hand, kind: 'reference', ciphertext: sealed[reference], silhouette: null, palm_position: null },
+        {
+          id: newId(),
+          member_id: memberId,
+          environment_id: environmentId,
+          hand,
+          kind: 'enroll',
+          ciphertext: sealed[enroll],
+          silhouette: sealedSilhouette,
+          palm_position: palmPosition,
+        },
+        {
+          id: newId(),
+          member_id: memberId,
+          environment_id: environmentId,
+          hand,
+          kind: 'identify',
+          ciphertext: sealed[identify],
+          silhouette: sealedSilhouette,
+          palm_position: palmPosition,
+        },
+        {
+          id: newId(),
+          member_id: memberId,
+          environment_id: environmentId,
+          hand,
+          kind: 'reference',
+          ciphertext: sealed[reference],
+          silhouette: null,
+          palm_position: null,
+        },
       )
     }
     return rows

@@ -3,7 +3,6 @@
 // authenticated context binds each blob to its member, hand and kind, so a ciphertext copied into
 // another row does not decrypt. Deleting the member row destroys its only wrapped key.
 import type { Keyring } from './keyring.js'
-import { randomBytes } from 'node:crypto'
 import { open, seal } from './keyring.js'
 
 export type TemplateKind = 'enroll' | 'identify' | 'reference'

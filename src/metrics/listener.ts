@@ -37,23 +37,30 @@ export async function listenMetrics(registry: Registry, host: string, port: numb
       response.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('GET /metrics\n')
       return
     }
-    registry.metrics().then((text) => {
-      response.writeHead(200, { 'content-type': registry.contentType }).end(request.method === 'HEAD' ? undefined : text)
-    }, (error: unknown) => {
-      log.error({ err: error }, 'Metrics: collecting failed')
-      response.writeHead(503, { 'content-type': 'text/plain; charset=utf-8' }).end('collecting the metrics failed; see the service log\n')
-    })
+    registry.metrics().then(
+      (text) => {
+        response.writeHead(200, { 'content-type': registry.contentType }).end(request.method === 'HEAD' ? undefined : text)
+      },
+      (error: unknown) => {
+        log.error({ err: error }, 'Metrics: collecting failed')
+        response.writeHead(503, { 'content-type': 'text/plain; charset=utf-8' }).end('collecting the metrics failed; see the service log\n')
+      },
+    )
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(port, host, () => { server.off('error', reject); resolve() })
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve()
+    })
   })
   const { port: bound } = server.address() as AddressInfo
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${bound}/metrics`,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve())
-      server.closeAllConnections()
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      }),
   }
 }

@@ -51,49 +51,90 @@ export function createMetrics(sources: MetricsSources): ServiceMetrics {
   const registry = new Registry()
   const registers = [registry]
   collectDefaultMetrics({ register: registry })
-  const requests = new Counter({ name: 'palmvein_http_requests_total', help: 'HTTP requests answered, by method, route template and status', labelNames: ['method', 'route', 'status'], registers })
-  const requestSeconds = new Histogram({
-    name: 'palmvein_http_request_duration_seconds', help: 'Time from a request\'s arrival to its answer, by method and route template',
-    labelNames: ['method', 'route'], buckets: LATENCY_BUCKETS, registers,
+  const requests = new Counter({
+    name: 'palmvein_http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status',
+    labelNames: ['method', 'route', 'status'],
+    registers,
   })
-  const identifies = new Counter({ name: 'palmvein_identify_total', help: 'Identifications decided, by status (Found, Ambiguous, NotFound)', labelNames: ['status'], registers })
+  const requestSeconds = new Histogram({
+    name: 'palmvein_http_request_duration_seconds',
+    help: "Time from a request's arrival to its answer, by method and route template",
+    labelNames: ['method', 'route'],
+    buckets: LATENCY_BUCKETS,
+    registers,
+  })
+  const identifies = new Counter({
+    name: 'palmvein_identify_total',
+    help: 'Identifications decided, by status (Found, Ambiguous, NotFound)',
+    labelNames: ['status'],
+    registers,
+  })
   const scanSeconds = new Histogram({
-    name: 'palmvein_matcher_scan_seconds', help: 'One matcher pass over a gallery, by the number of probes it served (batch)',
-    labelNames: ['batch'], buckets: LATENCY_BUCKETS, registers,
+    name: 'palmvein_matcher_scan_seconds',
+    help: 'One matcher pass over a gallery, by the number of probes it served (batch)',
+    labelNames: ['batch'],
+    buckets: LATENCY_BUCKETS,
+    registers,
   })
   const attempts = new Counter({
-    name: 'palmvein_webhook_attempts_total', help: 'Webhook delivery attempts: success, retry (failed, another attempt scheduled), failed (the last attempt failed), gone (the receiver answered 410: subscription disabled)',
-    labelNames: ['outcome'], registers,
+    name: 'palmvein_webhook_attempts_total',
+    help: 'Webhook delivery attempts: success, retry (failed, another attempt scheduled), failed (the last attempt failed), gone (the receiver answered 410: subscription disabled)',
+    labelNames: ['outcome'],
+    registers,
   })
-  const dbSeconds = new Histogram({ name: 'palmvein_db_query_duration_seconds', help: 'SQL statements, from being sent (or queued for a connection) to their result', buckets: LATENCY_BUCKETS, registers })
+  const dbSeconds = new Histogram({
+    name: 'palmvein_db_query_duration_seconds',
+    help: 'SQL statements, from being sent (or queued for a connection) to their result',
+    buckets: LATENCY_BUCKETS,
+    registers,
+  })
   const peerRefusals = new Counter({
-    name: 'palmvein_peer_calls_refused_total', help: 'Node-to-node calls refused before they ran: unsigned, bad_signature, stale (timestamp outside the replay window), replayed (nonce seen)',
-    labelNames: ['reason'], registers,
+    name: 'palmvein_peer_calls_refused_total',
+    help: 'Node-to-node calls refused before they ran: unsigned, bad_signature, stale (timestamp outside the replay window), replayed (nonce seen)',
+    labelNames: ['reason'],
+    registers,
   })
-  const rateLimited = new Counter({ name: 'palmvein_rate_limited_total', help: 'Requests refused with 429 (plan rate, daily limit, terminal registrations)', registers })
+  const rateLimited = new Counter({
+    name: 'palmvein_rate_limited_total',
+    help: 'Requests refused with 429 (plan rate, daily limit, terminal registrations)',
+    registers,
+  })
   new Gauge({
-    name: 'palmvein_gallery_rows', help: 'Reference rows in the matcher gallery of an environment (two per member with both hands)', labelNames: ['environment_id'], registers,
+    name: 'palmvein_gallery_rows',
+    help: 'Reference rows in the matcher gallery of an environment (two per member with both hands)',
+    labelNames: ['environment_id'],
+    registers,
     collect() {
       this.reset()
       for (const gallery of sources.galleries()) this.set({ environment_id: gallery.environmentId }, gallery.rows)
     },
   })
   new Gauge({
-    name: 'palmvein_gallery_loading', help: '1 while an environment\'s gallery is loading (identify answers 503), else 0', labelNames: ['environment_id'], registers,
+    name: 'palmvein_gallery_loading',
+    help: "1 while an environment's gallery is loading (identify answers 503), else 0",
+    labelNames: ['environment_id'],
+    registers,
     collect() {
       this.reset()
       for (const gallery of sources.galleries()) this.set({ environment_id: gallery.environmentId }, gallery.loading ? 1 : 0)
     },
   })
   new Gauge({
-    name: 'palmvein_match_threshold', help: 'The match threshold identify uses in an environment (derived by calibration when it has a target_fpir)', labelNames: ['environment_id'], registers,
+    name: 'palmvein_match_threshold',
+    help: 'The match threshold identify uses in an environment (derived by calibration when it has a target_fpir)',
+    labelNames: ['environment_id'],
+    registers,
     collect() {
       this.reset()
-      for (const gallery of sources.galleries()) if (gallery.matchThreshold !== null) this.set({ environment_id: gallery.environmentId }, gallery.matchThreshold)
+      for (const gallery of sources.galleries())
+        if (gallery.matchThreshold !== null) this.set({ environment_id: gallery.environmentId }, gallery.matchThreshold)
     },
   })
   new Gauge({
-    name: 'palmvein_webhook_pending_deliveries', help: 'Webhook deliveries waiting for an attempt (in every process on this database)', registers,
+    name: 'palmvein_webhook_pending_deliveries',
+    help: 'Webhook deliveries waiting for an attempt (in every process on this database)',
+    registers,
     async collect() {
       // While the database cannot answer the series is left out rather than failing the scrape.
       this.reset()

@@ -35,10 +35,16 @@ const AUDIT_LOCK_CLASS = 7_310_044
 /** The hash of the record at position `seq` after `prev`. */
 export type Link = (prev: Buffer, record: AuditInsert, seq: number) => Buffer
 /** What links appended records: the audit key's id and its MAC. */
-export interface Linker { id: string; link: Link }
+export interface Linker {
+  id: string
+  link: Link
+}
 
 /** Where a chain ends: the position of its next record and the hash that record links to. */
-export interface ChainTail { nextSeq: number; prev: Buffer }
+export interface ChainTail {
+  nextSeq: number
+  prev: Buffer
+}
 
 /** The records of each chain, in order. */
 export function byChain(records: AuditInsert[]): Map<string, AuditInsert[]> {
@@ -53,7 +59,12 @@ export function byChain(records: AuditInsert[]): Map<string, AuditInsert[]> {
 }
 
 /** A record as a block keeps it (the organization is the block's). */
-interface StoredRecord extends Omit<AuditInsert, 'org_id' | 'created_at'> { seq: number; created_at: string; prev_hash: string; hash: string }
+interface StoredRecord extends Omit<AuditInsert, 'org_id' | 'created_at'> {
+  seq: number
+  created_at: string
+  prev_hash: string
+  hash: string
+}
 
 /**
  * Appends a chain's records as one block (migration 0017) at `tail`, each linked by `key` to its
@@ -70,9 +81,19 @@ export async function appendBlock(sql: Queryable, chain: string, tail: ChainTail
     const hash = key.link(prev, record, tail.nextSeq + index)
     // A literal of one shape: spreading the record cost twice the rest of the append in V8.
     const line: StoredRecord = {
-      seq: tail.nextSeq + index, created_at: record.created_at.toISOString(), request_id: record.request_id, project_id: record.project_id,
-      actor_kind: record.actor_kind, actor_id: record.actor_id, action: record.action, resource_ids: record.resource_ids, status: record.status,
-      client_address: record.client_address, user_agent: record.user_agent, prev_hash: prev.toString('hex'), hash: hash.toString('hex'),
+      seq: tail.nextSeq + index,
+      created_at: record.created_at.toISOString(),
+      request_id: record.request_id,
+      project_id: record.project_id,
+      actor_kind: record.actor_kind,
+      actor_id: record.actor_id,
+      action: record.action,
+      resource_ids: record.resource_ids,
+      status: record.status,
+      client_address: record.client_address,
+      user_agent: record.user_agent,
+      prev_hash: prev.toString('hex'),
+      hash: hash.toString('hex'),
     }
     if (record.created_at < first) first = record.created_at
     if (record.created_at > last) last = record.created_at
@@ -102,7 +123,13 @@ export async function chainTail(sql: Queryable, chain: string): Promise<ChainTai
 }
 
 /** Where a purged chain starts: the last purged record's position and hash, and the MAC over both. */
-export interface Anchor { chain: string; hash: Buffer; last_seq: number; key_id: string | null; mac: Buffer | null }
+export interface Anchor {
+  chain: string
+  hash: Buffer
+  last_seq: number
+  key_id: string | null
+  mac: Buffer | null
+}
 
 export async function anchorOf(sql: Queryable, chain: string): Promise<Anchor | null> {
   const [anchor] = await sql<Anchor[]>`SELECT chain, hash, last_seq, key_id, mac FROM audit_anchors WHERE chain = ${chain}`
@@ -134,7 +161,8 @@ export interface AuditFilter {
   action?: string
 }
 
-const ROW_COLUMNS = 'seq, org_id, created_at, request_id, project_id, actor_kind, actor_id, action, resource_ids, status, client_address, user_agent, prev_hash, hash, chain, key_id'
+const ROW_COLUMNS =
+  'seq, org_id, created_at, request_id, project_id, actor_kind, actor_id, action, resource_ids, status, client_address, user_agent, prev_hash, hash, chain, key_id'
 
 /** The filter over the audit_log view; the block bounds let the scan skip blocks outside the window. */
 function where(sql: Sql, filter: AuditFilter) {
@@ -191,8 +219,13 @@ export function readBlock(block: BlockRow): ReadBlock {
     return {
       ...block,
       rows: stored.map((record) => ({
-        ...record, org_id: block.org_id, chain: block.chain, key_id: block.key_id, created_at: new Date(record.created_at),
-        prev_hash: Buffer.from(record.prev_hash, 'hex'), hash: Buffer.from(record.hash, 'hex'),
+        ...record,
+        org_id: block.org_id,
+        chain: block.chain,
+        key_id: block.key_id,
+        created_at: new Date(record.created_at),
+        prev_hash: Buffer.from(record.prev_hash, 'hex'),
+        hash: Buffer.from(record.hash, 'hex'),
       })),
     }
   } catch (error) {
@@ -202,7 +235,7 @@ export function readBlock(block: BlockRow): ReadBlock {
 
 /** The chain's blocks in order after position `afterSeq`, `limit` at a time. */
 export async function* chainBlocks(sql: Sql, chain: string, afterSeq: number, limit = 200): AsyncGenerator<ReadBlock> {
-  for (let after = afterSeq; ;) {
+  for (let after = afterSeq; ; ) {
     const blocks = await sql<BlockRow[]>`
       SELECT ${sql.unsafe(BLOCK_COLUMNS)} FROM audit_blocks WHERE chain = ${chain} AND first_seq > ${after} ORDER BY first_seq LIMIT ${limit}`
     for (const block of blocks) {
@@ -254,7 +287,11 @@ export interface PurgeKeys {
  * into the past would otherwise have the purge delete it, and every block before it, and sign the
  * anchor. Such a chain is left whole and named in `refused`.
  */
-export async function purgeAuditBefore(sql: Sql, cutoff: Date, keys: PurgeKeys): Promise<{ deleted: number; refused: Array<{ chain: string; seq: number; reason: string }> }> {
+export async function purgeAuditBefore(
+  sql: Sql,
+  cutoff: Date,
+  keys: PurgeKeys,
+): Promise<{ deleted: number; refused: Array<{ chain: string; seq: number; reason: string }> }> {
   let deleted = 0
   const refused: Array<{ chain: string; seq: number; reason: string }> = []
   for (const chain of await auditChains(sql)) {

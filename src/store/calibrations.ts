@@ -68,7 +68,14 @@ export interface CalibrationColumns {
  * Stores the result and sets the environment's match_threshold, if this process still holds the
  * claim and the settings are the ones it calibrated for. Returns whether the threshold changed hands.
  */
-export async function saveCalibration(sql: Sql, environmentId: string, claimant: string, settings: { target_fpir: number; min_match_threshold: number }, gallerySize: number, result: CalibrationColumns): Promise<boolean> {
+export async function saveCalibration(
+  sql: Sql,
+  environmentId: string,
+  claimant: string,
+  settings: { target_fpir: number; min_match_threshold: number },
+  gallerySize: number,
+  result: CalibrationColumns,
+): Promise<boolean> {
   return sql.begin(async (tx) => {
     const saved = await tx`
       UPDATE environment_calibrations SET

@@ -2,9 +2,22 @@
 // the reference rows a node loads. Times are the database's (now()), so nodes need no clock agreement.
 import type { Queryable, Sql } from './engine/database.js'
 
-export interface NodeRow { node_id: string; url: string; started_at: Date; heartbeat_at: Date; full: boolean; memory_bytes: number }
+export interface NodeRow {
+  node_id: string
+  url: string
+  started_at: Date
+  heartbeat_at: Date
+  full: boolean
+  memory_bytes: number
+}
 
-export interface ShardHoldRow { environment_id: string; shard: number; node_id: string; state: 'loading' | 'ready'; rows: number }
+export interface ShardHoldRow {
+  environment_id: string
+  shard: number
+  node_id: string
+  state: 'loading' | 'ready'
+  rows: number
+}
 
 /** Registers or refreshes this node; a previous process at the same URL is gone (its holds with it). */
 export async function registerNode(sql: Sql, node: { nodeId: string; url: string }): Promise<void> {
@@ -20,7 +33,8 @@ export async function registerNode(sql: Sql, node: { nodeId: string; url: string
  */
 export async function heartbeat(sql: Sql, nodeId: string, leaseMs: number, state: { full: boolean; memoryBytes: number }): Promise<boolean> {
   return sql.begin(async (tx) => {
-    const rows = await tx`UPDATE cluster_nodes SET heartbeat_at = now(), memory_full = ${state.full}, memory_bytes = ${state.memoryBytes} WHERE node_id = ${nodeId} RETURNING 1`
+    const rows =
+      await tx`UPDATE cluster_nodes SET heartbeat_at = now(), memory_full = ${state.full}, memory_bytes = ${state.memoryBytes} WHERE node_id = ${nodeId} RETURNING 1`
     if (rows.length === 0) return false
     await tx`UPDATE cluster_shards SET expires_at = now() + ${leaseMs} * interval '1 millisecond' WHERE node_id = ${nodeId}`
     return true

@@ -24,7 +24,10 @@ export async function consumeSignInLink(sql: Sql, id: string): Promise<ConsoleSe
   return row ?? null
 }
 
-export async function insertConsoleSession(sql: Sql, session: { id: string; secret_hash: Buffer; subject: string; link_id: string; expires_at: Date }): Promise<void> {
+export async function insertConsoleSession(
+  sql: Sql,
+  session: { id: string; secret_hash: Buffer; subject: string; link_id: string; expires_at: Date },
+): Promise<void> {
   await sql`INSERT INTO console_sessions ${sql(session)}`
 }
 

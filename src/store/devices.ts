@@ -27,23 +27,33 @@ const deviceColumns = (sql: Sql) => sql`
  * A new, unlinked device and its registration code, in one transaction. Returns false when the
  * code is already taken (the caller draws another).
  */
-export async function insertUnlinkedDevice(sql: Sql, device: {
-  id: string; mode: DeviceMode; hardware_platform: string; token_hash: Buffer; code: string; codeExpiresAt: Date
-}): Promise<boolean> {
-  return sql.begin(async (tx) => {
-    await tx`
+export async function insertUnlinkedDevice(
+  sql: Sql,
+  device: {
+    id: string
+    mode: DeviceMode
+    hardware_platform: string
+    token_hash: Buffer
+    code: string
+    codeExpiresAt: Date
+  },
+): Promise<boolean> {
+  return sql
+    .begin(async (tx) => {
+      await tx`
       INSERT INTO devices (id, mode, hardware_platform, token_hash)
       VALUES (${device.id}, ${device.mode}, ${device.hardware_platform}, ${device.token_hash})`
-    const inserted = await tx`
+      const inserted = await tx`
       INSERT INTO registration_codes (code, device_id, expires_at)
       VALUES (${device.code}, ${device.id}, ${device.codeExpiresAt})
       ON CONFLICT (code) DO NOTHING RETURNING code`
-    if (inserted.length === 0) throw new CodeTaken()
-    return true
-  }).catch((error: unknown) => {
-    if (error instanceof CodeTaken) return false
-    throw error
-  })
+      if (inserted.length === 0) throw new CodeTaken()
+      return true
+    })
+    .catch((error: unknown) => {
+      if (error instanceof CodeTaken) return false
+      throw error
+    })
 }
 
 class CodeTaken extends Error {}
@@ -61,9 +71,16 @@ export async function deleteAbandonedDevices(sql: Sql, createdBefore: Date): Pro
  * Consume a registration code and link its device to the project, atomically. Returns the device
  * id, or null when the code is unknown, used or expired (nothing changes then).
  */
-export async function linkDeviceByCode(sql: Sql, input: {
-  code: string; projectId: string; name: string; mode: DeviceMode; now: Date
-}): Promise<string | null> {
+export async function linkDeviceByCode(
+  sql: Sql,
+  input: {
+    code: string
+    projectId: string
+    name: string
+    mode: DeviceMode
+    now: Date
+  },
+): Promise<string | null> {
   return sql.begin(async (tx) => {
     const [code] = await tx<{ device_id: string }[]>`
       UPDATE registration_codes SET used_at = ${input.now}

@@ -28,7 +28,6 @@ export interface SessionRow {
   updated_at: Date
 }
 
-
 export async function expireOverdue(sql: Queryable, deviceId: string, nowSeconds: number): Promise<void> {
   await sql`
     UPDATE enrollment_sessions SET state = 'expired', updated_at = now()
@@ -40,8 +39,18 @@ export async function expireOverdue(sql: Queryable, deviceId: string, nowSeconds
  * new one, then the new one is inserted, all in one short transaction. `keep` sees the active
  * session first (row-locked) and may refuse by throwing: the new session is then not started.
  */
-type SessionInsert = Omit<SessionRow, 'superseded_by' | 'created_at' | 'updated_at' | 'mobile_challenge_response' | 'terminal_challenge_response'
-  | 'owner_subject' | 'display_name' | 'challenge_failures'> & Partial<Pick<SessionRow, 'owner_subject' | 'display_name'>>
+type SessionInsert = Omit<
+  SessionRow,
+  | 'superseded_by'
+  | 'created_at'
+  | 'updated_at'
+  | 'mobile_challenge_response'
+  | 'terminal_challenge_response'
+  | 'owner_subject'
+  | 'display_name'
+  | 'challenge_failures'
+> &
+  Partial<Pick<SessionRow, 'owner_subject' | 'display_name'>>
 
 export async function insertSession(sql: Sql, session: SessionInsert, keep?: (active: SessionRow, tx: Queryable) => Promise<void> | void): Promise<SessionRow> {
   for (let attempt = 1; ; attempt++) {
@@ -116,9 +125,15 @@ export async function cancelActiveSession(sql: Sql, deviceId: string, sessionId:
  * Active and unexpired → completed, inside the enrollment's transaction. Returns null when the
  * session is no longer active (cancelled, superseded, expired or completed meanwhile).
  */
-export async function completeActiveSession(tx: Queryable, input: {
-  deviceId: string; sessionId: string; nowSeconds: number; terminalChallengeResponse: boolean
-}): Promise<SessionRow | null> {
+export async function completeActiveSession(
+  tx: Queryable,
+  input: {
+    deviceId: string
+    sessionId: string
+    nowSeconds: number
+    terminalChallengeResponse: boolean
+  },
+): Promise<SessionRow | null> {
   const [row] = await tx<SessionRow[]>`
     UPDATE enrollment_sessions
     SET state = 'completed', terminal_challenge_response = ${input.terminalChallengeResponse}, updated_at = now()

@@ -28,7 +28,10 @@ export async function createLedger(file: string): Promise<boolean> {
 }
 
 export async function ledgerExists(file: string): Promise<boolean> {
-  return fs.stat(file).then((stats) => stats.isFile(), () => false)
+  return fs.stat(file).then(
+    (stats) => stats.isFile(),
+    () => false,
+  )
 }
 
 /**

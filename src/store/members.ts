@@ -31,7 +31,9 @@ const memberColumns = (sql: Queryable) => sql`
 
 export function membersOfProject(sql: Sql, projectId: string, page?: { offset: number; limit: number }) {
   return page
-    ? sql<MemberRow[]>`SELECT ${memberColumns(sql)} FROM members WHERE project_id = ${projectId} ORDER BY created_at, id OFFSET ${page.offset} LIMIT ${page.limit}`
+    ? sql<
+        MemberRow[]
+      >`SELECT ${memberColumns(sql)} FROM members WHERE project_id = ${projectId} ORDER BY created_at, id OFFSET ${page.offset} LIMIT ${page.limit}`
     : sql<MemberRow[]>`SELECT ${memberColumns(sql)} FROM members WHERE project_id = ${projectId} ORDER BY created_at, id`
 }
 
@@ -69,7 +71,9 @@ export async function insertMemberWithinHeadcount(
 }
 
 export async function updateMember(
-  sql: Sql, projectId: string, memberId: string,
+  sql: Sql,
+  projectId: string,
+  memberId: string,
   changes: { display_name?: string; metadata?: postgres.JSONValue | null },
 ): Promise<MemberRow | null> {
   const setName = changes.display_name !== undefined
@@ -121,13 +125,26 @@ export async function countMembersOfProject(sql: Sql, projectId: string): Promis
 const TEMPLATE_ROWS_PER_STATEMENT = 6_000
 
 const MEMBER_COLUMNS: CopyColumn[] = [
-  { name: 'id', type: 'uuid' }, { name: 'project_id', type: 'uuid' }, { name: 'environment_id', type: 'uuid' }, { name: 'display_name', type: 'text' },
-  { name: 'metadata', type: 'jsonb' }, { name: 'wrapped_key', type: 'bytea' }, { name: 'palm_templates_enrolled', type: 'int4' },
-  { name: 'created_at', type: 'timestamptz' }, { name: 'updated_at', type: 'timestamptz' }, { name: 'last_enrolled_at', type: 'timestamptz' },
+  { name: 'id', type: 'uuid' },
+  { name: 'project_id', type: 'uuid' },
+  { name: 'environment_id', type: 'uuid' },
+  { name: 'display_name', type: 'text' },
+  { name: 'metadata', type: 'jsonb' },
+  { name: 'wrapped_key', type: 'bytea' },
+  { name: 'palm_templates_enrolled', type: 'int4' },
+  { name: 'created_at', type: 'timestamptz' },
+  { name: 'updated_at', type: 'timestamptz' },
+  { name: 'last_enrolled_at', type: 'timestamptz' },
 ]
 const TEMPLATE_COLUMNS: CopyColumn[] = [
-  { name: 'id', type: 'uuid' }, { name: 'member_id', type: 'uuid' }, { name: 'environment_id', type: 'uuid' }, { name: 'hand', type: 'text' },
-  { name: 'kind', type: 'text' }, { name: 'ciphertext', type: 'bytea' }, { name: 'silhouette', type: 'text' }, { name: 'palm_position', type: 'jsonb' },
+  { name: 'id', type: 'uuid' },
+  { name: 'member_id', type: 'uuid' },
+  { name: 'environment_id', type: 'uuid' },
+  { name: 'hand', type: 'text' },
+  { name: 'kind', type: 'text' },
+  { name: 'ciphertext', type: 'bytea' },
+  { name: 'silhouette', type: 'text' },
+  { name: 'palm_position', type: 'jsonb' },
 ]
 
 /**
@@ -152,9 +169,18 @@ export function bulkRows(write: BulkWrite, members: Array<Record<string, unknown
   const rows = templates as unknown as Array<Array<Record<string, unknown>>>
   return {
     write,
-    members: encodeCopyTuples(MEMBER_COLUMNS, members.map((row) => [row])),
-    references: encodeCopyTuples(TEMPLATE_COLUMNS, rows.map((group) => group.filter((row) => row.kind === 'reference'))),
-    captures: encodeCopyTuples(TEMPLATE_COLUMNS, rows.map((group) => group.filter((row) => row.kind !== 'reference'))),
+    members: encodeCopyTuples(
+      MEMBER_COLUMNS,
+      members.map((row) => [row]),
+    ),
+    references: encodeCopyTuples(
+      TEMPLATE_COLUMNS,
+      rows.map((group) => group.filter((row) => row.kind === 'reference')),
+    ),
+    captures: encodeCopyTuples(
+      TEMPLATE_COLUMNS,
+      rows.map((group) => group.filter((row) => row.kind !== 'reference')),
+    ),
   }
 }
 

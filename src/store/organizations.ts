@@ -1,7 +1,12 @@
 // Queries of organizations, their admins and their environments.
 import type { Queryable, Sql } from './engine/database.js'
 
-export interface OrganizationRow { id: string; name: string; kind: 'platform' | 'customer'; created_at: Date }
+export interface OrganizationRow {
+  id: string
+  name: string
+  kind: 'platform' | 'customer'
+  created_at: Date
+}
 
 export interface EnvironmentRow {
   id: string
@@ -68,8 +73,12 @@ export async function insertEnvironment(sql: Sql, environment: Omit<EnvironmentR
   return (await environmentById(sql, environment.id))!
 }
 
-export type EnvironmentChanges = Partial<Pick<EnvironmentRow,
-  'name' | 'match_threshold' | 'margin' | 'min_quality' | 'enables_server_lookup' | 'search_mode' | 'candidates' | 'target_fpir' | 'min_match_threshold'>>
+export type EnvironmentChanges = Partial<
+  Pick<
+    EnvironmentRow,
+    'name' | 'match_threshold' | 'margin' | 'min_quality' | 'enables_server_lookup' | 'search_mode' | 'candidates' | 'target_fpir' | 'min_match_threshold'
+  >
+>
 
 /**
  * Applies the changes to the organization's environment; null when it has none such. Back to a
@@ -77,10 +86,12 @@ export type EnvironmentChanges = Partial<Pick<EnvironmentRow,
  */
 export async function updateEnvironmentOfOrganization(sql: Sql, orgId: string, id: string, changes: EnvironmentChanges) {
   const updated = await sql.begin(async (tx) => {
-    const rows = await tx`UPDATE environments SET ${tx(changes as never, Object.keys(changes) as never)} WHERE id = ${id} AND owner_org_id = ${orgId} RETURNING id`
+    const rows =
+      await tx`UPDATE environments SET ${tx(changes as never, Object.keys(changes) as never)} WHERE id = ${id} AND owner_org_id = ${orgId} RETURNING id`
     if (rows.length && changes.target_fpir === null) await tx`DELETE FROM environment_calibrations WHERE environment_id = ${id}`
     // A floor raised above the derived threshold holds from this commit, not from the next calibration.
-    if (rows.length) await tx`UPDATE environments SET match_threshold = min_match_threshold WHERE id = ${id} AND target_fpir IS NOT NULL AND match_threshold < min_match_threshold`
+    if (rows.length)
+      await tx`UPDATE environments SET match_threshold = min_match_threshold WHERE id = ${id} AND target_fpir IS NOT NULL AND match_threshold < min_match_threshold`
     return rows.length > 0
   })
   return updated ? (await environmentById(sql, id))! : null

@@ -55,7 +55,15 @@ export interface ApiKeyFacts {
  * exist): authentication and the project's access check then cost one query together.
  */
 export async function apiKeyWithProject(sql: Sql, keyId: string, projectId: string | null) {
-  const [row] = await sql<(ProjectRow & { key_org_id: string; key_secret_hash: Buffer; key_project_ids: string[] | null; key_revoked_at: Date | null; key_last_used_at: Date | null })[]>`
+  const [row] = await sql<
+    (ProjectRow & {
+      key_org_id: string
+      key_secret_hash: Buffer
+      key_project_ids: string[] | null
+      key_revoked_at: Date | null
+      key_last_used_at: Date | null
+    })[]
+  >`
     SELECT k.org_id AS key_org_id, k.secret_hash AS key_secret_hash, k.project_ids AS key_project_ids,
       k.revoked_at AS key_revoked_at, k.last_used_at AS key_last_used_at, pr.*
     FROM api_keys k
@@ -63,7 +71,13 @@ export async function apiKeyWithProject(sql: Sql, keyId: string, projectId: stri
     WHERE k.id = ${keyId}`
   if (!row) return null
   const { key_org_id, key_secret_hash, key_project_ids, key_revoked_at, key_last_used_at, ...project } = row
-  const key: ApiKeyFacts = { org_id: key_org_id, secret_hash: key_secret_hash, project_ids: key_project_ids, revoked_at: key_revoked_at, last_used_at: key_last_used_at }
+  const key: ApiKeyFacts = {
+    org_id: key_org_id,
+    secret_hash: key_secret_hash,
+    project_ids: key_project_ids,
+    revoked_at: key_revoked_at,
+    last_used_at: key_last_used_at,
+  }
   return { key, project: project.id ? (project as ProjectRow) : null }
 }
 
@@ -80,7 +94,15 @@ export interface DeviceTokenFacts {
  * is not linked to one yet): a terminal's authentication and its project then cost one query.
  */
 export async function deviceWithProject(sql: Sql, deviceId: string) {
-  const [row] = await sql<(ProjectRow & { device_token_hash: Buffer; device_project_id: string | null; device_enabled: boolean; device_mode: string; device_last_auth_at: Date | null })[]>`
+  const [row] = await sql<
+    (ProjectRow & {
+      device_token_hash: Buffer
+      device_project_id: string | null
+      device_enabled: boolean
+      device_mode: string
+      device_last_auth_at: Date | null
+    })[]
+  >`
     SELECT d.token_hash AS device_token_hash, d.project_id AS device_project_id, d.enabled AS device_enabled,
       d.mode AS device_mode, d.last_auth_at AS device_last_auth_at, pr.*
     FROM devices d
@@ -88,7 +110,13 @@ export async function deviceWithProject(sql: Sql, deviceId: string) {
     WHERE d.id = ${deviceId}`
   if (!row) return null
   const { device_token_hash, device_project_id, device_enabled, device_mode, device_last_auth_at, ...project } = row
-  const device: DeviceTokenFacts = { token_hash: device_token_hash, project_id: device_project_id, enabled: device_enabled, mode: device_mode, last_auth_at: device_last_auth_at }
+  const device: DeviceTokenFacts = {
+    token_hash: device_token_hash,
+    project_id: device_project_id,
+    enabled: device_enabled,
+    mode: device_mode,
+    last_auth_at: device_last_auth_at,
+  }
   return { device, project: project.id ? (project as ProjectRow) : null }
 }
 
@@ -102,14 +130,22 @@ export function projectsAdministeredBy(sql: Sql, subject: string) {
 export function projectsReachableByKey(sql: Sql, orgId: string, projectIds: string[] | null) {
   return projectIds === null
     ? sql<ProjectRow[]>`SELECT ${projectColumns(sql)} ${projectTables(sql)} WHERE p.org_id = ${orgId} ORDER BY p.created_at, p.id`
-    : sql<ProjectRow[]>`SELECT ${projectColumns(sql)} ${projectTables(sql)} WHERE p.org_id = ${orgId} AND p.id = ANY(${projectIds}::uuid[]) ORDER BY p.created_at, p.id`
+    : sql<
+        ProjectRow[]
+      >`SELECT ${projectColumns(sql)} ${projectTables(sql)} WHERE p.org_id = ${orgId} AND p.id = ANY(${projectIds}::uuid[]) ORDER BY p.created_at, p.id`
 }
 
 export function projectsOfOrganization(sql: Sql, orgId: string) {
   return sql<ProjectRow[]>`SELECT ${projectColumns(sql)} ${projectTables(sql)} WHERE p.org_id = ${orgId} ORDER BY p.created_at, p.id`
 }
 
-export async function insertProject(sql: Sql, project: Omit<ProjectRow, 'created_at' | 'updated_at' | 'environment_owner_org_id' | 'environment_owner_kind' | 'environment_enables_server_lookup' | 'enable_server_lookup'>) {
+export async function insertProject(
+  sql: Sql,
+  project: Omit<
+    ProjectRow,
+    'created_at' | 'updated_at' | 'environment_owner_org_id' | 'environment_owner_kind' | 'environment_enables_server_lookup' | 'enable_server_lookup'
+  >,
+) {
   await sql`INSERT INTO projects ${sql(project as never)}`
   return (await projectById(sql, project.id))!
 }
@@ -119,7 +155,12 @@ export async function setServerLookup(sql: Sql, id: string, enabled: boolean) {
 }
 
 /** The descriptive fields and the plan (with the limits it implies) an admin may change. */
-export type ProjectChanges = Partial<Pick<ProjectRow, 'name' | 'mcc' | 'icon_path' | 'payment_account_id' | 'phone_number' | 'website' | 'plan' | 'headcount' | 'daily_request_limit' | 'requests_per_minute'>>
+export type ProjectChanges = Partial<
+  Pick<
+    ProjectRow,
+    'name' | 'mcc' | 'icon_path' | 'payment_account_id' | 'phone_number' | 'website' | 'plan' | 'headcount' | 'daily_request_limit' | 'requests_per_minute'
+  >
+>
 
 /** Applies the changes to the organization's project; null when it has no such project. */
 export async function updateProjectOfOrganization(sql: Sql, orgId: string, id: string, changes: ProjectChanges) {

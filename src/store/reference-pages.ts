@@ -5,7 +5,10 @@ import { parseCopyFields, copyOut } from './engine/copy-binary.js'
 import type { Sql } from './engine/database.js'
 
 /** A shard of an environment's members (cluster mode): `shard` of `shards`. */
-export interface ShardFilter { shard: number; shards: number }
+export interface ShardFilter {
+  shard: number
+  shards: number
+}
 
 /** A page's rows, each column's values end to end in the same order. */
 export interface PackedReferencePage {
@@ -97,7 +100,14 @@ const PAGE_COLUMNS = 4
  * binary COPY: raw bytes, where a result row of base64 text cost PostgreSQL its encoding and the
  * main thread its decoding (at 1M members, a third of the database's CPU and 1 s of the boot).
  */
-export async function environmentReferencePage(sql: Sql, environmentId: string, afterId: string | null, throughId: string | null, rows: number, only?: ShardFilter): Promise<PackedReferencePage> {
+export async function environmentReferencePage(
+  sql: Sql,
+  environmentId: string,
+  afterId: string | null,
+  throughId: string | null,
+  rows: number,
+  only?: ShardFilter,
+): Promise<PackedReferencePage> {
   const query = new BootQuery(environmentId, afterId).page(throughId, rows, only)
   const bytes = await copyOut(sql, query)
   const fields = parseCopyFields(bytes, PAGE_COLUMNS)

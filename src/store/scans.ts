@@ -2,7 +2,14 @@
 import type postgres from 'postgres'
 import type { Queryable, Sql } from './engine/database.js'
 
-export interface PalmPosition { x: number; y: number; z: number; pitch: number; roll: number; yaw: number }
+export interface PalmPosition {
+  x: number
+  y: number
+  z: number
+  pitch: number
+  roll: number
+  yaw: number
+}
 
 export interface ScanInsert {
   id: string
@@ -22,11 +29,13 @@ export interface ScanRow extends ScanInsert {}
 
 export async function insertScans(sql: Queryable, scans: ScanInsert[]): Promise<void> {
   if (scans.length === 0) return
-  await sql`INSERT INTO scan_results ${sql(scans.map((scan) => ({
-    ...scan,
-    posture: scan.posture === null ? null : sql.json(scan.posture as unknown as postgres.JSONValue),
-    results: sql.json(scan.results as unknown as postgres.JSONValue),
-  })))}`
+  await sql`INSERT INTO scan_results ${sql(
+    scans.map((scan) => ({
+      ...scan,
+      posture: scan.posture === null ? null : sql.json(scan.posture as unknown as postgres.JSONValue),
+      results: sql.json(scan.results as unknown as postgres.JSONValue),
+    })),
+  )}`
 }
 
 /** Newest first; `from` and `to` inclusive. */

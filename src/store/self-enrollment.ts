@@ -24,9 +24,17 @@ export async function ownedMemberId(sql: Queryable, environmentId: string, subje
  * The person's member in the environment, created with the given id when they have none yet.
  * Another process creating it at the same time is answered with the row it created.
  */
-export async function ensureOwnedMember(sql: Sql, member: {
-  id: string; project_id: string; environment_id: string; display_name: string; owner_subject: string; wrapped_key: Buffer
-}): Promise<string> {
+export async function ensureOwnedMember(
+  sql: Sql,
+  member: {
+    id: string
+    project_id: string
+    environment_id: string
+    display_name: string
+    owner_subject: string
+    wrapped_key: Buffer
+  },
+): Promise<string> {
   await sql`
     INSERT INTO members ${sql(member)}
     ON CONFLICT (environment_id, owner_subject) WHERE owner_subject IS NOT NULL DO NOTHING`
@@ -47,7 +55,12 @@ export async function ownedSession(sql: Queryable, subject: string, sessionId: s
  * The person's claim on a kiosk: their sessions there since `sinceSeconds` that did not complete
  * (restarts, superseded, expired or cancelled ones), and the first one's iat.
  */
-export async function claimOnKiosk(sql: Queryable, deviceId: string, subject: string, sinceSeconds: number): Promise<{ sessions: number; first_iat: number | null }> {
+export async function claimOnKiosk(
+  sql: Queryable,
+  deviceId: string,
+  subject: string,
+  sinceSeconds: number,
+): Promise<{ sessions: number; first_iat: number | null }> {
   const [row] = await sql<{ sessions: number; first_iat: number | null }[]>`
     SELECT count(*)::int AS sessions, min(iat)::float8 AS first_iat FROM enrollment_sessions
     WHERE device_id = ${deviceId} AND owner_subject = ${subject} AND iat > ${sinceSeconds} AND state <> 'completed'`

@@ -19,9 +19,12 @@ export interface TemplateInsert {
 export async function replaceHandTemplates(tx: Queryable, memberId: string, hands: Hand[], rows: TemplateInsert[]): Promise<number> {
   await tx`DELETE FROM palm_templates WHERE member_id = ${memberId} AND hand = ANY(${hands}::text[])`
   if (rows.length > 0) {
-    await tx`INSERT INTO palm_templates ${tx(rows.map((row) => ({
-      ...row, palm_position: row.palm_position === null ? null : tx.json(row.palm_position),
-    })))}`
+    await tx`INSERT INTO palm_templates ${tx(
+      rows.map((row) => ({
+        ...row,
+        palm_position: row.palm_position === null ? null : tx.json(row.palm_position),
+      })),
+    )}`
   }
   const [{ count }] = await tx<{ count: number }[]>`
     SELECT count(*)::int AS count FROM palm_templates WHERE member_id = ${memberId} AND kind <> 'reference'`

@@ -38,7 +38,10 @@ export async function insertTransaction(sql: Sql, row: NewTransaction): Promise<
   return inserted
 }
 
-export interface Window { from: Date; to: Date }
+export interface Window {
+  from: Date
+  to: Date
+}
 
 /** Rows strictly after `after` in (timestamp DESC, id DESC) order, at most `limit`. */
 export function transactionsPage(sql: Sql, projectId: string, window: Window, limit: number, after: { timestamp: Date; id: string } | null) {

@@ -34,7 +34,10 @@ export async function insertEvent(tx: Queryable, event: OutboxEvent): Promise<vo
  * A webhook.test event for one subscription of the project, in one statement; false when the
  * project has no such subscription.
  */
-export async function insertTestEvent(sql: Sql, event: { id: string; projectId: string; subscriptionId: string; data: Record<string, unknown>; occurredAt: Date }): Promise<boolean> {
+export async function insertTestEvent(
+  sql: Sql,
+  event: { id: string; projectId: string; subscriptionId: string; data: Record<string, unknown>; occurredAt: Date },
+): Promise<boolean> {
   const rows = await sql`
     INSERT INTO event_outbox (id, project_id, event_type, data, subscription_id, created_at)
     SELECT ${event.id}, project_id, 'webhook.test', ${sql.json(event.data as postgres.JSONValue)}, id, ${event.occurredAt}

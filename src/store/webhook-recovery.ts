@@ -7,7 +7,11 @@ import { DELIVERY_COLUMNS, type DeliveryRow } from './webhook-subscriptions.js'
 export type DisabledReason = 'gone' | 'failing'
 
 /** A new pending delivery of the same event as `deliveryId`; its id, or null when there is no such delivery. */
-export async function resendDelivery(sql: Sql, target: { projectId: string; subscriptionId: string; deliveryId: string }, now: Date): Promise<DeliveryRow | null> {
+export async function resendDelivery(
+  sql: Sql,
+  target: { projectId: string; subscriptionId: string; deliveryId: string },
+  now: Date,
+): Promise<DeliveryRow | null> {
   const [row] = await sql<DeliveryRow[]>`
     INSERT INTO webhook_deliveries (id, subscription_id, project_id, event_id, event_type, payload, status, next_attempt_at, created_at, resend_of)
     SELECT ${uuidV7At(sql, now)}, subscription_id, project_id, event_id, event_type, payload, 'pending', ${now}, ${now}, id
@@ -45,7 +49,11 @@ export async function resendFailedSince(sql: Sql, target: { projectId: string; s
  * Returns the reason when this call disabled it.
  */
 export async function recordSubscriptionHealth(
-  sql: Sql, subscriptionId: string, result: 'success' | 'failure' | 'gone', at: Date, failingForMs: number,
+  sql: Sql,
+  subscriptionId: string,
+  result: 'success' | 'failure' | 'gone',
+  at: Date,
+  failingForMs: number,
 ): Promise<DisabledReason | null> {
   if (result === 'success') {
     await sql`UPDATE webhook_subscriptions SET failing_since = NULL WHERE id = ${subscriptionId} AND failing_since IS NOT NULL`

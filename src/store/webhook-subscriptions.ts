@@ -67,7 +67,9 @@ export async function subscriptionById(sql: Sql, projectId: string, subscription
 }
 
 export async function updateSubscription(
-  sql: Sql, projectId: string, subscriptionId: string,
+  sql: Sql,
+  projectId: string,
+  subscriptionId: string,
   values: { url: string; event_types: string[]; enabled: boolean; updated_at: Date },
 ): Promise<SubscriptionRow | null> {
   const [row] = await sql<SubscriptionRow[]>`
@@ -100,10 +102,16 @@ export interface DeliveryRow {
   last_attempt_at: Date | null
 }
 
-interface DeliveryWindow { projectId: string; subscriptionId: string; from: Date; to: Date }
+interface DeliveryWindow {
+  projectId: string
+  subscriptionId: string
+  from: Date
+  to: Date
+}
 
 /** One page of the deliveries created in [from, to], newest first, each row with the window's total. */
-export const DELIVERY_COLUMNS = 'id, subscription_id, payload, attempt_count, next_attempt_at, response_status, response_body, status, created_at, last_attempt_at'
+export const DELIVERY_COLUMNS =
+  'id, subscription_id, payload, attempt_count, next_attempt_at, response_status, response_body, status, created_at, last_attempt_at'
 
 export function deliveriesPage(sql: Sql, window: DeliveryWindow, page: { limit: number; offset: number }) {
   return sql<Array<DeliveryRow & { total_count: number }>>`

@@ -5,8 +5,16 @@
 import net from 'node:net'
 
 export type AddressCategory =
-  | 'loopback' | 'private' | 'link-local' | 'unique-local' | 'shared (CGNAT)' | 'multicast'
-  | 'unspecified' | 'documentation' | 'cloud-metadata' | 'reserved'
+  | 'loopback'
+  | 'private'
+  | 'link-local'
+  | 'unique-local'
+  | 'shared (CGNAT)'
+  | 'multicast'
+  | 'unspecified'
+  | 'documentation'
+  | 'cloud-metadata'
+  | 'reserved'
 
 const IPV4_RANGES: Array<[string, number, AddressCategory]> = [
   ['0.0.0.0', 8, 'unspecified'],

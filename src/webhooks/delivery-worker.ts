@@ -86,11 +86,25 @@ function afterOutcome(outcome: AttemptOutcome, attemptNumber: number, clock: Clo
   return { status: 'pending' as const, nextAttemptAt: new Date(after.getTime() + retryDelayMs(attemptNumber, { random, retryAfterMs })), gone }
 }
 
-function logAttempt(logger: WebhookLogger, attempt: {
-  delivery: ClaimedDelivery; attemptNumber: number; outcome: AttemptOutcome; status: AttemptResult['status']; nextAttemptAt: Date | null; recorded: boolean
-}): void {
+function logAttempt(
+  logger: WebhookLogger,
+  attempt: {
+    delivery: ClaimedDelivery
+    attemptNumber: number
+    outcome: AttemptOutcome
+    status: AttemptResult['status']
+    nextAttemptAt: Date | null
+    recorded: boolean
+  },
+): void {
   const { delivery, outcome, status } = attempt
-  const fields = { deliveryId: delivery.id, subscriptionId: delivery.subscription_id, attempt: attempt.attemptNumber, responseStatus: outcome.status, durationMs: outcome.durationMs }
+  const fields = {
+    deliveryId: delivery.id,
+    subscriptionId: delivery.subscription_id,
+    attempt: attempt.attemptNumber,
+    responseStatus: outcome.status,
+    durationMs: outcome.durationMs,
+  }
   if (!attempt.recorded) {
     // The lease expired mid-attempt (attempt slower than the lease, or the subscription was deleted).
     logger.warn(fields, 'webhook attempt not recorded: lease lost or delivery gone')
@@ -126,12 +140,16 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     try {
       const disabled = await recordSubscriptionHealth(sql, delivery.subscription_id, result, at, DISABLE_AFTER_FAILING_MS)
       if (disabled) {
-        logger.warn({ subscriptionId: delivery.subscription_id, reason: disabled },
-          disabled === 'gone' ? 'webhook subscription disabled: the receiver answered 410 Gone' : 'webhook subscription disabled: every delivery failed for 5 days')
+        logger.warn(
+          { subscriptionId: delivery.subscription_id, reason: disabled },
+          disabled === 'gone'
+            ? 'webhook subscription disabled: the receiver answered 410 Gone'
+            : 'webhook subscription disabled: every delivery failed for 5 days',
+        )
       }
     } catch (error) {
       // The attempt is recorded; the streak is caught up by the next attempt's record.
-      logger.warn({ err: error, subscriptionId: delivery.subscription_id }, 'recording the subscription\'s delivery health failed')
+      logger.warn({ err: error, subscriptionId: delivery.subscription_id }, "recording the subscription's delivery health failed")
     }
   }
 
@@ -141,26 +159,36 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     const body = envelopeBody(delivery.payload)
     const secret = openSecret(delivery)
     // A secret that cannot be opened (wrong master key, damaged row) fails the attempt unsent.
-    const outcome: AttemptOutcome = secret === null
-      ? { success: false, status: null, body: null, error: 'the subscription secret cannot be opened', durationMs: 0, retryAfter: null }
-      : await sender.send({
-        url: delivery.url,
-        body,
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': userAgent,
-          ...signatureHeaders({ secret, eventId: delivery.payload.event_id, timestampSeconds: Math.floor(attemptedAt.getTime() / 1000), body }),
-        },
-      })
+    const outcome: AttemptOutcome =
+      secret === null
+        ? { success: false, status: null, body: null, error: 'the subscription secret cannot be opened', durationMs: 0, retryAfter: null }
+        : await sender.send({
+            url: delivery.url,
+            body,
+            headers: {
+              'content-type': 'application/json',
+              'user-agent': userAgent,
+              ...signatureHeaders({ secret, eventId: delivery.payload.event_id, timestampSeconds: Math.floor(attemptedAt.getTime() / 1000), body }),
+            },
+          })
 
     const { status, nextAttemptAt, gone } = afterOutcome(outcome, attemptNumber, clock, options.random)
 
-    const record = () => recordAttempt(sql, {
-      id: newId(), deliveryId: delivery.id, workerId, attemptNumber, previousCount: delivery.attempt_count,
-      status, attemptedAt, nextAttemptAt, outcome,
-    })
+    const record = () =>
+      recordAttempt(sql, {
+        id: newId(),
+        deliveryId: delivery.id,
+        workerId,
+        attemptNumber,
+        previousCount: delivery.attempt_count,
+        status,
+        attemptedAt,
+        nextAttemptAt,
+        outcome,
+      })
     const recorded = await withRetries(record, (error, attempt) =>
-      logger.warn({ err: error, deliveryId: delivery.id, try: attempt }, 'recording a webhook attempt failed; retrying'))
+      logger.warn({ err: error, deliveryId: delivery.id, try: attempt }, 'recording a webhook attempt failed; retrying'),
+    )
 
     if (recorded) {
       options.onAttempt?.(gone ? 'gone' : status === 'pending' ? 'retry' : status)

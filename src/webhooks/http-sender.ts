@@ -78,6 +78,7 @@ async function readLimited(body: AsyncIterable<Buffer> & { destroy(): unknown })
     }
   }
   // stream: true drops a multi-byte character cut at the limit; PostgreSQL text refuses NUL.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the character removed
   return new TextDecoder('utf-8').decode(Buffer.concat(chunks), { stream: true }).replace(/\u0000/g, '')
 }
 
@@ -117,7 +118,7 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
       ])
       status = response.statusCode
       const header = response.headers['retry-after']
-      retryAfter = Array.isArray(header) ? header[0] ?? null : header ?? null
+      retryAfter = Array.isArray(header) ? (header[0] ?? null) : (header ?? null)
       try {
         body = await Promise.race([readLimited(response.body), deadline])
       } catch (readError) {

@@ -94,9 +94,11 @@ export function createWebhookEngine(options: WebhookEngineOptions): WebhookEngin
     if (dispatched.deliveries > 0) await db.notify(DELIVERIES_CHANNEL, '')
     const claimed = await worker.claim(concurrency - inFlight.size)
     for (const delivery of claimed) {
-      track(worker.attempt(delivery).catch((error: unknown) => {
-        logger.error({ err: error, deliveryId: delivery.id }, 'webhook attempt could not be recorded')
-      }))
+      track(
+        worker.attempt(delivery).catch((error: unknown) => {
+          logger.error({ err: error, deliveryId: delivery.id }, 'webhook attempt could not be recorded')
+        }),
+      )
     }
   }
 
@@ -116,7 +118,9 @@ export function createWebhookEngine(options: WebhookEngineOptions): WebhookEngin
           logger.error({ err: error }, 'webhook cycle failed; retrying at the next poll')
         }
       } while (again && running)
-    })().finally(() => { cycle = null })
+    })().finally(() => {
+      cycle = null
+    })
   }
 
   return {

@@ -35,8 +35,12 @@ export async function enqueueEvent(tx: Queryable, input: EventInput): Promise<st
   }
   const id = newId()
   await insertEvent(tx, {
-    id, projectId: input.projectId, eventType: input.eventType, data: input.data,
-    subscriptionId: input.subscriptionId ?? null, occurredAt: input.occurredAt ?? new Date(),
+    id,
+    projectId: input.projectId,
+    eventType: input.eventType,
+    data: input.data,
+    subscriptionId: input.subscriptionId ?? null,
+    occurredAt: input.occurredAt ?? new Date(),
   })
   return id
 }
@@ -50,7 +54,10 @@ export async function wakeDispatcher(db: Pick<Database, 'notify'>): Promise<void
  * Writes a webhook.test event for one subscription of the project, in one statement; null when
  * the project has no such subscription. Wake the dispatcher afterwards.
  */
-export async function enqueueTestEvent(sql: Sql, input: { projectId: string; subscriptionId: string; data: Record<string, unknown>; occurredAt?: Date }): Promise<string | null> {
+export async function enqueueTestEvent(
+  sql: Sql,
+  input: { projectId: string; subscriptionId: string; data: Record<string, unknown>; occurredAt?: Date },
+): Promise<string | null> {
   const id = newId()
   const written = await insertTestEvent(sql, { id, ...input, occurredAt: input.occurredAt ?? new Date() })
   return written ? id : null

@@ -11,8 +11,7 @@ import { classifyAddress } from './address-policy.js'
 /** Resolves a hostname to its IP addresses (IPv4 and IPv6). Injectable for tests. */
 export type Resolver = (hostname: string) => Promise<string[]>
 
-export const systemResolver: Resolver = async (hostname) =>
-  (await dns.lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address)
+export const systemResolver: Resolver = async (hostname) => (await dns.lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address)
 
 export interface UrlPolicy {
   /** WEBHOOK_ALLOW_LOCALHOST: lets localhost, 127.0.0.1 and [::1] through (never in production). */
@@ -91,9 +90,9 @@ export function createSsrfGuard(options: { policy: UrlPolicy; resolver?: Resolve
       if (category === null) continue
       if (category === 'loopback' && local && localhostAllowed) continue
       const loopbackHint = category === 'loopback' && local ? ' (set WEBHOOK_ALLOW_LOCALHOST outside production)' : ''
-      throw reject(net.isIP(hostname)
-        ? `url points to a ${category} address${loopbackHint}`
-        : `host ${hostname} resolves to a ${category} address${loopbackHint}`)
+      throw reject(
+        net.isIP(hostname) ? `url points to a ${category} address${loopbackHint}` : `host ${hostname} resolves to a ${category} address${loopbackHint}`,
+      )
     }
     // Prefer IPv4: loopback receivers and many hosts listen on IPv4 only.
     const address = addresses.find((candidate) => net.isIPv4(candidate)) ?? addresses[0]

@@ -68,7 +68,7 @@ describe('calibrate', () => {
     expect(result.method).toBe('empirical')
     expect(result.tail).toBeNull()
     expect(result.threshold).toBeGreaterThan(0.949)
-    expect(result.threshold).toBeLessThanOrEqual(0.950)
+    expect(result.threshold).toBeLessThanOrEqual(0.95)
     expect(result.exceedances).toBe(50)
     expect(result.estimated_fpir.rate).toBe(0.05)
     expect(result.estimated_fpir.low).toBeLessThan(0.05)

@@ -5,7 +5,12 @@ import { describeRate, smallestMeasurableRate, wilson } from '../../src/domain/a
 
 const scores: OpenSetScores = {
   // Four mated probes: two right at the top, one right but weak, one whose mate is second.
-  mated: [{ top1Score: 0.95, mateRank: 1 }, { top1Score: 0.9, mateRank: 1 }, { top1Score: 0.7, mateRank: 1 }, { top1Score: 0.85, mateRank: 2 }],
+  mated: [
+    { top1Score: 0.95, mateRank: 1 },
+    { top1Score: 0.9, mateRank: 1 },
+    { top1Score: 0.7, mateRank: 1 },
+    { top1Score: 0.85, mateRank: 2 },
+  ],
   nonMated: [0.2, 0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.88],
 }
 
@@ -26,14 +31,18 @@ describe('open-set identification metrics', () => {
     expect(thresholdForFpir(scores, 0.05)).toBeNull()
   })
 
-  it('draws the DET curve from the top-1 scores and the CMC from the mates\' ranks', () => {
+  it("draws the DET curve from the top-1 scores and the CMC from the mates' ranks", () => {
     const det = detCurve(scores)
     expect(det.find((point) => point.threshold === 0.85)).toEqual({ threshold: 0.85, fpir: 0.1, fnir: 0.5 })
     for (let index = 1; index < det.length; index++) {
       expect(det[index].fpir).toBeLessThanOrEqual(det[index - 1].fpir)
       expect(det[index].fnir).toBeGreaterThanOrEqual(det[index - 1].fnir)
     }
-    expect(cmc(scores, 3)).toEqual([{ rank: 1, rate: 0.75 }, { rank: 2, rate: 1 }, { rank: 3, rate: 1 }])
+    expect(cmc(scores, 3)).toEqual([
+      { rank: 1, rate: 0.75 },
+      { rank: 2, rate: 1 },
+      { rank: 3, rate: 1 },
+    ])
   })
 
   it('counts a score equal to the threshold as passing, for mated and non-mated probes alike', () => {
@@ -50,7 +59,10 @@ describe('open-set identification metrics', () => {
     expect(thresholdForFpir(empty, 0.1)).toBeNull()
     expect(equalErrorRate(empty)).toBeNull()
     expect(detCurve(empty)).toEqual([])
-    expect(cmc(empty, 2)).toEqual([{ rank: 1, rate: 0 }, { rank: 2, rate: 0 }])
+    expect(cmc(empty, 2)).toEqual([
+      { rank: 1, rate: 0 },
+      { rank: 2, rate: 0 },
+    ])
   })
 
   it('finds the equal error rate where FNIR and FPIR cross', () => {

@@ -7,10 +7,15 @@ import type { Principal } from '../../src/auth/principal.js'
 import { ServiceError } from '../../src/errors.js'
 import type { ProjectRow } from '../../src/store/projects.js'
 
-const project = (fields: Partial<ProjectRow> & { caller_is_admin?: boolean } = {}) => ({
-  id: 'p1', org_id: 'o1', environment_id: 'e1', environment_owner_kind: 'customer', environment_owner_org_id: 'o1',
-  ...fields,
-}) as ProjectRow & { caller_is_admin?: boolean }
+const project = (fields: Partial<ProjectRow> & { caller_is_admin?: boolean } = {}) =>
+  ({
+    id: 'p1',
+    org_id: 'o1',
+    environment_id: 'e1',
+    environment_owner_kind: 'customer',
+    environment_owner_org_id: 'o1',
+    ...fields,
+  }) as ProjectRow & { caller_is_admin?: boolean }
 
 /** The error code a rule throws, or 'ok'. */
 function outcome(rule: () => unknown): string {
@@ -35,12 +40,25 @@ describe('checkProjectAccess', () => {
     { name: "another organization's key", principal: { ...orgKey, orgId: 'o2' }, target: project(), code: 'not_found' },
     { name: 'a key scoped to the project', principal: { ...orgKey, projectIds: ['p1'] }, target: project(), code: 'ok' },
     { name: 'a key scoped to another project', principal: { ...orgKey, projectIds: ['p2'] }, target: project(), code: 'forbidden' },
-    { name: 'the terminal of the project', principal: { kind: 'device', deviceId: 'd1', projectId: 'p1', mode: 'access', project: null }, target: project(), code: 'ok' },
-    { name: 'a terminal of another project', principal: { kind: 'device', deviceId: 'd1', projectId: 'p2', mode: 'access', project: null }, target: project(), code: 'not_found' },
+    {
+      name: 'the terminal of the project',
+      principal: { kind: 'device', deviceId: 'd1', projectId: 'p1', mode: 'access', project: null },
+      target: project(),
+      code: 'ok',
+    },
+    {
+      name: 'a terminal of another project',
+      principal: { kind: 'device', deviceId: 'd1', projectId: 'p2', mode: 'access', project: null },
+      target: project(),
+      code: 'not_found',
+    },
     { name: 'no credential', principal: { kind: 'none' }, target: project(), code: 'not_found' },
-  ] as Array<{ name: string; principal: Principal; target: ReturnType<typeof project> | null; code: string }>)('$name: $code', ({ principal, target, code }) => {
-    expect(outcome(() => checkProjectAccess(principal, target))).toBe(code)
-  })
+  ] as Array<{ name: string; principal: Principal; target: ReturnType<typeof project> | null; code: string }>)(
+    '$name: $code',
+    ({ principal, target, code }) => {
+      expect(outcome(() => checkProjectAccess(principal, target))).toBe(code)
+    },
+  )
 })
 
 describe('requireTenantManaged', () => {
@@ -65,6 +83,10 @@ describe('terminalOf', () => {
   })
 
   it("answers the terminal's device, mode and project", () => {
-    expect(terminalOf({ kind: 'device', deviceId: 'd1', projectId: 'p1', mode: 'demo', project: null })).toEqual({ deviceId: 'd1', mode: 'demo', projectId: 'p1' })
+    expect(terminalOf({ kind: 'device', deviceId: 'd1', projectId: 'p1', mode: 'demo', project: null })).toEqual({
+      deviceId: 'd1',
+      mode: 'demo',
+      projectId: 'p1',
+    })
   })
 })

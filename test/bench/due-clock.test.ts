@@ -16,7 +16,14 @@ describe('fireOnSchedule', () => {
 
   it('resolves at once when there is nothing to send', async () => {
     let calls = 0
-    await fireOnSchedule({ start: performance.now(), interval: 1, total: 0, fire: () => { calls += 1 } })
+    await fireOnSchedule({
+      start: performance.now(),
+      interval: 1,
+      total: 0,
+      fire: () => {
+        calls += 1
+      },
+    })
     expect(calls).toBe(0)
   })
 })

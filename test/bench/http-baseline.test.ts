@@ -15,15 +15,33 @@ describe('bench:http', () => {
     const out = await fs.mkdtemp(path.join(os.tmpdir(), 'palmvein-bench-http-results-'))
     try {
       await new Promise<void>((resolve, reject) => {
-        execFile(process.execPath, [path.join(ROOT, 'bench/http.mjs')], {
-          cwd: ROOT,
-          env: { ...process.env, BENCH_RATE: '40', BENCH_DURATION: '1', BENCH_WARMUP: '0', BENCH_CONNECTIONS: '4', BENCH_WRK_CONNECTIONS: '4', BENCH_RESULTS_DIR: out, DATABASE_URL: '' },
-          timeout: 150_000,
-        }, (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stdout}\n${stderr}`)) : resolve()))
+        execFile(
+          process.execPath,
+          [path.join(ROOT, 'bench/http.mjs')],
+          {
+            cwd: ROOT,
+            env: {
+              ...process.env,
+              BENCH_RATE: '40',
+              BENCH_DURATION: '1',
+              BENCH_WARMUP: '0',
+              BENCH_CONNECTIONS: '4',
+              BENCH_WRK_CONNECTIONS: '4',
+              BENCH_RESULTS_DIR: out,
+              DATABASE_URL: '',
+            },
+            timeout: 150_000,
+          },
+          (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stdout}\n${stderr}`)) : resolve()),
+        )
       })
       const [file] = await fs.readdir(out)
       const report = JSON.parse(await fs.readFile(path.join(out, file), 'utf8'))
-      expect(report.results.map((result: { name: string }) => result.name)).toEqual(['uWS (service)', 'node:http (same handler)', 'node:http, limiter without leases'])
+      expect(report.results.map((result: { name: string }) => result.name)).toEqual([
+        'uWS (service)',
+        'node:http (same handler)',
+        'node:http, limiter without leases',
+      ])
       for (const result of report.results) {
         expect(result.openLoop.statuses, result.name).toEqual({ 200: result.openLoop.sent })
         expect(result.max.errors, result.name).toBe(0)

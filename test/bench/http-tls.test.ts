@@ -11,11 +11,25 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 describe('bench:http over HTTPS', () => {
   it('measures the service over TLS 1.3 with every request answered', async () => {
     const { stdout } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
-      execFile(process.execPath, [path.join(ROOT, 'bench/http.mjs')], {
-        cwd: ROOT,
-        env: { ...process.env, BENCH_TLS: '1', BENCH_RATE: '40', BENCH_DURATION: '1', BENCH_WARMUP: '0', BENCH_CONNECTIONS: '4', BENCH_WRK_CONNECTIONS: '4', DATABASE_URL: '' },
-        timeout: 120_000,
-      }, (error, out, err) => (error ? reject(new Error(`${error.message}\n${out}\n${err}`)) : resolve({ stdout: out, stderr: err })))
+      execFile(
+        process.execPath,
+        [path.join(ROOT, 'bench/http.mjs')],
+        {
+          cwd: ROOT,
+          env: {
+            ...process.env,
+            BENCH_TLS: '1',
+            BENCH_RATE: '40',
+            BENCH_DURATION: '1',
+            BENCH_WARMUP: '0',
+            BENCH_CONNECTIONS: '4',
+            BENCH_WRK_CONNECTIONS: '4',
+            DATABASE_URL: '',
+          },
+          timeout: 120_000,
+        },
+        (error, out, err) => (error ? reject(new Error(`${error.message}\n${out}\n${err}`)) : resolve({ stdout: out, stderr: err })),
+      )
     })
     expect(stdout).toMatch(/over HTTPS \(clients trust .*bench-cert\.pem\)/)
     const row = stdout.split('\n').find((line) => line.startsWith('node:https (service, TLS 1.3)'))

@@ -63,20 +63,25 @@ describe('bench report writer', () => {
     expect(JSON.parse(fs.readFileSync(path.join(directory, RESULT_FILE), 'utf8'))).toEqual(fixture)
   })
 
-  it('reports each environment\'s accuracy pass with its DET chart, and says when a run has none', () => {
+  it("reports each environment's accuracy pass with its DET chart, and says when a run has none", () => {
     expect(written(fixture).markdown).toContain('No accuracy pass in this run.')
     const withAccuracy = structuredClone(fixture)
     const environment = withAccuracy.environments[0]
     const rate = (errors: number, trials: number) => ({ errors, trials, rate: errors / trials, low: 0, high: 1 })
     environment.accuracy = {
-      matedProbes: 500, nonMatedProbes: 500, threshold: 0.8,
+      matedProbes: 500,
+      nonMatedProbes: 500,
+      threshold: 0.8,
       atThreshold: { fnir: rate(20, 500), fpir: rate(0, 500) },
       points: [
         { target_fpir: 3e-3, threshold: 0.662, fpir: rate(1, 500), fnir: rate(4, 500) },
         { target_fpir: 1e-4, threshold: null, fpir: null, fnir: null, note: 'not measurable with 500 non-mated probes (needs 10000)' },
       ],
       eer: { threshold: 0.61, rate: 0.004 },
-      det: [{ threshold: 0.5, fpir: 0.02, fnir: 0.002 }, { threshold: 0.7, fpir: 0.002, fnir: 0.01 }],
+      det: [
+        { threshold: 0.5, fpir: 0.02, fnir: 0.002 },
+        { threshold: 0.7, fpir: 0.002, fnir: 0.01 },
+      ],
       misses: { total: 20, hard: 18, related: 1, other: 1 },
     }
     const { directory, files, markdown } = written(withAccuracy)
@@ -95,19 +100,35 @@ describe('bench report writer', () => {
     const withCalibration = structuredClone(fixture)
     const rate = (errors: number, trials: number) => ({ errors, trials, rate: errors / trials, low: 0, high: 1 })
     withCalibration.environments[0].accuracy = {
-      matedProbes: 500, nonMatedProbes: 500, threshold: 0.8, atThreshold: { fnir: rate(20, 500), fpir: rate(0, 500) }, points: [], eer: null, det: [],
+      matedProbes: 500,
+      nonMatedProbes: 500,
+      threshold: 0.8,
+      atThreshold: { fnir: rate(20, 500), fpir: rate(0, 500) },
+      points: [],
+      eer: null,
+      det: [],
       misses: { total: 0, hard: 0, related: 0, other: 0 },
       calibration: {
-        targetFpir: 3e-3, threshold: 0.6543, method: 'extreme_value', samples: 2000, estimatedFpir: { rate: 3e-3, low: 1.5e-3, high: 5.1e-3 }, seconds: 4.2,
-        measuredFpir: rate(1, 500), fnir: rate(9, 500), probesThreshold: 0.641,
+        targetFpir: 3e-3,
+        threshold: 0.6543,
+        method: 'extreme_value',
+        samples: 2000,
+        estimatedFpir: { rate: 3e-3, low: 1.5e-3, high: 5.1e-3 },
+        seconds: 4.2,
+        measuredFpir: rate(1, 500),
+        fnir: rate(9, 500),
+        probesThreshold: 0.641,
       },
     }
     const { markdown } = written(withCalibration)
     const [row] = tableAfter(markdown.slice(markdown.indexOf("The service's own calibration")), 'members')
     expect(row.slice(1)).toEqual([
-      '0.654 (extreme-value, 2,000 samples, 4.2 s)', '0.30 % [0.15 %, 0.51 %]', expect.stringContaining('(1 / 500)'), expect.stringContaining('(9 / 500)'), '0.641',
+      '0.654 (extreme-value, 2,000 samples, 4.2 s)',
+      '0.30 % [0.15 %, 0.51 %]',
+      expect.stringContaining('(1 / 500)'),
+      expect.stringContaining('(9 / 500)'),
+      '0.641',
     ])
-
   })
 
   it('puts the machine, the matcher backend and every identify run in the report', () => {
@@ -140,13 +161,25 @@ describe('bench report writer', () => {
 
   it('shows FAISS ratios in the matcher table, and says when FAISS was not measured', () => {
     const base = fixture.matcher.rows!.find((row) => row.engine.startsWith('native:'))!
-    const withFaiss: BenchResult = { ...fixture, matcher: { ...fixture.matcher, rows: [
-      { ...base, vsFaiss: 1.23 },
-      { ...base, engine: 'faiss:sq8', vsFaiss: undefined },
-    ] } }
+    const withFaiss: BenchResult = {
+      ...fixture,
+      matcher: {
+        ...fixture.matcher,
+        rows: [
+          { ...base, vsFaiss: 1.23 },
+          { ...base, engine: 'faiss:sq8', vsFaiss: undefined },
+        ],
+      },
+    }
     const { markdown } = written(withFaiss)
     const rows = tableAfter(markdown, 'rows')
-    const faissColumn = markdown.split('\n').find((line) => line.startsWith('| rows |'))!.split('|').map((cell) => cell.trim()).indexOf('× faiss') - 1
+    const faissColumn =
+      markdown
+        .split('\n')
+        .find((line) => line.startsWith('| rows |'))!
+        .split('|')
+        .map((cell) => cell.trim())
+        .indexOf('× faiss') - 1
     expect(faissColumn).toBeGreaterThan(0)
     expect(rows.map((row) => row[faissColumn])).toEqual(['1.23×', ''])
     expect(markdown).not.toContain('FAISS was not measured')
@@ -187,8 +220,20 @@ describe('bench report writer', () => {
     })
     expect(checkTargets(missed).map((check) => check.verdict)).toEqual(['missed', 'missed', 'missed', 'missed', 'missed', 'not measured', 'missed'])
     const missedMarkdown = written(missed).markdown
-    expect(tableAfter(missedMarkdown, 'target').map((row) => row[2])).toEqual(['❌ missed', '❌ missed', '❌ missed', '❌ missed', '❌ missed', '— not measured', '❌ missed'])
-    expect(tableAfter(missedMarkdown, 'members').filter((row) => row[0] === '1,000,000').map((row) => row[9].split(' (')[0])).toEqual(['❌ missed', '❌ missed', ''])
+    expect(tableAfter(missedMarkdown, 'target').map((row) => row[2])).toEqual([
+      '❌ missed',
+      '❌ missed',
+      '❌ missed',
+      '❌ missed',
+      '❌ missed',
+      '— not measured',
+      '❌ missed',
+    ])
+    expect(
+      tableAfter(missedMarkdown, 'members')
+        .filter((row) => row[0] === '1,000,000')
+        .map((row) => row[9].split(' (')[0]),
+    ).toEqual(['❌ missed', '❌ missed', ''])
   })
 
   it('shows the 1-client runs per search mode with how much faster two-stage answered, and says when a run has none', () => {
@@ -206,7 +251,8 @@ describe('bench report writer', () => {
 
   it('judges a REST run that did not reach its rate as missed, however fast its answers', () => {
     const fast = structuredClone(fixture)
-    for (const environment of fast.environments) environment.rest = environment.rest.map((load) => ({ ...load, p95: 1.5, errors: 0, throughput: load.targetRate }))
+    for (const environment of fast.environments)
+      environment.rest = environment.rest.map((load) => ({ ...load, p95: 1.5, errors: 0, throughput: load.targetRate }))
     expect(checkTargets(fast)[2].verdict).toBe('met')
     fast.environments[0].rest[0].throughput = 600
     expect(checkTargets(fast)[2].verdict).toBe('missed')
@@ -218,7 +264,9 @@ describe('bench report writer', () => {
     for (const name of Object.values(CHART_FILES)) {
       const svg = fs.readFileSync(path.join(directory, name), 'utf8')
       let elements: string[] = []
-      expect(() => { elements = checkWellFormedXml(svg) }, `${name}:\n${svg}`).not.toThrow()
+      expect(() => {
+        elements = checkWellFormedXml(svg)
+      }, `${name}:\n${svg}`).not.toThrow()
       expect(elements[0]).toBe('svg')
       expect(elements.filter((element) => element === 'circle')).toHaveLength(runs)
       expect(elements.filter((element) => element === 'path').length).toBeGreaterThan(0)
@@ -227,8 +275,19 @@ describe('bench report writer', () => {
 
   it('escapes text so labels cannot break the SVG', () => {
     const svg = renderLineChart({
-      title: 'a < b & "c"', x: { label: '<x>', scale: 'linear' }, y: { label: 'y & z', scale: 'linear' },
-      series: [{ name: '</svg><script>', points: [{ x: 1, y: 2 }, { x: 2, y: 3 }] }], target: { y: 2.5, label: 'R&D' },
+      title: 'a < b & "c"',
+      x: { label: '<x>', scale: 'linear' },
+      y: { label: 'y & z', scale: 'linear' },
+      series: [
+        {
+          name: '</svg><script>',
+          points: [
+            { x: 1, y: 2 },
+            { x: 2, y: 3 },
+          ],
+        },
+      ],
+      target: { y: 2.5, label: 'R&D' },
     })
     const elements = checkWellFormedXml(svg)
     expect(elements).not.toContain('script')
@@ -258,7 +317,8 @@ describe('the XML well-formedness check', () => {
 
 describe('machine info', () => {
   it('reads the model, physical cores and SIMD flags from /proc/cpuinfo', () => {
-    const block = (processor: number, core: number) => `processor\t: ${processor}\nmodel name\t: Test CPU @ 3.0GHz\nphysical id\t: 0\ncore id\t\t: ${core}\ncpu cores\t: 2\nflags\t\t: fpu sse4_2 avx avx2 avx512f avx512_vnni\n`
+    const block = (processor: number, core: number) =>
+      `processor\t: ${processor}\nmodel name\t: Test CPU @ 3.0GHz\nphysical id\t: 0\ncore id\t\t: ${core}\ncpu cores\t: 2\nflags\t\t: fpu sse4_2 avx avx2 avx512f avx512_vnni\n`
     const parsed = parseCpuInfo([block(0, 0), block(1, 0), block(2, 1), block(3, 1)].join('\n'))
     expect(parsed).toEqual({ model: 'Test CPU @ 3.0GHz', physicalCores: 2, simd: ['sse4_2', 'avx', 'avx2', 'avx512f', 'avx512_vnni'] })
     expect(parseCpuInfo('processor\t: 0\nFeatures\t: fp asimd asimddp\nCPU part\t: 0xd0c\n').simd).toEqual(['asimd', 'asimddp'])

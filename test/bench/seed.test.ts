@@ -18,9 +18,19 @@ function runSeed(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [SEED, ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] })
     let stdout = ''
-    child.stdout.on('data', (chunk) => { stdout += chunk })
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk
+    })
     child.once('error', reject)
-    child.once('close', (code) => resolve({ code, lines: stdout.trim().split('\n').map((line) => JSON.parse(line)) }))
+    child.once('close', (code) =>
+      resolve({
+        code,
+        lines: stdout
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line)),
+      }),
+    )
   })
 }
 
@@ -29,8 +39,11 @@ describe('the benchmark seeder', () => {
   // The embedded database of a directory of its own, whatever the suite's DATABASE_URL says (an
   // empty DATABASE_URL means none; startService merges this over the test's own environment).
   const env: Record<string, string> = {
-    DATABASE_URL: '', PALMVEIN_DATA_DIR: path.join(directory, 'data'), PALMVEIN_MASTER_KEY: randomBytes(32).toString('base64'),
-    PALMVEIN_LOG_LEVEL: 'warn', PALMVEIN_WEBHOOK_WORKER: 'false',
+    DATABASE_URL: '',
+    PALMVEIN_DATA_DIR: path.join(directory, 'data'),
+    PALMVEIN_MASTER_KEY: randomBytes(32).toString('base64'),
+    PALMVEIN_LOG_LEVEL: 'warn',
+    PALMVEIN_WEBHOOK_WORKER: 'false',
   }
   let service: StartedService | null = null
   afterAll(async () => {
@@ -41,7 +54,10 @@ describe('the benchmark seeder', () => {
   it('imports N members (replacing palms whose captures disagree) and writes probes a booted service answers as it says', async () => {
     const out = path.join(directory, 'seed.json')
     // Three generator threads, so the lines come from several slices joined in order.
-    const seeded = await runSeed(['--members', String(MEMBERS), '--probes', '12', '--seed', '7', '--batch', '50', '--threads', '3', '--out', out], { ...process.env, ...env })
+    const seeded = await runSeed(['--members', String(MEMBERS), '--probes', '12', '--seed', '7', '--batch', '50', '--threads', '3', '--out', out], {
+      ...process.env,
+      ...env,
+    })
     expect(seeded.code).toBe(0)
     const progress = seeded.lines.filter((line) => line.type === 'progress').map((line) => line.done as number)
     expect(progress.length).toBeGreaterThan(1)
@@ -62,7 +78,8 @@ describe('the benchmark seeder', () => {
     expect(service.health).toMatch(new RegExp(`galleries: ready, 1 environment\\(s\\), ${2 * MEMBERS} rows`))
     for (const probe of mated) {
       const response = await fetch(`${service.url}/v1/projects/${result.project_id}/biometrics/identify`, {
-        method: 'POST', headers: { authorization: `Bearer ${result.api_key}`, 'content-type': 'application/json' },
+        method: 'POST',
+        headers: { authorization: `Bearer ${result.api_key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ palm: { identify_capture: probe.capture } }),
       })
       expect(response.status).toBe(200)

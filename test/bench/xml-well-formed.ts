@@ -22,7 +22,9 @@ export function checkWellFormedXml(xml: string): string[] {
   let position = 0
   let rootClosed = false
 
-  const fail = (message: string): never => { throw new Error(`${message} at offset ${position}`) }
+  const fail = (message: string): never => {
+    throw new Error(`${message} at offset ${position}`)
+  }
 
   if (xml.startsWith('<?xml')) {
     const end = xml.indexOf('?>')
@@ -75,22 +77,51 @@ export function checkWellFormedXml(xml: string): string[] {
     while (true) {
       const space = /^\s*/.exec(xml.slice(cursor))![0]
       cursor += space.length
-      if (xml.startsWith('/>', cursor)) { cursor += 2; if (stack.length === 0) rootClosed = true; break }
-      if (xml[cursor] === '>') { cursor += 1; stack.push(name!); break }
-      if (cursor >= xml.length) { position = cursor; fail(`unterminated tag <${name}`) }
-      if (space.length === 0) { position = cursor; fail(`attributes of <${name}> not separated by whitespace`) }
+      if (xml.startsWith('/>', cursor)) {
+        cursor += 2
+        if (stack.length === 0) rootClosed = true
+        break
+      }
+      if (xml[cursor] === '>') {
+        cursor += 1
+        stack.push(name!)
+        break
+      }
+      if (cursor >= xml.length) {
+        position = cursor
+        fail(`unterminated tag <${name}`)
+      }
+      if (space.length === 0) {
+        position = cursor
+        fail(`attributes of <${name}> not separated by whitespace`)
+      }
       const attribute = NAME.exec(xml.slice(cursor))?.[0]
-      if (!attribute) { position = cursor; fail(`malformed attribute in <${name}>`) }
-      if (attributes.has(attribute!)) { position = cursor; fail(`duplicate attribute ${attribute} in <${name}>`) }
+      if (!attribute) {
+        position = cursor
+        fail(`malformed attribute in <${name}>`)
+      }
+      if (attributes.has(attribute!)) {
+        position = cursor
+        fail(`duplicate attribute ${attribute} in <${name}>`)
+      }
       attributes.add(attribute!)
       cursor += attribute!.length
       const equals = /^\s*=\s*/.exec(xml.slice(cursor))
-      if (!equals) { position = cursor; fail(`attribute ${attribute} of <${name}> has no value`) }
+      if (!equals) {
+        position = cursor
+        fail(`attribute ${attribute} of <${name}> has no value`)
+      }
       cursor += equals![0].length
       const quote = xml[cursor]
-      if (quote !== '"' && quote !== "'") { position = cursor; fail(`unquoted value of ${attribute} in <${name}>`) }
+      if (quote !== '"' && quote !== "'") {
+        position = cursor
+        fail(`unquoted value of ${attribute} in <${name}>`)
+      }
       const end = xml.indexOf(quote, cursor + 1)
-      if (end < 0) { position = cursor; fail(`unterminated value of ${attribute} in <${name}>`) }
+      if (end < 0) {
+        position = cursor
+        fail(`unterminated value of ${attribute} in <${name}>`)
+      }
       checkCharacterData(xml.slice(cursor + 1, end), cursor + 1, `attribute ${attribute}`)
       cursor = end + 1
     }

@@ -11,7 +11,9 @@ const palms = population({ identities: 10 })
 /** Every value of every table, as bytes (bytea) and as text (everything else, JSON-encoded). */
 async function dumpDatabase(svc: TestService): Promise<{ bytes: Buffer[]; text: string }> {
   const sql = svc.storage.db.sql
-  const tables = await sql<{ table_name: string }[]>`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`
+  const tables = await sql<
+    { table_name: string }[]
+  >`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`
   const bytes: Buffer[] = []
   const texts: string[] = []
   for (const { table_name: table } of tables) {
@@ -38,7 +40,9 @@ describe(`encryption at rest and crypto-shredding (${usingPostgres ? 'PostgreSQL
     body.left_hand.silhouette = Buffer.from('outline of a left hand').toString('base64')
     expectStatus(await enroll(svc, tenant, body), 200)
   }, 120_000)
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   it('stores no template bytes in plain form anywhere in the database', async () => {
     const environment = (await environmentById(svc.storage.db.sql, tenant.environmentId))!
@@ -47,7 +51,8 @@ describe(`encryption at rest and crypto-shredding (${usingPostgres ? 'PostgreSQL
     // Needles: the whole PVT1 captures, 64-byte stretches of their float payloads and of the int8 reference.
     const needles = [
       ...captures.flatMap(({ bytes }) => [bytes, bytes.subarray(24, 88), bytes.subarray(500, 564)]),
-      reference.subarray(0, 64), reference.subarray(192, 256),
+      reference.subarray(0, 64),
+      reference.subarray(192, 256),
     ]
     const { bytes, text } = await dumpDatabase(svc)
     expect(bytes.length).toBeGreaterThan(0)
@@ -62,7 +67,8 @@ describe(`encryption at rest and crypto-shredding (${usingPostgres ? 'PostgreSQL
     // The control: with the member's key (master → environment → member) the same rows do decrypt.
     const [member] = await svc.storage.db.sql`SELECT wrapped_key FROM members WHERE id = ${memberId}`
     const key = unwrapMemberKey(svc.service.app.keyring, environment, memberId, member.wrapped_key)
-    const [row] = await svc.storage.db.sql`SELECT ciphertext, silhouette FROM palm_templates WHERE member_id = ${memberId} AND hand = 'left' AND kind = 'enroll'`
+    const [row] = await svc.storage.db
+      .sql`SELECT ciphertext, silhouette FROM palm_templates WHERE member_id = ${memberId} AND hand = 'left' AND kind = 'enroll'`
     expect(openTemplate(key, memberId, 'left', 'enroll', row.ciphertext).equals(captures[0].bytes)).toBe(true)
     expect(openSilhouette(key, memberId, 'left', row.silhouette)).toBe(body.left_hand.silhouette)
     // A ciphertext moved to another row (kind) does not decrypt.

@@ -24,14 +24,19 @@ describe(`a gallery still loading answers 503 (${usingPostgres ? 'PostgreSQL' : 
       INSERT INTO palm_templates (id, member_id, environment_id, hand, kind, ciphertext)
       SELECT gen_random_uuid(), ${filler}, ${tenant.environmentId}, 'left', 'reference', '\\x00'::bytea FROM generate_series(1, ${FILLER_ROWS})`
   }, 120_000)
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   it('says loading, refuses identify with 503 and Retry-After, then serves once ready', async () => {
     await svc.restart()
     const health = await svc.request('GET', '/healthz')
     expectStatus(health, 503)
     expect(health.text).toMatch(new RegExp(`FAIL galleries: loading \\d+/${FILLER_ROWS + 2} rows`))
-    const refused = await svc.request('POST', `/v1/projects/${tenant.projectId}/biometrics/identify`, { auth: tenant.key, body: identifyBody(palms, 0, 'left') })
+    const refused = await svc.request('POST', `/v1/projects/${tenant.projectId}/biometrics/identify`, {
+      auth: tenant.key,
+      body: identifyBody(palms, 0, 'left'),
+    })
     expectStatus(refused, 503)
     expect(refused.body.code).toBe('unavailable')
     expect(refused.headers.get('retry-after')).toBe('5')

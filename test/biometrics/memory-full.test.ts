@@ -16,7 +16,9 @@ describe(`matcher memory full (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () 
     await waitUntilReady(svc.url)
     tenant = await createPalmTenant(svc, 'full@example.com')
   }, 120_000)
-  afterAll(async () => { await svc?.close() })
+  afterAll(async () => {
+    await svc?.close()
+  })
 
   it('refuses the enrollment with 503, stores nothing, and warns in /healthz', async () => {
     const memberId = await createMember(svc, tenant, 'too many')

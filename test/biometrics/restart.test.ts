@@ -21,7 +21,9 @@ describe(`galleries survive a restart (${usingPostgres ? 'PostgreSQL' : 'PGlite'
       members.push(memberId)
     }
   }, 120_000)
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   it('reloads every environment from the database, and identify still finds every member (and not the deleted one)', async () => {
     const small = population({ dimension: 128, identities: 5 })

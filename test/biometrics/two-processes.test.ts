@@ -12,7 +12,9 @@ const palms = population({ identities: 20 })
 const racePalms = population({ seed: 2024, identities: 64 })
 // Twenty ordinary people (no hard captures, no look-alikes), so each pair races over one palm only.
 const raceIdentities = Array.from({ length: 64 }, (_, identity) => racePalms.profile(identity))
-  .filter((profile) => !profile.hard && profile.relatedTo === null).slice(0, 20).map((profile) => profile.identity)
+  .filter((profile) => !profile.hard && profile.relatedTo === null)
+  .slice(0, 20)
+  .map((profile) => profile.identity)
 
 describe(`two service processes on one ${usingPostgres ? 'PostgreSQL' : 'PGlite'}`, () => {
   let a: TestService
@@ -26,8 +28,13 @@ describe(`two service processes on one ${usingPostgres ? 'PostgreSQL' : 'PGlite'
     if (usingPostgres) {
       // Spawned here (not through startServeProcess) so afterAll can stop it even if it never starts.
       const child = spawnCli(['serve'], {
-        DATABASE_URL: a.storage.databaseUrl!, PALMVEIN_DATA_DIR: a.storage.dataDir, PORT: '0', HOST: '127.0.0.1',
-        PALMVEIN_MATCHER_THREADS: '1', PALMVEIN_WEBHOOK_WORKER: 'false', PALMVEIN_LOG_LEVEL: 'info',
+        DATABASE_URL: a.storage.databaseUrl!,
+        PALMVEIN_DATA_DIR: a.storage.dataDir,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        PALMVEIN_MATCHER_THREADS: '1',
+        PALMVEIN_WEBHOOK_WORKER: 'false',
+        PALMVEIN_LOG_LEVEL: 'info',
       })
       bChild = { child, exited: new Promise((resolve) => child.on('exit', resolve)) }
       bUrl = await new Promise<string>((resolve, reject) => {
@@ -70,7 +77,11 @@ describe(`two service processes on one ${usingPostgres ? 'PostgreSQL' : 'PGlite'
     let last: unknown
     while (Date.now() - started < 5_000) {
       last = await identifyAt(url, identity, hand)
-      if (JSON.stringify(last) !== undefined && (last as { status: string }).status === expected.status && (last as { member_id: string | null }).member_id === expected.member_id) {
+      if (
+        JSON.stringify(last) !== undefined &&
+        (last as { status: string }).status === expected.status &&
+        (last as { member_id: string | null }).member_id === expected.member_id
+      ) {
         return Date.now() - started
       }
       await new Promise((resolve) => setTimeout(resolve, 20))
@@ -105,16 +116,22 @@ describe(`two service processes on one ${usingPostgres ? 'PostgreSQL' : 'PGlite'
   })
   it('the same palm enrolled for two members through A and B at the same moment is accepted once (20 pairs at once)', async () => {
     expect(raceIdentities).toHaveLength(20)
-    const pairs = await Promise.all(raceIdentities.map(async (identity) => ({
-      identity, first: await createMember(a, tenant, `race ${identity} a`), second: await createMember(a, tenant, `race ${identity} b`),
-    })))
-    const outcomes = await Promise.all(pairs.map(async ({ identity, first, second }) => {
-      const [viaA, viaB] = await Promise.all([
-        call(a.url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/enroll`, enrollBody(racePalms, identity, first)),
-        call(bUrl, 'POST', `/v1/projects/${tenant.projectId}/biometrics/enroll`, enrollBody(racePalms, identity, second)),
-      ])
-      return { identity, statuses: [viaA.status, viaB.status], codes: [viaA.body?.code, viaB.body?.code], winner: viaA.status === 200 ? first : second }
-    }))
+    const pairs = await Promise.all(
+      raceIdentities.map(async (identity) => ({
+        identity,
+        first: await createMember(a, tenant, `race ${identity} a`),
+        second: await createMember(a, tenant, `race ${identity} b`),
+      })),
+    )
+    const outcomes = await Promise.all(
+      pairs.map(async ({ identity, first, second }) => {
+        const [viaA, viaB] = await Promise.all([
+          call(a.url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/enroll`, enrollBody(racePalms, identity, first)),
+          call(bUrl, 'POST', `/v1/projects/${tenant.projectId}/biometrics/enroll`, enrollBody(racePalms, identity, second)),
+        ])
+        return { identity, statuses: [viaA.status, viaB.status], codes: [viaA.body?.code, viaB.body?.code], winner: viaA.status === 200 ? first : second }
+      }),
+    )
     for (const outcome of outcomes) {
       expect([...outcome.statuses].sort(), `pair ${outcome.identity}: ${JSON.stringify(outcome)}`).toEqual([200, 409])
       expect(outcome.codes).toContain('duplicate_palm')

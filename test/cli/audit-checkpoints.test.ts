@@ -38,7 +38,7 @@ describe('audit checkpoints exported and verified', () => {
     }
   }
 
-  it('exports signed checkpoints that catch records cut from a chain\'s end and a chain removed whole', async () => {
+  it("exports signed checkpoints that catch records cut from a chain's end and a chain removed whole", async () => {
     const cut = await createTenant(svc, 'checkpoint-cut@example.com')
     const gone = await createTenant(svc, 'checkpoint-gone@example.com')
     await refusals(cut, 3)
@@ -51,11 +51,15 @@ describe('audit checkpoints exported and verified', () => {
     // The file checks out with its own public keys (as an auditor would, without the service).
     const document = JSON.parse(await fs.readFile(file, 'utf8'))
     expect(document.format).toBe('palmvein-audit-checkpoints/1')
-    const [cutEnd] = await sql()<{ last_seq: number; last_hash: Buffer }[]>`SELECT last_seq, last_hash FROM audit_blocks WHERE chain = ${cut.orgId} ORDER BY first_seq DESC LIMIT 1`
+    const [cutEnd] = await sql()<
+      { last_seq: number; last_hash: Buffer }[]
+    >`SELECT last_seq, last_hash FROM audit_blocks WHERE chain = ${cut.orgId} ORDER BY first_seq DESC LIMIT 1`
     const entry = document.checkpoints.find((candidate: { statement: string }) => JSON.parse(candidate.statement).chain === cut.orgId)
     const statement = JSON.parse(entry.statement)
     expect(statement).toMatchObject({ type: 'palmvein-audit-checkpoint', seq: Number(cutEnd.last_seq), hash: cutEnd.last_hash.toString('hex') })
-    expect(verify(null, Buffer.from(entry.statement), createPublicKey(document.public_keys[statement.key_id]), Buffer.from(entry.signature, 'base64'))).toBe(true)
+    expect(verify(null, Buffer.from(entry.statement), createPublicKey(document.public_keys[statement.key_id]), Buffer.from(entry.signature, 'base64'))).toBe(
+      true,
+    )
     // Nothing secret in it: no master key, no audit secret.
     const text = await fs.readFile(file, 'utf8')
     expect(text).not.toContain(oldKey.toString('base64'))
@@ -68,7 +72,9 @@ describe('audit checkpoints exported and verified', () => {
     // The database's own checkpoint (signed by the export) still shows the cut...
     const own = await runCli(['audit', 'verify', '--org', cut.orgId], withKey(oldKey))
     expect(own.code, own.stdout).toBe(1)
-    expect(own.stdout).toContain(`record ${cutEnd.last_seq}: the signed checkpoint in the database pins this record but the chain ends at record ${Number(cutEnd.last_seq) - 1}`)
+    expect(own.stdout).toContain(
+      `record ${cutEnd.last_seq}: the signed checkpoint in the database pins this record but the chain ends at record ${Number(cutEnd.last_seq) - 1}`,
+    )
     // ...until it is deleted too.
     await sql()`DELETE FROM audit_checkpoints`
     const alone = await runCli(['audit', 'verify'], withKey(oldKey))
@@ -77,24 +83,38 @@ describe('audit checkpoints exported and verified', () => {
 
     const checked = await runCli(['audit', 'verify', '--checkpoints', file], withKey(oldKey))
     expect(checked.code, checked.stdout).toBe(1)
-    expect(checked.stdout).toContain(`BROKEN organization ${cut.orgId}: record ${cutEnd.last_seq}: the signed checkpoint in the exported file pins this record but the chain ends at record ${Number(cutEnd.last_seq) - 1} (records were removed from its end)`)
-    expect(checked.stdout).toMatch(new RegExp(`BROKEN organization ${gone.orgId}: record \\d+: the signed checkpoint in the exported file pins this record but the chain ends at record 0`))
+    expect(checked.stdout).toContain(
+      `BROKEN organization ${cut.orgId}: record ${cutEnd.last_seq}: the signed checkpoint in the exported file pins this record but the chain ends at record ${Number(cutEnd.last_seq) - 1} (records were removed from its end)`,
+    )
+    expect(checked.stdout).toMatch(
+      new RegExp(`BROKEN organization ${gone.orgId}: record \\d+: the signed checkpoint in the exported file pins this record but the chain ends at record 0`),
+    )
     expect(checked.stdout).toMatch(/checked against \d+ signed checkpoint\(s\) from /)
 
     // A checkpoint edited in the file (to match the shortened chain) no longer carries a valid signature.
     const forged = structuredClone(document)
     const forgedEntry = forged.checkpoints.find((candidate: { statement: string }) => JSON.parse(candidate.statement).chain === cut.orgId)
-    const [shortEnd] = await sql()<{ last_seq: number; last_hash: Buffer }[]>`SELECT last_seq, last_hash FROM audit_blocks WHERE chain = ${cut.orgId} ORDER BY first_seq DESC LIMIT 1`
+    const [shortEnd] = await sql()<
+      { last_seq: number; last_hash: Buffer }[]
+    >`SELECT last_seq, last_hash FROM audit_blocks WHERE chain = ${cut.orgId} ORDER BY first_seq DESC LIMIT 1`
     forgedEntry.statement = JSON.stringify({ ...statement, seq: Number(shortEnd.last_seq), hash: shortEnd.last_hash.toString('hex') })
     forged.checkpoints = [forgedEntry]
     await fs.writeFile(file, JSON.stringify(forged))
     const refused = await runCli(['audit', 'verify', '--org', cut.orgId, '--checkpoints', file], withKey(oldKey))
     expect(refused.code).toBe(1)
-    expect(refused.stdout).toContain(`BROKEN organization ${cut.orgId}: record ${shortEnd.last_seq}: the signed checkpoint in the exported file at this record: its signature does not hold`)
+    expect(refused.stdout).toContain(
+      `BROKEN organization ${cut.orgId}: record ${shortEnd.last_seq}: the signed checkpoint in the exported file at this record: its signature does not hold`,
+    )
 
     await fs.writeFile(file, 'not json')
-    expect(await runCli(['audit', 'verify', '--checkpoints', file], withKey(oldKey))).toMatchObject({ code: 2, stderr: expect.stringContaining('it is not JSON') })
-    expect(await runCli(['audit', 'checkpoints'], withKey(oldKey))).toMatchObject({ code: 2, stderr: expect.stringContaining("required option '--out <file>' not specified") })
+    expect(await runCli(['audit', 'verify', '--checkpoints', file], withKey(oldKey))).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('it is not JSON'),
+    })
+    expect(await runCli(['audit', 'checkpoints'], withKey(oldKey))).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("required option '--out <file>' not specified"),
+    })
     const help = await runCli(['audit', 'verify', '--help'], env)
     expect(help.stdout).toContain('--checkpoints <file>')
     expect(help.stdout).toContain('--org <id>')
@@ -107,9 +127,11 @@ describe('audit checkpoints exported and verified', () => {
     const file = path.join(storage.dataDir, '..', `checkpoints-${newId()}.json`)
     expect((await runCli(['audit', 'checkpoints', '--out', file], withKey(oldKey))).code).toBe(0)
 
-    const keys = (subcommand: string, current: Buffer, next?: Buffer) => runCli(['keys', subcommand], {
-      ...withKey(current), PALMVEIN_NEW_MASTER_KEY: next?.toString('base64'),
-    })
+    const keys = (subcommand: string, current: Buffer, next?: Buffer) =>
+      runCli(['keys', subcommand], {
+        ...withKey(current),
+        PALMVEIN_NEW_MASTER_KEY: next?.toString('base64'),
+      })
     expect((await keys('rotate-master', oldKey, newKey)).code).toBe(0)
     await svc.restart({ masterKey: newKey })
     await refusals(tenant, 2)

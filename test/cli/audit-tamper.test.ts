@@ -14,15 +14,35 @@ import { bootService, expectStatus, type TestService } from '../support/service.
 const DAY = 86_400_000
 
 /** A record as its block keeps it. */
-interface StoredRecord { seq: number; created_at: string; prev_hash: string; hash: string; status: number; [field: string]: unknown }
-interface Block { first_seq: number; last_seq: number; org_id: string | null; records: StoredRecord[] }
+interface StoredRecord {
+  seq: number
+  created_at: string
+  prev_hash: string
+  hash: string
+  status: number
+  [field: string]: unknown
+}
+interface Block {
+  first_seq: number
+  last_seq: number
+  org_id: string | null
+  records: StoredRecord[]
+}
 
 /** The unkeyed link anyone can compute (the chain's published algorithm before it was keyed). */
 function sha256Link(prev: Buffer, orgId: string | null, record: StoredRecord): Buffer {
   const content = JSON.stringify([
-    record.created_at, record.request_id, orgId, record.project_id, record.actor_kind, record.actor_id, record.action,
-    Object.entries(record.resource_ids as Record<string, string>).sort(([a], [b]) => a.localeCompare(b)), record.status,
-    record.client_address, record.user_agent,
+    record.created_at,
+    record.request_id,
+    orgId,
+    record.project_id,
+    record.actor_kind,
+    record.actor_id,
+    record.action,
+    Object.entries(record.resource_ids as Record<string, string>).sort(([a], [b]) => a.localeCompare(b)),
+    record.status,
+    record.client_address,
+    record.user_agent,
   ])
   return createHash('sha256').update(prev).update(content).digest()
 }
@@ -34,7 +54,9 @@ describe('audit trail tampering by someone holding the database', () => {
     svc = await bootService()
     env = { PALMVEIN_DATA_DIR: svc.storage.dataDir, DATABASE_URL: svc.storage.databaseUrl ?? undefined }
   })
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   const sql = () => svc.storage.db.sql
   const window = () => `from=${new Date(Date.now() - DAY).toISOString()}&to=${new Date(Date.now() + DAY).toISOString()}`
@@ -46,7 +68,10 @@ describe('audit trail tampering by someone holding the database', () => {
     const requestIds: string[] = []
     for (let i = 0; i < refused; i++) {
       const requestId = newId()
-      const answer = await svc.request('GET', `/v1/projects/${tenant.projectId}/members/${newId()}`, { auth: tenant.orgKey, headers: { 'x-request-id': requestId } })
+      const answer = await svc.request('GET', `/v1/projects/${tenant.projectId}/members/${newId()}`, {
+        auth: tenant.orgKey,
+        headers: { 'x-request-id': requestId },
+      })
       expectStatus(answer, 404)
       requestIds.push(requestId)
       await svc.service.app.audit.flush()
@@ -134,7 +159,9 @@ describe('audit trail tampering by someone holding the database', () => {
     // Nor does the retention purge take the moved bounds at their word (it would delete the blocks and sign an anchor).
     const purged = await runCli(['audit', 'purge', '--days', '30'], env)
     expect(purged.code, purged.stdout + purged.stderr).toBe(1)
-    expect(purged.stdout).toContain(`NOT PURGED organization ${tenant.orgId}: record ${blocks[4].first_seq}: its block's first_at/last_at do not match its records`)
+    expect(purged.stdout).toContain(
+      `NOT PURGED organization ${tenant.orgId}: record ${blocks[4].first_seq}: its block's first_at/last_at do not match its records`,
+    )
     expect((await verify(tenant.orgId)).code).toBe(1)
   }, 90_000)
 

@@ -18,7 +18,10 @@ describe(`backup and restore (${usingPostgres ? 'PostgreSQL: refused' : 'embedde
   if (usingPostgres) {
     it('points at pg_dump and pg_restore', async () => {
       const env = { DATABASE_URL: process.env.DATABASE_URL }
-      expect(await runCli(['backup', '--out', path.join(os.tmpdir(), 'never.backup')], env)).toMatchObject({ code: 2, stderr: expect.stringContaining('pg_dump') })
+      expect(await runCli(['backup', '--out', path.join(os.tmpdir(), 'never.backup')], env)).toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining('pg_dump'),
+      })
       expect(await runCli(['restore', 'never.backup'], env)).toMatchObject({ code: 2, stderr: expect.stringContaining('pg_restore') })
     })
     return
@@ -49,7 +52,7 @@ describe(`backup and restore (${usingPostgres ? 'PostgreSQL: refused' : 'embedde
     expect(backedUp.code).toBe(0)
     expect(JSON.parse(backedUp.stdout)).toMatchObject({ file, bytes: (await fs.stat(file)).size })
     expect(backedUp.stderr).toContain('does not hold the master key')
-    expect((await runCli(['backup', '--out', file], env))).toMatchObject({ code: 2, stderr: expect.stringContaining('exists') })
+    expect(await runCli(['backup', '--out', file], env)).toMatchObject({ code: 2, stderr: expect.stringContaining('exists') })
     // The service went on serving throughout; what it enrolls now is not in the backup.
     const after = await createMember(svc, tenant, 'After')
     expectStatus(await enroll(svc, tenant, enrollBody(palms, 1, after)), 200)
@@ -66,11 +69,15 @@ describe(`backup and restore (${usingPostgres ? 'PostgreSQL: refused' : 'embedde
     // The erasure ledger goes with the key (erasure-survives-restore.test.ts: a restore refuses without it).
     await fs.mkdir(target, { recursive: true })
     await fs.copyFile(path.join(storage.dataDir, 'erasures.log'), path.join(target, 'erasures.log'))
-    expect(await restoreInto({ PALMVEIN_MASTER_KEY: Buffer.alloc(32, 9).toString('base64') }))
-      .toMatchObject({ code: 2, stderr: expect.stringContaining('does not open environment') })
+    expect(await restoreInto({ PALMVEIN_MASTER_KEY: Buffer.alloc(32, 9).toString('base64') })).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('does not open environment'),
+    })
     expect(await fs.readdir(path.join(target, 'pglite')).catch(() => [])).toEqual([])
-    expect(await runCli(['restore', path.join(scratch, 'missing')], { PALMVEIN_DATA_DIR: target, PALMVEIN_MASTER_KEY: masterKey.trim() }))
-      .toMatchObject({ code: 2, stderr: expect.stringContaining('no such file') })
+    expect(await runCli(['restore', path.join(scratch, 'missing')], { PALMVEIN_DATA_DIR: target, PALMVEIN_MASTER_KEY: masterKey.trim() })).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('no such file'),
+    })
 
     await fs.mkdir(target, { recursive: true })
     await fs.copyFile(path.join(storage.dataDir, 'master.key'), path.join(target, 'master.key'))

@@ -17,21 +17,29 @@ describe('boot load of a large gallery', () => {
 
   it('identifies every sampled member after restarts that decrypt natively, on threads and on the main thread', async () => {
     const capture = (identity: number, hand: 'left' | 'right', attempt: number) => base64url(palms.template(identity, hand, 0, attempt, { quality: 90 }))
-    const lines = Array.from({ length: MEMBERS }, (_, identity) => JSON.stringify({
-      member_id: memberId(identity), display_name: `P${identity}`,
-      left_hand: { enroll_capture: capture(identity, 'left', 0), identify_capture: capture(identity, 'left', 1) },
-      right_hand: { enroll_capture: capture(identity, 'right', 0), identify_capture: capture(identity, 'right', 1) },
-    }))
+    const lines = Array.from({ length: MEMBERS }, (_, identity) =>
+      JSON.stringify({
+        member_id: memberId(identity),
+        display_name: `P${identity}`,
+        left_hand: { enroll_capture: capture(identity, 'left', 0), identify_capture: capture(identity, 'left', 1) },
+        right_hand: { enroll_capture: capture(identity, 'right', 0), identify_capture: capture(identity, 'right', 1) },
+      }),
+    )
     const { svc, tenant, env } = cli
     const file = await cli.writeLines('members.ndjson', lines)
     const imported = await runCli(['import', '--project', tenant.projectId, '--allow-duplicates', file], env)
     expect(JSON.parse(imported.stdout)).toMatchObject({ imported: MEMBERS, rejected: 0 })
 
     const sample = [0, 1, 777, 1500, MEMBERS - 1]
-    const answers = async () => Promise.all(sample.flatMap((identity) => (['left', 'right'] as const).map(async (hand) => {
-      const answer = await identify(svc, tenant, identifyBody(palms, identity, hand))
-      return [answer.status, answer.member_id, answer.hand]
-    })))
+    const answers = async () =>
+      Promise.all(
+        sample.flatMap((identity) =>
+          (['left', 'right'] as const).map(async (hand) => {
+            const answer = await identify(svc, tenant, identifyBody(palms, identity, hand))
+            return [answer.status, answer.member_id, answer.hand]
+          }),
+        ),
+      )
     const expected = sample.flatMap((identity) => ['left', 'right'].map((hand) => ['Found', memberId(identity), hand]))
     const restarts: Array<Partial<Config>> = [{}, { matcherBackend: 'wasm', bootDecryptThreads: 2 }, { matcherBackend: 'wasm', bootDecryptThreads: 0 }]
     for (const config of restarts) {

@@ -40,7 +40,7 @@ describe('palmvein CLI manners', () => {
     }
   })
 
-  it('every command\'s --help prints its usage, exits 0 and runs nothing (no data directory, no port)', async () => {
+  it("every command's --help prints its usage, exits 0 and runs nothing (no data directory, no port)", async () => {
     const port = await freePort()
     const paths = commandPaths(await buildProgram({ load: 'all' }))
     expect(paths.length).toBeGreaterThan(20)
@@ -64,7 +64,7 @@ describe('palmvein CLI manners', () => {
     expect(fs.existsSync(absent)).toBe(false)
   }, 60_000)
 
-  it('`palmvein help <cmd> <subcommand>` prints the subcommand\'s help, as --help does', async () => {
+  it("`palmvein help <cmd> <subcommand>` prints the subcommand's help, as --help does", async () => {
     const nested = commandPaths(await buildProgram({ load: 'all' })).filter((command) => command.length === 2)
     expect(nested).toContainEqual(['audit', 'verify'])
     for (const command of nested) {
@@ -96,7 +96,12 @@ describe('palmvein CLI manners', () => {
   }, 60_000)
 
   it('commands other than serve, migrate and restore refuse to create a data directory, naming it', async () => {
-    for (const args of [['token', '--sub', 'a@b.c'], ['org', 'create', '--name', 'Shop', '--admin', 'a@b.c'], ['audit', 'verify'], ['keys', 'retire-master']]) {
+    for (const args of [
+      ['token', '--sub', 'a@b.c'],
+      ['org', 'create', '--name', 'Shop', '--admin', 'a@b.c'],
+      ['audit', 'verify'],
+      ['keys', 'retire-master'],
+    ]) {
       const result = await run(args)
       expect(result.code, args.join(' ')).toBe(2)
       expectOneLineFailure(result, new RegExp(`^palmvein ${args[0]}.*: no data directory at ${absent} `), 1)
@@ -117,8 +122,13 @@ describe('palmvein CLI manners', () => {
     const certificate = createSelfSignedCertificate(scratch)
     const dataDir = path.join(scratch, 'uws-data')
     const result = await run(['serve'], {
-      PALMVEIN_DATA_DIR: dataDir, PALMVEIN_HTTP_SERVER: 'uws', PALMVEIN_TLS_CERT_FILE: certificate.certFile, PALMVEIN_TLS_KEY_FILE: certificate.keyFile,
-      PORT: '0', HOST: '127.0.0.1', PALMVEIN_LOG_LEVEL: 'silent',
+      PALMVEIN_DATA_DIR: dataDir,
+      PALMVEIN_HTTP_SERVER: 'uws',
+      PALMVEIN_TLS_CERT_FILE: certificate.certFile,
+      PALMVEIN_TLS_KEY_FILE: certificate.keyFile,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      PALMVEIN_LOG_LEVEL: 'silent',
     })
     expect(result.code).toBe(2)
     expectOneLineFailure(result, /^palmvein serve: configuration error: PALMVEIN_HTTP_SERVER=uws cannot serve TLS here/, 1)

@@ -14,12 +14,14 @@ describe('palmvein CLI', () => {
     await storage.handOver()
     env = { PALMVEIN_DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl ?? undefined }
   })
-  afterAll(async () => { await storage.cleanup() })
+  afterAll(async () => {
+    await storage.cleanup()
+  })
 
   it('says one line and a hint, exit 2, on an unknown command or a missing flag', async () => {
     const unknown = await runCli(['frobnicate'], env)
     expect(unknown.code).toBe(2)
-    expect(unknown.stderr).toBe('palmvein: unknown command \'frobnicate\'\nsee \'palmvein --help\'\n')
+    expect(unknown.stderr).toBe("palmvein: unknown command 'frobnicate'\nsee 'palmvein --help'\n")
     const missing = await runCli(['token'], env)
     expect(missing.code).toBe(2)
     expect(missing.stderr).toMatch(/--sub/)
@@ -40,8 +42,12 @@ describe('palmvein CLI', () => {
 
   describe('with the service running in the same process tree', () => {
     let svc: TestService
-    beforeAll(async () => { svc = await bootService({ storage }) })
-    afterAll(async () => { await svc.stop() })
+    beforeAll(async () => {
+      svc = await bootService({ storage })
+    })
+    afterAll(async () => {
+      await svc.stop()
+    })
 
     it('a token from `palmvein token` is accepted; tampered and expired ones get 401 problem+json', async () => {
       const minted = await runCli(['token', '--sub', 'cli-admin@example.com', '--ttl', '600'], env)
@@ -58,9 +64,14 @@ describe('palmvein CLI', () => {
       expect(tampered.body.code).toBe('unauthenticated')
 
       const jwk = JSON.parse(await fs.readFile(path.join(storage.dataDir, 'identity-issuer.jwk.json'), 'utf8')) as JWK
-      const expired = await new SignJWT({}).setProtectedHeader({ alg: 'EdDSA' }).setSubject('cli-admin@example.com')
-        .setIssuer('palmvein-local').setAudience('palmvein').setIssuedAt(Math.floor(Date.now() / 1000) - 120)
-        .setExpirationTime(Math.floor(Date.now() / 1000) - 60).sign(await importJWK(jwk, 'EdDSA'))
+      const expired = await new SignJWT({})
+        .setProtectedHeader({ alg: 'EdDSA' })
+        .setSubject('cli-admin@example.com')
+        .setIssuer('palmvein-local')
+        .setAudience('palmvein')
+        .setIssuedAt(Math.floor(Date.now() / 1000) - 120)
+        .setExpirationTime(Math.floor(Date.now() / 1000) - 60)
+        .sign(await importJWK(jwk, 'EdDSA'))
       const refused = await svc.request('GET', '/v1/organizations', { auth: expired })
       expectStatus(refused, 401)
       expect(refused.body.detail).toMatch(/expired/)
@@ -75,7 +86,7 @@ describe('palmvein CLI', () => {
       expect(listed.body).toEqual([org])
     })
 
-    it('`project plan` is the operator\'s plan change: the admin could not make it, the project and its rate limit follow at once', async () => {
+    it("`project plan` is the operator's plan change: the admin could not make it, the project and its rate limit follow at once", async () => {
       const token = await svc.token('plan-admin@example.com')
       const org = (await svc.request('POST', '/v1/organizations', { auth: token, body: { name: 'Shop' } })).body
       const project = (await svc.request('POST', `/v1/organization/${org.id}/projects`, { auth: token, body: { name: 'Till', plan: 'sandbox' } })).body

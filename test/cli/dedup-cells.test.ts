@@ -18,20 +18,30 @@ const THRESHOLD = 0.8
 const register = createPlantedRegister({ seed: 21, dimension: 256, base: BASE, duplicates: DUPLICATES, lookAlikes: LOOK_ALIKES, threshold: THRESHOLD })
 const memberId = (member: number) => `0190a6b2-0000-7000-8000-${String(member).padStart(12, '0')}`
 
-const lines = (stdout: string) => stdout.trim().split('\n').filter(Boolean).map((text) => JSON.parse(text))
+const lines = (stdout: string) =>
+  stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((text) => JSON.parse(text))
 
 describe('palmvein dedup (cell search)', () => {
   const cli = useCliTenant('dedup-cells-admin@example.com')
   let tenant: PalmTenant, env: Record<string, string | undefined>
   let exact: unknown[]
   beforeAll(async () => {
-    ({ tenant, env } = cli)
-    const palm = (member: number, hand: 0 | 1) => base64url(encodeTemplate({ vector: register.palm(member, hand), extractorId: 1, extractorVersion: 1, quality: 90 }))
-    const file = await cli.writeLines('planted.ndjson', Array.from({ length: register.members }, (_, member) => ({
-      member_id: memberId(member), display_name: `Person ${member}`,
-      left_hand: { enroll_capture: palm(member, 0), identify_capture: palm(member, 0) },
-      right_hand: { enroll_capture: palm(member, 1), identify_capture: palm(member, 1) },
-    })))
+    ;({ tenant, env } = cli)
+    const palm = (member: number, hand: 0 | 1) =>
+      base64url(encodeTemplate({ vector: register.palm(member, hand), extractorId: 1, extractorVersion: 1, quality: 90 }))
+    const file = await cli.writeLines(
+      'planted.ndjson',
+      Array.from({ length: register.members }, (_, member) => ({
+        member_id: memberId(member),
+        display_name: `Person ${member}`,
+        left_hand: { enroll_capture: palm(member, 0), identify_capture: palm(member, 0) },
+        right_hand: { enroll_capture: palm(member, 1), identify_capture: palm(member, 1) },
+      })),
+    )
     const imported = await runCli(['import', '--project', tenant.projectId, '--allow-duplicates', file], env)
     expect(JSON.parse(imported.stdout)).toMatchObject({ imported: register.members, rejected: 0 })
     const result = await runCli(['dedup', '--environment', tenant.environmentId, '--exact'], env)
@@ -58,7 +68,10 @@ describe('palmvein dedup (cell search)', () => {
     expect(summary.scores[0].pairs).toBe(pairs.filter((pair) => pair.score < THRESHOLD + 0.01).length)
     for (const cluster of summary.clusters) expect(cluster.size).toBeGreaterThan(2)
 
-    const progress = result.stderr.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line))
+    const progress = result.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line))
     expect(progress.length).toBeGreaterThan(10)
     expect(progress.at(-1)).toMatchObject({ percent: 100, eta_s: 0 })
     expect(progress.find((line) => line.percent >= 10 && line.percent < 100)?.eta_s).toBeGreaterThan(0)

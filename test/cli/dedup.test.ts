@@ -25,18 +25,31 @@ describe('palmvein dedup', () => {
   beforeAll(() => ({ tenant, env } = cli))
 
   it('reports exactly the planted look-alike pairs at or above the threshold, best first', async () => {
-    const lines = Array.from({ length: IDENTITIES }, (_, identity) => JSON.stringify({
-      member_id: memberId(identity), display_name: `Person ${identity}`,
-      left_hand: { enroll_capture: base64url(palms.template(identity, 'left', 0, 0, { quality: 90 })), identify_capture: base64url(palms.template(identity, 'left', 0, 1, { quality: 90 })) },
-      right_hand: { enroll_capture: base64url(palms.template(identity, 'right', 0, 0, { quality: 90 })), identify_capture: base64url(palms.template(identity, 'right', 0, 1, { quality: 90 })) },
-    }))
+    const lines = Array.from({ length: IDENTITIES }, (_, identity) =>
+      JSON.stringify({
+        member_id: memberId(identity),
+        display_name: `Person ${identity}`,
+        left_hand: {
+          enroll_capture: base64url(palms.template(identity, 'left', 0, 0, { quality: 90 })),
+          identify_capture: base64url(palms.template(identity, 'left', 0, 1, { quality: 90 })),
+        },
+        right_hand: {
+          enroll_capture: base64url(palms.template(identity, 'right', 0, 0, { quality: 90 })),
+          identify_capture: base64url(palms.template(identity, 'right', 0, 1, { quality: 90 })),
+        },
+      }),
+    )
     const file = await cli.writeLines('family.ndjson', lines)
     const imported = await runCli(['import', '--project', tenant.projectId, '--allow-duplicates', file], env)
     expect(JSON.parse(imported.stdout)).toMatchObject({ imported: IDENTITIES, rejected: 0 })
 
     const result = await runCli(['dedup', '--environment', tenant.environmentId, '--threshold', '0.6'], env)
     expect(result.code).toBe(0)
-    const pairs = result.stdout.trim().split('\n').filter(Boolean).map((text) => JSON.parse(text))
+    const pairs = result.stdout
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((text) => JSON.parse(text))
     expect(result.stderr).toMatch(new RegExp(`${pairs.length} pair\\(s\\) at or above 0.6 among ${2 * IDENTITIES} palm\\(s\\)`))
     const planted = Array.from({ length: IDENTITIES }, (_, identity) => identity).filter((identity) => palms.profile(identity).relatedTo !== null)
     expect(planted.length).toBeGreaterThan(3)

@@ -50,7 +50,10 @@ describe(`a backup restored after an erasure (${usingPostgres ? 'PostgreSQL, pg_
     const auth = await svc.token(admin)
     const environment = await svc.request('POST', `/v1/organization/${orgId}/environments`, { auth, body: { name: 'Nation' } })
     expectStatus(environment, 201)
-    const project = await svc.request('POST', `/v1/organization/${orgId}/projects`, { auth, body: { name: 'kiosks', environment_id: environment.body.id, plan: 'sandbox' } })
+    const project = await svc.request('POST', `/v1/organization/${orgId}/projects`, {
+      auth,
+      body: { name: 'kiosks', environment_id: environment.body.id, plan: 'sandbox' },
+    })
     expectStatus(project, 201)
     await liftRateLimits(svc, project.body.id)
     const kiosk = await linkTerminal(svc, auth, project.body.id, { mode: 'enrollment', name: 'Kiosk' })
@@ -76,7 +79,11 @@ describe(`a backup restored after an erasure (${usingPostgres ? 'PostgreSQL, pg_
   async function exported(env: Record<string, string>): Promise<string[]> {
     const result = await runCli(['export', '--project', tenant.projectId, '--include-biometrics'], env)
     expect(result.code, result.stderr).toBe(0)
-    return result.stdout.trim().split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { member_id: string }).member_id)
+    return result.stdout
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => (JSON.parse(line) as { member_id: string }).member_id)
   }
 
   it('neither serves, identifies nor exports the erased members', { timeout: 240_000 }, async () => {
@@ -97,7 +104,12 @@ describe(`a backup restored after an erasure (${usingPostgres ? 'PostgreSQL, pg_
     expect((await completeAgain()).status).toBe(409)
     expect(await svc.service.app.sql`SELECT id FROM members WHERE id = ${selfEnrolled}`).toHaveLength(0)
     const ledger = await fs.readFile(path.join(storage.dataDir, 'erasures.log'), 'utf8')
-    expect(ledger.trim().split('\n').map((line) => JSON.parse(line).member_id)).toEqual([erased, selfEnrolled])
+    expect(
+      ledger
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).member_id),
+    ).toEqual([erased, selfEnrolled])
     expect((await fs.stat(path.join(storage.dataDir, 'erasures.log'))).mode & 0o777).toBe(0o600)
     await svc.stop()
 
@@ -114,7 +126,10 @@ describe(`a backup restored after an erasure (${usingPostgres ? 'PostgreSQL, pg_
       const url = new URL(process.env.DATABASE_URL!)
       url.pathname = `/${name}`
       databaseUrl = url.toString()
-      dropRestored = async () => { await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); await admin.end({ timeout: 5 }) }
+      dropRestored = async () => {
+        await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+        await admin.end({ timeout: 5 })
+      }
       await run('pg_restore', ['--no-owner', `--dbname=${databaseUrl}`, backup])
       await fs.copyFile(path.join(storage.dataDir, 'erasures.log'), path.join(target, 'erasures.log'))
     } else {

@@ -10,8 +10,12 @@ import { runCli } from '../support/process.js'
 
 describe('palmvein eval', () => {
   let dir: string
-  beforeAll(async () => { dir = await fs.mkdtemp(path.join(os.tmpdir(), 'palmvein-eval-')) })
-  afterAll(async () => { await fs.rm(dir, { recursive: true, force: true }) })
+  beforeAll(async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'palmvein-eval-'))
+  })
+  afterAll(async () => {
+    await fs.rm(dir, { recursive: true, force: true })
+  })
   const read = async (out: string) => JSON.parse(await fs.readFile(path.join(out, 'report.json'), 'utf8'))
 
   it('reports FNIR at FPIR, DET, CMC and the decisions for a synthetic set, and the same for it as a template file', { timeout: 120_000 }, async () => {
@@ -36,7 +40,10 @@ describe('palmvein eval', () => {
     expect(await fs.readFile(path.join(out, 'report.md'), 'utf8')).toContain('## Thresholds for a target FPIR')
 
     const file = path.join(dir, 'templates.ndjson')
-    await fs.writeFile(file, [...syntheticTemplateSet({ enrolled: 150, unenrolled: 150, seed: 7, dimension: 256 })].map((line) => JSON.stringify(line)).join('\n') + '\n')
+    await fs.writeFile(
+      file,
+      [...syntheticTemplateSet({ enrolled: 150, unenrolled: 150, seed: 7, dimension: 256 })].map((line) => JSON.stringify(line)).join('\n') + '\n',
+    )
     const fromFile = path.join(dir, 'file')
     expect((await runCli(['eval', '--templates', file, '--fpir', '0.01,0.001', '--out', fromFile], {})).code).toBe(0)
     expect(await read(fromFile)).toEqual(report)
@@ -51,16 +58,36 @@ describe('palmvein eval', () => {
       for (const [axis, value] of entries) values[axis] = value
       return values
     }
-    const line = (subject: string, role: string, entries: Array<[number, number]>) => JSON.stringify({
-      subject, hand: 'left', role,
-      capture: Buffer.from(encodeTemplate({ vector: vector(entries), extractorId: 1, extractorVersion: 1, hand: 'left' })).toString('base64url'),
-    })
+    const line = (subject: string, role: string, entries: Array<[number, number]>) =>
+      JSON.stringify({
+        subject,
+        hand: 'left',
+        role,
+        capture: Buffer.from(encodeTemplate({ vector: vector(entries), extractorId: 1, extractorVersion: 1, hand: 'left' })).toString('base64url'),
+      })
     const file = path.join(dir, 'known.ndjson')
-    await fs.writeFile(file, [
-      line('A', 'gallery', [[0, 1]]), line('B', 'gallery', [[1, 1]]), line('C', 'gallery', [[2, 1]]),
-      line('A', 'probe', [[0, 1]]), line('B', 'probe', [[1, 0.6], [3, 0.8]]), line('C', 'probe', [[0, 0.9], [2, Math.sqrt(0.19)]]),
-      line('D', 'probe', [[1, 0.85], [4, Math.sqrt(1 - 0.85 ** 2)]]), line('E', 'probe', [[5, 1]]),
-    ].join('\n') + '\n')
+    await fs.writeFile(
+      file,
+      [
+        line('A', 'gallery', [[0, 1]]),
+        line('B', 'gallery', [[1, 1]]),
+        line('C', 'gallery', [[2, 1]]),
+        line('A', 'probe', [[0, 1]]),
+        line('B', 'probe', [
+          [1, 0.6],
+          [3, 0.8],
+        ]),
+        line('C', 'probe', [
+          [0, 0.9],
+          [2, Math.sqrt(0.19)],
+        ]),
+        line('D', 'probe', [
+          [1, 0.85],
+          [4, Math.sqrt(1 - 0.85 ** 2)],
+        ]),
+        line('E', 'probe', [[5, 1]]),
+      ].join('\n') + '\n',
+    )
     const out = path.join(dir, 'known')
     expect((await runCli(['eval', '--templates', file, '--threshold', '0.8', '--fpir', '0.5', '--out', out], {})).code).toBe(0)
     const report = await read(out)
@@ -68,9 +95,13 @@ describe('palmvein eval', () => {
     expect(report.at_match_threshold.fnir).toMatchObject({ errors: 2, trials: 3 })
     expect(report.at_match_threshold.fpir).toMatchObject({ errors: 1, trials: 2 })
     expect(report.at_match_threshold.decisions).toEqual({
-      mated: { Found: 1, FoundWrong: 1, Ambiguous: 0, NotFound: 1 }, nonMated: { Found: 1, Ambiguous: 0, NotFound: 1 },
+      mated: { Found: 1, FoundWrong: 1, Ambiguous: 0, NotFound: 1 },
+      nonMated: { Found: 1, Ambiguous: 0, NotFound: 1 },
     })
-    expect(report.cmc.slice(0, 2)).toEqual([{ rank: 1, rate: 2 / 3 }, { rank: 2, rate: 1 }])
+    expect(report.cmc.slice(0, 2)).toEqual([
+      { rank: 1, rate: 2 / 3 },
+      { rank: 2, rate: 1 },
+    ])
     // FPIR 0.5 allows one of the two non-mated probes through: the threshold sits just above E's 0.
     expect(report.operating_points[0].threshold).toBeGreaterThan(0)
     expect(report.operating_points[0].threshold).toBeLessThan(0.01)
@@ -81,9 +112,18 @@ describe('palmvein eval', () => {
     const file = path.join(dir, 'bad.ndjson')
     const good = [...syntheticTemplateSet({ enrolled: 1, unenrolled: 0, seed: 1, dimension: 256 })].slice(0, 2).map((line) => JSON.stringify(line))
     await fs.writeFile(file, [...good, JSON.stringify({ subject: 's', hand: 'left', role: 'probe', capture: 'not-a-capture' })].join('\n'))
-    expect(await runCli(['eval', '--templates', file, '--out', path.join(dir, 'bad')], {})).toMatchObject({ code: 2, stderr: expect.stringContaining('line 3: capture:') })
-    expect(await runCli(['eval', '--synthetic', '--templates', file, '--out', dir], {})).toMatchObject({ code: 2, stderr: expect.stringContaining('either --templates') })
+    expect(await runCli(['eval', '--templates', file, '--out', path.join(dir, 'bad')], {})).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('line 3: capture:'),
+    })
+    expect(await runCli(['eval', '--synthetic', '--templates', file, '--out', dir], {})).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('either --templates'),
+    })
     expect(await runCli(['eval', '--synthetic'], {})).toMatchObject({ code: 2, stderr: expect.stringContaining('--out') })
-    expect(await runCli(['eval', '--synthetic', '--out', dir, '--threshold', '2'], {})).toMatchObject({ code: 2, stderr: expect.stringContaining("option '--threshold <t>' argument '2' is invalid. it must be a number from 0 to 1") })
+    expect(await runCli(['eval', '--synthetic', '--out', dir, '--threshold', '2'], {})).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("option '--threshold <t>' argument '2' is invalid. it must be a number from 0 to 1"),
+    })
   })
 })

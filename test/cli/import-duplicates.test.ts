@@ -25,9 +25,23 @@ describe('palmvein import: duplicate palms within a batch', () => {
     const rejectsFile = cli.file(`${name}.rejects.ndjson`)
     const result = await runCli(['import', '--project', tenant.projectId, '--rejects', rejectsFile, '--batch', '50', await cli.writeLines(name, lines)], env)
     // stderr says only what was refused, per reason (the rejects file has each line).
-    expect(result.stderr.trim().split('\n').filter(Boolean).every((line) => line.startsWith('palmvein import: refused '))).toBe(true)
-    const rejects = (await fs.readFile(rejectsFile, 'utf8')).trim().split('\n').filter(Boolean).map((text) => JSON.parse(text))
-    return { code: result.code, summary: JSON.parse(result.stdout), rejected: rejects.map((rejection) => [rejection.line, rejection.code]).sort((a, b) => a[0] - b[0]) }
+    expect(
+      result.stderr
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .every((line) => line.startsWith('palmvein import: refused ')),
+    ).toBe(true)
+    const rejects = (await fs.readFile(rejectsFile, 'utf8'))
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((text) => JSON.parse(text))
+    return {
+      code: result.code,
+      summary: JSON.parse(result.stdout),
+      rejected: rejects.map((rejection) => [rejection.line, rejection.code]).sort((a, b) => a[0] - b[0]),
+    }
   }
 
   async function identifiedName(identity: number): Promise<string | null> {
@@ -41,12 +55,28 @@ describe('palmvein import: duplicate palms within a batch', () => {
     const stored = await svc.request('POST', `/v1/projects/${tenant.projectId}/members`, { auth: tenant.key, body: { display_name: 'Stored 5' } })
     expectStatus(await enroll(svc, tenant, enrollBody(palms, 5, stored.body.member_id)), 200)
     const result = await importLines('batch', [
-      line(1, 'First 1'), line(2, 'First 2'), line(1, 'Copy 1'), line(5, 'Copy of stored 5'), line(5, 'Second copy of stored 5'), line(3, 'First 3'), line(2, 'Copy 2'),
+      line(1, 'First 1'),
+      line(2, 'First 2'),
+      line(1, 'Copy 1'),
+      line(5, 'Copy of stored 5'),
+      line(5, 'Second copy of stored 5'),
+      line(3, 'First 3'),
+      line(2, 'Copy 2'),
     ])
     expect(result.code).toBe(1)
     expect(result.summary).toMatchObject({ imported: 3, rejected: 4, duplicates: 4 })
-    expect(result.rejected).toEqual([[3, 'duplicate_palm'], [4, 'duplicate_palm'], [5, 'duplicate_palm'], [7, 'duplicate_palm']])
-    for (const [identity, name] of [[1, 'First 1'], [2, 'First 2'], [3, 'First 3'], [5, 'Stored 5']] as const) {
+    expect(result.rejected).toEqual([
+      [3, 'duplicate_palm'],
+      [4, 'duplicate_palm'],
+      [5, 'duplicate_palm'],
+      [7, 'duplicate_palm'],
+    ])
+    for (const [identity, name] of [
+      [1, 'First 1'],
+      [2, 'First 2'],
+      [3, 'First 3'],
+      [5, 'Stored 5'],
+    ] as const) {
       await expect.poll(() => identifiedName(identity), { timeout: 10_000, interval: 200 }).toBe(name)
     }
   })
@@ -56,7 +86,11 @@ describe('palmvein import: duplicate palms within a batch', () => {
     const result = await importLines('repeated', [line(8, 'Before'), ...copies, line(9, 'After')])
     expect(result.summary).toMatchObject({ imported: 3, rejected: 8, duplicates: 8 })
     expect(result.rejected).toEqual(Array.from({ length: 8 }, (_, index) => [index + 3, 'duplicate_palm']))
-    for (const [identity, name] of [[7, 'Copy 0 of 7'], [8, 'Before'], [9, 'After']] as const) {
+    for (const [identity, name] of [
+      [7, 'Copy 0 of 7'],
+      [8, 'Before'],
+      [9, 'After'],
+    ] as const) {
       await expect.poll(() => identifiedName(identity), { timeout: 10_000, interval: 200 }).toBe(name)
     }
   })

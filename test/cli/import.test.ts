@@ -42,7 +42,13 @@ describe('palmvein import', () => {
       line(2),
       '{"display_name": "broken',
       line(3, { left_hand: { enroll_capture: 'bm90IGEgdGVtcGxhdGU', identify_capture: 'bm90IGEgdGVtcGxhdGU' } }),
-      { display_name: 'Wrong size', left_hand: { enroll_capture: Buffer.from(wrongDimension.template(0, 'left', 0, 0)).toString('base64url'), identify_capture: Buffer.from(wrongDimension.template(0, 'left', 0, 1)).toString('base64url') } },
+      {
+        display_name: 'Wrong size',
+        left_hand: {
+          enroll_capture: Buffer.from(wrongDimension.template(0, 'left', 0, 0)).toString('base64url'),
+          identify_capture: Buffer.from(wrongDimension.template(0, 'left', 0, 1)).toString('base64url'),
+        },
+      },
       line(2, { display_name: 'Person 2 again' }),
       line(100),
       { display_name: 'No hands' },
@@ -52,15 +58,25 @@ describe('palmvein import', () => {
     const rejectsFile = cli.file('rejects.ndjson')
     const result = await runCli(['import', '--project', tenant.projectId, '--rejects', rejectsFile, '--batch', '3', file], env)
     // Each reason said plainly with its count, not only in --rejects.
-    expect(result.stderr).toMatch(/^palmvein import: refused .*\b2 duplicate_palm: a palm matches another member's \(--allow-duplicates imports them\).*; each line is in .*rejects\.ndjson\n$/)
+    expect(result.stderr).toMatch(
+      /^palmvein import: refused .*\b2 duplicate_palm: a palm matches another member's \(--allow-duplicates imports them\).*; each line is in .*rejects\.ndjson\n$/,
+    )
     expect(result.code).toBe(1)
     const summary = JSON.parse(result.stdout)
     expect(summary).toMatchObject({ imported: 3, skipped: 0, rejected: 7, duplicates: 2 })
     expect(summary.seconds).toBeGreaterThan(0)
-    const rejects = (await fs.readFile(rejectsFile, 'utf8')).trim().split('\n').map((text) => JSON.parse(text))
+    const rejects = (await fs.readFile(rejectsFile, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((text) => JSON.parse(text))
     expect(rejects.map((rejection) => [rejection.line, rejection.code]).sort((a, b) => a[0] - b[0])).toEqual([
-      [3, 'invalid_request'], [4, 'capture_invalid'], [5, 'capture_invalid'], [6, 'duplicate_palm'], [7, 'duplicate_palm'],
-      [8, 'invalid_request'], [9, 'invalid_request'],
+      [3, 'invalid_request'],
+      [4, 'capture_invalid'],
+      [5, 'capture_invalid'],
+      [6, 'duplicate_palm'],
+      [7, 'duplicate_palm'],
+      [8, 'invalid_request'],
+      [9, 'invalid_request'],
     ])
     expect(rejects.find((rejection) => rejection.line === 5).detail).toMatch(/128/)
     expect(rejects.find((rejection) => rejection.line === 9).errors).toEqual([{ path: '/colour', message: 'unknown field' }])
@@ -86,7 +102,10 @@ describe('palmvein import', () => {
     const exported = await runCli(['export', '--project', tenant.projectId, '--include-biometrics'], env)
     expect(exported.code).toBe(0)
     expect(exported.stderr).toMatch(/holds biometric data[\s\S]*4 member\(s\)/)
-    const lines = exported.stdout.trim().split('\n').map((text) => JSON.parse(text))
+    const lines = exported.stdout
+      .trim()
+      .split('\n')
+      .map((text) => JSON.parse(text))
     expect(lines).toHaveLength(4)
     const kept = lines.find((entry) => entry.display_name === 'Person 1')
     expect(kept).toMatchObject({ member_id: '0190a6b2-3c4d-7e5f-8a6b-7c8d9e0f1a2b', metadata: { employee: 'E-1' } })
@@ -94,7 +113,8 @@ describe('palmvein import', () => {
     expect(lines.find((entry) => entry.display_name === 'Already here').right_hand.palm_position).toEqual({ x: 1, y: 2, z: 60, pitch: 0, roll: 1.5, yaw: -2 })
 
     // As a move between deployments: the members are gone, then the export brings them back, ids included.
-    for (const entry of lines) expectStatus(await svc.request('DELETE', `/v1/projects/${tenant.projectId}/members/${entry.member_id}`, { auth: tenant.key }), 204)
+    for (const entry of lines)
+      expectStatus(await svc.request('DELETE', `/v1/projects/${tenant.projectId}/members/${entry.member_id}`, { auth: tenant.key }), 204)
     await expect.poll(() => identifiedAs(1), { timeout: 10_000, interval: 200 }).toBeNull()
     const file = await writeLines('exported.ndjson', lines)
     const imported = await runCli(['import', '--project', tenant.projectId, file], env)
@@ -112,7 +132,12 @@ describe('palmvein import', () => {
     // --progress-lines: one JSON line on stderr per batch, for scripts (the benchmark reads them).
     const again = await runCli(['import', '--project', tenant.projectId, '--batch', '1', '--progress-lines', file], env)
     expect([again.code, JSON.parse(again.stdout)]).toMatchObject([0, { imported: 0, skipped: 2, rejected: 0 }])
-    expect(again.stderr.trim().split('\n').map((text) => JSON.parse(text))).toEqual([{ handled: 1 }, { handled: 2 }])
+    expect(
+      again.stderr
+        .trim()
+        .split('\n')
+        .map((text) => JSON.parse(text)),
+    ).toEqual([{ handled: 1 }, { handled: 2 }])
   })
 
   it('lines without a member_id: a second run of the same file skips what the first imported (their ids derive from the lines), with or without --allow-duplicates', async () => {
@@ -164,7 +189,7 @@ describe('palmvein import', () => {
 
   it('reads stdin, and refuses what the headcount does not allow', async () => {
     const { projectId } = await addProjectFor(tenant, 'small', 'sandbox')
-    const lines = Array.from({ length: 102 }, (_, index) => JSON.stringify(line(20 + index % 110, { display_name: `P${index}` }))).join('\n')
+    const lines = Array.from({ length: 102 }, (_, index) => JSON.stringify(line(20 + (index % 110), { display_name: `P${index}` }))).join('\n')
     const file = await writeLines('many.ndjson', [lines])
     const input = await fs.open(file)
     const result = await runCli(['import', '--project', projectId, '--allow-duplicates', '-'], env, input.fd).finally(() => input.close())
@@ -175,15 +200,29 @@ describe('palmvein import', () => {
   it('in small batches (on PostgreSQL two are written at once) lands the first members up to the headcount, and a last batch of bad lines still ends the import', async () => {
     const { projectId } = await addProjectFor(tenant, 'overlapping', 'sandbox')
     // 15 batches of 7 good lines (the sandbox plan admits 100 members), then a batch of one bad line.
-    const members = Array.from({ length: 105 }, (_, index) => line(index % 110, { member_id: `0190a6b2-3c4d-7e5f-ab6b-${String(index + 1).padStart(12, '0')}` }))
+    const members = Array.from({ length: 105 }, (_, index) =>
+      line(index % 110, { member_id: `0190a6b2-3c4d-7e5f-ab6b-${String(index + 1).padStart(12, '0')}` }),
+    )
     const file = await writeLines('overlapping.ndjson', [...members, '{"display_name": "cut off'])
     const rejectsFile = cli.file('overlapping.rejects')
     const result = await runCli(['import', '--project', projectId, '--allow-duplicates', '--batch', '7', '--rejects', rejectsFile, file], env)
-    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 1, stderr: `palmvein import: refused 5 headcount_reached: the project's plan headcount is reached (palmvein project plan changes the plan); 1 invalid_request; each line is in ${rejectsFile}\n` })
-    expect(JSON.parse(result.stdout)).toMatchObject({ imported: 100, rejected: 6, duplicates: 0, rejected_by_code: { headcount_reached: 5, invalid_request: 1 } })
-    const rejects = (await fs.readFile(rejectsFile, 'utf8')).trim().split('\n').map((text) => JSON.parse(text))
+    expect({ code: result.code, stderr: result.stderr }).toEqual({
+      code: 1,
+      stderr: `palmvein import: refused 5 headcount_reached: the project's plan headcount is reached (palmvein project plan changes the plan); 1 invalid_request; each line is in ${rejectsFile}\n`,
+    })
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      imported: 100,
+      rejected: 6,
+      duplicates: 0,
+      rejected_by_code: { headcount_reached: 5, invalid_request: 1 },
+    })
+    const rejects = (await fs.readFile(rejectsFile, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((text) => JSON.parse(text))
     expect(rejects.map((rejection) => [rejection.line, rejection.code]).sort((a, b) => a[0] - b[0])).toEqual([
-      ...[101, 102, 103, 104, 105].map((number) => [number, 'headcount_reached']), [106, 'invalid_request'],
+      ...[101, 102, 103, 104, 105].map((number) => [number, 'headcount_reached']),
+      [106, 'invalid_request'],
     ])
     for (const number of [1, 50, 100]) {
       const member = await svc.request('GET', `/v1/projects/${projectId}/members/${members[number - 1].member_id}`, { auth: tenant.key })
@@ -201,7 +240,9 @@ describe('palmvein import', () => {
     const text = `${good[0]}\r\n${good[1]}\n\n${good[2]}\r\n{"display_name":\n\r\n${good[3]}\n${good[0]}\n${good[4]}`
     const child = spawnCli(['import', '--project', tenant.projectId, '--batch', '2', '--rejects', cli.file('cut.rejects'), '-'], env, 'pipe')
     let stdout = ''
-    child.stdout!.on('data', (chunk) => { stdout += chunk })
+    child.stdout!.on('data', (chunk) => {
+      stdout += chunk
+    })
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
     // 97-byte pieces, each its own write: lines and batches are cut anywhere.
     for (let at = 0; at < text.length; at += 97) {
@@ -211,7 +252,10 @@ describe('palmvein import', () => {
     child.stdin!.end()
     expect(await exited).toBe(1)
     expect(JSON.parse(stdout)).toMatchObject({ imported: 5, skipped: 1, rejected: 1 })
-    const rejects = (await fs.readFile(cli.file('cut.rejects'), 'utf8')).trim().split('\n').map((entry) => JSON.parse(entry))
+    const rejects = (await fs.readFile(cli.file('cut.rejects'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((entry) => JSON.parse(entry))
     expect(rejects).toEqual([expect.objectContaining({ line: 5, code: 'invalid_request' })])
     for (const [index, id] of ids.entries()) {
       const member = await svc.request('GET', `/v1/projects/${tenant.projectId}/members/${id}`, { auth: tenant.key })
@@ -234,10 +278,16 @@ describe('palmvein import', () => {
     const platform = await createOrganization(svc.service.app, { name: 'Import platform', kind: 'platform' }, operator)
     const global = await svc.request('POST', `/v1/organization/${platform.id}/environments`, { auth: await svc.token(operator), body: { name: 'nation' } })
     expectStatus(global, 201)
-    const readOnly = await svc.request('POST', `/v1/organization/${tenant.orgId}/projects`, { auth: tenant.token, body: { name: 'reads the nation', environment_id: global.body.id, plan: 'sandbox' } })
+    const readOnly = await svc.request('POST', `/v1/organization/${tenant.orgId}/projects`, {
+      auth: tenant.token,
+      body: { name: 'reads the nation', environment_id: global.body.id, plan: 'sandbox' },
+    })
     expectStatus(readOnly, 201)
     const file = await writeLines('planted.ndjson', [line(120)])
-    for (const args of [['import', '--project', readOnly.body.id, file], ['export', '--project', readOnly.body.id, '--include-biometrics']]) {
+    for (const args of [
+      ['import', '--project', readOnly.body.id, file],
+      ['export', '--project', readOnly.body.id, '--include-biometrics'],
+    ]) {
       const refused = await runCli(args, env)
       expect(refused.code, refused.stderr).toBe(2)
       expect(refused.stderr).toMatch(/reads environment .* of another organization; .* only a project whose organization owns its environment/)

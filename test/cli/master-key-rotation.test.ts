@@ -42,9 +42,12 @@ describe('master key rotation', () => {
     await svc.stop()
     await storage.cleanup()
   })
-  const keys = (subcommand: string, current: Buffer, next?: Buffer) => runCli(['keys', subcommand], {
-    ...env, PALMVEIN_MASTER_KEY: current.toString('base64'), PALMVEIN_NEW_MASTER_KEY: next?.toString('base64'),
-  })
+  const keys = (subcommand: string, current: Buffer, next?: Buffer) =>
+    runCli(['keys', subcommand], {
+      ...env,
+      PALMVEIN_MASTER_KEY: current.toString('base64'),
+      PALMVEIN_NEW_MASTER_KEY: next?.toString('base64'),
+    })
 
   it('rotates while the service runs, serves on both keys meanwhile, and retires the old key', { timeout: 180_000 }, async () => {
     const first = await createPalmTenant(svc, 'rotation@example.com')

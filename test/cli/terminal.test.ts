@@ -13,7 +13,9 @@ beforeAll(async () => {
   svc = await bootService()
   tenant = await createClientTenant(svc, 'kiosk-operator@example.com')
 }, 120_000)
-afterAll(async () => { await svc?.close() })
+afterAll(async () => {
+  await svc?.close()
+})
 
 /** Resolves with the first JSON line on `lines` that `matches`. */
 function nextEvent(lines: string[], matches: (event: any) => boolean, timeoutMs = 30_000): Promise<any> {
@@ -30,7 +32,7 @@ function nextEvent(lines: string[], matches: (event: any) => boolean, timeoutMs 
 }
 
 describe('palmvein terminal', () => {
-  it('links itself, completes a session with the person\'s palm (identify then finds it), and stops on SIGINT', async () => {
+  it("links itself, completes a session with the person's palm (identify then finds it), and stops on SIGINT", async () => {
     const child = spawnCli(['terminal', '--url', svc.url, '--project', tenant.projectId, '--name', 'lobby'], { PALMVEIN_CREDENTIAL: tenant.key })
     const lines: string[] = []
     let buffered = ''
@@ -41,28 +43,39 @@ describe('palmvein terminal', () => {
       buffered = parts.pop()!
       lines.push(...parts.filter(Boolean))
     })
-    child.stderr!.on('data', (chunk) => { stderr += chunk })
+    child.stderr!.on('data', (chunk) => {
+      stderr += chunk
+    })
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
     try {
       const registered = await nextEvent(lines, (event) => event.event === 'registered')
       expect(registered.registration_code).toHaveLength(8)
       await nextEvent(lines, (event) => event.event === 'linked' && event.device_id === registered.device_id)
 
-      const member = await ok(tenant.keyed.POST('/v1/projects/{project_id}/members', {
-        params: { path: { project_id: tenant.projectId } }, body: { display_name: 'Ada' },
-      }))
-      await ok(tenant.keyed.POST('/v1/devices/{device_id}/enroll/member/start', {
-        params: { path: { device_id: registered.device_id } }, body: { member_id: member.member_id },
-      }))
+      const member = await ok(
+        tenant.keyed.POST('/v1/projects/{project_id}/members', {
+          params: { path: { project_id: tenant.projectId } },
+          body: { display_name: 'Ada' },
+        }),
+      )
+      await ok(
+        tenant.keyed.POST('/v1/devices/{device_id}/enroll/member/start', {
+          params: { path: { device_id: registered.device_id } },
+          body: { member_id: member.member_id },
+        }),
+      )
       const enrolled = await nextEvent(lines, (event) => event.event === 'enrolled')
       expect(enrolled.member_id).toBe(member.member_id)
       // Nothing secret on stdout: ids and outcomes only.
       expect(lines.join('\n')).not.toMatch(/pvd_|"capture"/)
 
       const later = syntheticCapture({ identity: enrolled.identity, hand: enrolled.hand, session: 1 })
-      const answer = await ok(tenant.keyed.POST('/v1/projects/{project_id}/biometrics/identify', {
-        params: { path: { project_id: tenant.projectId } }, body: { palm: { identify_capture: later } },
-      }))
+      const answer = await ok(
+        tenant.keyed.POST('/v1/projects/{project_id}/biometrics/identify', {
+          params: { path: { project_id: tenant.projectId } },
+          body: { palm: { identify_capture: later } },
+        }),
+      )
       expect(answer).toMatchObject({ status: 'Found', member_id: member.member_id })
     } finally {
       child.kill('SIGINT')

@@ -18,7 +18,13 @@ const LEASE_MS = 2_000
 const SHARDS = 4
 const IDENTITIES = 10
 
-interface Node { name: string; url: string; child: ChildProcess; exited: Promise<number | null>; port: number }
+interface Node {
+  name: string
+  url: string
+  child: ChildProcess
+  exited: Promise<number | null>
+  port: number
+}
 
 describe(`cluster mode (${usingPostgres ? 'PostgreSQL, 3 processes' : 'PGlite'})`, () => {
   let storage: TestStorage
@@ -33,7 +39,12 @@ describe(`cluster mode (${usingPostgres ? 'PostgreSQL, 3 processes' : 'PGlite'})
     await storage.cleanup()
   })
 
-  const baseEnv = () => ({ PALMVEIN_DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl ?? undefined, HOST: '127.0.0.1', PALMVEIN_MATCHER_THREADS: '1' })
+  const baseEnv = () => ({
+    PALMVEIN_DATA_DIR: storage.dataDir,
+    DATABASE_URL: storage.databaseUrl ?? undefined,
+    HOST: '127.0.0.1',
+    PALMVEIN_MATCHER_THREADS: '1',
+  })
 
   it('refuses cluster mode without PostgreSQL or without a secret', async () => {
     const url = 'http://127.0.0.1:9'
@@ -55,8 +66,13 @@ describe(`cluster mode (${usingPostgres ? 'PostgreSQL, 3 processes' : 'PGlite'})
   async function startNode(name: string, port: number, extra: Record<string, string> = {}): Promise<Node> {
     const url = `http://127.0.0.1:${port}`
     const started = await startServeProcess({
-      ...baseEnv(), PORT: String(port), PALMVEIN_NODE_URL: url, PALMVEIN_CLUSTER_SECRET: SECRET,
-      PALMVEIN_NODE_LEASE_MS: String(LEASE_MS), PALMVEIN_SHARD_REPLICAS: '2', ...extra,
+      ...baseEnv(),
+      PORT: String(port),
+      PALMVEIN_NODE_URL: url,
+      PALMVEIN_CLUSTER_SECRET: SECRET,
+      PALMVEIN_NODE_LEASE_MS: String(LEASE_MS),
+      PALMVEIN_SHARD_REPLICAS: '2',
+      ...extra,
     })
     const node = { name, url: started.url, child: started.child, exited: started.exited, port }
     running.push(node)
@@ -67,11 +83,18 @@ describe(`cluster mode (${usingPostgres ? 'PostgreSQL, 3 processes' : 'PGlite'})
   /** The subset of TestService the palm fixtures use, against one node. */
   async function via(node: Node): Promise<TestService> {
     const issuer = await loadLocalIssuer({ dataDir: storage.dataDir, jwtIssuer: 'palmvein-local', jwtAudience: 'palmvein' })
-    return { request: (method, path, options) => request(node.url, method, path, options), token: (subject: string) => issuer.sign(subject, 3600), storage } as TestService
+    return {
+      request: (method, path, options) => request(node.url, method, path, options),
+      token: (subject: string) => issuer.sign(subject, 3600),
+      storage,
+    } as TestService
   }
 
   const identifyOn = (node: Node, identity: number) =>
-    request(node.url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/identify`, { auth: tenant.key, body: identifyBody(palms, identity, identity % 2 ? 'left' : 'right') })
+    request(node.url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/identify`, {
+      auth: tenant.key,
+      body: identifyBody(palms, identity, identity % 2 ? 'left' : 'right'),
+    })
 
   async function clusterStatus() {
     const result = await runCli(['cluster', 'status'], { ...baseEnv(), PALMVEIN_NODE_LEASE_MS: String(LEASE_MS), PALMVEIN_SHARD_REPLICAS: '2' })
@@ -89,14 +112,17 @@ describe(`cluster mode (${usingPostgres ? 'PostgreSQL, 3 processes' : 'PGlite'})
   }
 
   /** Every shard ready on exactly these nodes. */
-  const shardsHeldBy = (names: string[]) => until(`every shard on ${names.join(' + ')}`, async () => {
-    const { status } = await clusterStatus()
-    const urls = new Map(status.nodes.map((node: { node_id: string; url: string }) => [node.node_id, node.url]))
-    const environment = status.environments.find((candidate: { environment_id: string }) => candidate.environment_id === tenant.environmentId)
-    const want = names.map((name) => nodes[name].url).sort()
-    const ok = environment?.shard_replicas.every((shard: { ready: string[] }) => JSON.stringify(shard.ready.map((id) => urls.get(id)).sort()) === JSON.stringify(want))
-    return ok ? status : null
-  })
+  const shardsHeldBy = (names: string[]) =>
+    until(`every shard on ${names.join(' + ')}`, async () => {
+      const { status } = await clusterStatus()
+      const urls = new Map(status.nodes.map((node: { node_id: string; url: string }) => [node.node_id, node.url]))
+      const environment = status.environments.find((candidate: { environment_id: string }) => candidate.environment_id === tenant.environmentId)
+      const want = names.map((name) => nodes[name].url).sort()
+      const ok = environment?.shard_replicas.every(
+        (shard: { ready: string[] }) => JSON.stringify(shard.ready.map((id) => urls.get(id)).sort()) === JSON.stringify(want),
+      )
+      return ok ? status : null
+    })
 
   it('spreads an environment over the nodes; any node identifies every member and refuses a duplicate palm', async () => {
     const [portA, portB, portC] = [await freePort(), await freePort(), await freePort()]
@@ -119,7 +145,10 @@ describe(`cluster mode (${usingPostgres ? 'PostgreSQL, 3 processes' : 'PGlite'})
     }
     // Two replicas of every shard, on B and C: A is past its memory budget and takes none.
     const status = await shardsHeldBy(['B', 'C'])
-    expect(status.environments.find((environment: { environment_id: string }) => environment.environment_id === tenant.environmentId)).toMatchObject({ shards: SHARDS, replicas_wanted: 2 })
+    expect(status.environments.find((environment: { environment_id: string }) => environment.environment_id === tenant.environmentId)).toMatchObject({
+      shards: SHARDS,
+      replicas_wanted: 2,
+    })
     expect(status.nodes.find((node: { url: string }) => node.url === nodes.A.url)).toMatchObject({ full: true, shards_held: 0 })
     for (const node of [nodes.A, nodes.B, nodes.C]) {
       for (let identity = 0; identity < IDENTITIES; identity++) {
@@ -141,7 +170,10 @@ describe(`cluster mode (${usingPostgres ? 'PostgreSQL, 3 processes' : 'PGlite'})
     const body = { environment_id: tenant.environmentId, shards: [shard], min_seq: 0, probe: Buffer.alloc(256).toString('base64'), k: 1 }
     const key = peerSigningKey(SECRET)
     /** The headers of a signed call with this body; `signingKey` another key for a forged one. */
-    const signedFor = (sent: unknown, signingKey = key) => ({ 'content-type': 'application/json', ...signPeerRequest(signingKey, { method: 'POST', target: '/internal/cluster/search', body: JSON.stringify(sent) }) })
+    const signedFor = (sent: unknown, signingKey = key) => ({
+      'content-type': 'application/json',
+      ...signPeerRequest(signingKey, { method: 'POST', target: '/internal/cluster/search', body: JSON.stringify(sent) }),
+    })
     for (const headers of [{} as Record<string, string>, { 'x-palmvein-cluster-secret': SECRET }, signedFor(body, peerSigningKey(`${SECRET}x`))]) {
       expectProblem(await request(nodes.B.url, 'POST', '/internal/cluster/search', { body, headers }), 401, 'unauthenticated')
     }
@@ -152,7 +184,10 @@ describe(`cluster mode (${usingPostgres ? 'PostgreSQL, 3 processes' : 'PGlite'})
     expect(answered.body.hits).toHaveLength(1)
     // B holds every shard; asked for one it reads that shard's rows only, and names hands.
     const ofShard = members.filter((memberId) => shardOf(memberId, SHARDS) === shard)
-    const all = await request(nodes.B.url, 'POST', '/internal/cluster/search', { body: { ...body, shards: [shard], probe, k: 100 }, headers: signedFor({ ...body, shards: [shard], probe, k: 100 }) })
+    const all = await request(nodes.B.url, 'POST', '/internal/cluster/search', {
+      body: { ...body, shards: [shard], probe, k: 100 },
+      headers: signedFor({ ...body, shards: [shard], probe, k: 100 }),
+    })
     expect(all.body.hits).toHaveLength(ofShard.length * 2)
     for (const hit of all.body.hits) {
       expect(ofShard).toContain(hit.id)
@@ -199,7 +234,10 @@ describe(`cluster mode (${usingPostgres ? 'PostgreSQL, 3 processes' : 'PGlite'})
     // B again, at its old address: it loads every shard from the database, the late member included.
     await startNode('B', nodes.B.port)
     await shardsHeldBy(['B'])
-    const answer = await request(nodes.A.url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/identify`, { auth: tenant.key, body: identifyBody(palms, IDENTITIES, 'left') })
+    const answer = await request(nodes.A.url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/identify`, {
+      auth: tenant.key,
+      body: identifyBody(palms, IDENTITIES, 'left'),
+    })
     expect(answer.body).toMatchObject({ status: 'Found', member_id: late })
     const { code, status } = await clusterStatus()
     expect(code).toBe(0)

@@ -21,8 +21,15 @@ const WINDOW_MS = 5_000
 const key = peerSigningKey(SECRET)
 
 const clusterConfig = (nodeUrl: string): ClusterConfig => ({
-  nodeUrl, secret: SECRET, leaseMs: 1_000, replicas: 1, memoryBytes: null, hedgeMs: 100,
-  peerListener: { host: '127.0.0.1', port: 0 }, replayWindowMs: WINDOW_MS, peerCaFile: null,
+  nodeUrl,
+  secret: SECRET,
+  leaseMs: 1_000,
+  replicas: 1,
+  memoryBytes: null,
+  hedgeMs: 100,
+  peerListener: { host: '127.0.0.1', port: 0 },
+  replayWindowMs: WINDOW_MS,
+  peerCaFile: null,
 })
 
 /** A probe the matcher takes (not all zeros). */
@@ -35,15 +42,16 @@ function peerCall(baseUrl: string, body: string, headers: Record<string, string>
 const signed = (body: string, now?: number) => signPeerRequest(key, { method: 'POST', target: CLUSTER_SEARCH_PATH, body }, now)
 
 describe(`node-to-node authentication (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
-  it('outside cluster mode there is no node-to-node route and no peer listener; a peer CA file that cannot be read stops a node\'s boot', async () => {
+  it("outside cluster mode there is no node-to-node route and no peer listener; a peer CA file that cannot be read stops a node's boot", async () => {
     const single = await bootService()
     try {
       const body = searchBody('0190c8a4-1c3e-7c1b-8d2e-123456789abc')
       expectProblem(await peerCall(single.url, body, signed(body)), 404, 'not_found')
       expect(single.service.peerUrl).toBeNull()
       await single.stop()
-      await expect(start({ config: serviceConfig(single.storage, { cluster: { ...clusterConfig('https://127.0.0.1:9497'), peerCaFile: '/nonexistent/ca.pem' } }) }))
-        .rejects.toThrow(/PALMVEIN_PEER_CA_FILE: cannot read \/nonexistent\/ca\.pem/)
+      await expect(
+        start({ config: serviceConfig(single.storage, { cluster: { ...clusterConfig('https://127.0.0.1:9497'), peerCaFile: '/nonexistent/ca.pem' } }) }),
+      ).rejects.toThrow(/PALMVEIN_PEER_CA_FILE: cannot read \/nonexistent\/ca\.pem/)
     } finally {
       await single.storage.cleanup()
     }
@@ -57,9 +65,14 @@ describe(`node-to-node authentication (${usingPostgres ? 'PostgreSQL' : 'PGlite'
     svc = await bootService({ config: { cluster: clusterConfig('http://127.0.0.1:9499') } })
     tenant = await createPalmTenant(svc, 'peer-auth@example.com')
     // The node takes the new environment's shards on its next heartbeat.
-    await vi.waitFor(async () => expectStatus(await peerCall(svc.service.peerUrl!, searchBody(tenant.environmentId), signed(searchBody(tenant.environmentId))), 200), { timeout: 20_000, interval: 200 })
+    await vi.waitFor(
+      async () => expectStatus(await peerCall(svc.service.peerUrl!, searchBody(tenant.environmentId), signed(searchBody(tenant.environmentId))), 200),
+      { timeout: 20_000, interval: 200 },
+    )
   }, 120_000)
-  afterAll(async () => { await svc?.close() })
+  afterAll(async () => {
+    await svc?.close()
+  })
 
   it('refuses unsigned, wrongly signed, stale and replayed calls before the body is read for its schema; counts and audits each', async () => {
     const peerUrl = svc.service.peerUrl!
@@ -69,7 +82,10 @@ describe(`node-to-node authentication (${usingPostgres ? 'PostgreSQL' : 'PGlite'
     const badBody = JSON.stringify({ environment_id: 'nope', shards: 'all' })
     const refusals: Array<[string, Promise<Awaited<ReturnType<typeof peerCall>>>]> = [
       ['unsigned', peerCall(peerUrl, badBody, {})],
-      ['bad_signature', peerCall(peerUrl, badBody, signPeerRequest(peerSigningKey(`${SECRET}x`), { method: 'POST', target: CLUSTER_SEARCH_PATH, body: badBody }))],
+      [
+        'bad_signature',
+        peerCall(peerUrl, badBody, signPeerRequest(peerSigningKey(`${SECRET}x`), { method: 'POST', target: CLUSTER_SEARCH_PATH, body: badBody })),
+      ],
       // Signed for one body, sent with another.
       ['bad_signature', peerCall(peerUrl, badBody, signed(body))],
       ['stale', peerCall(peerUrl, body, signed(body, Date.now() - WINDOW_MS - 1_000))],
@@ -90,9 +106,14 @@ describe(`node-to-node authentication (${usingPostgres ? 'PostgreSQL' : 'PGlite'
     expectProblem(await peerCall(peerUrl, badBody, signed(badBody)), 400, 'invalid_request')
 
     const after = await scrape(svc)
-    const added = (reason: string) => valueOf(after, 'palmvein_peer_calls_refused_total', { reason }) - valueOf(before, 'palmvein_peer_calls_refused_total', { reason })
-    expect({ unsigned: added('unsigned'), bad_signature: added('bad_signature'), stale: added('stale'), replayed: added('replayed') })
-      .toEqual({ unsigned: 1, bad_signature: 2, stale: 1, replayed: 1 })
+    const added = (reason: string) =>
+      valueOf(after, 'palmvein_peer_calls_refused_total', { reason }) - valueOf(before, 'palmvein_peer_calls_refused_total', { reason })
+    expect({ unsigned: added('unsigned'), bad_signature: added('bad_signature'), stale: added('stale'), replayed: added('replayed') }).toEqual({
+      unsigned: 1,
+      bad_signature: 2,
+      stale: 1,
+      replayed: 1,
+    })
     await svc.service.app.audit.flush()
     const audited = await auditPage(svc.service.app.sql, { orgId: 'platform', from: since, to: new Date(), action: `POST ${CLUSTER_SEARCH_PATH}` }, 1, 100)
     expect(audited.items.map((row) => row.resource_ids.peer_refusal).sort()).toEqual(['bad_signature', 'bad_signature', 'replayed', 'stale', 'unsigned'])
@@ -106,13 +127,14 @@ describe(`node-to-node authentication (${usingPostgres ? 'PostgreSQL' : 'PGlite'
     expectStatus(await svc.request('GET', `/v1/projects/${tenant.projectId}`, { auth: tenant.key }), 200)
   })
 
-  it('over TLS: two nodes search each other\'s shards on https peer listeners whose certificate PALMVEIN_PEER_CA_FILE names; nothing else gets in', async () => {
+  it("over TLS: two nodes search each other's shards on https peer listeners whose certificate PALMVEIN_PEER_CA_FILE names; nothing else gets in", async () => {
     const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'palmvein-peer-tls-'))
     const certificate = createSelfSignedCertificate(directory)
     const tls = { certFile: certificate.certFile, keyFile: certificate.keyFile, passphrase: null, minVersion: 'TLSv1.3' as const }
     // Fixed peer ports (this suite's range): each node's URL must name its peer listener before it boots.
     const node = (peerPort: number) => ({
-      tls, cluster: { ...clusterConfig(`https://127.0.0.1:${peerPort}`), peerListener: { host: '127.0.0.1', port: peerPort }, peerCaFile: certificate.certFile },
+      tls,
+      cluster: { ...clusterConfig(`https://127.0.0.1:${peerPort}`), peerListener: { host: '127.0.0.1', port: peerPort }, peerCaFile: certificate.certFile },
     })
     // The test's own calls to the public ports trust the certificate too.
     const dispatcher = getGlobalDispatcher()
@@ -133,7 +155,10 @@ describe(`node-to-node authentication (${usingPostgres ? 'PostgreSQL' : 'PGlite'
       const searchedOnB = async () => valueOf(await scrape(b), 'palmvein_http_requests_total', { route: CLUSTER_SEARCH_PATH, status: '200' })
       const before = await searchedOnB()
       for (let identity = 0; identity < 4; identity++) {
-        expect(await identify(a, shared, identifyBody(palms, identity, 'left')), `identify ${identity}`).toMatchObject({ status: 'Found', member_id: members[identity] })
+        expect(await identify(a, shared, identifyBody(palms, identity, 'left')), `identify ${identity}`).toMatchObject({
+          status: 'Found',
+          member_id: members[identity],
+        })
       }
       // B's shards were searched through its TLS peer listener, signed by A.
       expect(await searchedOnB()).toBeGreaterThan(before)

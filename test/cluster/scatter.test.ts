@@ -15,7 +15,13 @@ const verifier = createPeerVerifier(peerSigningKey(SECRET), 30_000)
 const environment = { id: '0190c8a4-1c3e-7c1b-8d2e-123456789abc', shards: 2, dimension: 4 } as EnvironmentRow
 const probe = Int8Array.from([1, 2, 3, 4])
 
-interface Peer { url: string; asked: number; open: number; abandoned: number; close(): Promise<void> }
+interface Peer {
+  url: string
+  asked: number
+  open: number
+  abandoned: number
+  close(): Promise<void>
+}
 
 /** A fake node: `answer` decides what it does with each search (undefined: never answers). */
 async function peer(answer: (body: { shards: number[] }) => { status: number; body: unknown } | undefined): Promise<Peer> {
@@ -23,7 +29,9 @@ async function peer(answer: (body: { shards: number[] }) => { status: number; bo
   const state = { asked: 0, open: 0, abandoned: 0, closing: false }
   const server = http.createServer((request, response) => {
     let text = ''
-    request.on('data', (chunk) => { text += chunk })
+    request.on('data', (chunk) => {
+      text += chunk
+    })
     request.on('end', () => {
       state.asked += 1
       // Signed with the cluster key, never carrying the secret itself.
@@ -34,7 +42,9 @@ async function peer(answer: (body: { shards: number[] }) => { status: number; bo
         state.open += 1
         hanging.push(response)
         // The caller gave up on it (its timeout): a hedge would have left it open.
-        response.on('close', () => { if (!state.closing) state.abandoned += 1 })
+        response.on('close', () => {
+          if (!state.closing) state.abandoned += 1
+        })
         return
       }
       response.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.body))
@@ -43,9 +53,15 @@ async function peer(answer: (body: { shards: number[] }) => { status: number; bo
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    get asked() { return state.asked },
-    get open() { return state.open },
-    get abandoned() { return state.abandoned },
+    get asked() {
+      return state.asked
+    },
+    get open() {
+      return state.open
+    },
+    get abandoned() {
+      return state.abandoned
+    },
     async close() {
       state.closing = true
       for (const response of hanging) response.destroy()
@@ -65,10 +81,11 @@ describe('scatter-gather', () => {
     peers.notServing = await peer(() => ({ status: 503, body: { code: 'shard_unavailable', detail: 'not here' } }))
     peers.broken = await peer(() => ({ status: 500, body: { code: 'internal' } }))
   })
-  afterAll(async () => { for (const each of Object.values(peers)) await each.close() })
-
   const scatters: Array<{ close(): Promise<void> }> = []
-  afterAll(async () => { for (const scatter of scatters) await scatter.close() })
+  afterAll(async () => {
+    for (const scatter of scatters) await scatter.close()
+    for (const each of Object.values(peers)) await each.close()
+  })
   const scatterOver = (replicas: Record<number, string[]>, overrides: Partial<ShardDirectory> = {}) => {
     const directory: ShardDirectory = {
       selfId: 'self',
@@ -88,7 +105,12 @@ describe('scatter-gather', () => {
     for (let run = 0; run < 12; run++) {
       const answer = await scatter.search(environment, probe, { k: 2 }, 0)
       // Both shards answered by "fast" (in one request, or in two when the silent node was asked first).
-      expect(answer.map((hit) => hit.id).sort().join()).toMatch(/^fast-01$|^fast-0,fast-1$/)
+      expect(
+        answer
+          .map((hit) => hit.id)
+          .sort()
+          .join(),
+      ).toMatch(/^fast-01$|^fast-0,fast-1$/)
     }
     // The silent node was asked (and is asked again: never marked failed), and no request to it was
     // given up on: each answer came from the hedge while the silent request was still open.
@@ -116,7 +138,12 @@ describe('scatter-gather', () => {
     // The view is stale: the only replica it knows gave the shard up, and "fast" holds it now.
     const replicas: Record<number, string[]> = { 0: ['fast'], 1: ['notServing'] }
     const reads: number[] = []
-    const scatter = scatterOver(replicas, { refresh: async (since) => { reads.push(since); replicas[1] = ['notServing', 'fast'] } })
+    const scatter = scatterOver(replicas, {
+      refresh: async (since) => {
+        reads.push(since)
+        replicas[1] = ['notServing', 'fast']
+      },
+    })
     const before = performance.now()
     const answer = await scatter.search(environment, probe, { k: 3 }, 0)
     expect(answer.every((hit) => hit.id.startsWith('fast-'))).toBe(true)
@@ -131,7 +158,9 @@ describe('scatter-gather', () => {
     expect(error).toBeInstanceOf(ServiceError)
     expect(error).toMatchObject({ code: 'shard_unavailable' })
     expect(error.detail).toMatch(/^shard 1 of environment 0190c8a4-1c3e-7c1b-8d2e-123456789abc has no live replica/)
-    const none = await scatterOver({ 0: ['fast'] }).search(environment, probe, { k: 1 }, 0).catch((caught) => caught)
+    const none = await scatterOver({ 0: ['fast'] })
+      .search(environment, probe, { k: 1 }, 0)
+      .catch((caught) => caught)
     expect(none.detail).toMatch(/^shard 1 of environment/)
   })
 })

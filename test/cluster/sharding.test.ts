@@ -8,17 +8,24 @@ import { mergeHits } from '../../src/cluster/scatter.js'
 import { shardOf } from '../../src/domain/galleries/shard-of.js'
 import { createTestStorage, type TestStorage } from '../support/database.js'
 
-describe('a member\'s shard', () => {
+describe("a member's shard", () => {
   let storage: TestStorage
-  beforeAll(async () => { storage = await createTestStorage() })
-  afterAll(async () => { await storage.cleanup() })
+  beforeAll(async () => {
+    storage = await createTestStorage()
+  })
+  afterAll(async () => {
+    await storage.cleanup()
+  })
 
   it('is the same in TypeScript and in the database, for every shard count', async () => {
     const ids = Array.from({ length: 200 }, () => randomUUID())
     for (const shards of [1, 2, 3, 7, 64, 1024]) {
       const rows = await storage.db.sql<{ id: string; shard: number }[]>`
         SELECT id::text AS id, palmvein_shard_of(id, ${shards}) AS shard FROM unnest(${ids}::uuid[]) AS id`
-      expect(rows.map((row) => row.shard), `${shards} shards`).toEqual(rows.map((row) => shardOf(row.id, shards)))
+      expect(
+        rows.map((row) => row.shard),
+        `${shards} shards`,
+      ).toEqual(rows.map((row) => shardOf(row.id, shards)))
     }
   })
 
@@ -63,13 +70,23 @@ describe('rendezvous assignment', () => {
   })
 })
 
-describe('merging the shards\' answers', () => {
+describe("merging the shards' answers", () => {
   it('keeps the best k, each row once, equal scores by id then partition', () => {
-    const merged = mergeHits([
-      [{ id: 'b', score: 0.9, partition: 'left' }, { id: 'a', score: 0.5, partition: 'left' }],
-      [{ id: 'c', score: 0.9, partition: 'right' }, { id: 'b', score: 0.9, partition: 'left' }, { id: 'b', score: 0.7, partition: 'right' }],
-      [],
-    ], 3)
+    const merged = mergeHits(
+      [
+        [
+          { id: 'b', score: 0.9, partition: 'left' },
+          { id: 'a', score: 0.5, partition: 'left' },
+        ],
+        [
+          { id: 'c', score: 0.9, partition: 'right' },
+          { id: 'b', score: 0.9, partition: 'left' },
+          { id: 'b', score: 0.7, partition: 'right' },
+        ],
+        [],
+      ],
+      3,
+    )
     expect(merged).toEqual([
       { id: 'b', score: 0.9, partition: 'left' },
       { id: 'c', score: 0.9, partition: 'right' },

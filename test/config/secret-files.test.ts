@@ -23,15 +23,18 @@ const masterKey = Buffer.alloc(32, 9).toString('base64')
 
 describe('secrets from files (NAME_FILE)', () => {
   it('reads DATABASE_URL, the master key and the cluster secret from their _FILE variables, less the final newline', () => {
-    const config = loadConfig({}, {
-      DATABASE_URL_FILE: secretFile('database-url', 'postgres://palmvein:s3cret@db:5432/palmvein'),
-      PALMVEIN_MASTER_KEY_FILE: secretFile('master-key', masterKey),
-      PALMVEIN_NODE_URL: 'http://10.0.0.5:8080',
-      PALMVEIN_CLUSTER_SECRET_FILE: secretFile('cluster-secret', 'c'.repeat(40)),
-      PALMVEIN_TLS_CERT_FILE: '/etc/palmvein/cert.pem',
-      PALMVEIN_TLS_KEY_FILE: '/etc/palmvein/key.pem',
-      PALMVEIN_TLS_KEY_PASSPHRASE_FILE: secretFile('passphrase', 'open sesame'),
-    })
+    const config = loadConfig(
+      {},
+      {
+        DATABASE_URL_FILE: secretFile('database-url', 'postgres://palmvein:s3cret@db:5432/palmvein'),
+        PALMVEIN_MASTER_KEY_FILE: secretFile('master-key', masterKey),
+        PALMVEIN_NODE_URL: 'http://10.0.0.5:8080',
+        PALMVEIN_CLUSTER_SECRET_FILE: secretFile('cluster-secret', 'c'.repeat(40)),
+        PALMVEIN_TLS_CERT_FILE: '/etc/palmvein/cert.pem',
+        PALMVEIN_TLS_KEY_FILE: '/etc/palmvein/key.pem',
+        PALMVEIN_TLS_KEY_PASSPHRASE_FILE: secretFile('passphrase', 'open sesame'),
+      },
+    )
     expect(config.databaseUrl).toBe('postgres://palmvein:s3cret@db:5432/palmvein')
     expect(config.masterKey?.equals(Buffer.alloc(32, 9))).toBe(true)
     expect(config.cluster?.secret).toBe('c'.repeat(40))
@@ -40,7 +43,9 @@ describe('secrets from files (NAME_FILE)', () => {
 
   it('refuses both NAME and NAME_FILE, an unreadable file and an empty one, naming the file and never its content', () => {
     const url = secretFile('both', 'postgres://u:p4ss@db/x')
-    expect(() => loadConfig({}, { DATABASE_URL: 'postgres://db/x', DATABASE_URL_FILE: url })).toThrow(new ConfigError('set DATABASE_URL or DATABASE_URL_FILE, not both'))
+    expect(() => loadConfig({}, { DATABASE_URL: 'postgres://db/x', DATABASE_URL_FILE: url })).toThrow(
+      new ConfigError('set DATABASE_URL or DATABASE_URL_FILE, not both'),
+    )
     const missing = path.join(scratch, 'absent')
     expect(() => loadConfig({}, { PALMVEIN_MASTER_KEY_FILE: missing })).toThrow(new ConfigError(`PALMVEIN_MASTER_KEY_FILE: cannot read ${missing} (ENOENT)`))
     const empty = path.join(scratch, 'empty')
@@ -57,8 +62,12 @@ describe('secrets from files (NAME_FILE)', () => {
     try {
       const keyFile = secretFile('serve-master-key', masterKey)
       const env = {
-        PALMVEIN_DATA_DIR: storage.dataDir, PALMVEIN_MASTER_KEY_FILE: keyFile, PALMVEIN_METRICS_PORT: '0', HOST: '127.0.0.1',
-        DATABASE_URL: undefined, DATABASE_URL_FILE: storage.databaseUrl ? secretFile('serve-database-url', storage.databaseUrl) : undefined,
+        PALMVEIN_DATA_DIR: storage.dataDir,
+        PALMVEIN_MASTER_KEY_FILE: keyFile,
+        PALMVEIN_METRICS_PORT: '0',
+        HOST: '127.0.0.1',
+        DATABASE_URL: undefined,
+        DATABASE_URL_FILE: storage.databaseUrl ? secretFile('serve-database-url', storage.databaseUrl) : undefined,
       }
       const served = await startBuiltServeProcess({ ...env, PORT: String(await freePort()) })
       try {
@@ -82,7 +91,13 @@ describe('secrets from files (NAME_FILE)', () => {
   it('palmvein serve stops at once on an unreadable secret file, saying which, and opens nothing', async () => {
     const dataDir = path.join(scratch, 'never-made')
     const missing = path.join(scratch, 'no-such-secret')
-    const result = await runBuiltCli(['serve'], { PALMVEIN_DATA_DIR: dataDir, PALMVEIN_MASTER_KEY_FILE: missing, PORT: String(await freePort()), HOST: '127.0.0.1', PALMVEIN_METRICS_PORT: '0' })
+    const result = await runBuiltCli(['serve'], {
+      PALMVEIN_DATA_DIR: dataDir,
+      PALMVEIN_MASTER_KEY_FILE: missing,
+      PORT: String(await freePort()),
+      HOST: '127.0.0.1',
+      PALMVEIN_METRICS_PORT: '0',
+    })
     expect(result.code).not.toBe(0)
     expect(result.stderr).toContain(`PALMVEIN_MASTER_KEY_FILE: cannot read ${missing} (ENOENT)`)
     expect(result.stderr).not.toMatch(/^\s+at /m)

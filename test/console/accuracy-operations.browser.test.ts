@@ -32,7 +32,9 @@ describe(`console accuracy and operations pages in Chromium (${usingPostgres ? '
     }
     chromium = await openConsoleBrowser(svc.url)
     page = chromium.page
-    page.on('request', (request) => { requested.push(new URL(request.url()).pathname) })
+    page.on('request', (request) => {
+      requested.push(new URL(request.url()).pathname)
+    })
     const { url } = await issueConsoleSignInLink(svc.service.app.sql, svc.service.app.config, 'operator@example.com', svc.url)
     await page.goto(url)
     await page.getByRole('heading', { name: 'Organizations' }).waitFor()
@@ -43,52 +45,63 @@ describe(`console accuracy and operations pages in Chromium (${usingPostgres ? '
     await svc?.close()
   })
 
-  it('sets a target FPIR, follows the calibration live and plots the fitted FPIR curve', async () => {
-    await page.goto(`${svc.url}/console/#/orgs/${tenant.orgId}`)
-    await page.getByRole('table', { name: /^Environments/ }).getByRole('link', { name: 'palms' }).click()
-    await page.getByRole('heading', { name: 'Accuracy' }).waitFor()
-    await expect.poll(() => page.getByTestId('accuracy-status').textContent()).toMatch(/^Fixed threshold/)
-    expect(await page.getByTestId('accuracy-gallery').textContent()).toBe(String(MEMBERS * 2))
-    // The chart's library is not part of the main bundle: nothing fetched it before a curve was to be drawn.
-    expect(requested.filter((path) => /uPlot/i.test(path))).toEqual([])
+  it(
+    'sets a target FPIR, follows the calibration live and plots the fitted FPIR curve',
+    async () => {
+      await page.goto(`${svc.url}/console/#/orgs/${tenant.orgId}`)
+      await page
+        .getByRole('table', { name: /^Environments/ })
+        .getByRole('link', { name: 'palms' })
+        .click()
+      await page.getByRole('heading', { name: 'Accuracy' }).waitFor()
+      await expect.poll(() => page.getByTestId('accuracy-status').textContent()).toMatch(/^Fixed threshold/)
+      expect(await page.getByTestId('accuracy-gallery').textContent()).toBe(String(MEMBERS * 2))
+      // The chart's library is not part of the main bundle: nothing fetched it before a curve was to be drawn.
+      expect(requested.filter((path) => /uPlot/i.test(path))).toEqual([])
 
-    await page.getByLabel('Target FPIR').fill('0.001')
-    await page.getByRole('button', { name: 'Save target' }).click()
-    await expect.poll(() => page.getByTestId('accuracy-status').textContent(), { timeout: 30_000 }).toMatch(/^Calibrated/)
-    const accuracy = (await svc.request('GET', `/v1/organization/${tenant.orgId}/environments/${tenant.environmentId}/accuracy`, { auth: tenant.token })).body
-    expect(accuracy).toMatchObject({ status: 'calibrated', target_fpir: 0.001, calibration: { method: 'extreme_value' } })
-    expect(await page.getByTestId('accuracy-threshold').textContent()).toBe(String(accuracy.match_threshold))
-    expect(await page.getByTestId('calibration-method').textContent()).toBe('extreme_value')
-    expect(await page.getByTestId('accuracy-fpir').textContent()).toMatch(/^1\.00e-3 \(95 % interval/)
-    await page.locator('[data-testid="fpir-chart"] canvas').waitFor()
-    expect(await page.getByTestId('fpir-chart').getAttribute('aria-label')).toContain(`threshold in use ${accuracy.match_threshold}`)
-    expect(requested.filter((path) => /uPlot/i.test(path)).length).toBeGreaterThan(0)
-    await chromium.scan('accuracy')
+      await page.getByLabel('Target FPIR').fill('0.001')
+      await page.getByRole('button', { name: 'Save target' }).click()
+      await expect.poll(() => page.getByTestId('accuracy-status').textContent(), { timeout: 30_000 }).toMatch(/^Calibrated/)
+      const accuracy = (await svc.request('GET', `/v1/organization/${tenant.orgId}/environments/${tenant.environmentId}/accuracy`, { auth: tenant.token })).body
+      expect(accuracy).toMatchObject({ status: 'calibrated', target_fpir: 0.001, calibration: { method: 'extreme_value' } })
+      expect(await page.getByTestId('accuracy-threshold').textContent()).toBe(String(accuracy.match_threshold))
+      expect(await page.getByTestId('calibration-method').textContent()).toBe('extreme_value')
+      expect(await page.getByTestId('accuracy-fpir').textContent()).toMatch(/^1\.00e-3 \(95 % interval/)
+      await page.locator('[data-testid="fpir-chart"] canvas').waitFor()
+      expect(await page.getByTestId('fpir-chart').getAttribute('aria-label')).toContain(`threshold in use ${accuracy.match_threshold}`)
+      expect(requested.filter((path) => /uPlot/i.test(path)).length).toBeGreaterThan(0)
+      await chromium.scan('accuracy')
 
-    // Out of range: the API's refusal appears beside the field, and the target stays.
-    await page.getByLabel('Target FPIR').fill('2')
-    await page.getByRole('button', { name: 'Save target' }).click()
-    await page.locator('#target-fpir-error').waitFor()
-    const refused = await svc.request('GET', `/v1/organization/${tenant.orgId}/environments`, { auth: tenant.token })
-    expect(refused.body[0]).toMatchObject({ target_fpir: 0.001 })
-    // Chromium's line for the 400 is the one console error.
-    expect(chromium.errors.splice(0)).toEqual([expect.stringMatching(/status of 400 /)])
-  }, STEP_MS)
+      // Out of range: the API's refusal appears beside the field, and the target stays.
+      await page.getByLabel('Target FPIR').fill('2')
+      await page.getByRole('button', { name: 'Save target' }).click()
+      await page.locator('#target-fpir-error').waitFor()
+      const refused = await svc.request('GET', `/v1/organization/${tenant.orgId}/environments`, { auth: tenant.token })
+      expect(refused.body[0]).toMatchObject({ target_fpir: 0.001 })
+      // Chromium's line for the 400 is the one console error.
+      expect(chromium.errors.splice(0)).toEqual([expect.stringMatching(/status of 400 /)])
+    },
+    STEP_MS,
+  )
 
-  it("shows a platform operator the readiness report and the galleries' sizes", async () => {
-    await page.getByRole('link', { name: 'Operations' }).click()
-    await page.getByRole('heading', { name: 'Operations' }).waitFor()
-    await expect.poll(() => page.getByTestId('health-state').textContent()).toBe('Ready')
-    const report = await (await fetch(`${svc.url}/healthz`)).text()
-    expect((await page.getByTestId('health-report').textContent())?.split('\n')[0]).toBe(report.split('\n')[0])
-    await page.getByTestId('gallery-row').first().waitFor()
-    const row = page.getByTestId('gallery-row').filter({ hasText: 'palms' })
-    expect(await row.getByTestId('gallery-size').textContent()).toBe(String(MEMBERS * 2))
-    expect(await row.textContent()).toContain('calibrated')
-    await chromium.scan('operations')
-    // From there, the gallery's accuracy page is one click away.
-    await row.getByRole('link', { name: 'palms' }).click()
-    await page.getByRole('heading', { name: 'Accuracy' }).waitFor()
-    expect(chromium.errors).toEqual([])
-  }, STEP_MS)
+  it(
+    "shows a platform operator the readiness report and the galleries' sizes",
+    async () => {
+      await page.getByRole('link', { name: 'Operations' }).click()
+      await page.getByRole('heading', { name: 'Operations' }).waitFor()
+      await expect.poll(() => page.getByTestId('health-state').textContent()).toBe('Ready')
+      const report = await (await fetch(`${svc.url}/healthz`)).text()
+      expect((await page.getByTestId('health-report').textContent())?.split('\n')[0]).toBe(report.split('\n')[0])
+      await page.getByTestId('gallery-row').first().waitFor()
+      const row = page.getByTestId('gallery-row').filter({ hasText: 'palms' })
+      expect(await row.getByTestId('gallery-size').textContent()).toBe(String(MEMBERS * 2))
+      expect(await row.textContent()).toContain('calibrated')
+      await chromium.scan('operations')
+      // From there, the gallery's accuracy page is one click away.
+      await row.getByRole('link', { name: 'palms' }).click()
+      await page.getByRole('heading', { name: 'Accuracy' }).waitFor()
+      expect(chromium.errors).toEqual([])
+    },
+    STEP_MS,
+  )
 })

@@ -28,16 +28,24 @@ export async function openConsoleBrowser(origin: string): Promise<ConsoleBrowser
   const page = await context.newPage()
   const errors: string[] = []
   const ours = () => new URL(page.url()).origin === origin
-  page.on('pageerror', (error) => { if (ours()) errors.push(`pageerror: ${error.message}`) })
+  page.on('pageerror', (error) => {
+    if (ours()) errors.push(`pageerror: ${error.message}`)
+  })
   page.on('console', (message) => {
     if (message.type() === 'error' && ours()) errors.push(`${message.text()} at ${message.location().url}`)
   })
   return {
-    browser, context, page, errors,
+    browser,
+    context,
+    page,
+    errors,
     async scan(name) {
       const { violations } = await new AxeBuilder({ page }).analyze()
       const grave = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-      expect(grave.map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`), name).toEqual([])
+      expect(
+        grave.map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`),
+        name,
+      ).toEqual([])
       await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true })
     },
     close: () => browser.close(),

@@ -44,242 +44,304 @@ describe(`console in Chromium (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () 
     await svc?.close()
   })
 
-  it('asks to sign in without a session, then signs in by a one-time link that leaves no trace in the address or storage', async () => {
-    await page.goto(`${svc.url}/console/`)
-    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in to the palmvein console')
-    await scan('sign-in')
-    await page.goto(await signInLink('admin@example.com'))
-    await page.getByRole('heading', { name: 'Organizations' }).waitFor()
-    expect(page.url()).toBe(`${svc.url}/console/#/`)
-    expect(await page.getByText('Signed in as').textContent()).toContain('admin@example.com')
-    expect(await page.evaluate('localStorage.length + sessionStorage.length')).toBe(0)
-    const [cookie] = await context.cookies()
-    expect(cookie).toMatchObject({ name: 'palmvein_console_session', httpOnly: true, sameSite: 'Strict', path: '/console/session' })
-    expect(await page.evaluate('document.cookie')).toBe('')
-    // The first load asked whether there was a session without a failed request.
-    expect(chromium.errors).toEqual([])
-  }, STEP_MS)
+  it(
+    'asks to sign in without a session, then signs in by a one-time link that leaves no trace in the address or storage',
+    async () => {
+      await page.goto(`${svc.url}/console/`)
+      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in to the palmvein console')
+      await scan('sign-in')
+      await page.goto(await signInLink('admin@example.com'))
+      await page.getByRole('heading', { name: 'Organizations' }).waitFor()
+      expect(page.url()).toBe(`${svc.url}/console/#/`)
+      expect(await page.getByText('Signed in as').textContent()).toContain('admin@example.com')
+      expect(await page.evaluate('localStorage.length + sessionStorage.length')).toBe(0)
+      const [cookie] = await context.cookies()
+      expect(cookie).toMatchObject({ name: 'palmvein_console_session', httpOnly: true, sameSite: 'Strict', path: '/console/session' })
+      expect(await page.evaluate('document.cookie')).toBe('')
+      // The first load asked whether there was a session without a failed request.
+      expect(chromium.errors).toEqual([])
+    },
+    STEP_MS,
+  )
 
-  it('creates an organization, an environment and a project', async () => {
-    await page.getByLabel('Name', { exact: true }).fill('Acme')
-    await page.getByRole('button', { name: 'Create organization' }).click()
-    await page.getByRole('heading', { name: 'Environments' }).waitFor()
-    await page.getByLabel('Environment name').fill('HQ')
-    await page.getByRole('button', { name: 'Create environment' }).click()
-    await page.getByRole('cell', { name: 'HQ' }).waitFor()
-    await page.getByLabel('Project name').fill('Shop')
-    await page.getByLabel('Plan').selectOption('business')
-    await page.getByRole('button', { name: 'Create project' }).click()
-    await page.getByRole('link', { name: 'Shop' }).waitFor()
-    await scan('organization')
-  }, STEP_MS)
+  it(
+    'creates an organization, an environment and a project',
+    async () => {
+      await page.getByLabel('Name', { exact: true }).fill('Acme')
+      await page.getByRole('button', { name: 'Create organization' }).click()
+      await page.getByRole('heading', { name: 'Environments' }).waitFor()
+      await page.getByLabel('Environment name').fill('HQ')
+      await page.getByRole('button', { name: 'Create environment' }).click()
+      await page.getByRole('cell', { name: 'HQ' }).waitFor()
+      await page.getByLabel('Project name').fill('Shop')
+      await page.getByLabel('Plan').selectOption('business')
+      await page.getByRole('button', { name: 'Create project' }).click()
+      await page.getByRole('link', { name: 'Shop' }).waitFor()
+      await scan('organization')
+    },
+    STEP_MS,
+  )
 
-  it('creates an API key whose plaintext is shown once, gone once the page is left', async () => {
-    await page.getByRole('link', { name: 'Shop' }).click()
-    await page.getByRole('heading', { name: 'API keys' }).waitFor()
-    await page.getByLabel('Key name').fill('checkout')
-    await page.getByRole('button', { name: 'Create key' }).click()
-    const plaintext = page.getByTestId('plaintext-key')
-    expect(await plaintext.textContent()).toMatch(/^[0-9a-f-]{36}\.[\w-]{43}$/)
-    await page.getByRole('cell', { name: 'checkout' }).waitFor()
-    await scan('api-keys')
-    await page.getByRole('link', { name: 'Members' }).click()
-    await page.getByRole('heading', { name: 'Members' }).waitFor()
-    await page.getByRole('link', { name: 'API keys' }).click()
-    await page.getByRole('cell', { name: 'checkout' }).waitFor()
-    expect(await page.getByTestId('plaintext-key').count()).toBe(0)
-    expect(await page.content()).not.toMatch(/[0-9a-f-]{36}\.[\w-]{43}/)
-  }, STEP_MS)
+  it(
+    'creates an API key whose plaintext is shown once, gone once the page is left',
+    async () => {
+      await page.getByRole('link', { name: 'Shop' }).click()
+      await page.getByRole('heading', { name: 'API keys' }).waitFor()
+      await page.getByLabel('Key name').fill('checkout')
+      await page.getByRole('button', { name: 'Create key' }).click()
+      const plaintext = page.getByTestId('plaintext-key')
+      expect(await plaintext.textContent()).toMatch(/^[0-9a-f-]{36}\.[\w-]{43}$/)
+      await page.getByRole('cell', { name: 'checkout' }).waitFor()
+      await scan('api-keys')
+      await page.getByRole('link', { name: 'Members' }).click()
+      await page.getByRole('heading', { name: 'Members' }).waitFor()
+      await page.getByRole('link', { name: 'API keys' }).click()
+      await page.getByRole('cell', { name: 'checkout' }).waitFor()
+      expect(await page.getByTestId('plaintext-key').count()).toBe(0)
+      expect(await page.content()).not.toMatch(/[0-9a-f-]{36}\.[\w-]{43}/)
+    },
+    STEP_MS,
+  )
 
-  it('creates a webhook endpoint to a local receiver, sees the test event delivered and its attempt, resends it, recovers, deletes the endpoint', async () => {
-    receiver = await startReceiver()
-    await page.getByRole('link', { name: 'Webhooks' }).click()
-    await page.getByText('No endpoint yet').waitFor()
-    await page.getByLabel('Endpoint URL').fill(receiver.url)
-    await page.getByLabel('demo.scan.success').check()
-    await page.getByRole('button', { name: 'Create endpoint' }).click()
-    expect(await page.getByTestId('webhook-secret').textContent()).toMatch(/^whsec_[\w+/=]{40,}$/)
-    await page.getByRole('cell', { name: 'enrollment.completed, demo.scan.success' }).waitFor()
-    await scan('webhooks')
+  it(
+    'creates a webhook endpoint to a local receiver, sees the test event delivered and its attempt, resends it, recovers, deletes the endpoint',
+    async () => {
+      receiver = await startReceiver()
+      await page.getByRole('link', { name: 'Webhooks' }).click()
+      await page.getByText('No endpoint yet').waitFor()
+      await page.getByLabel('Endpoint URL').fill(receiver.url)
+      await page.getByLabel('demo.scan.success').check()
+      await page.getByRole('button', { name: 'Create endpoint' }).click()
+      expect(await page.getByTestId('webhook-secret').textContent()).toMatch(/^whsec_[\w+/=]{40,}$/)
+      await page.getByRole('cell', { name: 'enrollment.completed, demo.scan.success' }).waitFor()
+      await scan('webhooks')
 
-    await page.getByRole('link', { name: receiver.url }).click()
-    await page.getByRole('heading', { name: 'Webhook endpoint' }).waitFor()
-    expect(await page.content()).not.toContain('whsec_')
-    await page.getByRole('button', { name: 'Send a test event' }).click()
-    await expect.poll(() => receiver.requests.length).toBe(1)
-    const sent = JSON.parse(receiver.requests[0].body)
-    expect(sent.event_type).toBe('webhook.test')
-    // The log shows what the worker recorded once the page asks again.
-    await expect.poll(async () => {
-      await page.getByRole('button', { name: 'Show deliveries' }).click()
-      return page.getByTestId('delivery-status').allTextContents()
-    }).toEqual(['success'])
-    await page.getByRole('button', { name: 'Attempts' }).click()
-    const attempt = page.getByRole('table', { name: /Attempts of delivery/ }).getByRole('row').nth(1)
-    expect(await attempt.getByRole('cell').nth(2).textContent()).toBe('200')
-    await scan('webhook-deliveries')
+      await page.getByRole('link', { name: receiver.url }).click()
+      await page.getByRole('heading', { name: 'Webhook endpoint' }).waitFor()
+      expect(await page.content()).not.toContain('whsec_')
+      await page.getByRole('button', { name: 'Send a test event' }).click()
+      await expect.poll(() => receiver.requests.length).toBe(1)
+      const sent = JSON.parse(receiver.requests[0].body)
+      expect(sent.event_type).toBe('webhook.test')
+      // The log shows what the worker recorded once the page asks again.
+      await expect
+        .poll(async () => {
+          await page.getByRole('button', { name: 'Show deliveries' }).click()
+          return page.getByTestId('delivery-status').allTextContents()
+        })
+        .toEqual(['success'])
+      await page.getByRole('button', { name: 'Attempts' }).click()
+      const attempt = page
+        .getByRole('table', { name: /Attempts of delivery/ })
+        .getByRole('row')
+        .nth(1)
+      expect(await attempt.getByRole('cell').nth(2).textContent()).toBe('200')
+      await scan('webhook-deliveries')
 
-    await page.getByRole('button', { name: 'Resend' }).click()
-    await expect.poll(() => receiver.requests.length).toBe(2)
-    // A resend is a new delivery of the same event: the receiver can deduplicate on event_id.
-    expect(JSON.parse(receiver.requests[1].body).event_id).toBe(sent.event_id)
-    await expect.poll(async () => {
-      await page.getByRole('button', { name: 'Show deliveries' }).click()
-      return page.getByTestId('delivery-status').allTextContents()
-    }).toEqual(['success', 'success'])
-    await page.getByText('2 deliveries in the window, newest first, page 1').waitFor()
+      await page.getByRole('button', { name: 'Resend' }).click()
+      await expect.poll(() => receiver.requests.length).toBe(2)
+      // A resend is a new delivery of the same event: the receiver can deduplicate on event_id.
+      expect(JSON.parse(receiver.requests[1].body).event_id).toBe(sent.event_id)
+      await expect
+        .poll(async () => {
+          await page.getByRole('button', { name: 'Show deliveries' }).click()
+          return page.getByTestId('delivery-status').allTextContents()
+        })
+        .toEqual(['success', 'success'])
+      await page.getByText('2 deliveries in the window, newest first, page 1').waitFor()
 
-    await page.getByRole('button', { name: 'Send failed deliveries again' }).click()
-    await page.getByText('0 failed deliveries sent again.').waitFor()
+      await page.getByRole('button', { name: 'Send failed deliveries again' }).click()
+      await page.getByText('0 failed deliveries sent again.').waitFor()
 
-    await page.getByRole('link', { name: '← Webhooks' }).click()
-    await page.getByRole('button', { name: 'Delete…' }).click()
-    await page.getByRole('button', { name: `Delete ${receiver.url} and its deliveries` }).click()
-    await page.getByText('No endpoint yet').waitFor()
-    expect(receiver.requests).toHaveLength(2)
-  }, STEP_MS)
+      await page.getByRole('link', { name: '← Webhooks' }).click()
+      await page.getByRole('button', { name: 'Delete…' }).click()
+      await page.getByRole('button', { name: `Delete ${receiver.url} and its deliveries` }).click()
+      await page.getByText('No endpoint yet').waitFor()
+      expect(receiver.requests).toHaveLength(2)
+    },
+    STEP_MS,
+  )
 
-  it('creates a member', async () => {
-    await page.getByRole('link', { name: 'Members' }).click()
-    await page.getByLabel('Display name').fill('Ada Lovelace')
-    await page.getByRole('button', { name: 'Create member' }).click()
-    await page.getByRole('cell', { name: 'Ada Lovelace' }).waitFor()
-    await scan('members')
-  }, STEP_MS)
+  it(
+    'creates a member',
+    async () => {
+      await page.getByRole('link', { name: 'Members' }).click()
+      await page.getByLabel('Display name').fill('Ada Lovelace')
+      await page.getByRole('button', { name: 'Create member' }).click()
+      await page.getByRole('cell', { name: 'Ada Lovelace' }).waitFor()
+      await scan('members')
+    },
+    STEP_MS,
+  )
 
-  it('enrolls a synthetic person in the playground, then identifies them (Found) and a stranger (NotFound)', async () => {
-    await page.getByRole('link', { name: 'Identify playground' }).click()
-    await page.getByRole('button', { name: 'Create a playground key' }).click()
-    await expect.poll(() => page.getByLabel('API key').inputValue()).toMatch(/^[0-9a-f-]{36}\.[\w-]{43}$/)
-    await page.getByLabel('Synthetic person (seed 7)').fill('3')
-    await page.getByLabel('Member').selectOption({ label: 'Ada Lovelace' })
-    await page.getByRole('button', { name: 'Enroll both hands' }).click()
-    await page.getByText('Synthetic person 3 enrolled as Ada Lovelace').waitFor()
-    await page.getByRole('button', { name: 'Identify' }).click()
-    await expect.poll(() => page.getByTestId('identify-status').textContent()).toBe('Found')
-    expect(await page.getByTestId('identify-member').textContent()).toBe('Ada Lovelace')
-    expect(Number(await page.getByTestId('identify-score').textContent())).toBeGreaterThanOrEqual(0.8)
-    await scan('playground-found')
-    await page.getByLabel('Synthetic person (seed 7)').fill('4')
-    await page.getByRole('button', { name: 'Identify' }).click()
-    await expect.poll(() => page.getByTestId('identify-status').textContent()).toBe('NotFound')
-    expect(await page.getByTestId('identify-member').textContent()).toBe('—')
-    expect(Number(await page.getByTestId('identify-score').textContent())).toBeLessThan(0.8)
-    await scan('playground-notfound')
-  }, STEP_MS)
+  it(
+    'enrolls a synthetic person in the playground, then identifies them (Found) and a stranger (NotFound)',
+    async () => {
+      await page.getByRole('link', { name: 'Identify playground' }).click()
+      await page.getByRole('button', { name: 'Create a playground key' }).click()
+      await expect.poll(() => page.getByLabel('API key').inputValue()).toMatch(/^[0-9a-f-]{36}\.[\w-]{43}$/)
+      await page.getByLabel('Synthetic person (seed 7)').fill('3')
+      await page.getByLabel('Member').selectOption({ label: 'Ada Lovelace' })
+      await page.getByRole('button', { name: 'Enroll both hands' }).click()
+      await page.getByText('Synthetic person 3 enrolled as Ada Lovelace').waitFor()
+      await page.getByRole('button', { name: 'Identify' }).click()
+      await expect.poll(() => page.getByTestId('identify-status').textContent()).toBe('Found')
+      expect(await page.getByTestId('identify-member').textContent()).toBe('Ada Lovelace')
+      expect(Number(await page.getByTestId('identify-score').textContent())).toBeGreaterThanOrEqual(0.8)
+      await scan('playground-found')
+      await page.getByLabel('Synthetic person (seed 7)').fill('4')
+      await page.getByRole('button', { name: 'Identify' }).click()
+      await expect.poll(() => page.getByTestId('identify-status').textContent()).toBe('NotFound')
+      expect(await page.getByTestId('identify-member').textContent()).toBe('—')
+      expect(Number(await page.getByTestId('identify-score').textContent())).toBeLessThan(0.8)
+      await scan('playground-notfound')
+    },
+    STEP_MS,
+  )
 
-  it('erases the member after a confirmation', async () => {
-    await page.getByRole('link', { name: 'Members' }).click()
-    await page.getByRole('button', { name: 'Erase…' }).click()
-    await page.getByRole('button', { name: 'Erase Ada Lovelace and their palms' }).click()
-    await expect.poll(() => page.getByRole('cell', { name: 'Ada Lovelace' }).count()).toBe(0)
-  }, STEP_MS)
+  it(
+    'erases the member after a confirmation',
+    async () => {
+      await page.getByRole('link', { name: 'Members' }).click()
+      await page.getByRole('button', { name: 'Erase…' }).click()
+      await page.getByRole('button', { name: 'Erase Ada Lovelace and their palms' }).click()
+      await expect.poll(() => page.getByRole('cell', { name: 'Ada Lovelace' }).count()).toBe(0)
+    },
+    STEP_MS,
+  )
 
-  it('links a registered terminal to a sandbox project, and follows an enrollment session on it live: pending, in progress, completed; then cancels one and disables the terminal', async () => {
-    await page.getByRole('link', { name: '← Organization' }).click()
-    await page.getByLabel('Project name').fill('Kiosk')
-    await page.getByRole('button', { name: 'Create project' }).click()
-    await page.getByRole('link', { name: 'Kiosk' }).click()
-    const projectId = /\/projects\/([\w-]+)\//.exec(page.url())![1]
-    // A sandbox project allows 5 requests a minute; this person clicks more (as test/support/terminals.ts lifts it for the HTTP suites).
-    await liftRateLimits(svc, projectId)
-    const terminal = await registerTerminal(svc)
+  it(
+    'links a registered terminal to a sandbox project, and follows an enrollment session on it live: pending, in progress, completed; then cancels one and disables the terminal',
+    async () => {
+      await page.getByRole('link', { name: '← Organization' }).click()
+      await page.getByLabel('Project name').fill('Kiosk')
+      await page.getByRole('button', { name: 'Create project' }).click()
+      await page.getByRole('link', { name: 'Kiosk' }).click()
+      const projectId = /\/projects\/([\w-]+)\//.exec(page.url())![1]
+      // A sandbox project allows 5 requests a minute; this person clicks more (as test/support/terminals.ts lifts it for the HTTP suites).
+      await liftRateLimits(svc, projectId)
+      const terminal = await registerTerminal(svc)
 
-    await page.getByRole('link', { name: 'Devices' }).click()
-    await page.getByText('No terminal linked to this project yet.').waitFor()
-    await page.getByLabel('Registration code').fill(terminal.registration_code)
-    await page.getByLabel('Device name').fill('Front desk')
-    await page.getByLabel('Mode').selectOption('enrollment')
-    await page.getByRole('button', { name: 'Link terminal' }).click()
-    await page.getByRole('link', { name: 'Front desk' }).waitFor()
-    await scan('devices')
+      await page.getByRole('link', { name: 'Devices' }).click()
+      await page.getByText('No terminal linked to this project yet.').waitFor()
+      await page.getByLabel('Registration code').fill(terminal.registration_code)
+      await page.getByLabel('Device name').fill('Front desk')
+      await page.getByLabel('Mode').selectOption('enrollment')
+      await page.getByRole('button', { name: 'Link terminal' }).click()
+      await page.getByRole('link', { name: 'Front desk' }).waitFor()
+      await scan('devices')
 
-    await page.getByRole('link', { name: 'Members' }).click()
-    await page.getByLabel('Display name').fill('Grace Hopper')
-    await page.getByRole('button', { name: 'Create member' }).click()
-    await page.getByRole('cell', { name: 'Grace Hopper' }).waitFor()
-    await page.getByRole('link', { name: 'Devices' }).click()
-    await page.getByRole('link', { name: 'Front desk' }).click()
-    await page.getByLabel('Member to enroll').selectOption({ label: 'Grace Hopper' })
-    await page.getByRole('button', { name: 'Start enrollment' }).click()
-    const state = page.getByTestId('session-state')
-    await expect.poll(() => state.textContent()).toBe('pending')
+      await page.getByRole('link', { name: 'Members' }).click()
+      await page.getByLabel('Display name').fill('Grace Hopper')
+      await page.getByRole('button', { name: 'Create member' }).click()
+      await page.getByRole('cell', { name: 'Grace Hopper' }).waitFor()
+      await page.getByRole('link', { name: 'Devices' }).click()
+      await page.getByRole('link', { name: 'Front desk' }).click()
+      await page.getByLabel('Member to enroll').selectOption({ label: 'Grace Hopper' })
+      await page.getByRole('button', { name: 'Start enrollment' }).click()
+      const state = page.getByTestId('session-state')
+      await expect.poll(() => state.textContent()).toBe('pending')
 
-    // The terminal picks the session up, then completes it with Grace's palms: the page follows without a click.
-    const device = { auth: terminal.device_token }
-    const picked = await svc.request('GET', '/v1/device-com/enrollment?wait=0', device)
-    expect(picked.body.session.state).toBe('in_progress')
-    // The page asks every 2 s (expect.poll gives up after 1 s by default).
-    const live = { timeout: 10_000 }
-    await expect.poll(() => state.textContent(), live).toBe('in_progress')
-    const { left_hand, right_hand } = enrollBody(population({ identities: 2 }), 1, '')
-    const completed = await svc.request('POST', `/v1/device-com/enrollment/${picked.body.session.enroll_id}/complete`, { ...device, body: { left_hand, right_hand, challenge: picked.body.session.challenge } })
-    expect(completed.status, JSON.stringify(completed.body)).toBe(200)
-    await expect.poll(() => state.textContent(), live).toBe('completed')
-    expect(await page.getByText('Terminal echoed the challenge').locator('xpath=following-sibling::dd[1]').textContent()).toBe('yes')
-    await scan('device-enrollment')
+      // The terminal picks the session up, then completes it with Grace's palms: the page follows without a click.
+      const device = { auth: terminal.device_token }
+      const picked = await svc.request('GET', '/v1/device-com/enrollment?wait=0', device)
+      expect(picked.body.session.state).toBe('in_progress')
+      // The page asks every 2 s (expect.poll gives up after 1 s by default).
+      const live = { timeout: 10_000 }
+      await expect.poll(() => state.textContent(), live).toBe('in_progress')
+      const { left_hand, right_hand } = enrollBody(population({ identities: 2 }), 1, '')
+      const completed = await svc.request('POST', `/v1/device-com/enrollment/${picked.body.session.enroll_id}/complete`, {
+        ...device,
+        body: { left_hand, right_hand, challenge: picked.body.session.challenge },
+      })
+      expect(completed.status, JSON.stringify(completed.body)).toBe(200)
+      await expect.poll(() => state.textContent(), live).toBe('completed')
+      expect(await page.getByText('Terminal echoed the challenge').locator('xpath=following-sibling::dd[1]').textContent()).toBe('yes')
+      await scan('device-enrollment')
 
-    await page.getByRole('button', { name: 'Start enrollment' }).click()
-    await expect.poll(() => state.textContent()).toBe('pending')
-    await page.getByRole('button', { name: 'Cancel session' }).click()
-    await expect.poll(() => state.textContent()).toBe('cancelled')
-    expect((await svc.request('GET', '/v1/device-com/enrollment?wait=0', device)).status).toBe(204)
+      await page.getByRole('button', { name: 'Start enrollment' }).click()
+      await expect.poll(() => state.textContent()).toBe('pending')
+      await page.getByRole('button', { name: 'Cancel session' }).click()
+      await expect.poll(() => state.textContent()).toBe('cancelled')
+      expect((await svc.request('GET', '/v1/device-com/enrollment?wait=0', device)).status).toBe(204)
 
-    await page.getByRole('button', { name: 'Disable terminal' }).click()
-    await expect.poll(() => page.getByTestId('device-state').textContent()).toBe('disabled')
-    // A disabled terminal's token is refused at once.
-    expect((await svc.request('GET', '/v1/device-com/enrollment?wait=0', device)).status).toBe(403)
-  }, STEP_MS)
+      await page.getByRole('button', { name: 'Disable terminal' }).click()
+      await expect.poll(() => page.getByTestId('device-state').textContent()).toBe('disabled')
+      // A disabled terminal's token is refused at once.
+      expect((await svc.request('GET', '/v1/device-com/enrollment?wait=0', device)).status).toBe(403)
+    },
+    STEP_MS,
+  )
 
-  it('shows the audit trail verified, filters and exports it, and says so when the trail fails verification', async () => {
-    await page.getByRole('link', { name: '← Organization' }).click()
-    await page.getByRole('link', { name: 'Audit trail' }).click()
-    await page.getByRole('heading', { name: 'Audit trail' }).waitFor()
-    await expect.poll(() => page.getByTestId('audit-verify').textContent()).toMatch(/^Verified\./)
-    const orgId = /#\/orgs\/([\w-]+)\/audit$/.exec(page.url())![1]
-    expect(await page.getByTestId('audit-action').allTextContents()).toContain('DELETE /v1/projects/{project_id}/members/{member_id}')
+  it(
+    'shows the audit trail verified, filters and exports it, and says so when the trail fails verification',
+    async () => {
+      await page.getByRole('link', { name: '← Organization' }).click()
+      await page.getByRole('link', { name: 'Audit trail' }).click()
+      await page.getByRole('heading', { name: 'Audit trail' }).waitFor()
+      await expect.poll(() => page.getByTestId('audit-verify').textContent()).toMatch(/^Verified\./)
+      const orgId = /#\/orgs\/([\w-]+)\/audit$/.exec(page.url())![1]
+      expect(await page.getByTestId('audit-action').allTextContents()).toContain('DELETE /v1/projects/{project_id}/members/{member_id}')
 
-    // The webhook endpoint created earlier, by the signed-in admin, and nothing else of that action.
-    await page.getByLabel('Project').selectOption({ label: 'Shop' })
-    await page.getByLabel('Action', { exact: true }).fill('POST /v1/projects/{project_id}/webhooks')
-    await page.getByRole('button', { name: 'Show records' }).click()
-    await expect.poll(() => page.getByTestId('audit-action').allTextContents()).toEqual(['POST /v1/projects/{project_id}/webhooks'])
-    await page.getByRole('cell', { name: 'token: admin@example.com' }).waitFor()
-    await scan('audit')
+      // The webhook endpoint created earlier, by the signed-in admin, and nothing else of that action.
+      await page.getByLabel('Project').selectOption({ label: 'Shop' })
+      await page.getByLabel('Action', { exact: true }).fill('POST /v1/projects/{project_id}/webhooks')
+      await page.getByRole('button', { name: 'Show records' }).click()
+      await expect.poll(() => page.getByTestId('audit-action').allTextContents()).toEqual(['POST /v1/projects/{project_id}/webhooks'])
+      await page.getByRole('cell', { name: 'token: admin@example.com' }).waitFor()
+      await scan('audit')
 
-    // The export of the same selection, saved from the page (the bearer token cannot ride a plain link).
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export NDJSON' }).click()])
-    expect(download.suggestedFilename()).toMatch(new RegExp(`^audit-${orgId}-\\d{4}-\\d{2}-\\d{2}-\\d{4}-\\d{2}-\\d{2}\\.ndjson$`))
-    const exported = fs.readFileSync(await download.path(), 'utf8').trim().split('\n').map((line) => JSON.parse(line))
-    expect(exported).toHaveLength(1)
-    expect(exported[0]).toMatchObject({ org_id: orgId, actor_kind: 'token', actor_id: 'admin@example.com', action: 'POST /v1/projects/{project_id}/webhooks', status: 201 })
+      // The export of the same selection, saved from the page (the bearer token cannot ride a plain link).
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export NDJSON' }).click()])
+      expect(download.suggestedFilename()).toMatch(new RegExp(`^audit-${orgId}-\\d{4}-\\d{2}-\\d{2}-\\d{4}-\\d{2}-\\d{2}\\.ndjson$`))
+      const exported = fs
+        .readFileSync(await download.path(), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line))
+      expect(exported).toHaveLength(1)
+      expect(exported[0]).toMatchObject({
+        org_id: orgId,
+        actor_kind: 'token',
+        actor_id: 'admin@example.com',
+        action: 'POST /v1/projects/{project_id}/webhooks',
+        status: 201,
+      })
 
-    // A forged retention anchor: the service refuses to vouch for the trail, and the page says so instead of listing.
-    await svc.service.app.sql`INSERT INTO audit_anchors (chain, hash, last_seq, purged_at) VALUES (${orgId}, ${randomBytes(32)}, 1, now())`
-    await page.getByRole('button', { name: 'Show records' }).click()
-    await expect.poll(() => page.getByTestId('audit-verify').textContent()).toMatch(/^The audit trail fails verification\. record 1 .*anchor is not authenticated/)
-    expect(await page.getByTestId('audit-action').count()).toBe(0)
-    await scan('audit-broken')
-    // The one console error is Chromium's line for that 500.
-    expect(chromium.errors.splice(0)).toEqual([expect.stringMatching(/status of 500 .*\/audit-log\?/)])
-    await svc.service.app.sql`DELETE FROM audit_anchors WHERE chain = ${orgId}`
-    await page.getByRole('button', { name: 'Show records' }).click()
-    await expect.poll(() => page.getByTestId('audit-verify').textContent()).toMatch(/^Verified\./)
-  }, STEP_MS)
+      // A forged retention anchor: the service refuses to vouch for the trail, and the page says so instead of listing.
+      await svc.service.app.sql`INSERT INTO audit_anchors (chain, hash, last_seq, purged_at) VALUES (${orgId}, ${randomBytes(32)}, 1, now())`
+      await page.getByRole('button', { name: 'Show records' }).click()
+      await expect
+        .poll(() => page.getByTestId('audit-verify').textContent())
+        .toMatch(/^The audit trail fails verification\. record 1 .*anchor is not authenticated/)
+      expect(await page.getByTestId('audit-action').count()).toBe(0)
+      await scan('audit-broken')
+      // The one console error is Chromium's line for that 500.
+      expect(chromium.errors.splice(0)).toEqual([expect.stringMatching(/status of 500 .*\/audit-log\?/)])
+      await svc.service.app.sql`DELETE FROM audit_anchors WHERE chain = ${orgId}`
+      await page.getByRole('button', { name: 'Show records' }).click()
+      await expect.poll(() => page.getByTestId('audit-verify').textContent()).toMatch(/^Verified\./)
+    },
+    STEP_MS,
+  )
 
-  it('signs out, and says the session ended when it expires under an open page', async () => {
-    await page.getByRole('button', { name: 'Sign out' }).click()
-    await page.getByRole('heading', { name: 'You are signed out' }).waitFor()
-    expect(await context.cookies()).toEqual([])
+  it(
+    'signs out, and says the session ended when it expires under an open page',
+    async () => {
+      await page.getByRole('button', { name: 'Sign out' }).click()
+      await page.getByRole('heading', { name: 'You are signed out' }).waitFor()
+      expect(await context.cookies()).toEqual([])
 
-    // A second sign-in whose session then ends on the server; the page's clock runs to the token's renewal.
-    await page.clock.install()
-    await page.goto(await signInLink('admin@example.com'))
-    await page.getByRole('heading', { name: 'Organizations' }).waitFor()
-    await svc.service.app.sql`UPDATE console_sessions SET expires_at = now() WHERE ended_at IS NULL`
-    await page.clock.fastForward('10:00')
-    await page.getByRole('heading', { name: 'Your session ended' }).waitFor()
-    await scan('session-ended')
-    expect(chromium.errors).toEqual([])
-  }, STEP_MS)
+      // A second sign-in whose session then ends on the server; the page's clock runs to the token's renewal.
+      await page.clock.install()
+      await page.goto(await signInLink('admin@example.com'))
+      await page.getByRole('heading', { name: 'Organizations' }).waitFor()
+      await svc.service.app.sql`UPDATE console_sessions SET expires_at = now() WHERE ended_at IS NULL`
+      await page.clock.fastForward('10:00')
+      await page.getByRole('heading', { name: 'Your session ended' }).waitFor()
+      await scan('session-ended')
+      expect(chromium.errors).toEqual([])
+    },
+    STEP_MS,
+  )
 })

@@ -33,10 +33,15 @@ describe(`console sign-in by OpenID Connect in Chromium (${usingPostgres ? 'Post
       config: { jwksUrl: `${issuer}/jwks`, jwtIssuer: issuer, jwtAudience: CLIENT_ID, consoleOidcClientId: CLIENT_ID },
     })
     const provider = new Provider(issuer, {
-      clients: [{
-        client_id: CLIENT_ID, token_endpoint_auth_method: 'none', redirect_uris: [`${svc.url}/console/`],
-        grant_types: ['authorization_code'], response_types: ['code'],
-      }],
+      clients: [
+        {
+          client_id: CLIENT_ID,
+          token_endpoint_auth_method: 'none',
+          redirect_uris: [`${svc.url}/console/`],
+          grant_types: ['authorization_code'],
+          response_types: ['code'],
+        },
+      ],
       findAccount: (_context, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
       ttl: { IdToken: ID_TOKEN_SECONDS, AccessToken: ID_TOKEN_SECONDS, Grant: 3600, Session: 3600, Interaction: 600 },
       clientBasedCORS: (_context, origin) => origin === svc.url,
@@ -68,47 +73,57 @@ describe(`console sign-in by OpenID Connect in Chromium (${usingPostgres ? 'Post
     await page.getByRole('button', { name: 'Continue' }).click()
   }
 
-  it('offers sign-in at the issuer, then signs in through its login and consent pages and calls the API with its ID token', async () => {
-    await page.goto(`${svc.url}/console/`)
-    await page.getByRole('heading', { name: 'Sign in to the palmvein console' }).waitFor()
-    expect(await page.getByText('identity provider').textContent()).toContain(new URL(issuer).host)
-    await chromium.scan('oidc-sign-in')
+  it(
+    'offers sign-in at the issuer, then signs in through its login and consent pages and calls the API with its ID token',
+    async () => {
+      await page.goto(`${svc.url}/console/`)
+      await page.getByRole('heading', { name: 'Sign in to the palmvein console' }).waitFor()
+      expect(await page.getByText('identity provider').textContent()).toContain(new URL(issuer).host)
+      await chromium.scan('oidc-sign-in')
 
-    await signInAtProvider('admin@example.com')
-    await page.getByRole('heading', { name: 'Organizations' }).waitFor()
-    // Back on the console, the code and state are gone from the address, and no storage holds anything.
-    expect(page.url()).toBe(`${svc.url}/console/#/`)
-    expect(await page.getByText('Signed in as').textContent()).toContain('admin@example.com')
-    expect(await page.evaluate('localStorage.length + sessionStorage.length')).toBe(0)
-    // Cookies are per host, not port: the provider's own (its session) are here too, but none of the console's.
-    expect((await chromium.context.cookies(svc.url)).filter((cookie) => cookie.name.startsWith('palmvein'))).toEqual([])
-    // The code went to the provider's token endpoint from the page itself (CORS, allowed for the registered origin).
-    expect(tokenRequests).toEqual([`POST ${svc.url}`])
+      await signInAtProvider('admin@example.com')
+      await page.getByRole('heading', { name: 'Organizations' }).waitFor()
+      // Back on the console, the code and state are gone from the address, and no storage holds anything.
+      expect(page.url()).toBe(`${svc.url}/console/#/`)
+      expect(await page.getByText('Signed in as').textContent()).toContain('admin@example.com')
+      expect(await page.evaluate('localStorage.length + sessionStorage.length')).toBe(0)
+      // Cookies are per host, not port: the provider's own (its session) are here too, but none of the console's.
+      expect((await chromium.context.cookies(svc.url)).filter((cookie) => cookie.name.startsWith('palmvein'))).toEqual([])
+      // The code went to the provider's token endpoint from the page itself (CORS, allowed for the registered origin).
+      expect(tokenRequests).toEqual([`POST ${svc.url}`])
 
-    // The API accepts the provider's ID token: the organization is created, and its admin is the provider's subject.
-    await page.getByLabel('Name', { exact: true }).fill('Federated')
-    await page.getByRole('button', { name: 'Create organization' }).click()
-    await page.getByRole('heading', { name: 'Environments' }).waitFor()
-    const [admin] = await svc.service.app.sql<{ subject: string }[]>`SELECT subject FROM organization_admins JOIN organizations o ON o.id = org_id WHERE o.name = 'Federated'`
-    expect(admin?.subject).toBe('admin@example.com')
-    await chromium.scan('oidc-organization')
-  }, STEP_MS)
+      // The API accepts the provider's ID token: the organization is created, and its admin is the provider's subject.
+      await page.getByLabel('Name', { exact: true }).fill('Federated')
+      await page.getByRole('button', { name: 'Create organization' }).click()
+      await page.getByRole('heading', { name: 'Environments' }).waitFor()
+      const [admin] = await svc.service.app.sql<
+        { subject: string }[]
+      >`SELECT subject FROM organization_admins JOIN organizations o ON o.id = org_id WHERE o.name = 'Federated'`
+      expect(admin?.subject).toBe('admin@example.com')
+      await chromium.scan('oidc-organization')
+    },
+    STEP_MS,
+  )
 
-  it('signs out, and says the session ended when the ID token expires under an open page', async () => {
-    await page.getByRole('button', { name: 'Sign out' }).click()
-    await page.getByRole('heading', { name: 'You are signed out' }).waitFor()
+  it(
+    'signs out, and says the session ended when the ID token expires under an open page',
+    async () => {
+      await page.getByRole('button', { name: 'Sign out' }).click()
+      await page.getByRole('heading', { name: 'You are signed out' }).waitFor()
 
-    // Signing in again: the provider remembers the person and the consent, so the browser comes
-    // straight back, to the page it left. The page's clock then runs past the ID token's expiry.
-    await page.clock.install()
-    await page.reload()
-    await page.getByRole('button', { name: 'Sign in with OpenID Connect' }).click()
-    await page.getByRole('heading', { name: 'Environments' }).waitFor()
-    expect(page.url()).toMatch(new RegExp(`^${svc.url}/console/#/orgs/[\\w-]+$`))
-    await page.clock.fastForward(`${ID_TOKEN_SECONDS / 60}:01`)
-    await page.getByRole('heading', { name: 'Your session ended' }).waitFor()
-    await page.getByRole('button', { name: 'Sign in with OpenID Connect' }).waitFor()
-    await chromium.scan('oidc-session-ended')
-    expect(chromium.errors).toEqual([])
-  }, STEP_MS)
+      // Signing in again: the provider remembers the person and the consent, so the browser comes
+      // straight back, to the page it left. The page's clock then runs past the ID token's expiry.
+      await page.clock.install()
+      await page.reload()
+      await page.getByRole('button', { name: 'Sign in with OpenID Connect' }).click()
+      await page.getByRole('heading', { name: 'Environments' }).waitFor()
+      expect(page.url()).toMatch(new RegExp(`^${svc.url}/console/#/orgs/[\\w-]+$`))
+      await page.clock.fastForward(`${ID_TOKEN_SECONDS / 60}:01`)
+      await page.getByRole('heading', { name: 'Your session ended' }).waitFor()
+      await page.getByRole('button', { name: 'Sign in with OpenID Connect' }).waitFor()
+      await chromium.scan('oidc-session-ended')
+      expect(chromium.errors).toEqual([])
+    },
+    STEP_MS,
+  )
 })

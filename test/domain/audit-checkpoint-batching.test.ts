@@ -10,20 +10,41 @@ import { createTestStorage, type TestStorage } from '../support/database.js'
 
 describe('audit checkpoints batched', () => {
   let storage: TestStorage
-  beforeAll(async () => { storage = await createTestStorage() })
-  afterAll(async () => { await storage?.cleanup() })
+  beforeAll(async () => {
+    storage = await createTestStorage()
+  })
+  afterAll(async () => {
+    await storage?.cleanup()
+  })
 
   it('signs one checkpoint per chain appended to, at the checkpoint and at close, none per record', async () => {
     const sql = storage.db.sql
     const keys = await testAuditKeys(sql)
-    const trail = createAuditTrail({ sql, log: pino({ level: 'silent' }), keys, retentionDays: 400, purge: false, flushEveryMs: 3_600_000, checkpointEveryMs: 3_600_000 })
+    const trail = createAuditTrail({
+      sql,
+      log: pino({ level: 'silent' }),
+      keys,
+      retentionDays: 400,
+      purge: false,
+      flushEveryMs: 3_600_000,
+      checkpointEveryMs: 3_600_000,
+    })
     const orgs = [newId(), newId()]
     const record = (org: string, n: number): AuditRecord => ({
-      org_id: org, created_at: new Date(), request_id: `batch-${n}`, project_id: null, actor_kind: 'api_key', actor_id: 'key',
-      action: 'POST /v1/projects/{project_id}/biometrics/identify', resource_ids: {}, status: 200, client_address: '127.0.0.1', user_agent: null,
+      org_id: org,
+      created_at: new Date(),
+      request_id: `batch-${n}`,
+      project_id: null,
+      actor_kind: 'api_key',
+      actor_id: 'key',
+      action: 'POST /v1/projects/{project_id}/biometrics/identify',
+      resource_ids: {},
+      status: 200,
+      client_address: '127.0.0.1',
+      user_agent: null,
     })
-    const checkpoints = async () => (await sql<{ chain: string; seq: number }[]>`SELECT chain, seq FROM audit_checkpoints`)
-      .map((row) => `${row.chain}@${row.seq}`).sort()
+    const checkpoints = async () =>
+      (await sql<{ chain: string; seq: number }[]>`SELECT chain, seq FROM audit_checkpoints`).map((row) => `${row.chain}@${row.seq}`).sort()
     for (let n = 0; n < 120; n++) trail.record(record(orgs[n % 2], n))
     await trail.flush()
     expect(await checkpoints()).toEqual([])

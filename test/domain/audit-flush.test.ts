@@ -11,14 +11,20 @@ import { createTestStorage, type TestStorage } from '../support/database.js'
 
 describe('audit trail flushes', () => {
   let storage: TestStorage
-  beforeAll(async () => { storage = await createTestStorage() })
-  afterAll(async () => { await storage?.cleanup() })
+  beforeAll(async () => {
+    storage = await createTestStorage()
+  })
+  afterAll(async () => {
+    await storage?.cleanup()
+  })
 
   it('appends a block at 50 queued records, and records arriving during its append wait for the next flush', async () => {
     const sql = storage.db.sql
     // Block inserts wait for `open()`, so records can arrive while the first block is being written.
     let open!: () => void
-    const held = new Promise<void>((resolve) => { open = resolve })
+    const held = new Promise<void>((resolve) => {
+      open = resolve
+    })
     let blockInserts = 0
     const gated = ((strings: TemplateStringsArray, ...values: never[]) => {
       const query = sql(strings, ...values)
@@ -31,11 +37,23 @@ describe('audit trail flushes', () => {
     const trail = createAuditTrail({ sql: gated, log: pino({ level: 'silent' }), keys, retentionDays: 400, purge: false, flushEveryMs: 3_600_000 })
     const org = newId()
     const record = (n: number): AuditRecord => ({
-      org_id: org, created_at: new Date(), request_id: `flush-${n}`, project_id: null, actor_kind: 'token', actor_id: 'someone',
-      action: 'GET /v1/projects', resource_ids: {}, status: 200, client_address: '127.0.0.1', user_agent: null,
+      org_id: org,
+      created_at: new Date(),
+      request_id: `flush-${n}`,
+      project_id: null,
+      actor_kind: 'token',
+      actor_id: 'someone',
+      action: 'GET /v1/projects',
+      resource_ids: {},
+      status: 200,
+      client_address: '127.0.0.1',
+      user_agent: null,
     })
-    const blocks = async () => (await sql<{ first_seq: string; last_seq: string }[]>`
-      SELECT first_seq, last_seq FROM audit_blocks WHERE chain = ${org} ORDER BY first_seq`).map((row) => [Number(row.first_seq), Number(row.last_seq)])
+    const blocks = async () =>
+      (
+        await sql<{ first_seq: string; last_seq: string }[]>`
+      SELECT first_seq, last_seq FROM audit_blocks WHERE chain = ${org} ORDER BY first_seq`
+      ).map((row) => [Number(row.first_seq), Number(row.last_seq)])
 
     for (let n = 1; n <= 49; n++) trail.record(record(n))
     await new Promise((resolve) => setTimeout(resolve, 20))
@@ -49,7 +67,10 @@ describe('audit trail flushes', () => {
     expect(blockInserts).toBe(1)
 
     await trail.flush()
-    expect(await blocks()).toEqual([[1, 50], [51, 53]])
+    expect(await blocks()).toEqual([
+      [1, 50],
+      [51, 53],
+    ])
     await trail.close()
     expect((await verifyAuditChains(sql, keys, { orgId: org }))[0]).toEqual({ chain: org, records: 53, broken: null })
   })

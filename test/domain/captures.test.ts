@@ -12,7 +12,7 @@ describe('agreedReference', () => {
   const capture = (identity: number, hand: Hand, attempt: number, elementType: 'int8' | 'float32') =>
     parseCapture(Buffer.from(population.template(identity, hand, 0, attempt, { elementType })).toString('base64url'), '/c', rules, hand)
 
-  it('gives referenceTemplate\'s bytes for int8 and float32 captures, and refuses captures of two palms', () => {
+  it("gives referenceTemplate's bytes for int8 and float32 captures, and refuses captures of two palms", () => {
     let agreed = 0
     for (const elementType of ['int8', 'float32'] as const) {
       for (let identity = 0; identity < 300; identity++) {

@@ -95,18 +95,30 @@ describe('batch AES-256-GCM', () => {
     const key = randomBytes(32)
     const aad = new Uint8Array(0)
     const one = Uint32Array.of(0)
-    const sealBad = (keys: Uint8Array, keyOfItem: Uint32Array, plainEnds: Uint32Array, nonces: Uint8Array, out: Uint8Array) =>
-      () => gcmSealBatch(keys, keyOfItem, new Uint8Array(8), plainEnds, aad, one, nonces, out)
+    const sealBad = (keys: Uint8Array, keyOfItem: Uint32Array, plainEnds: Uint32Array, nonces: Uint8Array, out: Uint8Array) => () =>
+      gcmSealBatch(keys, keyOfItem, new Uint8Array(8), plainEnds, aad, one, nonces, out)
     expect(sealBad(key.subarray(0, 31), new Uint32Array(1), Uint32Array.of(8), new Uint8Array(12), new Uint8Array(36))).toThrow(/keys must hold 32-byte keys/)
     expect(sealBad(key, Uint32Array.of(1), Uint32Array.of(8), new Uint8Array(12), new Uint8Array(36))).toThrow(/keyOfItem\[0\] = 1 but keys holds 1 keys/)
-    expect(sealBad(key, new Uint32Array(1), Uint32Array.of(9), new Uint8Array(12), new Uint8Array(37))).toThrow(/plainEnds\[0\] = 9 is out of order or past the buffer/)
+    expect(sealBad(key, new Uint32Array(1), Uint32Array.of(9), new Uint8Array(12), new Uint8Array(37))).toThrow(
+      /plainEnds\[0\] = 9 is out of order or past the buffer/,
+    )
     expect(sealBad(key, new Uint32Array(1), Uint32Array.of(8), new Uint8Array(11), new Uint8Array(36))).toThrow(/nonces/)
-    expect(sealBad(key, new Uint32Array(1), Uint32Array.of(8), new Uint8Array(12), new Uint8Array(35))).toThrow(/out must be plain bytes \+ 28 per item = 36 bytes, got 35/)
+    expect(sealBad(key, new Uint32Array(1), Uint32Array.of(8), new Uint8Array(12), new Uint8Array(35))).toThrow(
+      /out must be plain bytes \+ 28 per item = 36 bytes, got 35/,
+    )
     const sealed = new Uint8Array(40)
-    expect(() => gcmOpenBatch(key, new Uint32Array(1), sealed, Uint32Array.of(40), aad, one, new Uint8Array(11), new Uint8Array(1))).toThrow(/out must hold the plaintexts \(each item's bytes - 28\) = 12 bytes, got 11/)
-    expect(() => gcmOpenBatch(key, new Uint32Array(2), sealed, Uint32Array.of(30, 20), aad, Uint32Array.of(0, 0), new Uint8Array(2), new Uint8Array(2))).toThrow(/sealedEnds\[1\] = 20 is out of order/)
+    expect(() => gcmOpenBatch(key, new Uint32Array(1), sealed, Uint32Array.of(40), aad, one, new Uint8Array(11), new Uint8Array(1))).toThrow(
+      /out must hold the plaintexts \(each item's bytes - 28\) = 12 bytes, got 11/,
+    )
+    expect(() =>
+      gcmOpenBatch(key, new Uint32Array(2), sealed, Uint32Array.of(30, 20), aad, Uint32Array.of(0, 0), new Uint8Array(2), new Uint8Array(2)),
+    ).toThrow(/sealedEnds\[1\] = 20 is out of order/)
     // An output over an input would be written while read.
-    expect(() => gcmOpenBatch(key, new Uint32Array(1), sealed, Uint32Array.of(40), aad, one, sealed.subarray(0, 12), new Uint8Array(1))).toThrow(/out overlaps sealed in memory/)
-    expect(() => gcmOpenBatch(key, new Uint32Array(1), sealed, Uint32Array.of(40), aad, one, new Uint8Array(12), new Uint8Array(2))).toThrow(/opened need 1 entries/)
+    expect(() => gcmOpenBatch(key, new Uint32Array(1), sealed, Uint32Array.of(40), aad, one, sealed.subarray(0, 12), new Uint8Array(1))).toThrow(
+      /out overlaps sealed in memory/,
+    )
+    expect(() => gcmOpenBatch(key, new Uint32Array(1), sealed, Uint32Array.of(40), aad, one, new Uint8Array(12), new Uint8Array(2))).toThrow(
+      /opened need 1 entries/,
+    )
   })
 })

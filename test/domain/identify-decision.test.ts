@@ -15,7 +15,14 @@ describe('decide', () => {
     { name: 'a runner-up exactly margin lower', hits: [hit('a', 0.85), hit('b', 0.82)], status: 'Found', member: 'a', score: 0.85, hand: 'left' },
     { name: 'two members within margin', hits: [hit('a', 0.85), hit('b', 0.83)], status: 'Ambiguous', member: null, score: 0.85, hand: null },
     { name: "one member's two hands", hits: [hit('a', 0.9, 'right'), hit('a', 0.89, 'left')], status: 'Found', member: 'a', score: 0.9, hand: 'right' },
-    { name: "a member's second hand between two members", hits: [hit('a', 0.9), hit('a', 0.89, 'right'), hit('b', 0.88)], status: 'Ambiguous', member: null, score: 0.9, hand: null },
+    {
+      name: "a member's second hand between two members",
+      hits: [hit('a', 0.9), hit('a', 0.89, 'right'), hit('b', 0.88)],
+      status: 'Ambiguous',
+      member: null,
+      score: 0.9,
+      hand: null,
+    },
   ])('$name: $status', ({ hits, status, member, score, hand }) => {
     const decision = decide(hits, settings)
     expect(decision).toMatchObject({ status, member_id: member, match_score: score, hand })
@@ -31,7 +38,11 @@ describe('bestPerMember', () => {
     ])
   })
 
-  it.each([[1, 2], [5, 10], [0, 0]])('%i members need %i gallery rows', (members, rows) => {
+  it.each([
+    [1, 2],
+    [5, 10],
+    [0, 0],
+  ])('%i members need %i gallery rows', (members, rows) => {
     expect(rowsForMembers(members)).toBe(rows)
   })
 })

@@ -9,14 +9,26 @@ import type { EnvironmentRow } from '../../src/store/organizations.js'
 
 describe('screenCandidates', () => {
   let matcher: Matcher
-  beforeAll(async () => { matcher = await createMatcher({ dimension: 256, threads: 2, backend: 'auto' }) })
-  afterAll(async () => { await matcher?.close() })
+  beforeAll(async () => {
+    matcher = await createMatcher({ dimension: 256, threads: 2, backend: 'auto' })
+  })
+  afterAll(async () => {
+    await matcher?.close()
+  })
 
   const population = createSyntheticPopulation({ seed: 3, dimension: 256, identities: 40 })
-  const vector = (identity: number, attempt: number) => templateToInt8(decodeTemplate(population.template(identity, 'left', 0, attempt, { elementType: 'int8' })))
+  const vector = (identity: number, attempt: number) =>
+    templateToInt8(decodeTemplate(population.template(identity, 'left', 0, attempt, { elementType: 'int8' })))
   const candidate = (id: number, identity: number): ScreenedCandidate => ({
     id: `00000000-0000-4000-8000-${String(id).padStart(12, '0')}`,
-    hands: [{ hand: 'left', reference: quantizeFloat(Float64Array.from(vector(identity, 0), (value, index) => value + vector(identity, 1)[index])), enroll: vector(identity, 0), identify: vector(identity, 1) }],
+    hands: [
+      {
+        hand: 'left',
+        reference: quantizeFloat(Float64Array.from(vector(identity, 0), (value, index) => value + vector(identity, 1)[index])),
+        enroll: vector(identity, 0),
+        identify: vector(identity, 1),
+      },
+    ],
   })
 
   function setting() {
@@ -24,7 +36,9 @@ describe('screenCandidates', () => {
     const environment: EnvironmentGallery = { environment: { id: 'e', match_threshold: 0.8 } as EnvironmentRow, gallery }
     const galleries = {
       upsert: (_: EnvironmentGallery, id: string, hand: 'left' | 'right', reference: Int8Array) => gallery.upsert(id, reference, { partition: hand }),
-      removeMember: (_: string, id: string) => { gallery.remove(id) },
+      removeMember: (_: string, id: string) => {
+        gallery.remove(id)
+      },
     }
     return { gallery, environment, galleries }
   }
@@ -33,8 +47,14 @@ describe('screenCandidates', () => {
     const { gallery, environment, galleries } = setting()
     const batch = [candidate(1, 1), candidate(2, 2), candidate(3, 1), candidate(4, 3), candidate(5, 4), candidate(6, 5)]
     const verdicts = await screenCandidates(galleries, environment, batch, 3)
-    expect(verdicts.map((verdict) => (verdict.accepted ? 'accepted' : verdict.headcount ? 'headcount' : 'duplicate')))
-      .toEqual(['accepted', 'accepted', 'duplicate', 'accepted', 'headcount', 'headcount'])
+    expect(verdicts.map((verdict) => (verdict.accepted ? 'accepted' : verdict.headcount ? 'headcount' : 'duplicate'))).toEqual([
+      'accepted',
+      'accepted',
+      'duplicate',
+      'accepted',
+      'headcount',
+      'headcount',
+    ])
     expect(batch.map((entry) => gallery.has(entry.id))).toEqual([true, true, false, true, false, false])
   })
 

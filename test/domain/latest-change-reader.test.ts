@@ -5,7 +5,10 @@ import { createLatestChangeReader } from '../../src/domain/galleries/latest-chan
 
 function controlledReads() {
   const started: Array<{ environmentId: string; resolve: (seq: number) => void; reject: (error: Error) => void }> = []
-  const read = (environmentId: string) => new Promise<number>((resolve, reject) => { started.push({ environmentId, resolve, reject }) })
+  const read = (environmentId: string) =>
+    new Promise<number>((resolve, reject) => {
+      started.push({ environmentId, resolve, reject })
+    })
   return { started, read }
 }
 const settle = () => new Promise((resolve) => setImmediate(resolve))

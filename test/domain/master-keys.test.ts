@@ -10,7 +10,7 @@ describe('master key sets', () => {
   const other = randomBytes(32)
   const secret = randomBytes(32)
 
-  it('wraps under the key\'s id and opens only with a key it names, bound to its context', () => {
+  it("wraps under the key's id and opens only with a key it names, bound to its context", () => {
     const master = createMasterKeys(key, { seal, open })
     expect(master.id).toBe(masterKeyId(key))
     expect(master.id).toMatch(/^[0-9a-f]{16}$/)
@@ -25,7 +25,12 @@ describe('master key sets', () => {
     const master = createMasterKeys(key, { seal, open })
     expect(parseKeySet(seal(key, secret, 'x'))).toBeNull()
     expect(master.open(seal(key, secret, 'x'), 'x').equals(secret)).toBe(true)
-    const both = encodeKeySet(new Map([[masterKeyId(other), seal(other, secret, 'x')], [master.id, seal(key, secret, 'x')]]))
+    const both = encodeKeySet(
+      new Map([
+        [masterKeyId(other), seal(other, secret, 'x')],
+        [master.id, seal(key, secret, 'x')],
+      ]),
+    )
     expect(master.open(both, 'x').equals(secret)).toBe(true)
     expect(() => parseKeySet(Buffer.concat([both, Buffer.from([0])]))).toThrow(/damaged key set/)
   })

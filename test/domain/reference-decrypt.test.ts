@@ -42,7 +42,12 @@ describe.each(ciphers.map((cipher) => [cipher.implementation, cipher] as const))
     rows[7] = { ...rows[7], ciphertext: rows[6].ciphertext }
     const shortId = newId()
     const shortKey = newMemberKeyUnder(environmentKey, shortId)
-    rows[8] = { member_id: shortId, hand: 'left', wrapped_key: shortKey.wrapped, ciphertext: sealTemplate(shortKey.key, shortId, 'left', 'reference', new Uint8Array(dimension - 1)) }
+    rows[8] = {
+      member_id: shortId,
+      hand: 'left',
+      wrapped_key: shortKey.wrapped,
+      ciphertext: sealTemplate(shortKey.key, shortId, 'left', 'reference', new Uint8Array(dimension - 1)),
+    }
     rows[9] = { ...rows[9], ciphertext: sealTemplate(shortKey.key, rows[9].member_id, 'right', 'reference', new Uint8Array(vectors[9].buffer)) }
 
     const result = decryptReferences(packRows(environmentKey, dimension, rows), cipher)

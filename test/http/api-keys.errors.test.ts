@@ -12,7 +12,9 @@ describe('API keys: errors', () => {
     tenant = await createTenant(svc, 'admin@example.com')
     other = await createTenant(svc, 'other@example.com')
   })
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   const keyCount = async () => (await svc.request('GET', `/v1/organization/${tenant.orgId}/api-keys`, { auth: tenant.token })).body.length
 
@@ -32,22 +34,34 @@ describe('API keys: errors', () => {
     for (const [body, path] of cases) {
       const response = await svc.request('POST', `/v1/organization/${tenant.orgId}/api-keys`, { auth: tenant.token, body })
       expectProblem(response, 400, 'invalid_request')
-      expect(response.body.errors.map((error: { path: string }) => error.path), JSON.stringify(body)).toContain(path)
+      expect(
+        response.body.errors.map((error: { path: string }) => error.path),
+        JSON.stringify(body),
+      ).toContain(path)
     }
     const projectLevel = await svc.request('POST', `/v1/projects/${tenant.projectId}/api-keys`, { auth: tenant.token, body: { name: 'x', project_ids: null } })
     expectProblem(projectLevel, 400, 'invalid_request')
     expect(projectLevel.body.errors).toContainEqual({ path: '/project_ids', message: 'unknown field' })
     expectProblem(await svc.request('POST', `/v1/projects/${tenant.projectId}/api-keys`, { auth: tenant.token, body: {} }), 400, 'invalid_request')
-    expectProblem(await svc.request('POST', `/v1/organization/${tenant.orgId}/api-keys`, {
-      auth: tenant.token, rawBody: '{"name":', headers: { 'content-type': 'application/json' },
-    }), 400, 'invalid_request')
+    expectProblem(
+      await svc.request('POST', `/v1/organization/${tenant.orgId}/api-keys`, {
+        auth: tenant.token,
+        rawBody: '{"name":',
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+      'invalid_request',
+    )
     expect(await keyCount()).toBe(before)
   })
 
   it("refuses unknown projects and other organizations' projects with 422 invalid_reference", async () => {
     const before = await keyCount()
     for (const projectIds of [[other.projectId], [tenant.projectId, newId()]]) {
-      const response = await svc.request('POST', `/v1/organization/${tenant.orgId}/api-keys`, { auth: tenant.token, body: { name: 'x', project_ids: projectIds } })
+      const response = await svc.request('POST', `/v1/organization/${tenant.orgId}/api-keys`, {
+        auth: tenant.token,
+        body: { name: 'x', project_ids: projectIds },
+      })
       expectProblem(response, 422, 'invalid_reference')
       expect(response.body.errors).toEqual([{ path: `/project_ids/${projectIds.length - 1}`, message: 'unknown project' }])
     }

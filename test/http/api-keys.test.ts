@@ -12,7 +12,9 @@ describe('API keys', () => {
     svc = await bootService()
     tenant = await createTenant(svc, 'keys-admin@example.com')
   })
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   const createOrgKey = (body: unknown) => svc.request('POST', `/v1/organization/${tenant.orgId}/api-keys`, { auth: tenant.token, body })
 
@@ -20,8 +22,12 @@ describe('API keys', () => {
     const created = await createOrgKey({ name: 'backend', project_ids: null })
     expectStatus(created, 201)
     expect(created.body).toEqual({
-      id: expect.stringMatching(UUID), prefix: expect.any(String), name: 'backend',
-      key: expect.any(String), project_ids: null, created_at: expect.stringMatching(TIMESTAMP),
+      id: expect.stringMatching(UUID),
+      prefix: expect.any(String),
+      name: 'backend',
+      key: expect.any(String),
+      project_ids: null,
+      created_at: expect.stringMatching(TIMESTAMP),
     })
     const [keyId, secret] = created.body.key.split('.')
     expect(keyId).toBe(created.body.id)
@@ -34,9 +40,15 @@ describe('API keys', () => {
     expectStatus(listed, 200)
     const record = listed.body.find((key: { id: string }) => key.id === created.body.id)
     expect(record).toEqual({
-      id: created.body.id, prefix: created.body.prefix, organization_id: tenant.orgId, name: 'backend',
-      created_by_user_id: 'keys-admin@example.com', project_ids: null, created_at: created.body.created_at,
-      last_used_at: record.last_used_at, revoked_at: null,
+      id: created.body.id,
+      prefix: created.body.prefix,
+      organization_id: tenant.orgId,
+      name: 'backend',
+      created_by_user_id: 'keys-admin@example.com',
+      project_ids: null,
+      created_at: created.body.created_at,
+      last_used_at: record.last_used_at,
+      revoked_at: null,
     })
     // Written off the request path: null or the time of that first use.
     if (record.last_used_at !== null) expect(record.last_used_at).toMatch(TIMESTAMP)
@@ -57,8 +69,12 @@ describe('API keys', () => {
     const scopedHere = await svc.request('POST', `/v1/projects/${tenant.projectId}/api-keys`, { auth: tenant.token, body: { name: 'here' } })
     expectStatus(scopedHere, 201)
     expect(scopedHere.body).toEqual({
-      id: expect.stringMatching(UUID), prefix: expect.any(String), name: 'here', key: expect.any(String),
-      project_ids: [tenant.projectId], created_at: expect.stringMatching(TIMESTAMP),
+      id: expect.stringMatching(UUID),
+      prefix: expect.any(String),
+      name: 'here',
+      key: expect.any(String),
+      project_ids: [tenant.projectId],
+      created_at: expect.stringMatching(TIMESTAMP),
     })
     const both = (await createOrgKey({ name: 'both', project_ids: [tenant.projectId, tenant.secondProjectId] })).body
     const elsewhere = (await createOrgKey({ name: 'elsewhere', project_ids: [tenant.secondProjectId] })).body
@@ -69,7 +85,17 @@ describe('API keys', () => {
     expect(ids).toEqual(expect.arrayContaining([tenant.orgKeyId, scopedHere.body.id, both.id]))
     expect(ids).not.toContain(elsewhere.id)
     for (const key of listed.body) {
-      expect(Object.keys(key).sort()).toEqual(['created_at', 'created_by_user_id', 'id', 'last_used_at', 'name', 'organization_id', 'prefix', 'project_ids', 'revoked_at'])
+      expect(Object.keys(key).sort()).toEqual([
+        'created_at',
+        'created_by_user_id',
+        'id',
+        'last_used_at',
+        'name',
+        'organization_id',
+        'prefix',
+        'project_ids',
+        'revoked_at',
+      ])
       expect(key.project_ids === null || key.project_ids.includes(tenant.projectId)).toBe(true)
     }
     // Oldest first.
@@ -92,8 +118,8 @@ describe('API keys', () => {
     expect(refused.body.code).toBe('unauthenticated')
     expect(refused.headers.get('www-authenticate')).toMatch(/^Bearer/)
 
-    const list = async () => (await svc.request('GET', `/v1/organization/${tenant.orgId}/api-keys`, { auth: tenant.token })).body
-      .find((key: { id: string }) => key.id === created.id)
+    const list = async () =>
+      (await svc.request('GET', `/v1/organization/${tenant.orgId}/api-keys`, { auth: tenant.token })).body.find((key: { id: string }) => key.id === created.id)
     const record = await list()
     expect(record.revoked_at).toMatch(TIMESTAMP)
     expectStatus(await svc.request('DELETE', `/v1/organization/${tenant.orgId}/api-keys/${created.id}`, { auth: tenant.token }), 204)
@@ -102,8 +128,8 @@ describe('API keys', () => {
 
   it('writes last_used_at at most once a minute per key', async () => {
     const created = (await createOrgKey({ name: 'usage', project_ids: null })).body
-    const record = async () => (await svc.request('GET', `/v1/organization/${tenant.orgId}/api-keys`, { auth: tenant.token })).body
-      .find((key: { id: string }) => key.id === created.id)
+    const record = async () =>
+      (await svc.request('GET', `/v1/organization/${tenant.orgId}/api-keys`, { auth: tenant.token })).body.find((key: { id: string }) => key.id === created.id)
     expect((await record()).last_used_at).toBeNull()
     expectStatus(await svc.request('GET', '/v1/projects', { auth: created.key }), 200)
     // The write is asynchronous (off the request path): wait for it.

@@ -14,7 +14,14 @@ import { bootService, expectStatus, type TestService } from '../support/service.
 const palms = population({ seed: 5, identities: 4 })
 const DAY = 86_400_000
 
-interface Sent { requestId: string; org: string | null; actorKind: string; actorId: string | null; action: string; status: number }
+interface Sent {
+  requestId: string
+  org: string | null
+  actorKind: string
+  actorId: string | null
+  action: string
+  status: number
+}
 
 describe('audit trail', () => {
   let svc: TestService
@@ -28,10 +35,18 @@ describe('audit trail', () => {
     a = await createTenant(svc, 'audit-a@example.com')
     b = await createTenant(svc, 'audit-b@example.com')
   })
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   /** Sends a request with a fresh request id and remembers what its record must say. */
-  async function send(method: string, path: string, auth: string | undefined, expected: Omit<Sent, 'requestId' | 'status'> & { status: number }, body?: unknown) {
+  async function send(
+    method: string,
+    path: string,
+    auth: string | undefined,
+    expected: Omit<Sent, 'requestId' | 'status'> & { status: number },
+    body?: unknown,
+  ) {
     const requestId = newId()
     const answer = await svc.request(method, path, { auth, body, headers: { 'x-request-id': requestId, 'user-agent': 'audit-test/1.0' } })
     expectStatus(answer, expected.status, `${method} ${path}`)
@@ -39,29 +54,101 @@ describe('audit trail', () => {
     return answer
   }
   const recordsOf = async (requestId: string) =>
-    svc.storage.db.sql<{ org_id: string | null; actor_kind: string; actor_id: string | null; action: string; status: number; user_agent: string; resource_ids: Record<string, string> }[]>`
+    svc.storage.db.sql<
+      {
+        org_id: string | null
+        actor_kind: string
+        actor_id: string | null
+        action: string
+        status: number
+        user_agent: string
+        resource_ids: Record<string, string>
+      }[]
+    >`
       SELECT org_id, actor_kind, actor_id, action, status, user_agent, resource_ids FROM audit_log WHERE request_id = ${requestId}`
 
   it('records every group of requests once, allowed and refused, with its organization, actor, action and status', async () => {
     const project = `/v1/projects/${a.projectId}`
-    const member = (await send('POST', `${project}/members`, a.orgKey, { org: a.orgId, actorKind: 'api_key', actorId: a.orgKeyId, action: 'POST /v1/projects/{project_id}/members', status: 201 }, { display_name: 'Audited' })).body.member_id
+    const member = (
+      await send(
+        'POST',
+        `${project}/members`,
+        a.orgKey,
+        { org: a.orgId, actorKind: 'api_key', actorId: a.orgKeyId, action: 'POST /v1/projects/{project_id}/members', status: 201 },
+        { display_name: 'Audited' },
+      )
+    ).body.member_id
     const enrolled = enrollBody(palms, 0, member)
     const left = enrolled.left_hand as { enroll_capture: string; identify_capture: string }
     secrets.push(left.enroll_capture, left.identify_capture)
-    await send('POST', `${project}/biometrics/enroll`, a.orgKey, { org: a.orgId, actorKind: 'api_key', actorId: a.orgKeyId, action: 'POST /v1/projects/{project_id}/biometrics/enroll', status: 200 }, enrolled)
-    await send('GET', `${project}/members/${member}`, a.token, { org: a.orgId, actorKind: 'token', actorId: a.subject, action: 'GET /v1/projects/{project_id}/members/{member_id}', status: 200 })
-    const hook = await send('POST', `${project}/webhooks`, a.orgKey, { org: a.orgId, actorKind: 'api_key', actorId: a.orgKeyId, action: 'POST /v1/projects/{project_id}/webhooks', status: 201 }, { url: 'http://127.0.0.1:9/hook', event_types: ['enrollment.completed'] })
+    await send(
+      'POST',
+      `${project}/biometrics/enroll`,
+      a.orgKey,
+      { org: a.orgId, actorKind: 'api_key', actorId: a.orgKeyId, action: 'POST /v1/projects/{project_id}/biometrics/enroll', status: 200 },
+      enrolled,
+    )
+    await send('GET', `${project}/members/${member}`, a.token, {
+      org: a.orgId,
+      actorKind: 'token',
+      actorId: a.subject,
+      action: 'GET /v1/projects/{project_id}/members/{member_id}',
+      status: 200,
+    })
+    const hook = await send(
+      'POST',
+      `${project}/webhooks`,
+      a.orgKey,
+      { org: a.orgId, actorKind: 'api_key', actorId: a.orgKeyId, action: 'POST /v1/projects/{project_id}/webhooks', status: 201 },
+      { url: 'http://127.0.0.1:9/hook', event_types: ['enrollment.completed'] },
+    )
     secrets.push(hook.body.secret)
-    const key = await send('POST', `/v1/organization/${a.orgId}/api-keys`, a.token, { org: a.orgId, actorKind: 'token', actorId: a.subject, action: 'POST /v1/organization/{org_id}/api-keys', status: 201 }, { name: 'audited', project_ids: null })
+    const key = await send(
+      'POST',
+      `/v1/organization/${a.orgId}/api-keys`,
+      a.token,
+      { org: a.orgId, actorKind: 'token', actorId: a.subject, action: 'POST /v1/organization/{org_id}/api-keys', status: 201 },
+      { name: 'audited', project_ids: null },
+    )
     secrets.push(key.body.key, a.orgKey, a.token)
-    await send('GET', `/v1/organization/${a.orgId}/environments`, a.token, { org: a.orgId, actorKind: 'token', actorId: a.subject, action: 'GET /v1/organization/{org_id}/environments', status: 200 })
+    await send('GET', `/v1/organization/${a.orgId}/environments`, a.token, {
+      org: a.orgId,
+      actorKind: 'token',
+      actorId: a.subject,
+      action: 'GET /v1/organization/{org_id}/environments',
+      status: 200,
+    })
     const window = `from=${new Date(Date.now() - DAY).toISOString()}&to=${new Date(Date.now() + DAY).toISOString()}`
-    await send('GET', `${project}/transactions?${window}`, a.orgKey, { org: a.orgId, actorKind: 'api_key', actorId: a.orgKeyId, action: 'GET /v1/projects/{project_id}/transactions', status: 200 })
+    await send('GET', `${project}/transactions?${window}`, a.orgKey, {
+      org: a.orgId,
+      actorKind: 'api_key',
+      actorId: a.orgKeyId,
+      action: 'GET /v1/projects/{project_id}/transactions',
+      status: 200,
+    })
     // Refused: another tenant's key on A's project (404, kept in B's chain), no credential (401), a
     // token on an organization it does not administer (kept in the platform chain).
-    await send('GET', `${project}/members/${member}`, b.orgKey, { org: b.orgId, actorKind: 'api_key', actorId: b.orgKeyId, action: 'GET /v1/projects/{project_id}/members/{member_id}', status: 404 })
-    await send('DELETE', `${project}/members/${member}`, undefined, { org: null, actorKind: 'anonymous', actorId: null, action: 'DELETE /v1/projects/{project_id}/members/{member_id}', status: 401 })
-    await send('GET', `/v1/organization/${a.orgId}/api-keys`, b.token, { org: null, actorKind: 'token', actorId: b.subject, action: 'GET /v1/organization/{org_id}/api-keys', status: 404 })
+    await send('GET', `${project}/members/${member}`, b.orgKey, {
+      org: b.orgId,
+      actorKind: 'api_key',
+      actorId: b.orgKeyId,
+      action: 'GET /v1/projects/{project_id}/members/{member_id}',
+      status: 404,
+    })
+    await send('DELETE', `${project}/members/${member}`, undefined, {
+      org: null,
+      actorKind: 'anonymous',
+      actorId: null,
+      action: 'DELETE /v1/projects/{project_id}/members/{member_id}',
+      status: 401,
+    })
+    await send('GET', `/v1/organization/${a.orgId}/api-keys`, b.token, {
+      org: null,
+      actorKind: 'token',
+      actorId: b.subject,
+      action: 'GET /v1/organization/{org_id}/api-keys',
+      status: 404,
+    })
     // Not audited: liveness and the API description reach no tenant data.
     const livez = newId()
     await svc.request('GET', '/livez', { headers: { 'x-request-id': livez } })
@@ -70,7 +157,14 @@ describe('audit trail', () => {
     for (const request of sent) {
       const records = await recordsOf(request.requestId)
       expect(records, `${request.action} ${request.status}`).toHaveLength(1)
-      expect(records[0]).toMatchObject({ org_id: request.org, actor_kind: request.actorKind, actor_id: request.actorId, action: request.action, status: request.status, user_agent: 'audit-test/1.0' })
+      expect(records[0]).toMatchObject({
+        org_id: request.org,
+        actor_kind: request.actorKind,
+        actor_id: request.actorId,
+        action: request.action,
+        status: request.status,
+        user_agent: 'audit-test/1.0',
+      })
     }
     expect(await recordsOf(livez)).toHaveLength(0)
     expect((await recordsOf(sent[2].requestId))[0].resource_ids).toEqual({ project_id: a.projectId, member_id: member })
@@ -94,7 +188,11 @@ describe('audit trail', () => {
     const ids = new Set(page.body.items.map((item: { request_id: string }) => item.request_id))
     for (const request of sent) expect(ids.has(request.requestId)).toBe(request.org === a.orgId)
 
-    const filtered = await svc.request('GET', `/v1/organization/${a.orgId}/audit-log?${window}&page=1&per_page=10&action=${encodeURIComponent('POST /v1/projects/{project_id}/biometrics/enroll')}`, { auth: a.token })
+    const filtered = await svc.request(
+      'GET',
+      `/v1/organization/${a.orgId}/audit-log?${window}&page=1&per_page=10&action=${encodeURIComponent('POST /v1/projects/{project_id}/biometrics/enroll')}`,
+      { auth: a.token },
+    )
     expect(filtered.body.items.map((item: { action: string }) => item.action)).toEqual(['POST /v1/projects/{project_id}/biometrics/enroll'])
     const byActor = await svc.request('GET', `/v1/organization/${a.orgId}/audit-log?${window}&page=1&per_page=100&actor_id=${a.orgKeyId}`, { auth: a.token })
     expect(byActor.body.items.length).toBeGreaterThan(0)
@@ -103,7 +201,10 @@ describe('audit trail', () => {
     const exported = await svc.request('GET', `/v1/organization/${a.orgId}/audit-log/export?${window}`, { auth: a.token })
     expectStatus(exported, 200)
     expect(exported.headers.get('content-type')).toBe('application/x-ndjson')
-    const lines = exported.text.trim().split('\n').map((line: string) => JSON.parse(line))
+    const lines = exported.text
+      .trim()
+      .split('\n')
+      .map((line: string) => JSON.parse(line))
     // Oldest first, and every listed record is there (records appended since the list may follow).
     const exportedSeqs = lines.map((line: { seq: number }) => line.seq)
     expect(exportedSeqs).toEqual([...exportedSeqs].sort((x, y) => x - y))

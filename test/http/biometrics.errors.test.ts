@@ -4,7 +4,16 @@ import { encodeTemplate } from '@palmvein/matcher'
 import { projectById } from '../../src/store/projects.js'
 import { usingPostgres } from '../support/database.js'
 import {
-  addProject, base64url, createMember, createPalmTenant, enroll, enrollBody, identify, identifyBody, population, type PalmTenant,
+  addProject,
+  base64url,
+  createMember,
+  createPalmTenant,
+  enroll,
+  enrollBody,
+  identify,
+  identifyBody,
+  population,
+  type PalmTenant,
 } from '../support/palms.js'
 import { bootService, expectStatus, type TestService } from '../support/service.js'
 
@@ -27,7 +36,9 @@ describe(`biometrics: refusals leave nothing behind (${usingPostgres ? 'PostgreS
     owner = await createMember(svc, tenant, 'owner')
     expectStatus(await enroll(svc, tenant, enrollBody(palms, 0, owner)), 200)
   }, 120_000)
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   it('refuses a hand whose two captures are of two people with 400 capture_invalid, storing nothing', async () => {
     const mixed = await createMember(svc, tenant, 'mixed')
@@ -37,7 +48,9 @@ describe(`biometrics: refusals leave nothing behind (${usingPostgres ? 'PostgreS
     const refused = await enroll(svc, tenant, body)
     expectStatus(refused, 400)
     expect(refused.body).toMatchObject({ code: 'capture_invalid', errors: [{ path: '/left_hand/identify_capture' }] })
-    expect(refused.body.detail).toMatch(/^left_hand\.identify_capture: the enroll and identify captures disagree \(similarity -?0\.\d+ is under the environment's match threshold 0\.8\)/)
+    expect(refused.body.detail).toMatch(
+      /^left_hand\.identify_capture: the enroll and identify captures disagree \(similarity -?0\.\d+ is under the environment's match threshold 0\.8\)/,
+    )
     expect(await stored(mixed)).toEqual({ templates: 0, events: 0, enrolled: 0, last: null })
     // The same person's two captures enroll.
     expectStatus(await enroll(svc, tenant, enrollBody(palms, 7, mixed)), 200)
@@ -73,7 +86,11 @@ describe(`biometrics: refusals leave nothing behind (${usingPostgres ? 'PostgreS
     const cases: Array<[string, string, RegExp]> = [
       ['/left_hand/identify_capture', stray, /not canonical base64url \(non-zero trailing bits\)/],
       // The schema's rules (the document states them): the alphabet and the length of a PVT1 template.
-      ['/left_hand/enroll_capture', `not*${good.left_hand.enroll_capture.slice(4)}`, /is not base64: expected base64url without padding or standard base64 with padding/],
+      [
+        '/left_hand/enroll_capture',
+        `not*${good.left_hand.enroll_capture.slice(4)}`,
+        /is not base64: expected base64url without padding or standard base64 with padding/,
+      ],
       ['/left_hand/enroll_capture', 'AAAA', /must NOT have fewer than 203 characters/],
       ['/left_hand/enroll_capture', `${good.left_hand.enroll_capture}${'A'.repeat(2764)}`, /must NOT have more than 2764 characters/],
       // The domain's: one alphabet, canonical text, and a PVT1 template that fits the environment.
@@ -97,7 +114,10 @@ describe(`biometrics: refusals leave nothing behind (${usingPostgres ? 'PostgreS
       expect(response.body.errors[0].path).toBe(field)
       expect(response.body.detail).toMatch(detail)
     }
-    const probe = await svc.request('POST', `/v1/projects/${tenant.projectId}/biometrics/identify`, { auth: tenant.key, body: { palm: { identify_capture: 'x'.repeat(5) } } })
+    const probe = await svc.request('POST', `/v1/projects/${tenant.projectId}/biometrics/identify`, {
+      auth: tenant.key,
+      body: { palm: { identify_capture: 'x'.repeat(5) } },
+    })
     expectStatus(probe, 400)
     expect(probe.body.errors[0].path).toBe('/palm/identify_capture')
     expect(await stored(memberId)).toEqual({ templates: 0, events: 0, enrolled: 0, last: null })
@@ -127,7 +147,12 @@ describe(`biometrics: refusals leave nothing behind (${usingPostgres ? 'PostgreS
     const app = svc.service.app
     const project = (await projectById(app.sql, tenant.projectId))!
     const memberId = await createMember(svc, tenant, 'rollback')
-    const failing = { callerType: 'api_key' as const, inTransaction: async () => { throw new Error('session completion failed') } }
+    const failing = {
+      callerType: 'api_key' as const,
+      inTransaction: async () => {
+        throw new Error('session completion failed')
+      },
+    }
     await expect(enrollMember(app, project, enrollBody(palms, 9, memberId) as never, failing)).rejects.toThrow('session completion failed')
     expect(await stored(memberId)).toEqual({ templates: 0, events: 0, enrolled: 0, last: null })
     expect((await identify(svc, tenant, identifyBody(palms, 9, 'left'))).status).toBe('NotFound')

@@ -1,7 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { usingPostgres } from '../support/database.js'
 import {
-  addProject, createMember, createPalmTenant, enroll, enrollBody, identify, identifyBody, population, vectorBody, waitUntilReady, type PalmTenant,
+  addProject,
+  createMember,
+  createPalmTenant,
+  enroll,
+  enrollBody,
+  identify,
+  identifyBody,
+  population,
+  vectorBody,
+  waitUntilReady,
+  type PalmTenant,
 } from '../support/palms.js'
 import { bootService, expectStatus, type TestService } from '../support/service.js'
 
@@ -10,7 +20,10 @@ const palms = population({ identities: 40 })
 /** A random unit vector, deterministic per seed. */
 function unit(seed: number, dimension = 256): Float32Array {
   let state = seed
-  const next = () => { state = (state * 1103515245 + 12345) % 2147483648; return state / 2147483648 - 0.5 }
+  const next = () => {
+    state = (state * 1103515245 + 12345) % 2147483648
+    return state / 2147483648 - 0.5
+  }
   const values = Float32Array.from({ length: dimension }, next)
   const norm = Math.hypot(...values)
   return values.map((value) => value / norm)
@@ -32,7 +45,9 @@ describe(`biometrics: enroll and identify (${usingPostgres ? 'PostgreSQL' : 'PGl
       members.push(memberId)
     }
   }, 120_000)
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   it('finds every enrolled member from a later capture of either hand, and says which hand', async () => {
     for (let identity = 0; identity < members.length; identity++) {
@@ -62,7 +77,10 @@ describe(`biometrics: enroll and identify (${usingPostgres ? 'PostgreSQL' : 'PGl
     const scores = result.candidates!.map((candidate) => candidate.match_score)
     expect([...scores].sort((a, b) => b - a)).toEqual(scores)
     expect(new Set(result.candidates!.map((candidate) => candidate.member_id)).size).toBe(3)
-    const tooMany = await svc.request('POST', `/v1/projects/${tenant.projectId}/biometrics/identify?k=11`, { auth: tenant.key, body: identifyBody(palms, 2, 'right') })
+    const tooMany = await svc.request('POST', `/v1/projects/${tenant.projectId}/biometrics/identify?k=11`, {
+      auth: tenant.key,
+      body: identifyBody(palms, 2, 'right'),
+    })
     expectStatus(tooMany, 400)
   })
 
@@ -93,7 +111,12 @@ describe(`biometrics: enroll and identify (${usingPostgres ? 'PostgreSQL' : 'PGl
     const asRight = await identify(svc, tenant, vectorBody(leftPalm, 1, 'right'))
     expect(asRight.status).toBe('NotFound')
     expect(asRight.match_score).toBeLessThan(0.8)
-    expect(await identify(svc, tenant, vectorBody(leftPalm, 1, 'left'))).toEqual({ status: 'Found', member_id: memberId, match_score: expect.any(Number), hand: 'left' })
+    expect(await identify(svc, tenant, vectorBody(leftPalm, 1, 'left'))).toEqual({
+      status: 'Found',
+      member_id: memberId,
+      match_score: expect.any(Number),
+      hand: 'left',
+    })
     // Unknown hand: both hands' references, so the left one is found.
     const unknown = await identify(svc, tenant, vectorBody(leftPalm), '?k=2')
     expect(unknown).toMatchObject({ status: 'Found', member_id: memberId, hand: 'left' })
@@ -125,11 +148,14 @@ describe(`biometrics: enroll and identify (${usingPostgres ? 'PostgreSQL' : 'PGl
     for (let index = 0; index < 256; index++) along += noise[index] * a[index]
     const orthogonal = noise.map((value, index) => value - along * a[index])
     const orthogonalNorm = Math.hypot(...orthogonal)
-    const b = a.map((value, index) => 0.7 * value + Math.sqrt(1 - 0.49) * orthogonal[index] / orthogonalNorm)
+    const b = a.map((value, index) => 0.7 * value + (Math.sqrt(1 - 0.49) * orthogonal[index]) / orthogonalNorm)
     const bisector = a.map((value, index) => value + b[index])
     const twinA = await createMember(svc, tenant, 'twin a')
     const twinB = await createMember(svc, tenant, 'twin b')
-    for (const [memberId, vector] of [[twinA, a], [twinB, b]] as const) {
+    for (const [memberId, vector] of [
+      [twinA, a],
+      [twinB, b],
+    ] as const) {
       const capture = vectorBody(vector).palm.identify_capture
       const response = await enroll(svc, tenant, { member_id: memberId, left_hand: { enroll_capture: capture, identify_capture: capture } })
       expectStatus(response, 200)
@@ -169,7 +195,10 @@ describe(`biometrics: enroll and identify (${usingPostgres ? 'PostgreSQL' : 'PGl
   })
 
   it('is served under the singular /v1/project/ alias too', async () => {
-    const response = await svc.request('POST', `/v1/project/${tenant.projectId}/biometrics/identify`, { auth: tenant.key, body: identifyBody(palms, 0, 'left') })
+    const response = await svc.request('POST', `/v1/project/${tenant.projectId}/biometrics/identify`, {
+      auth: tenant.key,
+      body: identifyBody(palms, 0, 'left'),
+    })
     expectStatus(response, 200)
     expect(response.body.member_id).toBe(members[0])
   })

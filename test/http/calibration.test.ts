@@ -18,7 +18,11 @@ function halfMatchingProbe(): ReturnType<typeof vectorBody> {
   const along = other.reduce((sum, value, index) => sum + value * palm[index], 0)
   const orthogonal = other.map((value, index) => value - along * palm[index])
   const norm = Math.hypot(...orthogonal)
-  return vectorBody(palm.map((value, index) => 0.5 * value + (Math.sqrt(0.75) * orthogonal[index]) / norm), 1, 'left')
+  return vectorBody(
+    palm.map((value, index) => 0.5 * value + (Math.sqrt(0.75) * orthogonal[index]) / norm),
+    1,
+    'left',
+  )
 }
 
 describe(`calibration of match_threshold from target_fpir (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
@@ -35,16 +39,24 @@ describe(`calibration of match_threshold from target_fpir (${usingPostgres ? 'Po
 
   /** Reads until `ready` holds (vitest's waitFor, every 100 ms for up to `seconds`); the value read. */
   const eventually = <T>(read: () => Promise<T>, ready: (value: T) => boolean, seconds: number): Promise<T> =>
-    vi.waitFor(async () => {
-      const value = await read()
-      if (!ready(value)) throw new Error(`not yet: ${JSON.stringify(value)}`)
-      return value
-    }, { timeout: seconds * 1000, interval: 100 })
+    vi.waitFor(
+      async () => {
+        const value = await read()
+        if (!ready(value)) throw new Error(`not yet: ${JSON.stringify(value)}`)
+        return value
+      },
+      { timeout: seconds * 1000, interval: 100 },
+    )
 
   const accuracyWhen = (ready: (body: any) => boolean) => eventually(accuracy, ready, 30)
   // The calibrating process takes its new threshold up with a settings read just after the commit
   // that the accuracy endpoint already shows: identify follows within moments, not at once.
-  const identifyWhen = (status: string) => eventually(() => identify(svc, tenant, halfMatchingProbe()), (answer) => answer.status === status, 10)
+  const identifyWhen = (status: string) =>
+    eventually(
+      () => identify(svc, tenant, halfMatchingProbe()),
+      (answer) => answer.status === status,
+      10,
+    )
 
   async function enrollIdentities(from: number, to: number) {
     for (let identity = from; identity < to; identity++) {
@@ -64,14 +76,28 @@ describe(`calibration of match_threshold from target_fpir (${usingPostgres ? 'Po
     expectStatus(targeted, 200)
     expect(targeted.body).toMatchObject({ target_fpir: 0.001, match_threshold: 0.8 })
   }, 180_000)
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   it('derives the threshold from the non-mated scores, and identify uses it', async () => {
     const body = await accuracyWhen((answer) => answer.status === 'calibrated')
-    expect(body).toMatchObject({ environment_id: tenant.environmentId, target_fpir: 0.001, min_match_threshold: 0.05, status: 'calibrated', gallery_size: MEMBERS * 2 })
+    expect(body).toMatchObject({
+      environment_id: tenant.environmentId,
+      target_fpir: 0.001,
+      min_match_threshold: 0.05,
+      status: 'calibrated',
+      gallery_size: MEMBERS * 2,
+    })
     const { calibration } = body
     // 60 identify captures, each against the 29 other members; 0.06 exceedances expected: fitted.
-    expect(calibration).toMatchObject({ method: 'extreme_value', gallery_size: MEMBERS * 2, non_mated_samples: MEMBERS * 2, floor_applied: false, target_fpir: 0.001 })
+    expect(calibration).toMatchObject({
+      method: 'extreme_value',
+      gallery_size: MEMBERS * 2,
+      non_mated_samples: MEMBERS * 2,
+      floor_applied: false,
+      target_fpir: 0.001,
+    })
     expect(calibration.tail).toMatchObject({ samples: 20, scale: expect.any(Number) })
     expect(calibration.tail.scale).toBeGreaterThan(0)
     expect(calibration.threshold).toBeGreaterThan(0.05)
@@ -143,8 +169,14 @@ describe(`calibration of match_threshold from target_fpir (${usingPostgres ? 'Po
     try {
       // Its galleries load after it listens: until then identify answers 503 (CI met that once).
       await waitUntilReady(second.url)
-      const identifyAt = async (url: string) => (await request(url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/identify`, { auth: tenant.key, body: halfMatchingProbe() })).body.status
-      const statusWhen = (url: string, wanted: string) => eventually(() => identifyAt(url), (status) => status === wanted, 10)
+      const identifyAt = async (url: string) =>
+        (await request(url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/identify`, { auth: tenant.key, body: halfMatchingProbe() })).body.status
+      const statusWhen = (url: string, wanted: string) =>
+        eventually(
+          () => identifyAt(url),
+          (status) => status === wanted,
+          10,
+        )
       expect(await identifyAt(second.url)).toBe('NotFound')
       // Changed through the first process, calibrated by either: the second identifies with it.
       expectStatus(await svc.request('PATCH', environmentPath, { auth: tenant.token, body: { target_fpir: 0.001 } }), 200)
@@ -171,7 +203,7 @@ describe(`calibration of match_threshold from target_fpir (${usingPostgres ? 'Po
     expect(all).toHaveLength((MEMBERS + 4) * 2)
   })
 
-  it('answers the organization\'s admins only, and validates the changes', async () => {
+  it("answers the organization's admins only, and validates the changes", async () => {
     const stranger = await svc.token('stranger@example.com')
     expectProblem(await svc.request('GET', accuracyPath, { auth: stranger }), 404, 'not_found')
     expectProblem(await svc.request('PATCH', environmentPath, { auth: stranger, body: { margin: 0.1 } }), 404, 'not_found')

@@ -6,7 +6,6 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueConsoleSignInLink } from '../../src/auth/console-sign-in.js'
 import { ConfigError, loadConfig } from '../../src/config.js'
-import { CONSOLE_DIST } from '../../src/http/console/assets.js'
 import { usingPostgres } from '../support/database.js'
 import { bootService, expectProblem, expectStatus, type TestService } from '../support/service.js'
 
@@ -95,7 +94,11 @@ describe(`console (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
       // The page's probe on load: 200 with or without a session, so a signed-out page logs no failed request.
       const probed = await svc.request('GET', '/console/session', { headers: { cookie } })
       expectStatus(probed, 200)
-      expect(probed.body).toEqual({ sign_in: 'link', oidc: null, session: { subject: 'bob@example.com', session_expires_at: signedIn.body.session_expires_at } })
+      expect(probed.body).toEqual({
+        sign_in: 'link',
+        oidc: null,
+        session: { subject: 'bob@example.com', session_expires_at: signedIn.body.session_expires_at },
+      })
       expect(probed.headers.get('cache-control')).toBe('no-store')
       expect((await svc.request('GET', '/console/session')).body).toEqual({ sign_in: 'link', oidc: null, session: null })
       const renewed = await svc.request('POST', '/console/session/token', { headers: { cookie } })
@@ -154,13 +157,22 @@ describe(`console (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
   })
 
   describe('with OpenID Connect', () => {
-    const oidc = { jwksUrl: 'https://id.example.com/jwks', jwtIssuer: 'https://id.example.com', jwtAudience: 'palmvein-console', consoleOidcClientId: 'palmvein-console' }
+    const oidc = {
+      jwksUrl: 'https://id.example.com/jwks',
+      jwtIssuer: 'https://id.example.com',
+      jwtAudience: 'palmvein-console',
+      consoleOidcClientId: 'palmvein-console',
+    }
 
     it('tells the page to sign in at the issuer, lets the page reach that origin only, and issues no session', async () => {
       await svc.restart(oidc)
       const probed = await svc.request('GET', '/console/session')
       expectStatus(probed, 200)
-      expect(probed.body).toEqual({ sign_in: 'oidc', oidc: { issuer: 'https://id.example.com', client_id: 'palmvein-console', scope: 'openid' }, session: null })
+      expect(probed.body).toEqual({
+        sign_in: 'oidc',
+        oidc: { issuer: 'https://id.example.com', client_id: 'palmvein-console', scope: 'openid' },
+        session: null,
+      })
       const csp = (await svc.request('GET', '/console/')).headers.get('content-security-policy')!
       expect(csp).toContain("connect-src 'self' https://id.example.com;")
       expect(csp).toContain("script-src 'self';")
@@ -168,7 +180,7 @@ describe(`console (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
       expectProblem(await svc.request('GET', '/console/session', { headers: { 'sec-fetch-site': 'cross-site' } }), 403, 'forbidden')
     })
 
-    it('refuses to start when the API would not accept the console\'s ID tokens', () => {
+    it("refuses to start when the API would not accept the console's ID tokens", () => {
       for (const wrong of [{ jwksUrl: null }, { jwtAudience: 'palmvein' }, { jwtIssuer: 'not a url' }]) {
         expect(() => loadConfig({ ...oidc, ...wrong }, {}), JSON.stringify(wrong)).toThrow(ConfigError)
       }

@@ -14,7 +14,9 @@ describe('credential answers', () => {
     svc = await bootService()
     tenant = await createPalmTenant(svc, 'credentials@example.com')
   }, 120_000)
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   const members = (auth: string) => svc.request('GET', `/v1/projects/${tenant.projectId}/members`, { auth })
 

@@ -80,7 +80,7 @@ describe('API key lookups', () => {
     expect(refused.body.detail).toBe('the API key has been revoked')
   })
 
-  it('refuses a key revoked in another client\'s transaction once it commits', async () => {
+  it("refuses a key revoked in another client's transaction once it commits", async () => {
     const { id, key } = await newKey('revoked in a transaction')
     expectStatus(await getProject(key), 200)
     await other.begin(async (tx) => {
@@ -107,11 +107,12 @@ describe('device token lookups', () => {
   // Server lookup is off for the project until a test turns it on: the terminal's identify then
   // answers 403 server_lookup_disabled after authenticating the device and reading its project,
   // and a capture that is not PVT1 answers 400 once it is on. Neither touches the gallery.
-  const identify = (terminal: Terminal) => svc.request('POST', '/v1/device-com/identify', {
-    // As long as a PVT1 template (the schema's rule) but not one (the handler's): it reaches access.
-    auth: terminal.deviceToken,
-    body: { palm: { identify_capture: Buffer.alloc(152, 'not a capture').toString('base64') } },
-  })
+  const identify = (terminal: Terminal) =>
+    svc.request('POST', '/v1/device-com/identify', {
+      // As long as a PVT1 template (the schema's rule) but not one (the handler's): it reaches access.
+      auth: terminal.deviceToken,
+      body: { palm: { identify_capture: Buffer.alloc(152, 'not a capture').toString('base64') } },
+    })
   // Terminals are linked to sandbox projects only.
   let sandbox: Tenant
   beforeAll(async () => {

@@ -17,7 +17,9 @@ describe(`terminal abuse limits (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, (
     tenant = await createTenant(svc, 'abuse@example.com', { plan: 'sandbox' })
     await liftRateLimits(svc, tenant.projectId)
   }, 120_000)
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   it('limits registrations per client address (X-Forwarded-For behind a trusted proxy), with Retry-After', async () => {
     const from = (address: string) => ({ 'x-forwarded-for': `${address}, 10.0.0.1` })
@@ -33,10 +35,11 @@ describe(`terminal abuse limits (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, (
     expectStatus(await register(svc, from('203.0.113.8')), 201)
   })
 
-  it('writes a terminal\'s last_auth_at at most once a minute', async () => {
+  it("writes a terminal's last_auth_at at most once a minute", async () => {
     // linkTerminal registers from this test's own address (127.0.0.1), a budget of its own.
     const terminal = await linkTerminal(svc, tenant.token, tenant.projectId)
-    const lastAuth = async () => (await svc.storage.db.sql<{ last_auth_at: Date | null }[]>`SELECT last_auth_at FROM devices WHERE id = ${terminal.deviceId}`)[0].last_auth_at
+    const lastAuth = async () =>
+      (await svc.storage.db.sql<{ last_auth_at: Date | null }[]>`SELECT last_auth_at FROM devices WHERE id = ${terminal.deviceId}`)[0].last_auth_at
     const poll = () => svc.request('GET', '/v1/device-com/enrollment', { auth: terminal.deviceToken })
     const settle = async (until: (value: Date | null) => boolean) => {
       for (let waited = 0; waited < 3_000; waited += 50) {

@@ -28,7 +28,9 @@ describe(`Device-Com: the terminal side of enrollment and identification (${usin
     expectStatus(await svc.request('PUT', `/v1/projects/${tenant.projectId}/server-lookup`, { auth: tenant.token, body: { enable_server_lookup: true } }), 204)
     terminal = await linkTerminal(svc, tenant.token, tenant.projectId)
   })
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   const createMember = async (name: string) => {
     const response = await svc.request('POST', `/v1/projects/${tenant.projectId}/members`, { auth: tenant.orgKey, body: { display_name: name } })
@@ -71,7 +73,10 @@ describe(`Device-Com: the terminal side of enrollment and identification (${usin
       expectStatus(found, 200)
       expect(found.body).toMatchObject({ status: 'Found', member_id: memberId, hand })
     }
-    const byKey = await svc.request('POST', `/v1/projects/${tenant.projectId}/biometrics/identify`, { auth: tenant.orgKey, body: identifyBody(palms, 0, 'left') })
+    const byKey = await svc.request('POST', `/v1/projects/${tenant.projectId}/biometrics/identify`, {
+      auth: tenant.orgKey,
+      body: identifyBody(palms, 0, 'left'),
+    })
     expect(byKey.body).toMatchObject({ status: 'Found', member_id: memberId })
 
     const [event] = await svc.storage.db.sql`SELECT data FROM event_outbox WHERE project_id = ${tenant.projectId} AND event_type = 'enrollment.completed'`
@@ -91,7 +96,7 @@ describe(`Device-Com: the terminal side of enrollment and identification (${usin
     expect(Date.now() - began).toBeGreaterThanOrEqual(900)
   })
 
-  it('refuses a wrong challenge (403), a cancelled session (409), another terminal\'s session (404); nothing is enrolled', async () => {
+  it("refuses a wrong challenge (403), a cancelled session (409), another terminal's session (404); nothing is enrolled", async () => {
     const memberId = await createMember('Linus')
     const session = await startSession(memberId)
     const wrong = await complete(session.enroll_id, { ...hands(1), challenge: 'not-the-challenge' })
@@ -149,18 +154,24 @@ describe('Device-Com on a global environment', () => {
     svc = await bootService()
     await waitUntilReady(svc.url)
   })
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   it('a customer terminal identifies against the global environment; in demo mode a match emits demo.scan.success', async () => {
     // The platform organization and its global environment, with a self-enrolled member.
     const platformAdmin = 'platform-admin@example.com'
     const platformOrg = await insertOrganization(svc.storage.db.sql, { id: newId(), name: 'Platform EU', kind: 'platform' }, platformAdmin)
     const platformToken = await svc.token(platformAdmin)
-    const environment = await svc.request('POST', `/v1/organization/${platformOrg.id}/environments`, { auth: platformToken, body: { name: 'EU', enables_server_lookup: true } })
+    const environment = await svc.request('POST', `/v1/organization/${platformOrg.id}/environments`, {
+      auth: platformToken,
+      body: { name: 'EU', enables_server_lookup: true },
+    })
     expectStatus(environment, 201)
     expect(environment.body.kind).toBe('global')
     const platformProject = await svc.request('POST', `/v1/organization/${platformOrg.id}/projects`, {
-      auth: platformToken, body: { name: 'self-enrollment', environment_id: environment.body.id, plan: 'enterprise' },
+      auth: platformToken,
+      body: { name: 'self-enrollment', environment_id: environment.body.id, plan: 'enterprise' },
     })
     expectStatus(platformProject, 201)
     // Enrolled in-process here (test/http/self-enrollment.test.ts drives the public self-enrollment routes).
@@ -172,7 +183,8 @@ describe('Device-Com on a global environment', () => {
     // A customer's sandbox project on the global environment, with a demo terminal.
     const customer = await createTenant(svc, 'global-customer@example.com', { plan: 'sandbox' })
     const project = await svc.request('POST', `/v1/organization/${customer.orgId}/projects`, {
-      auth: customer.token, body: { name: 'on global', environment_id: environment.body.id, plan: 'sandbox' },
+      auth: customer.token,
+      body: { name: 'on global', environment_id: environment.body.id, plan: 'sandbox' },
     })
     expectStatus(project, 201)
     await liftRateLimits(svc, project.body.id)
@@ -197,7 +209,10 @@ describe('Device-Com on a global environment', () => {
     if (scan) expect(scan).toEqual({ caller_type: 'device', device_id: terminal.deviceId })
 
     // The project is read-only on the global environment: the REST biometrics and enrollment sessions refuse.
-    const byKey = await svc.request('POST', `/v1/projects/${project.body.id}/biometrics/identify`, { auth: customer.orgKey, body: identifyBody(palms, 3, 'right') })
+    const byKey = await svc.request('POST', `/v1/projects/${project.body.id}/biometrics/identify`, {
+      auth: customer.orgKey,
+      body: identifyBody(palms, 3, 'right'),
+    })
     expectStatus(byKey, 403)
     expect(byKey.body.code).toBe('environment_not_tenant_managed')
     const start = await svc.request('POST', `/v1/devices/${terminal.deviceId}/enroll/member/start`, { auth: customer.token, body: { member_id: member.id } })
@@ -208,11 +223,15 @@ describe('Device-Com on a global environment', () => {
   it("refuses server lookup to terminals where the environment's owner does not allow it, and once the project turns it off", async () => {
     const platformAdmin = 'closed-platform@example.com'
     const platformOrg = await insertOrganization(svc.storage.db.sql, { id: newId(), name: 'Platform closed', kind: 'platform' }, platformAdmin)
-    const closed = await svc.request('POST', `/v1/organization/${platformOrg.id}/environments`, { auth: await svc.token(platformAdmin), body: { name: 'closed' } })
+    const closed = await svc.request('POST', `/v1/organization/${platformOrg.id}/environments`, {
+      auth: await svc.token(platformAdmin),
+      body: { name: 'closed' },
+    })
     expectStatus(closed, 201)
     const customer = await createTenant(svc, 'closed-customer@example.com', { plan: 'sandbox' })
     const project = await svc.request('POST', `/v1/organization/${customer.orgId}/projects`, {
-      auth: customer.token, body: { name: 'on closed', environment_id: closed.body.id, plan: 'sandbox' },
+      auth: customer.token,
+      body: { name: 'on closed', environment_id: closed.body.id, plan: 'sandbox' },
     })
     await liftRateLimits(svc, project.body.id)
     const terminal = await linkTerminal(svc, customer.token, project.body.id)
@@ -238,11 +257,17 @@ describe('Device-Com on a global environment', () => {
     const platformAdmin = 'scores-platform@example.com'
     const platformOrg = await insertOrganization(svc.storage.db.sql, { id: newId(), name: 'Platform scores', kind: 'platform' }, platformAdmin)
     const platformToken = await svc.token(platformAdmin)
-    const environment = await svc.request('POST', `/v1/organization/${platformOrg.id}/environments`, { auth: platformToken, body: { name: 'scores', enables_server_lookup: true } })
+    const environment = await svc.request('POST', `/v1/organization/${platformOrg.id}/environments`, {
+      auth: platformToken,
+      body: { name: 'scores', enables_server_lookup: true },
+    })
     expectStatus(environment, 201)
     const threshold = environment.body.match_threshold
     const lookupOn = async (token: string, orgId: string, mode: string) => {
-      const created = await svc.request('POST', `/v1/organization/${orgId}/projects`, { auth: token, body: { name: 'lookup', environment_id: environment.body.id, plan: 'sandbox' } })
+      const created = await svc.request('POST', `/v1/organization/${orgId}/projects`, {
+        auth: token,
+        body: { name: 'lookup', environment_id: environment.body.id, plan: 'sandbox' },
+      })
       expectStatus(created, 201)
       await liftRateLimits(svc, created.body.id)
       expectStatus(await svc.request('PUT', `/v1/projects/${created.body.id}/server-lookup`, { auth: token, body: { enable_server_lookup: true } }), 204)

@@ -14,7 +14,9 @@ describe('devices: refusals', () => {
     stranger = await createTenant(svc, 'devices-stranger@example.com', { plan: 'sandbox' })
     for (const projectId of [tenant.projectId, tenant.secondProjectId, stranger.projectId]) await liftRateLimits(svc, projectId)
   })
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   const complete = (projectId: string, body: unknown, auth = tenant.token) =>
     svc.request('POST', `/v1/projects/${projectId}/device/android/complete_registration`, { auth, body })
@@ -49,7 +51,11 @@ describe('devices: refusals', () => {
       ['POST', '/v1/device-com/registration', { hardware_platform: 'x'.repeat(65), mode: 'access' }],
       ['POST', '/v1/device-com/registration', { mode: 'access' }],
       ['POST', '/v1/device-com/registration', { hardware_platform: 'android', mode: 'access', extra: 1 }],
-      ['POST', `/v1/projects/${tenant.projectId}/device/android/complete_registration`, { registration_code: 'ABCDEFGH', device_name: 'x', device_mode: 'kiosk' }],
+      [
+        'POST',
+        `/v1/projects/${tenant.projectId}/device/android/complete_registration`,
+        { registration_code: 'ABCDEFGH', device_name: 'x', device_mode: 'kiosk' },
+      ],
       ['POST', `/v1/projects/${tenant.projectId}/device/android/complete_registration`, { registration_code: 'ABCDEFGH', device_mode: 'access' }],
     ]
     for (const [method, path, body] of cases) {

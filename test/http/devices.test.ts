@@ -14,11 +14,17 @@ describe('devices: registration, linking, list, update', () => {
     await liftRateLimits(svc, tenant.projectId)
     await liftRateLimits(svc, tenant.secondProjectId)
   })
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   it('registers a terminal without credentials: device id, an 8-character code, a device token', async () => {
     const registered = await registerTerminal(svc, { mode: 'payment', hardware_platform: 'linux' })
-    expect(registered).toEqual({ device_id: expect.any(String), registration_code: expect.stringMatching(/^[A-HJ-NP-Z2-9]{8}$/), device_token: expect.any(String) })
+    expect(registered).toEqual({
+      device_id: expect.any(String),
+      registration_code: expect.stringMatching(/^[A-HJ-NP-Z2-9]{8}$/),
+      device_token: expect.any(String),
+    })
     expect(registered.device_token).toMatch(new RegExp(`^pvd_${registered.device_id}\\.[A-Za-z0-9_-]{43}$`))
     // The token is stored hashed only.
     const [row] = await svc.storage.db.sql`SELECT token_hash FROM devices WHERE id = ${registered.device_id}`
@@ -32,7 +38,8 @@ describe('devices: registration, linking, list, update', () => {
   it('links a terminal with its code (case-insensitive), then lists it with every Device field', async () => {
     const registered = await registerTerminal(svc, { mode: 'enrollment', hardware_platform: 'android' })
     const linked = await svc.request('POST', `/v1/projects/${tenant.projectId}/device/android/complete_registration`, {
-      auth: tenant.orgKey, body: { registration_code: ` ${registered.registration_code.toLowerCase()} `, device_name: 'Lobby kiosk', device_mode: 'demo' },
+      auth: tenant.orgKey,
+      body: { registration_code: ` ${registered.registration_code.toLowerCase()} `, device_name: 'Lobby kiosk', device_mode: 'demo' },
     })
     expectStatus(linked, 200)
     expect(linked.body).toEqual({})
@@ -42,14 +49,25 @@ describe('devices: registration, linking, list, update', () => {
     const listed = await svc.request('GET', `/v1/projects/${tenant.projectId}/devices?page=1&per_page=10`, { auth: tenant.token })
     expectStatus(listed, 200)
     expect(listed.body.total).toBe(1)
-    expect(listed.body.devices).toEqual([{
-      id: registered.device_id, name: 'Lobby kiosk', address_city: null, address_state: null, address_country: null,
-      last_auth_at: expect.stringMatching(TIMESTAMP), last_activity_at: null, mode: 'demo', hardware_platform: 'android', enabled: true,
-    }])
+    expect(listed.body.devices).toEqual([
+      {
+        id: registered.device_id,
+        name: 'Lobby kiosk',
+        address_city: null,
+        address_state: null,
+        address_country: null,
+        last_auth_at: expect.stringMatching(TIMESTAMP),
+        last_activity_at: null,
+        mode: 'demo',
+        hardware_platform: 'android',
+        enabled: true,
+      },
+    ])
 
     // The code was single use.
     const again = await svc.request('POST', `/v1/projects/${tenant.projectId}/device/android/complete_registration`, {
-      auth: tenant.orgKey, body: { registration_code: registered.registration_code, device_name: 'x', device_mode: 'demo' },
+      auth: tenant.orgKey,
+      body: { registration_code: registered.registration_code, device_name: 'x', device_mode: 'demo' },
     })
     expectStatus(again, 422)
     expect(again.body.code).toBe('registration_code_invalid')
@@ -85,7 +103,8 @@ describe('devices: registration, linking, list, update', () => {
 
   it('counts device routes and Device-Com calls toward the project rate limit (sandbox: 5 a minute)', async () => {
     const created = await svc.request('POST', `/v1/organization/${tenant.orgId}/projects`, {
-      auth: tenant.token, body: { name: 'limited', environment_id: tenant.environmentId, plan: 'sandbox' },
+      auth: tenant.token,
+      body: { name: 'limited', environment_id: tenant.environmentId, plan: 'sandbox' },
     })
     expectStatus(created, 201)
     const projectId = created.body.id

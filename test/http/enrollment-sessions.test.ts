@@ -20,7 +20,9 @@ describe('enrollment sessions: start, status, supersede, cancel, expiry', () => 
     expectStatus(member, 201)
     memberId = member.body.member_id
   })
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   const start = (deviceId = terminal.deviceId, body: unknown = { member_id: memberId }, auth = tenant.token) =>
     svc.request('POST', `/v1/devices/${deviceId}/enroll/member/start`, { auth, body })
@@ -35,8 +37,15 @@ describe('enrollment sessions: start, status, supersede, cancel, expiry', () => 
     const { session } = started.body
     expect(started.body.device_id).toBe(terminal.deviceId)
     expect(session).toEqual({
-      enroll_id: expect.any(String), state: 'pending', nbf: session.iat, iat: expect.any(Number), exp: session.iat + 300,
-      user_id: memberId, challenge: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), mobile_challenge_response: false, terminal_challenge_response: false,
+      enroll_id: expect.any(String),
+      state: 'pending',
+      nbf: session.iat,
+      iat: expect.any(Number),
+      exp: session.iat + 300,
+      user_id: memberId,
+      challenge: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      mobile_challenge_response: false,
+      terminal_challenge_response: false,
     })
     expect(session.iat).toBeGreaterThanOrEqual(before)
     expect(session.iat).toBeLessThanOrEqual(Math.floor(Date.now() / 1000))
@@ -93,7 +102,10 @@ describe('enrollment sessions: start, status, supersede, cancel, expiry', () => 
   })
 
   it('refuses a member of another project (422), a disabled device (409), a stranger (404)', async () => {
-    const other = await svc.request('POST', `/v1/projects/${tenant.secondProjectId}/members`, { auth: tenant.orgKey, body: { display_name: 'Elsewhere', metadata: null } })
+    const other = await svc.request('POST', `/v1/projects/${tenant.secondProjectId}/members`, {
+      auth: tenant.orgKey,
+      body: { display_name: 'Elsewhere', metadata: null },
+    })
     expectStatus(other, 201)
     const foreignMember = await start(terminal.deviceId, { member_id: other.body.member_id })
     expectStatus(foreignMember, 422)

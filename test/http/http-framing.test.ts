@@ -48,7 +48,9 @@ describe(`HTTP/1.1 framing on ${transport} (${usingPostgres ? 'PostgreSQL' : 'PG
     tenant = await createPalmTenant(svc, 'framing@example.com')
     host = new URL(svc.url).host
   }, 120_000)
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   const membersPath = () => `/v1/projects/${tenant.projectId}/members`
   const memberNames = async () => {
@@ -58,15 +60,18 @@ describe(`HTTP/1.1 framing on ${transport} (${usingPostgres ? 'PostgreSQL' : 'PG
   }
   const post = (displayName: string, extraHeaders = '') => {
     const body = JSON.stringify({ display_name: displayName })
-    return `POST ${membersPath()} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${tenant.key}\r\nContent-Type: application/json\r\n`
-      + `Content-Length: ${Buffer.byteLength(body)}\r\n${extraHeaders}\r\n${body}`
+    return (
+      `POST ${membersPath()} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${tenant.key}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n${extraHeaders}\r\n${body}`
+    )
   }
   const get = (path: string, extraHeaders = '') => `GET ${path} HTTP/1.1\r\nHost: ${host}\r\n${extraHeaders}\r\n`
 
   /** POSTs to the members route that dispatch has finished with (run or not), by status. */
   const memberPosts = async () => {
     const family = (await scrape(svc)).get('palmvein_http_requests_total')
-    return (family?.data ?? []).filter((sample) => sample.labels.method === 'POST' && sample.labels.route === '/v1/projects/{project_id}/members')
+    return (family?.data ?? [])
+      .filter((sample) => sample.labels.method === 'POST' && sample.labels.route === '/v1/projects/{project_id}/members')
       .reduce((sum, sample) => sum + (sample.value ?? 0), 0)
   }
 
@@ -91,8 +96,9 @@ describe(`HTTP/1.1 framing on ${transport} (${usingPostgres ? 'PostgreSQL' : 'PG
   it('refuses two Content-Length headers, different or equal, with 400, stores nothing, and closes the connection', async () => {
     for (const extra of [20, 0]) {
       const body = JSON.stringify({ display_name: `Smuggled ${extra}` })
-      const bytes = `POST ${membersPath()} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${tenant.key}\r\nContent-Type: application/json\r\n`
-        + `Content-Length: ${Buffer.byteLength(body)}\r\nContent-Length: ${Buffer.byteLength(body) + extra}\r\n\r\n${body}`
+      const bytes =
+        `POST ${membersPath()} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${tenant.key}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nContent-Length: ${Buffer.byteLength(body) + extra}\r\n\r\n${body}`
       const answer = await rawExchange(svc.url, bytes)
       expect(statusLines(answer.text)).toEqual([400])
       expect(problemCodes(answer.text)).toEqual(['invalid_request'])
@@ -119,7 +125,7 @@ describe(`HTTP/1.1 framing on ${transport} (${usingPostgres ? 'PostgreSQL' : 'PG
     expectStatus(await svc.request('GET', '/livez'), 200)
   })
 
-  it('a 1 MiB header and 10,000 headers: 431 on node:http; uWS\'s parser cuts the connection', async () => {
+  it("a 1 MiB header and 10,000 headers: 431 on node:http; uWS's parser cuts the connection", async () => {
     const huge = await rawExchange(svc.url, get('/livez', `X-Big: ${'a'.repeat(1 << 20)}\r\n`))
     const many = await rawExchange(svc.url, get('/livez', Array.from({ length: 10_000 }, (_, i) => `X-H${i}: v\r\n`).join('')))
     for (const answer of [huge, many]) {
@@ -132,7 +138,7 @@ describe(`HTTP/1.1 framing on ${transport} (${usingPostgres ? 'PostgreSQL' : 'PG
     expectStatus(await svc.request('GET', '/livez'), 200)
   })
 
-  it('serves 48 extra header fields; past that uWS\'s parser stops answering (node:http serves them)', async () => {
+  it("serves 48 extra header fields; past that uWS's parser stops answering (node:http serves them)", async () => {
     const fields = (count: number) => Array.from({ length: count }, (_, i) => `X-H${i}: v\r\n`).join('')
     expect(statusLines((await rawExchange(svc.url, get('/livez', `${fields(46)}Connection: close\r\n`))).text)).toEqual([200])
     const past = await rawExchange(svc.url, get('/livez', `${fields(60)}Connection: close\r\n`), 1_000)

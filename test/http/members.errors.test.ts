@@ -13,7 +13,9 @@ describe(`members and biometrics: refusals (${usingPostgres ? 'PostgreSQL' : 'PG
     svc = await bootService()
     tenant = await createPalmTenant(svc, 'refusals@example.com')
   }, 120_000)
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   it('on a global environment: members and biometrics answer 403 environment_not_tenant_managed', async () => {
     const platform = await createOrganization(svc.service.app, { name: 'Region', kind: 'platform' }, 'platform@example.com')
@@ -72,14 +74,20 @@ describe(`members and biometrics: refusals (${usingPostgres ? 'PostgreSQL' : 'PG
     const foreignMember = await createMember(svc, tenant, 'elsewhere', second.projectId)
     const read = await svc.request('GET', `/v1/projects/${tenant.projectId}/members/${foreignMember}`, { auth: tenant.key })
     expectStatus(read, 404)
-    const enrolled = await svc.request('POST', `/v1/projects/${tenant.projectId}/biometrics/enroll`, { auth: tenant.key, body: enrollBody(population(), 0, foreignMember) })
+    const enrolled = await svc.request('POST', `/v1/projects/${tenant.projectId}/biometrics/enroll`, {
+      auth: tenant.key,
+      body: enrollBody(population(), 0, foreignMember),
+    })
     expectStatus(enrolled, 422)
     expect(enrolled.body.code).toBe('invalid_reference')
     expect(enrolled.body.errors).toEqual([{ path: '/member_id', message: 'unknown member' }])
   })
 
   it('biometrics need an API key: a token is refused with 403', async () => {
-    const response = await svc.request('POST', `/v1/projects/${tenant.projectId}/biometrics/identify`, { auth: tenant.token, body: identifyBody(population(), 0, 'left') })
+    const response = await svc.request('POST', `/v1/projects/${tenant.projectId}/biometrics/identify`, {
+      auth: tenant.token,
+      body: identifyBody(population(), 0, 'left'),
+    })
     expectStatus(response, 403)
     expect(response.body.code).toBe('forbidden')
   })

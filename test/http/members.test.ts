@@ -13,15 +13,22 @@ describe(`members (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     svc = await bootService()
     tenant = await createPalmTenant(svc, 'members@example.com')
   }, 120_000)
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   it('creates a member with every key of the spec, and reads it back with a token or a key', async () => {
     const created = await svc.request('POST', path(), { auth: tenant.key, body: { display_name: 'Ada', metadata: { tier: 'gold', visits: 3 } } })
     expectStatus(created, 201)
     expect(created.body).toEqual({
-      member_id: expect.any(String), display_name: 'Ada', metadata: '{"tier":"gold","visits":3}',
-      created_at: expect.stringMatching(TIME), updated_at: expect.stringMatching(TIME),
-      palm_templates_enrolled: 0, last_enrolled_at: null, last_used_at: null,
+      member_id: expect.any(String),
+      display_name: 'Ada',
+      metadata: '{"tier":"gold","visits":3}',
+      created_at: expect.stringMatching(TIME),
+      updated_at: expect.stringMatching(TIME),
+      palm_templates_enrolled: 0,
+      last_enrolled_at: null,
+      last_used_at: null,
     })
     for (const auth of [tenant.key, tenant.token]) {
       const read = await svc.request('GET', `${path()}/${created.body.member_id}`, { auth })
@@ -31,7 +38,13 @@ describe(`members (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
   })
 
   it('gives metadata back as a string: a string as itself, other JSON as its text, null as null', async () => {
-    const cases: Array<[unknown, string | null]> = [['vip', 'vip'], [42, '42'], [[1, 'a'], '[1,"a"]'], [null, null], [undefined, null]]
+    const cases: Array<[unknown, string | null]> = [
+      ['vip', 'vip'],
+      [42, '42'],
+      [[1, 'a'], '[1,"a"]'],
+      [null, null],
+      [undefined, null],
+    ]
     for (const [metadata, expected] of cases) {
       const created = await svc.request('POST', path(), { auth: tenant.key, body: { display_name: 'M', metadata } })
       expectStatus(created, 201)
@@ -86,7 +99,11 @@ describe(`members (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     const deleted = await svc.request('DELETE', `${path()}/${member.member_id}`, { auth: tenant.key })
     expectStatus(deleted, 204)
     expect(deleted.text).toBe('')
-    for (const [method, body] of [['GET', undefined], ['PUT', { display_name: 'x' }], ['DELETE', undefined]] as const) {
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['PUT', { display_name: 'x' }],
+      ['DELETE', undefined],
+    ] as const) {
       const response = await svc.request(method, `${path()}/${member.member_id}`, { auth: tenant.key, body })
       expectStatus(response, 404)
       expect(response.body.code).toBe('not_found')

@@ -17,15 +17,29 @@ describe('Prometheus metrics', () => {
     await waitUntilReady(svc.url)
     tenant = await createPalmTenant(svc, 'metrics@example.com')
   }, 120_000)
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   it('serves the default process metrics and every palmvein family on the metrics listener, not on the public port', async () => {
     expect(new URL(svc.service.metricsUrl!).port).not.toBe(new URL(svc.url).port)
     const families = await scrape(svc)
-    for (const name of ['nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes', 'process_resident_memory_bytes',
-      'palmvein_http_requests_total', 'palmvein_http_request_duration_seconds', 'palmvein_identify_total', 'palmvein_matcher_scan_seconds',
-      'palmvein_gallery_rows', 'palmvein_gallery_loading', 'palmvein_match_threshold', 'palmvein_webhook_attempts_total', 'palmvein_webhook_pending_deliveries',
-      'palmvein_rate_limited_total', 'palmvein_db_query_duration_seconds']) {
+    for (const name of [
+      'nodejs_eventloop_lag_seconds',
+      'nodejs_heap_size_used_bytes',
+      'process_resident_memory_bytes',
+      'palmvein_http_requests_total',
+      'palmvein_http_request_duration_seconds',
+      'palmvein_identify_total',
+      'palmvein_matcher_scan_seconds',
+      'palmvein_gallery_rows',
+      'palmvein_gallery_loading',
+      'palmvein_match_threshold',
+      'palmvein_webhook_attempts_total',
+      'palmvein_webhook_pending_deliveries',
+      'palmvein_rate_limited_total',
+      'palmvein_db_query_duration_seconds',
+    ]) {
       expect(families.has(name), name).toBe(true)
     }
     expectProblem(await svc.request('GET', '/metrics'), 404, 'not_found')
@@ -51,12 +65,18 @@ describe('Prometheus metrics', () => {
     for (let index = 0; index < 3; index++) expectStatus(await svc.request('GET', `/v1/projects/${tenant.projectId}`, { auth: tenant.key }), 200)
     expectStatus(await svc.request('GET', '/v1/projects/00000000-0000-7000-8000-000000000000', { auth: tenant.key }), 404)
     const after = await scrape(svc)
-    expect(valueOf(after, 'palmvein_http_requests_total', { method: 'GET', route, status: '200' })
-      - valueOf(before, 'palmvein_http_requests_total', { method: 'GET', route, status: '200' })).toBe(3)
-    expect(valueOf(after, 'palmvein_http_requests_total', { method: 'GET', route, status: '404' })
-      - valueOf(before, 'palmvein_http_requests_total', { method: 'GET', route, status: '404' })).toBe(1)
-    expect(valueOf(after, 'palmvein_http_request_duration_seconds', { method: 'GET', route })
-      - valueOf(before, 'palmvein_http_request_duration_seconds', { method: 'GET', route })).toBe(4)
+    expect(
+      valueOf(after, 'palmvein_http_requests_total', { method: 'GET', route, status: '200' }) -
+        valueOf(before, 'palmvein_http_requests_total', { method: 'GET', route, status: '200' }),
+    ).toBe(3)
+    expect(
+      valueOf(after, 'palmvein_http_requests_total', { method: 'GET', route, status: '404' }) -
+        valueOf(before, 'palmvein_http_requests_total', { method: 'GET', route, status: '404' }),
+    ).toBe(1)
+    expect(
+      valueOf(after, 'palmvein_http_request_duration_seconds', { method: 'GET', route }) -
+        valueOf(before, 'palmvein_http_request_duration_seconds', { method: 'GET', route }),
+    ).toBe(4)
     expect(valueOf(after, 'palmvein_db_query_duration_seconds')).toBeGreaterThan(valueOf(before, 'palmvein_db_query_duration_seconds'))
     const labels = [...after.values()].flatMap((family) => family.data.map((metric) => JSON.stringify(metric.labels)))
     expect(labels.some((text) => text.includes(tenant.projectId))).toBe(false)
@@ -90,12 +110,21 @@ describe('Prometheus metrics', () => {
   it('counts webhook attempts by outcome and shows the deliveries still pending', async () => {
     const receiver = await startReceiver({ respond: (_request, index) => ({ status: index === 0 ? 500 : 200 }) })
     try {
-      const created = await svc.request('POST', `/v1/projects/${tenant.projectId}/webhooks`, { auth: tenant.key, body: { url: receiver.url, event_types: ['enrollment.completed'] } })
+      const created = await svc.request('POST', `/v1/projects/${tenant.projectId}/webhooks`, {
+        auth: tenant.key,
+        body: { url: receiver.url, event_types: ['enrollment.completed'] },
+      })
       expectStatus(created, 201)
       const before = await scrape(svc)
       expectStatus(await svc.request('POST', `/v1/projects/${tenant.projectId}/webhooks/${created.body.id}/test`, { auth: tenant.key }), 200)
-      await expect.poll(async () => valueOf(await scrape(svc), 'palmvein_webhook_attempts_total', { outcome: 'retry' })
-        - valueOf(before, 'palmvein_webhook_attempts_total', { outcome: 'retry' }), { timeout: 10_000 }).toBe(1)
+      await expect
+        .poll(
+          async () =>
+            valueOf(await scrape(svc), 'palmvein_webhook_attempts_total', { outcome: 'retry' }) -
+            valueOf(before, 'palmvein_webhook_attempts_total', { outcome: 'retry' }),
+          { timeout: 10_000 },
+        )
+        .toBe(1)
       // The retry waits its backoff: the delivery is pending meanwhile.
       expect(valueOf(await scrape(svc), 'palmvein_webhook_pending_deliveries')).toBe(1)
     } finally {

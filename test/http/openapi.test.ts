@@ -20,7 +20,9 @@ describe('OpenAPI document', () => {
     expectStatus(response, 200)
     document = response.body
   })
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   it('validates as OpenAPI 3.0', async () => {
     expect(document.openapi).toMatch(/^3\.0\.\d+$/)
@@ -124,7 +126,10 @@ describe('OpenAPI document', () => {
 
   it('states the rules the handlers check: one hand at least, a change at least, the capture alphabet and length, the event types', () => {
     const body = (path: string, method: string) => document.paths[path][method].requestBody.content['application/json'].schema
-    for (const [path, method] of [['/v1/projects/{project_id}/biometrics/enroll', 'post'], ['/v1/device-com/enrollment/{session_id}/complete', 'post']]) {
+    for (const [path, method] of [
+      ['/v1/projects/{project_id}/biometrics/enroll', 'post'],
+      ['/v1/device-com/enrollment/{session_id}/complete', 'post'],
+    ]) {
       expect(body(path, method).anyOf).toEqual([
         { required: ['left_hand'], properties: { left_hand: { type: 'object' } } },
         { required: ['right_hand'], properties: { right_hand: { type: 'object' } } },
@@ -133,7 +138,10 @@ describe('OpenAPI document', () => {
     expect(body('/v1/projects/{project_id}/members/{member_id}', 'put').minProperties).toBe(1)
     const capture = body('/v1/projects/{project_id}/biometrics/identify', 'post').properties.palm.properties.identify_capture
     expect(capture).toMatchObject({ type: 'string', minLength: 203, maxLength: 2764, pattern: '^[A-Za-z0-9_+/-]*={0,2}$' })
-    expect(body('/v1/projects/{project_id}/webhooks', 'post').properties.event_types.items).toEqual({ type: 'string', enum: ['enrollment.completed', 'demo.scan.success'] })
+    expect(body('/v1/projects/{project_id}/webhooks', 'post').properties.event_types.items).toEqual({
+      type: 'string',
+      enum: ['enrollment.completed', 'demo.scan.success'],
+    })
     expect(body('/v1/projects/{project_id}/webhooks', 'post').properties.url.pattern).toMatch(/^\^\[Hh\]\[Tt\]\[Tt\]\[Pp\]\[Ss\]\?:\/\//)
     for (const path of ['/v1/projects/{project_id}/transactions', '/v1/projects/{project_id}/scans/results', '/v1/organization/{org_id}/audit-log']) {
       const from = document.paths[path].get.parameters.find((parameter: any) => parameter.name === 'from')

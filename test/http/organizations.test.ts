@@ -12,12 +12,19 @@ describe('admin extensions: organizations, environments, projects', () => {
     token = await svc.token('alice@example.com')
     otherToken = await svc.token('mallory@example.com')
   })
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   it('creates an organization whose admin is the caller, and lists it only for that caller', async () => {
     const created = await svc.request('POST', '/v1/organizations', { auth: token, body: { name: 'Acme' } })
     expectStatus(created, 201)
-    expect(created.body).toEqual({ id: expect.any(String), name: 'Acme', kind: 'customer', created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) })
+    expect(created.body).toEqual({
+      id: expect.any(String),
+      name: 'Acme',
+      kind: 'customer',
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    })
     const mine = await svc.request('GET', '/v1/organizations', { auth: token })
     expect(mine.body.map((org: { id: string }) => org.id)).toContain(created.body.id)
     const theirs = await svc.request('GET', '/v1/organizations', { auth: otherToken })
@@ -29,23 +36,49 @@ describe('admin extensions: organizations, environments, projects', () => {
     const env = await svc.request('POST', `/v1/organization/${org.id}/environments`, { auth: token, body: { name: 'HQ' } })
     expectStatus(env, 201)
     expect(env.body).toMatchObject({
-      owner_org_id: org.id, name: 'HQ', kind: 'organization', dimension: 256, extractor_id: 1, extractor_version: 1,
-      match_threshold: 0.8, margin: 0.03, min_quality: 0, enables_server_lookup: false, search_mode: 'auto', candidates: 256,
+      owner_org_id: org.id,
+      name: 'HQ',
+      kind: 'organization',
+      dimension: 256,
+      extractor_id: 1,
+      extractor_version: 1,
+      match_threshold: 0.8,
+      margin: 0.03,
+      min_quality: 0,
+      enables_server_lookup: false,
+      search_mode: 'auto',
+      candidates: 256,
     })
-    const twoStage = await svc.request('POST', `/v1/organization/${org.id}/environments`, { auth: token, body: { name: 'Nation', search_mode: 'two_stage', candidates: 64 } })
+    const twoStage = await svc.request('POST', `/v1/organization/${org.id}/environments`, {
+      auth: token,
+      body: { name: 'Nation', search_mode: 'two_stage', candidates: 64 },
+    })
     expectStatus(twoStage, 201)
     expect(twoStage.body).toMatchObject({ search_mode: 'two_stage', candidates: 64 })
-    for (const body of [{ name: 'x', search_mode: 'fast' }, { name: 'x', candidates: 0 }, { name: 'x', candidates: 65537 }]) {
+    for (const body of [
+      { name: 'x', search_mode: 'fast' },
+      { name: 'x', candidates: 0 },
+      { name: 'x', candidates: 65537 },
+    ]) {
       expectStatus(await svc.request('POST', `/v1/organization/${org.id}/environments`, { auth: token, body }), 400)
     }
     const project = await svc.request('POST', `/v1/organization/${org.id}/projects`, {
-      auth: token, body: { name: 'Shop', environment_id: env.body.id, plan: 'sandbox', mcc: 5411 },
+      auth: token,
+      body: { name: 'Shop', environment_id: env.body.id, plan: 'sandbox', mcc: 5411 },
     })
     expectStatus(project, 201)
     expect(project.body).toEqual({
-      id: expect.any(String), name: 'Shop', mcc: 5411, icon_path: null, payment_account_id: null, phone_number: null,
-      website: null, plan: { id: 'sandbox', name: 'Sandbox', headcount: 100, daily_request_limit: 1000 },
-      environment_id: env.body.id, enable_server_lookup: false, environment_enables_server_lookup: false,
+      id: expect.any(String),
+      name: 'Shop',
+      mcc: 5411,
+      icon_path: null,
+      payment_account_id: null,
+      phone_number: null,
+      website: null,
+      plan: { id: 'sandbox', name: 'Sandbox', headcount: 100, daily_request_limit: 1000 },
+      environment_id: env.body.id,
+      enable_server_lookup: false,
+      environment_enables_server_lookup: false,
     })
     const listed = await svc.request('GET', `/v1/organization/${org.id}/projects`, { auth: token })
     expect(listed.body).toEqual([project.body])
@@ -56,11 +89,14 @@ describe('admin extensions: organizations, environments, projects', () => {
     }
   })
 
-  it('refuses a project on another organization\'s environment with 422 invalid_reference', async () => {
+  it("refuses a project on another organization's environment with 422 invalid_reference", async () => {
     const mine = (await svc.request('POST', '/v1/organizations', { auth: token, body: { name: 'A' } })).body
     const theirs = (await svc.request('POST', '/v1/organizations', { auth: otherToken, body: { name: 'B' } })).body
     const env = (await svc.request('POST', `/v1/organization/${theirs.id}/environments`, { auth: otherToken, body: { name: 'theirs' } })).body
-    const refused = await svc.request('POST', `/v1/organization/${mine.id}/projects`, { auth: token, body: { name: 'x', environment_id: env.id, plan: 'sandbox' } })
+    const refused = await svc.request('POST', `/v1/organization/${mine.id}/projects`, {
+      auth: token,
+      body: { name: 'x', environment_id: env.id, plan: 'sandbox' },
+    })
     expectStatus(refused, 422)
     expect(refused.body.code).toBe('invalid_reference')
   })
@@ -76,7 +112,11 @@ describe('admin extensions: organizations, environments, projects', () => {
     expectStatus(await svc.request('GET', '/v1/organization/not-a-uuid/projects'), 401)
     const badEnv = await svc.request('POST', '/v1/organizations', { auth: token, rawBody: '{"name":', headers: { 'content-type': 'application/json' } })
     expectStatus(badEnv, 400)
-    const wrongType = await svc.request('POST', '/v1/organizations', { auth: token, rawBody: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    const wrongType = await svc.request('POST', '/v1/organizations', {
+      auth: token,
+      rawBody: 'name=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    })
     expectStatus(wrongType, 415)
     const tooLarge = await svc.request('POST', '/v1/organizations', { auth: token, body: { name: 'x'.repeat(1024 * 1024 + 10) } })
     expectStatus(tooLarge, 413)
@@ -90,7 +130,9 @@ describe('admin extensions: organizations, environments, projects', () => {
       expectProblem(refused, 403, 'forbidden')
       expect(refused.body.detail).toMatch(/set by a platform operator; an organization admin creates projects on the sandbox plan/)
     }
-    const project = (await svc.request('POST', `/v1/organization/${org.id}/projects`, { auth: token, body: { name: 'Trial', environment_id: env.id, plan: 'sandbox' } })).body
+    const project = (
+      await svc.request('POST', `/v1/organization/${org.id}/projects`, { auth: token, body: { name: 'Trial', environment_id: env.id, plan: 'sandbox' } })
+    ).body
     const key = (await svc.request('POST', `/v1/organization/${org.id}/api-keys`, { auth: token, body: { name: 'k', project_ids: null } })).body.key
     const read = () => svc.request('GET', `/v1/projects/${project.id}`, { auth: key })
     for (let i = 0; i < 5; i += 1) expectStatus(await read(), 200)
@@ -110,7 +152,12 @@ describe('admin extensions: organizations, environments, projects', () => {
     const after = await read()
     expectStatus(after, 200)
     expect(after.headers.get('ratelimit-limit')).toBe('100')
-    expect(after.body).toMatchObject({ id: project.id, name: 'Live', environment_id: env.id, plan: { id: 'business', name: 'Business', headcount: 10_000, daily_request_limit: 100_000 } })
+    expect(after.body).toMatchObject({
+      id: project.id,
+      name: 'Live',
+      environment_id: env.id,
+      plan: { id: 'business', name: 'Business', headcount: 10_000, daily_request_limit: 100_000 },
+    })
   })
 
   it('a platform operator (an admin of a platform organization) creates projects on any plan and changes plans through the API', async () => {
@@ -144,8 +191,12 @@ describe('admin extensions: organizations, environments, projects', () => {
 
 describe('self-service plans set by the operator (PALMVEIN_SELF_SERVICE_PLANS)', () => {
   let open: TestService
-  beforeAll(async () => { open = await bootService({ config: { selfServicePlans: ['sandbox', 'business'] } }) }, 120_000)
-  afterAll(async () => { await open?.close() })
+  beforeAll(async () => {
+    open = await bootService({ config: { selfServicePlans: ['sandbox', 'business'] } })
+  }, 120_000)
+  afterAll(async () => {
+    await open?.close()
+  })
 
   it('lets an organization admin create projects on the listed plans only', async () => {
     const admin = await open.token('self-service@example.com')

@@ -12,7 +12,9 @@ describe('projects', () => {
     tenant = await createTenant(svc, 'projects@example.com')
     other = await createTenant(svc, 'projects-other@example.com')
   })
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   const ids = (response: Response) => response.body.map((project: { id: string }) => project.id)
 
@@ -21,9 +23,17 @@ describe('projects', () => {
       const response = await svc.request('GET', `/v1/projects/${tenant.projectId}`, { auth })
       expectStatus(response, 200)
       expect(response.body).toEqual({
-        id: tenant.projectId, name: 'first', mcc: null, icon_path: null, payment_account_id: null, phone_number: null, website: null,
+        id: tenant.projectId,
+        name: 'first',
+        mcc: null,
+        icon_path: null,
+        payment_account_id: null,
+        phone_number: null,
+        website: null,
         plan: { id: 'enterprise', name: 'Enterprise', headcount: 1_000_000, daily_request_limit: 10_000_000 },
-        environment_id: tenant.environmentId, enable_server_lookup: false, environment_enables_server_lookup: true,
+        environment_id: tenant.environmentId,
+        enable_server_lookup: false,
+        environment_enables_server_lookup: true,
       })
       expect(response.headers.get('ratelimit-limit')).toBe('5000')
       expect(Number(response.headers.get('ratelimit-remaining'))).toBeLessThan(5000)
@@ -61,9 +71,12 @@ describe('projects', () => {
     // An environment that does not allow it, and a project without an environment: 422, unchanged.
     const closedEnv = (await svc.request('POST', `/v1/organization/${tenant.orgId}/environments`, { auth: tenant.token, body: { name: 'closed' } })).body
     for (const environmentId of [closedEnv.id, null]) {
-      const project = (await svc.request('POST', `/v1/organization/${tenant.orgId}/projects`, {
-        auth: tenant.token, body: { name: 'no lookup', environment_id: environmentId, plan: 'sandbox' },
-      })).body
+      const project = (
+        await svc.request('POST', `/v1/organization/${tenant.orgId}/projects`, {
+          auth: tenant.token,
+          body: { name: 'no lookup', environment_id: environmentId, plan: 'sandbox' },
+        })
+      ).body
       expectProblem(await put(project.id, true), 422, 'server_lookup_not_allowed')
       expect((await svc.request('GET', `/v1/projects/${project.id}`, { auth: tenant.token })).body.enable_server_lookup).toBe(false)
       expectStatus(await put(project.id, false), 204)

@@ -11,7 +11,9 @@ describe(`query strings are decoded strictly (${usingPostgres ? 'PostgreSQL' : '
     svc = await bootService()
     tenant = await createPalmTenant(svc, 'query@example.com')
   }, 120_000)
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   it('decodes percent-encoding (an encoded + in a time offset)', async () => {
     const answer = await transactions('from=2026-01-01T00:00:00%2B00:00&to=2026-01-02T00:00:00Z')

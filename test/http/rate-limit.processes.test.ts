@@ -63,15 +63,17 @@ describe('rate limits across two service processes on one database', () => {
     let refused = 0
     let next = 0
     // Eight concurrent clients, half on each process, until 30 requests past the limit.
-    await Promise.all(Array.from({ length: 8 }, async (_, client) => {
-      while (next < limit + 30) {
-        next += 1
-        const response = await request(urls[client % 2], 'GET', `/v1/projects/${tenant.secondProjectId}`, { auth: tenant.orgKey })
-        if (response.status === 200) ok += 1
-        else if (response.status === 429) refused += 1
-        else expectStatus(response, 200)
-      }
-    }))
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, client) => {
+        while (next < limit + 30) {
+          next += 1
+          const response = await request(urls[client % 2], 'GET', `/v1/projects/${tenant.secondProjectId}`, { auth: tenant.orgKey })
+          if (response.status === 200) ok += 1
+          else if (response.status === 429) refused += 1
+          else expectStatus(response, 200)
+        }
+      }),
+    )
     expect(ok).toBeLessThanOrEqual(limit)
     expect(ok).toBeGreaterThanOrEqual(limit - 2 * 2)
     expect(refused).toBeGreaterThanOrEqual(30)

@@ -10,7 +10,9 @@ describe('rate limits', () => {
     svc = await bootService()
     tenant = await createTenant(svc, 'limits@example.com', { plan: 'sandbox' })
   })
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   it('gives a sandbox project exactly 5 requests a minute, then 429 rate_limited with Retry-After', async () => {
     await awaitFreshMinute(15)

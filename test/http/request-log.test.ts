@@ -8,11 +8,23 @@ import { start, type Service } from '../../src/server.js'
 import { createTestStorage, type TestStorage } from '../support/database.js'
 import { request, serviceConfig } from '../support/service.js'
 
-interface LogLine { level: number, msg: string, request_id?: string, route?: string, status?: number, method?: string }
+interface LogLine {
+  level: number
+  msg: string
+  request_id?: string
+  route?: string
+  status?: number
+  method?: string
+}
 
 async function serviceLogging(storage: TestStorage, level: 'info' | 'warn') {
   const lines: LogLine[] = []
-  const sink = new Writable({ write(chunk, _, done) { for (const line of String(chunk).trim().split('\n')) lines.push(JSON.parse(line)); done() } })
+  const sink = new Writable({
+    write(chunk, _, done) {
+      for (const line of String(chunk).trim().split('\n')) lines.push(JSON.parse(line))
+      done()
+    },
+  })
   const service = await start({ config: serviceConfig(storage, { logLevel: level }), log: pino({ level }, sink) })
   return { service, lines }
 }
@@ -20,7 +32,9 @@ async function serviceLogging(storage: TestStorage, level: 'info' | 'warn') {
 describe('the request log', () => {
   let storage: TestStorage
   let service: Service | undefined
-  beforeAll(async () => { storage = await createTestStorage() }, 120_000)
+  beforeAll(async () => {
+    storage = await createTestStorage()
+  }, 120_000)
   afterAll(async () => {
     await service?.close()
     await storage.cleanup()
@@ -31,7 +45,9 @@ describe('the request log', () => {
     service = logging.service
     const health = await request(service.url, 'GET', '/livez', { headers: { 'X-Request-Id': 'trace-livez-1' } })
     expect(health.status).toBe(200)
-    const refused = await request(service.url, 'GET', '/v1/organizations', { headers: { 'X-Request-Id': 'trace-refused-2', Authorization: 'Bearer not-a-token-9f8e' } })
+    const refused = await request(service.url, 'GET', '/v1/organizations', {
+      headers: { 'X-Request-Id': 'trace-refused-2', Authorization: 'Bearer not-a-token-9f8e' },
+    })
     expect(refused.status).toBe(401)
     const requests = logging.lines.filter((line) => line.msg === 'request')
     expect(requests.find((line) => line.request_id === 'trace-livez-1')).toMatchObject({ level: 30, method: 'GET', route: '/livez', status: 200 })

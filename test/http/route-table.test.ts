@@ -11,8 +11,15 @@ const name = (route: Route) => `${route.method.toUpperCase()} ${route.path}`
 
 /** The path parameter each access resolves, if any. */
 const ADDRESSED_BY: Record<Access, string | null> = {
-  'none': null, 'caller': null, 'org-admin': 'org_id', 'project': 'project_id', 'tenant-project': 'project_id',
-  'device': 'device_id', 'tenant-device': 'device_id', 'terminal': null, 'end-user': null,
+  none: null,
+  caller: null,
+  'org-admin': 'org_id',
+  project: 'project_id',
+  'tenant-project': 'project_id',
+  device: 'device_id',
+  'tenant-device': 'device_id',
+  terminal: null,
+  'end-user': null,
 }
 
 describe('route table declarations', () => {

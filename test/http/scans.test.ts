@@ -23,7 +23,9 @@ describe(`scan results (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     await identify(svc, tenant, { palm: { ...found.palm, palm_position: posture } }, '?k=2')
     await identify(svc, tenant, identifyBody(palms, 20, 'left'))
   }, 120_000)
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   it('records every enroll and identify, newest first, with the spec keys', async () => {
     const response = await list({ from, to: new Date(Date.now() + 1000).toISOString(), page: 1, per_page: 10 })
@@ -59,8 +61,12 @@ describe(`scan results (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
   it('refuses bad query parameters with 400', async () => {
     const to = new Date().toISOString()
     for (const query of [
-      { from, to, page: 1, per_page: 9 }, { from, to, page: 1, per_page: 10001 }, { from, to, page: 0, per_page: 10 },
-      { from: 'yesterday', to, page: 1, per_page: 10 }, { to, page: 1, per_page: 10 }, { from: to, to: from, page: 1, per_page: 10 },
+      { from, to, page: 1, per_page: 9 },
+      { from, to, page: 1, per_page: 10001 },
+      { from, to, page: 0, per_page: 10 },
+      { from: 'yesterday', to, page: 1, per_page: 10 },
+      { to, page: 1, per_page: 10 },
+      { from: to, to: from, page: 1, per_page: 10 },
     ]) {
       const response = await list(query as Record<string, string | number>)
       expectStatus(response, 400)

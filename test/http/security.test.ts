@@ -6,13 +6,36 @@ import { routeTable } from '../../src/http/routes/index.js'
 import type { Route } from '../../src/http/route.js'
 import { VERSION } from '../../src/version.js'
 import {
-  accepts, addressesOrganization, addressesProject, addressesProjectByPath, checkKeyOfAnotherProject, checkNoCredential,
-  checkOtherProjectsSubResource, checkRevokedKey, checkStranger, checkWrongKinds, createSubResources, createTenant,
-  hasSubResource, idValues, requestFor, send, type SecurityFixtures,
+  accepts,
+  addressesOrganization,
+  addressesProject,
+  addressesProjectByPath,
+  checkKeyOfAnotherProject,
+  checkNoCredential,
+  checkOtherProjectsSubResource,
+  checkRevokedKey,
+  checkStranger,
+  checkWrongKinds,
+  createSubResources,
+  createTenant,
+  hasSubResource,
+  idValues,
+  requestFor,
+  send,
+  type SecurityFixtures,
 } from '../support/security.js'
 import {
-  answersIdentify, appliesPersonChecks, checkOneKioskRefusal, checkPersonNeverSeesChallenge, checkPersonRateLimited,
-  checkReadOnlyTerminalWritesNothing, checkScoresForNonOwners, createTrustFixtures, namesKiosk, terminalWrites, type TrustFixtures,
+  answersIdentify,
+  appliesPersonChecks,
+  checkOneKioskRefusal,
+  checkPersonNeverSeesChallenge,
+  checkPersonRateLimited,
+  checkReadOnlyTerminalWritesNothing,
+  checkScoresForNonOwners,
+  createTrustFixtures,
+  namesKiosk,
+  terminalWrites,
+  type TrustFixtures,
 } from '../support/security-trust.js'
 import { waitUntilReady } from '../support/palms.js'
 import { bootService } from '../support/service.js'
@@ -36,7 +59,9 @@ describe('security suite over the whole route table', () => {
     ids = idValues(owner, sub)
     trust = await createTrustFixtures(svc, stranger, await createSubResources(svc, stranger))
   }, 120_000)
-  afterAll(async () => { await fixtures?.svc.close() })
+  afterAll(async () => {
+    await fixtures?.svc.close()
+  })
 
   it('covers every route of the table', () => {
     expect(guarded.length + open.length).toBe(routes.length)
@@ -85,7 +110,7 @@ describe('security suite over the whole route table', () => {
       })
     }
     if (terminalWrites(route)) {
-      it("a terminal of a project that only reads its environment writes nothing there", async () => {
+      it('a terminal of a project that only reads its environment writes nothing there', async () => {
         await checkReadOnlyTerminalWritesNothing(trust, route)
       })
     }

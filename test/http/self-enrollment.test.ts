@@ -53,11 +53,15 @@ describe('public self-enrollment into a global environment', () => {
     const platformAdmin = 'operator@platform.example'
     platformOrgId = (await insertOrganization(svc.storage.db.sql, { id: newId(), name: 'National ID', kind: 'platform' }, platformAdmin)).id
     platformToken = await svc.token(platformAdmin)
-    const environment = await svc.request('POST', `/v1/organization/${platformOrgId}/environments`, { auth: platformToken, body: { name: 'Nation', enables_server_lookup: true } })
+    const environment = await svc.request('POST', `/v1/organization/${platformOrgId}/environments`, {
+      auth: platformToken,
+      body: { name: 'Nation', enables_server_lookup: true },
+    })
     expectStatus(environment, 201)
     environmentId = environment.body.id
     const project = await svc.request('POST', `/v1/organization/${platformOrgId}/projects`, {
-      auth: platformToken, body: { name: 'kiosks', environment_id: environmentId, plan: 'sandbox' },
+      auth: platformToken,
+      body: { name: 'kiosks', environment_id: environmentId, plan: 'sandbox' },
     })
     expectStatus(project, 201)
     platformProjectId = project.body.id
@@ -68,17 +72,23 @@ describe('public self-enrollment into a global environment', () => {
     customer = await createTenant(svc, 'shop@customer.example', { plan: 'sandbox' })
     await liftRateLimits(svc, customer.projectId)
     const onGlobal = await svc.request('POST', `/v1/organization/${customer.orgId}/projects`, {
-      auth: customer.token, body: { name: 'tills', environment_id: environmentId, plan: 'sandbox' },
+      auth: customer.token,
+      body: { name: 'tills', environment_id: environmentId, plan: 'sandbox' },
     })
     expectStatus(onGlobal, 201)
     await liftRateLimits(svc, onGlobal.body.id)
-    expectStatus(await svc.request('PUT', `/v1/projects/${onGlobal.body.id}/server-lookup`, { auth: customer.token, body: { enable_server_lookup: true } }), 204)
+    expectStatus(
+      await svc.request('PUT', `/v1/projects/${onGlobal.body.id}/server-lookup`, { auth: customer.token, body: { enable_server_lookup: true } }),
+      204,
+    )
     lookupTerminal = await linkTerminal(svc, customer.token, onGlobal.body.id, { mode: 'access' })
     readOnlyProjectId = onGlobal.body.id
     readOnlyKiosk = await linkTerminal(svc, customer.token, onGlobal.body.id, { mode: 'enrollment', name: "Customer's kiosk" })
     person = await svc.token(PERSON)
   }, 120_000)
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   it('start, a wrong code, confirm, complete, identify elsewhere, list, enroll again, erase', async () => {
     const started = await start(person, kiosk.deviceId)
@@ -94,7 +104,12 @@ describe('public self-enrollment into a global environment', () => {
     // The kiosk's long poll gets it and shows the code.
     const polled = await poll(kiosk)
     expectStatus(polled, 200)
-    expect(polled.body.session).toMatchObject({ enroll_id: session.enroll_id, state: 'in_progress', user_id: PERSON, challenge: expect.stringMatching(/^\d{6}$/) })
+    expect(polled.body.session).toMatchObject({
+      enroll_id: session.enroll_id,
+      state: 'in_progress',
+      user_id: PERSON,
+      challenge: expect.stringMatching(/^\d{6}$/),
+    })
     session.challenge = polled.body.session.challenge
 
     // The kiosk cannot complete before the person confirmed.
@@ -122,15 +137,30 @@ describe('public self-enrollment into a global environment', () => {
     expect(found.body).toMatchObject({ status: 'Found', member_id: memberId })
     // Neither that organization nor the platform reaches the member through the REST member routes.
     const onGlobalProject = (await svc.storage.db.sql`SELECT project_id FROM devices WHERE id = ${lookupTerminal.deviceId}`)[0].project_id
-    expectProblem(await svc.request('GET', `/v1/projects/${onGlobalProject}/members/${memberId}`, { auth: customer.token }), 403, 'environment_not_tenant_managed')
-    expectProblem(await svc.request('DELETE', `/v1/projects/${platformProjectId}/members/${memberId}`, { auth: platformToken }), 403, 'environment_not_tenant_managed')
+    expectProblem(
+      await svc.request('GET', `/v1/projects/${onGlobalProject}/members/${memberId}`, { auth: customer.token }),
+      403,
+      'environment_not_tenant_managed',
+    )
+    expectProblem(
+      await svc.request('DELETE', `/v1/projects/${platformProjectId}/members/${memberId}`, { auth: platformToken }),
+      403,
+      'environment_not_tenant_managed',
+    )
 
     const mine = await svc.request('GET', '/v1/self-enrollment/me', { auth: person })
     expectStatus(mine, 200)
-    expect(mine.body.items).toEqual([expect.objectContaining({
-      member_id: memberId, environment_id: environmentId, environment_name: 'Nation', display_name: 'Alice', palm_templates_enrolled: 4,
-      created_at: expect.any(String), last_enrolled_at: expect.any(String),
-    })])
+    expect(mine.body.items).toEqual([
+      expect.objectContaining({
+        member_id: memberId,
+        environment_id: environmentId,
+        environment_name: 'Nation',
+        display_name: 'Alice',
+        palm_templates_enrolled: 4,
+        created_at: expect.any(String),
+        last_enrolled_at: expect.any(String),
+      }),
+    ])
     expect((await svc.request('GET', '/v1/self-enrollment/me', { auth: await svc.token('bob@people.example') })).body.items).toEqual([])
 
     // Enrolling again replaces the palms: the same member, now with the left hand only.
@@ -174,7 +204,11 @@ describe('public self-enrollment into a global environment', () => {
 
     // The erasure is in the platform's audit trail, under the person.
     await svc.service.app.audit.flush()
-    const trail = await svc.request('GET', `/v1/organization/${platformOrgId}/audit-log?from=2000-01-01T00:00:00Z&to=2100-01-01T00:00:00Z&page=1&per_page=50&action=${encodeURIComponent('DELETE /v1/self-enrollment/me/{member_id}')}`, { auth: platformToken })
+    const trail = await svc.request(
+      'GET',
+      `/v1/organization/${platformOrgId}/audit-log?from=2000-01-01T00:00:00Z&to=2100-01-01T00:00:00Z&page=1&per_page=50&action=${encodeURIComponent('DELETE /v1/self-enrollment/me/{member_id}')}`,
+      { auth: platformToken },
+    )
     expectStatus(trail, 200)
     expect(trail.body.items).toEqual([expect.objectContaining({ actor_kind: 'token', actor_id: PERSON, status: 204, project_id: platformProjectId })])
   })
@@ -205,11 +239,14 @@ describe('public self-enrollment into a global environment', () => {
     expectStatus(restarted, 201)
     expect((await poll(booth)).body.session.enroll_id).toBe(restarted.body.session.enroll_id)
     // Once her session is no longer active (cancelled here), the kiosk is free for Frank.
-    expectStatus(await svc.request('DELETE', `/v1/devices/${booth.deviceId}/enroll/cancel?session_id=${restarted.body.session.enroll_id}`, { auth: platformToken }), 200)
+    expectStatus(
+      await svc.request('DELETE', `/v1/devices/${booth.deviceId}/enroll/cancel?session_id=${restarted.body.session.enroll_id}`, { auth: platformToken }),
+      200,
+    )
     expectStatus(await start(frank, booth.deviceId), 201)
   })
 
-  it("refuses every device that is not an open kiosk with one and the same answer, admin tokens and keys with 403", async () => {
+  it('refuses every device that is not an open kiosk with one and the same answer, admin tokens and keys with 403', async () => {
     const dave = await svc.token('dave@people.example')
     const closed = await linkTerminal(svc, platformToken, platformProjectId, { mode: 'enrollment' })
     expectStatus(await svc.request('PATCH', `/v1/device/${closed.deviceId}`, { auth: platformToken, body: { enabled: false } }), 200)
@@ -222,12 +259,14 @@ describe('public self-enrollment into a global environment', () => {
       "a customer's kiosk on the global environment": readOnlyKiosk.deviceId,
       'an unlinked terminal': (await registerTerminal(svc, { mode: 'enrollment' })).device_id,
     }
-    const answers = await Promise.all(Object.entries(unusable).map(async ([what, deviceId]) => {
-      const response = await start(dave, deviceId)
-      expectProblem(response, 422, 'self_enrollment_unavailable', what)
-      const { request_id: _, ...problem } = response.body
-      return problem
-    }))
+    const answers = await Promise.all(
+      Object.entries(unusable).map(async ([what, deviceId]) => {
+        const response = await start(dave, deviceId)
+        expectProblem(response, 422, 'self_enrollment_unavailable', what)
+        const { request_id: _, ...problem } = response.body
+        return problem
+      }),
+    )
     for (const answer of answers) expect(answer).toEqual(answers[0])
     expect(answers[0].detail).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/)
     // An organization administrator's token, and an API key, are not a person's own identity.
@@ -248,7 +287,10 @@ describe('public self-enrollment into a global environment', () => {
     const now = Math.floor(Date.now() / 1000)
     await sql`INSERT INTO enrollment_sessions (id, device_id, project_id, member_id, state, nbf, iat, exp, challenge, owner_subject, display_name, mobile_challenge_response)
       VALUES (${sessionId}, ${readOnlyKiosk.deviceId}, ${readOnlyProjectId}, ${newId()}, 'in_progress', ${now}, ${now}, ${now + 300}, '123456', 'planted@people.example', 'Planted', true)`
-    const refused = await svc.request('POST', `/v1/device-com/enrollment/${sessionId}/complete`, { auth: readOnlyKiosk.deviceToken, body: palmsOf(3, '123456') })
+    const refused = await svc.request('POST', `/v1/device-com/enrollment/${sessionId}/complete`, {
+      auth: readOnlyKiosk.deviceToken,
+      body: palmsOf(3, '123456'),
+    })
     expectProblem(refused, 403, 'environment_read_only')
     expect(await members()).toBe(before)
     expect(await sql`SELECT 1 FROM members WHERE owner_subject = 'planted@people.example'`).toHaveLength(0)

@@ -38,10 +38,18 @@ describe(`text input over every operation with a body (${usingPostgres ? 'Postgr
     fixtures = { svc, owner, stranger, sub: await createSubResources(svc, owner) }
     ids = idValues(owner, fixtures.sub)
   })
-  afterAll(async () => { await fixtures?.svc.close() })
+  afterAll(async () => {
+    await fixtures?.svc.close()
+  })
 
   const credentialFor = (route: Route) =>
-    accepts(route, 'none') ? undefined : accepts(route, 'token') ? fixtures.owner.token : accepts(route, 'key') ? fixtures.owner.orgKey : fixtures.sub.deviceToken
+    accepts(route, 'none')
+      ? undefined
+      : accepts(route, 'token')
+        ? fixtures.owner.token
+        : accepts(route, 'key')
+          ? fixtures.owner.orgKey
+          : fixtures.sub.deviceToken
   const sendRaw = (route: Route, path: string, rawBody: string | Buffer) =>
     fixtures.svc.request(route.method.toUpperCase(), path, { auth: credentialFor(route), rawBody, headers: { 'content-type': 'application/json' } })
 
@@ -54,7 +62,10 @@ describe(`text input over every operation with a body (${usingPostgres ? 'Postgr
       const request = requestFor(route, ids)
       const paths = stringPaths(request.body)
       for (const pointer of paths) {
-        for (const [label, text] of [['NUL', 'a\u0000b'], ['lone surrogate', 'a\ud800b']] as const) {
+        for (const [label, text] of [
+          ['NUL', 'a\u0000b'],
+          ['lone surrogate', 'a\ud800b'],
+        ] as const) {
           const answer = await sendRaw(route, request.path + request.query, JSON.stringify(withStringAt(request.body, pointer, text)))
           expectProblem(answer, 400, 'invalid_request', `${name(route)} ${label} at ${pointer}`)
           expect(answer.body.errors?.[0]?.path, `${name(route)} ${label} at ${pointer}`).toBe(pointer)

@@ -15,7 +15,9 @@ function get(url: string, options: https.RequestOptions): Promise<{ status: numb
     const request = https.get(url, { ...options, agent: false }, (response) => {
       const protocol = (response.socket as import('node:tls').TLSSocket).getProtocol() ?? ''
       let body = ''
-      response.on('data', (chunk) => { body += chunk })
+      response.on('data', (chunk) => {
+        body += chunk
+      })
       response.on('end', () => resolve({ status: response.statusCode ?? 0, body, protocol }))
     })
     request.on('error', reject)
@@ -36,9 +38,13 @@ describe('TLS in transit', () => {
     await fs.rm(directory, { recursive: true, force: true })
   })
 
-  const boot = (tls: Record<string, unknown>) => start({
-    config: serviceConfig(storage, { httpServer: 'auto', tls: { certFile: certificate.certFile, keyFile: certificate.keyFile, passphrase: null, minVersion: 'TLSv1.3', ...tls } }),
-  })
+  const boot = (tls: Record<string, unknown>) =>
+    start({
+      config: serviceConfig(storage, {
+        httpServer: 'auto',
+        tls: { certFile: certificate.certFile, keyFile: certificate.keyFile, passphrase: null, minVersion: 'TLSv1.3', ...tls },
+      }),
+    })
 
   it('serves HTTPS with TLS 1.3 only: a TLS 1.3 client is answered, a client capped at TLS 1.2 and plain HTTP are not', async () => {
     const service = await boot({})
@@ -71,14 +77,27 @@ describe('TLS in transit', () => {
     const garbage = path.join(directory, 'garbage.pem')
     await fs.writeFile(garbage, '-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n')
     await expect(boot({ certFile: garbage })).rejects.toThrow(/not a usable certificate and key/)
-    await expect(start({
-      config: serviceConfig(storage, { httpServer: 'uws', tls: { certFile: certificate.certFile, keyFile: certificate.keyFile, passphrase: null, minVersion: 'TLSv1.3' } }),
-    })).rejects.toThrow(/PALMVEIN_HTTP_SERVER=uws cannot serve TLS here/)
+    await expect(
+      start({
+        config: serviceConfig(storage, {
+          httpServer: 'uws',
+          tls: { certFile: certificate.certFile, keyFile: certificate.keyFile, passphrase: null, minVersion: 'TLSv1.3' },
+        }),
+      }),
+    ).rejects.toThrow(/PALMVEIN_HTTP_SERVER=uws cannot serve TLS here/)
   })
 
   it('warns at boot when NODE_ENV=production serves without TLS', async () => {
     const lines: string[] = []
-    const log = pino({ level: 'warn' }, new Writable({ write(chunk, _, done) { lines.push(String(chunk)); done() } }))
+    const log = pino(
+      { level: 'warn' },
+      new Writable({
+        write(chunk, _, done) {
+          lines.push(String(chunk))
+          done()
+        },
+      }),
+    )
     const service = await start({ config: serviceConfig(storage, { httpServer: 'auto', nodeEnv: 'production' }), log })
     await service.close()
     expect(lines.join('')).toMatch(/NODE_ENV=production without TLS: terminate TLS 1\.3 in front of the service/)

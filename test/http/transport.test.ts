@@ -13,7 +13,9 @@ function rawRequest(url: string, head: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(Number(port), hostname, () => socket.end(`${head}\r\nHost: ${hostname}\r\nConnection: close\r\n\r\n`))
     let answer = ''
-    socket.on('data', (chunk) => { answer += chunk })
+    socket.on('data', (chunk) => {
+      answer += chunk
+    })
     socket.on('end', () => resolve(answer))
     socket.on('error', reject)
   })
@@ -26,7 +28,9 @@ describe(`HTTP transport ${transport} (${usingPostgres ? 'PostgreSQL' : 'PGlite'
     svc = await bootService()
     tenant = await createPalmTenant(svc, 'transport@example.com')
   }, 120_000)
-  afterAll(async () => { await svc.close() })
+  afterAll(async () => {
+    await svc.close()
+  })
 
   it('names the transport in /healthz', async () => {
     const health = await svc.request('GET', '/healthz')
@@ -36,7 +40,9 @@ describe(`HTTP transport ${transport} (${usingPostgres ? 'PostgreSQL' : 'PGlite'
 
   it('refuses to share a port another server listens on', async () => {
     const port = Number(new URL(svc.url).port)
-    await expect(start({ config: serviceConfig(svc.storage, { port }) })).rejects.toThrow(new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: the address is in use`))
+    await expect(start({ config: serviceConfig(svc.storage, { port }) })).rejects.toThrow(
+      new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: the address is in use`),
+    )
     expectStatus(await svc.request('GET', '/livez'), 200)
   })
 
@@ -69,11 +75,15 @@ describe(`HTTP transport ${transport} (${usingPostgres ? 'PostgreSQL' : 'PGlite'
   })
 
   it('answers methods it does not route: 405 with Allow on a known path, 404 elsewhere, 501 for a method HTTP does not define', async () => {
-    const answers = await Promise.all(['PROPFIND /v1/projects', 'QUERY /v1/projects', 'QUERY /v1/nowhere', 'FOO /v1/projects']
-      .map((line) => rawRequest(svc.url, `${line} HTTP/1.1`)))
+    const answers = await Promise.all(
+      ['PROPFIND /v1/projects', 'QUERY /v1/projects', 'QUERY /v1/nowhere', 'FOO /v1/projects'].map((line) => rawRequest(svc.url, `${line} HTTP/1.1`)),
+    )
     if (transport === 'node') {
       expect(answers.map((answer) => answer.split('\r\n')[0])).toEqual([
-        'HTTP/1.1 405 Method Not Allowed', 'HTTP/1.1 405 Method Not Allowed', 'HTTP/1.1 404 Not Found', 'HTTP/1.1 501 Not Implemented',
+        'HTTP/1.1 405 Method Not Allowed',
+        'HTTP/1.1 405 Method Not Allowed',
+        'HTTP/1.1 404 Not Found',
+        'HTTP/1.1 501 Not Implemented',
       ])
       for (const answer of answers) expect(answer).toMatch(/\r\nContent-Type: application\/problem\+json/i)
       expect(answers[0]).toMatch(/\r\nAllow: GET, HEAD\r\n/i)
@@ -86,7 +96,11 @@ describe(`HTTP transport ${transport} (${usingPostgres ? 'PostgreSQL' : 'PGlite'
   })
 
   it('closes the connection after refusing an oversized body, and keeps serving', async () => {
-    const answer = await svc.request('POST', `/v1/projects/${tenant.projectId}/members`, { auth: tenant.key, rawBody: Buffer.alloc(3 * 1024 * 1024, 0x20), headers: { 'content-type': 'application/json' } })
+    const answer = await svc.request('POST', `/v1/projects/${tenant.projectId}/members`, {
+      auth: tenant.key,
+      rawBody: Buffer.alloc(3 * 1024 * 1024, 0x20),
+      headers: { 'content-type': 'application/json' },
+    })
     expectProblem(answer, 413, 'payload_too_large')
     expectStatus(await svc.request('GET', '/livez'), 200)
   })

@@ -3,7 +3,7 @@
 // PATCH enabled: true brings it back.
 import { describe, expect, it } from 'vitest'
 import { newId } from '../../src/ids.js'
-import { bootService, expectProblem, expectStatus } from '../support/service.js'
+import { expectProblem, expectStatus } from '../support/service.js'
 import { useWebhookService } from '../support/webhook-service.js'
 import type { Receiver } from '../webhooks/receivers.js'
 
@@ -100,10 +100,17 @@ describe('webhook recovery', () => {
     const recovering = await subscribe(healthy)
     await w.svc.storage.db.sql`UPDATE webhook_subscriptions SET failing_since = now() - interval '6 days' WHERE id = ${recovering}`
     expectStatus(await post(`/${recovering}/test`), 200)
-    await expect.poll(async () => {
-      const [row] = await w.svc.storage.db.sql<Array<{ failing_since: Date | null }>>`SELECT failing_since FROM webhook_subscriptions WHERE id = ${recovering}`
-      return row.failing_since
-    }, { timeout: 10_000 }).toBeNull()
+    await expect
+      .poll(
+        async () => {
+          const [row] = await w.svc.storage.db.sql<
+            Array<{ failing_since: Date | null }>
+          >`SELECT failing_since FROM webhook_subscriptions WHERE id = ${recovering}`
+          return row.failing_since
+        },
+        { timeout: 10_000 },
+      )
+      .toBeNull()
     expect(await subscription(recovering)).toMatchObject({ enabled: true })
   })
 

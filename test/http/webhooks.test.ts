@@ -3,7 +3,7 @@
 import { createHmac } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { newId } from '../../src/ids.js'
-import { bootService, expectProblem, expectStatus, type Response } from '../support/service.js'
+import { expectProblem, expectStatus, type Response } from '../support/service.js'
 import { useWebhookService } from '../support/webhook-service.js'
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
@@ -25,7 +25,14 @@ describe('webhook endpoints', () => {
     const listed = await w.svc.request('GET', path(), { auth: w.tenant.token })
     expectStatus(listed, 200)
     const item = listed.body.find((subscription: { id: string }) => subscription.id === id)
-    expect(item).toEqual({ id, url: 'http://127.0.0.1:9/first', event_types: ['enrollment.completed'], enabled: true, created_at: created.body.created_at, updated_at: created.body.created_at })
+    expect(item).toEqual({
+      id,
+      url: 'http://127.0.0.1:9/first',
+      event_types: ['enrollment.completed'],
+      enabled: true,
+      created_at: created.body.created_at,
+      updated_at: created.body.created_at,
+    })
     expect(listed.text).not.toContain('whsec_')
 
     const read = await w.svc.request('GET', path(`/${id}`), { auth: w.tenant.orgKey })
@@ -33,7 +40,8 @@ describe('webhook endpoints', () => {
     expect(read.body).toEqual(item)
 
     const patched = await w.svc.request('PATCH', path(`/${id}`), {
-      auth: w.tenant.token, body: { url: 'https://127.0.0.1:9/second', event_types: ['demo.scan.success', 'enrollment.completed'], enabled: false },
+      auth: w.tenant.token,
+      body: { url: 'https://127.0.0.1:9/second', event_types: ['demo.scan.success', 'enrollment.completed'], enabled: false },
     })
     expectStatus(patched, 200)
     expect(patched.body).toMatchObject({ id, url: 'https://127.0.0.1:9/second', event_types: ['demo.scan.success', 'enrollment.completed'], enabled: false })
@@ -58,15 +66,30 @@ describe('webhook endpoints', () => {
     expectProblem(await create({ url: 'http://127.0.0.1:9/x', event_types: [] }), 400, 'invalid_request')
     expectProblem(await create({ url: 'http://127.0.0.1:9/x', event_types: ['webhook.test'] }), 422, 'event_type_not_allowed')
     expectProblem(await create({ url: 'http://127.0.0.1:9/x', event_types: ['member.deleted'] }), 422, 'event_type_not_allowed')
-    for (const url of ['https://10.0.0.1/x', 'https://169.254.169.254/latest', 'https://[fd00::1]/x', 'https://[::ffff:10.0.0.1]/x', 'http://192.168.1.1/x', 'ftp://127.0.0.1/x']) {
+    for (const url of [
+      'https://10.0.0.1/x',
+      'https://169.254.169.254/latest',
+      'https://[fd00::1]/x',
+      'https://[::ffff:10.0.0.1]/x',
+      'http://192.168.1.1/x',
+      'ftp://127.0.0.1/x',
+    ]) {
       const response = await create({ url, event_types: ['enrollment.completed'] })
       expectProblem(response, 422, 'webhook_url_rejected')
       expect(response.body.detail).toBeTruthy()
     }
     const created = await create({ url: 'http://127.0.0.1:9/x', event_types: ['enrollment.completed'] })
     expectStatus(created, 201)
-    expectProblem(await w.svc.request('PATCH', path(`/${created.body.id}`), { auth: w.tenant.orgKey, body: { url: 'https://172.16.0.1/' } }), 422, 'webhook_url_rejected')
-    expectProblem(await w.svc.request('PATCH', path(`/${created.body.id}`), { auth: w.tenant.orgKey, body: { event_types: ['webhook.test'] } }), 422, 'event_type_not_allowed')
+    expectProblem(
+      await w.svc.request('PATCH', path(`/${created.body.id}`), { auth: w.tenant.orgKey, body: { url: 'https://172.16.0.1/' } }),
+      422,
+      'webhook_url_rejected',
+    )
+    expectProblem(
+      await w.svc.request('PATCH', path(`/${created.body.id}`), { auth: w.tenant.orgKey, body: { event_types: ['webhook.test'] } }),
+      422,
+      'event_type_not_allowed',
+    )
     expectProblem(await w.svc.request('PATCH', path(`/${created.body.id}`), { auth: w.tenant.orgKey, body: { secret: 'mine' } }), 400, 'invalid_request')
   })
 
@@ -75,7 +98,11 @@ describe('webhook endpoints', () => {
     for (let index = 0; index < 25; index += 1) {
       expectStatus(await create({ url: `http://127.0.0.1:9/n${index}`, event_types: ['demo.scan.success'] }, w.tenant.orgKey, projectId), 201)
     }
-    expectProblem(await create({ url: 'http://127.0.0.1:9/too-many', event_types: ['demo.scan.success'] }, w.tenant.orgKey, projectId), 422, 'webhook_limit_reached')
+    expectProblem(
+      await create({ url: 'http://127.0.0.1:9/too-many', event_types: ['demo.scan.success'] }, w.tenant.orgKey, projectId),
+      422,
+      'webhook_limit_reached',
+    )
     const listed = await w.svc.request('GET', path('', projectId), { auth: w.tenant.orgKey })
     expect(listed.body).toHaveLength(25)
   })
@@ -102,31 +129,54 @@ describe('webhook endpoints', () => {
     const [request] = receiver.requests
     expect(request.headers['x-webhook-signature']).toBe('sha256=' + createHmac('sha256', created.body.secret).update(request.body).digest('hex'))
     const body = JSON.parse(request.body)
-    expect(body).toMatchObject({ event_type: 'webhook.test', project_id: w.tenant.projectId, data: { test_id: tested.body.test_id, message: tested.body.message } })
+    expect(body).toMatchObject({
+      event_type: 'webhook.test',
+      project_id: w.tenant.projectId,
+      data: { test_id: tested.body.test_id, message: tested.body.message },
+    })
     expect(body.data.triggered_at).toMatch(ISO)
 
     const window = `from=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}&to=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`
     let page: Response = await w.svc.request('GET', path(`/${id}/deliveries?${window}&page=1&per_page=10`), { auth: w.tenant.orgKey })
-    await expect.poll(async () => {
-      page = await w.svc.request('GET', path(`/${id}/deliveries?${window}&page=1&per_page=10`), { auth: w.tenant.orgKey })
-      return page.body.items?.[0]?.status
-    }, { timeout: 10_000 }).toBe('success')
+    await expect
+      .poll(
+        async () => {
+          page = await w.svc.request('GET', path(`/${id}/deliveries?${window}&page=1&per_page=10`), { auth: w.tenant.orgKey })
+          return page.body.items?.[0]?.status
+        },
+        { timeout: 10_000 },
+      )
+      .toBe('success')
     expectStatus(page, 200)
     expect(page.body.total_count).toBe(1)
     const [delivery] = page.body.items
     expect(delivery).toEqual({
-      id: expect.any(String), subscription_id: id,
+      id: expect.any(String),
+      subscription_id: id,
       payload: { event_id: body.event_id, timestamp: body.timestamp, project_id: w.tenant.projectId, data: { event_type: 'webhook.test', ...body.data } },
-      attempt_count: 1, attempt_pending: false, response_status: 200, response_body: 'ok', status: 'success',
-      created_at: expect.stringMatching(ISO), last_attempt_at: expect.stringMatching(ISO),
+      attempt_count: 1,
+      attempt_pending: false,
+      response_status: 200,
+      response_body: 'ok',
+      status: 'success',
+      created_at: expect.stringMatching(ISO),
+      last_attempt_at: expect.stringMatching(ISO),
     })
 
     const attempts = await w.svc.request('GET', path(`/${id}/deliveries/${delivery.id}/attempts`), { auth: w.tenant.token })
     expectStatus(attempts, 200)
-    expect(attempts.body).toEqual([{
-      id: expect.any(String), delivery_id: delivery.id, attempt_number: 1, attempted_at: expect.stringMatching(ISO),
-      response_status: 200, response_body: 'ok', error_message: null, duration_ms: expect.any(Number),
-    }])
+    expect(attempts.body).toEqual([
+      {
+        id: expect.any(String),
+        delivery_id: delivery.id,
+        attempt_number: 1,
+        attempted_at: expect.stringMatching(ISO),
+        response_status: 200,
+        response_body: 'ok',
+        error_message: null,
+        duration_ms: expect.any(Number),
+      },
+    ])
     expectProblem(await w.svc.request('GET', path(`/${id}/deliveries/${newId()}/attempts`), { auth: w.tenant.orgKey }), 404, 'not_found')
   })
 
@@ -162,9 +212,15 @@ describe('webhook endpoints', () => {
     expect(window.body.total_count).toBe(5)
     expect(window.body.items.map((item: { id: string }) => item.id)).toEqual(ids.slice(5, 10).reverse())
 
-    for (const query of [`${all}&page=1&per_page=9`, `${all}&page=1&per_page=1001`, `${all}&page=0&per_page=10`, `${all}&per_page=10`,
-      'to=2026-02-01T01:00:00.000Z&page=1&per_page=10', 'from=yesterday&to=2026-02-01T01:00:00.000Z&page=1&per_page=10',
-      'from=2026-02-02T00:00:00.000Z&to=2026-02-01T00:00:00.000Z&page=1&per_page=10']) {
+    for (const query of [
+      `${all}&page=1&per_page=9`,
+      `${all}&page=1&per_page=1001`,
+      `${all}&page=0&per_page=10`,
+      `${all}&per_page=10`,
+      'to=2026-02-01T01:00:00.000Z&page=1&per_page=10',
+      'from=yesterday&to=2026-02-01T01:00:00.000Z&page=1&per_page=10',
+      'from=2026-02-02T00:00:00.000Z&to=2026-02-01T00:00:00.000Z&page=1&per_page=10',
+    ]) {
       expectProblem(await get(query), 400, 'invalid_request')
     }
     expectStatus(await get(`${all}&page=1&per_page=1000`), 200)
@@ -202,4 +258,3 @@ describe('webhook endpoints', () => {
     expect(receiver.requests[0].headers['x-webhook-signature']).toBe('sha256=' + createHmac('sha256', legacy).update(receiver.requests[0].body).digest('hex'))
   })
 })
-

@@ -11,7 +11,9 @@ const native = loadNativeAddon().ok
 
 describe.runIf(native)('native gallery past 4 GiB', () => {
   let matcher: Matcher | undefined
-  afterAll(async () => { await matcher?.close() })
+  afterAll(async () => {
+    await matcher?.close()
+  })
 
   it('upserts 18M rows x 256 with UUID ids, searches them exactly, removes, and stops at the budget with nothing changed', async () => {
     const dimension = 256
@@ -25,7 +27,11 @@ describe.runIf(native)('native gallery past 4 GiB', () => {
     const x = (extra: number) => id('b', extra)
     const fillers = Array.from({ length: 64 }, (_, index) => randomInt8(index + 1, dimension))
     // Needles: unique vectors, the last ones beyond the first 4 GiB of memory.
-    const needles = new Map([[10, randomInt8(9001, dimension)], [9_000_000, randomInt8(9002, dimension)], [17_999_999, randomInt8(9003, dimension)]])
+    const needles = new Map([
+      [10, randomInt8(9001, dimension)],
+      [9_000_000, randomInt8(9002, dimension)],
+      [17_999_999, randomInt8(9003, dimension)],
+    ])
     for (let row = 0; row < rows; row++) gallery.upsert(r(row), needles.get(row) ?? fillers[row % 64])
     expect(gallery.size).toBe(rows)
     expect(matcher.memoryBytes()).toBeGreaterThan(4 * GIB)

@@ -13,15 +13,27 @@ import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js'
 const STALL_MS = 1_500
 const SECRET = 'cluster-secret-for-tests-0123456789abcdef'
 
-interface Booting { child: ChildProcess; url: string; proxy: TcpProxy; output: () => string; exits: number[]; until(pattern: RegExp, timeoutMs?: number): Promise<void> }
+interface Booting {
+  child: ChildProcess
+  url: string
+  proxy: TcpProxy
+  output: () => string
+  exits: number[]
+  until(pattern: RegExp, timeoutMs?: number): Promise<void>
+}
 
 describe('a boot waits for its database (PostgreSQL behind a TCP proxy)', () => {
   let storage: TestStorage
   const booted: Booting[] = []
-  beforeAll(async () => { storage = await createTestStorage() })
+  beforeAll(async () => {
+    storage = await createTestStorage()
+  })
   afterAll(async () => {
     for (const { child, proxy } of booted) {
-      const exited = new Promise((resolve) => { if (child.exitCode !== null) resolve(null); else child.once('exit', resolve) })
+      const exited = new Promise((resolve) => {
+        if (child.exitCode !== null) resolve(null)
+        else child.once('exit', resolve)
+      })
       child.kill('SIGKILL')
       await exited
       await proxy.close()
@@ -38,13 +50,22 @@ describe('a boot waits for its database (PostgreSQL behind a TCP proxy)', () => 
     proxied.port = String(proxy.port)
     const port = await freePort()
     const child = spawnCli(['serve'], {
-      PALMVEIN_LOG_LEVEL: 'info', PALMVEIN_DATA_DIR: storage.dataDir, DATABASE_URL: proxied.toString(), HOST: '127.0.0.1', PORT: String(port),
-      PALMVEIN_MATCHER_THREADS: '1', ...env(port),
+      PALMVEIN_LOG_LEVEL: 'info',
+      PALMVEIN_DATA_DIR: storage.dataDir,
+      DATABASE_URL: proxied.toString(),
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      PALMVEIN_MATCHER_THREADS: '1',
+      ...env(port),
     })
     let output = ''
     const exits: number[] = []
-    child.stdout!.on('data', (chunk) => { output += chunk })
-    child.stderr!.on('data', (chunk) => { output += chunk })
+    child.stdout!.on('data', (chunk) => {
+      output += chunk
+    })
+    child.stderr!.on('data', (chunk) => {
+      output += chunk
+    })
     child.on('exit', (code) => exits.push(code ?? -1))
     const until = async (pattern: RegExp, timeoutMs = 60_000) => {
       const deadline = Date.now() + timeoutMs
@@ -65,7 +86,7 @@ describe('a boot waits for its database (PostgreSQL behind a TCP proxy)', () => 
     const health = await request(node.url, 'GET', '/healthz')
     expect(health.status).toBe(503)
     expect(health.text).toMatch(/^UNAVAILABLE\nFAIL boot: waiting for the database \(migrations: .+\) since \d+\.\d s$/)
-    expectStatus503((await request(node.url, 'GET', '/v1/organizations')))
+    expectStatus503(await request(node.url, 'GET', '/v1/organizations'))
     expect((await request(node.url, 'GET', '/livez')).status).toBe(200)
     // Down for longer than any connection attempt's limit: still waiting, not exited.
     await new Promise((resolve) => setTimeout(resolve, 3_000))
@@ -87,21 +108,23 @@ describe('a boot waits for its database (PostgreSQL behind a TCP proxy)', () => 
     ['during cluster registration', /HTTP: listening on/, cluster],
   ]
   it(`a ${STALL_MS / 1000} s stall at three points of the boot: each process waits it out and serves`, async () => {
-    await Promise.all(stalls.map(async ([where, when, env]) => {
-      const node = await boot('open', env)
-      await node.until(when)
-      await node.proxy.set('blackhole')
-      await new Promise((resolve) => setTimeout(resolve, STALL_MS))
-      await node.proxy.set('open')
-      await node.until(env === cluster ? /Cluster: node \S+ registered/ : /HTTP: listening on/)
-      // Serving: a request that needs the database answers.
-      const ready = await untilHealthy(node.url)
-      expect(ready.status, `${where}: ${ready.text}\n${node.output().slice(-3000)}`).toBe(200)
-      expect(node.exits, where).toEqual([])
-      expect(node.output(), where).not.toMatch(/unhandled rejection/)
-      // The stall hit the boot (it did not finish its database work before).
-      expect(node.output(), where).toMatch(/Boot: waiting for the database/)
-    }))
+    await Promise.all(
+      stalls.map(async ([where, when, env]) => {
+        const node = await boot('open', env)
+        await node.until(when)
+        await node.proxy.set('blackhole')
+        await new Promise((resolve) => setTimeout(resolve, STALL_MS))
+        await node.proxy.set('open')
+        await node.until(env === cluster ? /Cluster: node \S+ registered/ : /HTTP: listening on/)
+        // Serving: a request that needs the database answers.
+        const ready = await untilHealthy(node.url)
+        expect(ready.status, `${where}: ${ready.text}\n${node.output().slice(-3000)}`).toBe(200)
+        expect(node.exits, where).toEqual([])
+        expect(node.output(), where).not.toMatch(/unhandled rejection/)
+        // The stall hit the boot (it did not finish its database work before).
+        expect(node.output(), where).toMatch(/Boot: waiting for the database/)
+      }),
+    )
   }, 120_000)
 })
 

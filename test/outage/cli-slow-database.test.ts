@@ -17,7 +17,9 @@ describe('a CLI run on a slow PostgreSQL', () => {
     const target = new URL(cli.storage.databaseUrl!)
     proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) })
   })
-  afterAll(async () => { await proxy?.close() })
+  afterAll(async () => {
+    await proxy?.close()
+  })
 
   it('waits for the answers and finishes, where a probe would have cut its connections', async () => {
     const proxied = new URL(cli.storage.databaseUrl!)

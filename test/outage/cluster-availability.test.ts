@@ -24,10 +24,34 @@ const IDENTITIES = 12
 const LOAD_CLIENTS = 3
 const POLL_MS = 100
 
-interface Node { name: string; url: string; port: number; child: ChildProcess; exited: Promise<number | null>; output: () => string }
-interface Answer { identity: number; node: string; t0: number; t1: number; status: number; code?: string; detail?: string; memberId?: string; decision?: string }
-interface Poll { t: number; ready: Map<number, string[]> }
-interface Status { nodes: Array<{ node_id: string; url: string; reachable: boolean }>; environments: Array<{ environment_id: string; shard_replicas: Array<{ shard: number; ready: string[]; loading: string[] }> }>; warnings: string[] }
+interface Node {
+  name: string
+  url: string
+  port: number
+  child: ChildProcess
+  exited: Promise<number | null>
+  output: () => string
+}
+interface Answer {
+  identity: number
+  node: string
+  t0: number
+  t1: number
+  status: number
+  code?: string
+  detail?: string
+  memberId?: string
+  decision?: string
+}
+interface Poll {
+  t: number
+  ready: Map<number, string[]>
+}
+interface Status {
+  nodes: Array<{ node_id: string; url: string; reachable: boolean }>
+  environments: Array<{ environment_id: string; shard_replicas: Array<{ shard: number; ready: string[]; loading: string[] }> }>
+  warnings: string[]
+}
 
 // Two replicas only: with one, shards that move right after an environment's creation still answer
 // 503 shard_unavailable for a moment (seen in this test; an open part of issue #53, item 5).
@@ -49,8 +73,13 @@ describe.each([2])('cluster of 3 nodes, %i replica(s) per shard (PostgreSQL)', (
   })
 
   const env = () => ({
-    PALMVEIN_DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl!, HOST: '127.0.0.1', PALMVEIN_MATCHER_THREADS: '1',
-    PALMVEIN_CLUSTER_SECRET: SECRET, PALMVEIN_NODE_LEASE_MS: String(LEASE_MS), PALMVEIN_SHARD_REPLICAS: String(replicas),
+    PALMVEIN_DATA_DIR: storage.dataDir,
+    DATABASE_URL: storage.databaseUrl!,
+    HOST: '127.0.0.1',
+    PALMVEIN_MATCHER_THREADS: '1',
+    PALMVEIN_CLUSTER_SECRET: SECRET,
+    PALMVEIN_NODE_LEASE_MS: String(LEASE_MS),
+    PALMVEIN_SHARD_REPLICAS: String(replicas),
   })
   async function startNode(name: string, port: number): Promise<Node> {
     const started = await startBuiltServeProcess({ ...env(), PORT: String(port), PALMVEIN_NODE_URL: `http://127.0.0.1:${port}` })
@@ -61,7 +90,11 @@ describe.each([2])('cluster of 3 nodes, %i replica(s) per shard (PostgreSQL)', (
   }
   async function via(node: Node): Promise<TestService> {
     const issuer = await loadLocalIssuer({ dataDir: storage.dataDir, jwtIssuer: 'palmvein-local', jwtAudience: 'palmvein' })
-    return { request: (method, path, options) => request(node.url, method, path, options), token: (subject: string) => issuer.sign(subject, 3600), storage } as TestService
+    return {
+      request: (method, path, options) => request(node.url, method, path, options),
+      token: (subject: string) => issuer.sign(subject, 3600),
+      storage,
+    } as TestService
   }
   async function until<T>(what: string, probe: () => Promise<T | null>, timeoutMs = 60_000): Promise<T> {
     const deadline = Date.now() + timeoutMs
@@ -74,20 +107,30 @@ describe.each([2])('cluster of 3 nodes, %i replica(s) per shard (PostgreSQL)', (
   }
   const shardsOf = (status: Status) => status.environments.find((environment) => environment.environment_id === tenant.environmentId)!.shard_replicas
   /** Every shard on exactly `replicas` ready nodes, none loading: the moves are over. */
-  const settled = () => until('every shard settled', async () => {
-    // What `palmvein cluster status` prints (the same function), without a process start per look.
-    const status: Status = await describeNow(storage.db.sql, LEASE_MS, replicas, 3_000)
-    const shards = shardsOf(status)
-    return shards.every((shard) => shard.ready.length === replicas && shard.loading.length === 0) && status.warnings.length === 0 ? status : null
-  })
+  const settled = () =>
+    until('every shard settled', async () => {
+      // What `palmvein cluster status` prints (the same function), without a process start per look.
+      const status: Status = await describeNow(storage.db.sql, LEASE_MS, replicas, 3_000)
+      const shards = shardsOf(status)
+      return shards.every((shard) => shard.ready.length === replicas && shard.loading.length === 0) && status.warnings.length === 0 ? status : null
+    })
   const identifyOn = async (node: Node, identity: number): Promise<Answer> => {
     const t0 = performance.now()
     // A request in flight to the node killed fails: recorded, and allowed only for that node.
-    const response = await request(node.url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/identify`, { auth: tenant.key, body: identifyBody(palms, identity, identity % 2 ? 'left' : 'right') })
-      .catch(() => ({ status: -1, body: { code: 'connection_failed' } as Record<string, string> }))
+    const response = await request(node.url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/identify`, {
+      auth: tenant.key,
+      body: identifyBody(palms, identity, identity % 2 ? 'left' : 'right'),
+    }).catch(() => ({ status: -1, body: { code: 'connection_failed' } as Record<string, string> }))
     return {
-      identity, node: node.name, t0, t1: performance.now(), status: response.status, code: response.body?.code, detail: response.body?.detail,
-      memberId: response.body?.member_id, decision: response.body?.status,
+      identity,
+      node: node.name,
+      t0,
+      t1: performance.now(),
+      status: response.status,
+      code: response.body?.code,
+      detail: response.body?.detail,
+      memberId: response.body?.member_id,
+      decision: response.body?.status,
     }
   }
 
@@ -106,7 +149,20 @@ describe.each([2])('cluster of 3 nodes, %i replica(s) per shard (PostgreSQL)', (
       const memberId = await createMember(service, tenant, `Member ${identity}`)
       const enrolled = await enroll(service, tenant, enrollBody(palms, identity, memberId))
       // The nodes' cluster lines tell why, should a shard have had no replica.
-      if (enrolled.status !== 200) console.log(running.map((node) => `${node.name}:\n${node.output().split('\n').filter((line) => /Cluster|"level":[45]0/.test(line)).slice(-30).join('\n')}`).join('\n'))
+      if (enrolled.status !== 200)
+        console.log(
+          running
+            .map(
+              (node) =>
+                `${node.name}:\n${node
+                  .output()
+                  .split('\n')
+                  .filter((line) => /Cluster|"level":[45]0/.test(line))
+                  .slice(-30)
+                  .join('\n')}`,
+            )
+            .join('\n'),
+        )
       expectStatus(enrolled, 200, `enroll ${identity}`)
       members.push(memberId)
     }
@@ -116,9 +172,13 @@ describe.each([2])('cluster of 3 nodes, %i replica(s) per shard (PostgreSQL)', (
     const before = await settled()
     const idOf = new Map(before.nodes.map((node) => [node.url, node.node_id]))
     // The victim holds shards (B or C); A watches.
-    const victim = [nodes.B, nodes.C].find((node) => before.nodes.some((row) => row.url === node.url) && shardsOf(before).some((shard) => shard.ready.includes(idOf.get(node.url)!)))!
+    const victim = [nodes.B, nodes.C].find(
+      (node) => before.nodes.some((row) => row.url === node.url) && shardsOf(before).some((shard) => shard.ready.includes(idOf.get(node.url)!)),
+    )!
     const victimId = idOf.get(victim.url)!
-    const victimShards = shardsOf(before).filter((shard) => shard.ready.includes(victimId)).map((shard) => shard.shard)
+    const victimShards = shardsOf(before)
+      .filter((shard) => shard.ready.includes(victimId))
+      .map((shard) => shard.shard)
 
     // The holds as the database has them, every POLL_MS, without the killed process's.
     const polls: Poll[] = []
@@ -156,9 +216,13 @@ describe.each([2])('cluster of 3 nodes, %i replica(s) per shard (PostgreSQL)', (
       // victim's shards while the database still lists the victim as live (its lease runs).
       const health = await request(nodes.A.url, 'GET', '/healthz')
       const now = await describeNow(storage.db.sql, LEASE_MS, replicas, 3_000)
-      expect(now.nodes.find((node) => node.node_id === victimId), 'the victim is still within its lease').toMatchObject({ reachable: false })
+      expect(
+        now.nodes.find((node) => node.node_id === victimId),
+        'the victim is still within its lease',
+      ).toMatchObject({ reachable: false })
       expect(health.status).toBe(200)
-      const warning = (shard: number) => `shard ${shard} of environment ${tenant.environmentId} has ${replicas - 1} ready replica(s) of ${replicas} wanted (not answering: ${victimId})`
+      const warning = (shard: number) =>
+        `shard ${shard} of environment ${tenant.environmentId} has ${replicas - 1} ready replica(s) of ${replicas} wanted (not answering: ${victimId})`
       for (const shard of victimShards) {
         expect(health.text).toMatch(/^WARNING cluster: /m)
         expect(health.text).toContain(warning(shard))
@@ -186,11 +250,17 @@ describe.each([2])('cluster of 3 nodes, %i replica(s) per shard (PostgreSQL)', (
       const during = polls.filter((poll, index) => poll.t <= answer.t1 && (poll.t >= answer.t0 || polls[index + 1]?.t > answer.t0))
       return !during.some((poll) => !poll.ready.get(shard)?.length)
     })
-    console.log(`[availability ${replicas} replica(s)] ${answers.length} identifies, ${refused.length} × 503 (${unjustified.length} while a holder lived), ${wrong.length} wrong; victim ${victim.name} held shards ${victimShards.join(', ')}`)
+    console.log(
+      `[availability ${replicas} replica(s)] ${answers.length} identifies, ${refused.length} × 503 (${unjustified.length} while a holder lived), ${wrong.length} wrong; victim ${victim.name} held shards ${victimShards.join(', ')}`,
+    )
     for (const answer of unjustified.slice(0, 5)) {
       const shard = Number(/^shard (\d+) of environment/.exec(answer.detail ?? '')?.[1])
-      const near = polls.filter((poll) => poll.t > answer.t0 - 500 && poll.t < answer.t1 + 500).map((poll) => `${(poll.t - killedAt).toFixed(0)}:${poll.ready.get(shard)?.join('+') ?? '-'}`)
-      console.log(`  503 on ${answer.node} for shard ${shard}, ${(answer.t0 - killedAt).toFixed(0)}..${(answer.t1 - killedAt).toFixed(0)} ms after the kill; polls ${near.join(' ')}`)
+      const near = polls
+        .filter((poll) => poll.t > answer.t0 - 500 && poll.t < answer.t1 + 500)
+        .map((poll) => `${(poll.t - killedAt).toFixed(0)}:${poll.ready.get(shard)?.join('+') ?? '-'}`)
+      console.log(
+        `  503 on ${answer.node} for shard ${shard}, ${(answer.t0 - killedAt).toFixed(0)}..${(answer.t1 - killedAt).toFixed(0)} ms after the kill; polls ${near.join(' ')}`,
+      )
     }
     expect(answers.length).toBeGreaterThan(50)
     expect(wrong).toEqual([])

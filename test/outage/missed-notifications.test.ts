@@ -40,13 +40,19 @@ describe('missed gallery notifications (PostgreSQL, the LISTEN connection termin
   })
 
   const identifyAtA = async (identity: number, query = '') => {
-    const answer = await request(a.url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/identify${query}`, { auth: tenant.key, body: identifyBody(palms, identity, 'left') })
+    const answer = await request(a.url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/identify${query}`, {
+      auth: tenant.key,
+      body: identifyBody(palms, identity, 'left'),
+    })
     expectStatus(answer, 200)
     return answer.body as { status: string; member_id: string | null; candidates?: Array<{ member_id: string }> }
   }
   const enrollThroughB = async (identity: number) => {
     const member = await createMember(b, tenant, `member ${identity}`)
-    expectStatus(await request(b.url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/enroll`, { auth: tenant.key, body: enrollBody(palms, identity, member) }), 200)
+    expectStatus(
+      await request(b.url, 'POST', `/v1/projects/${tenant.projectId}/biometrics/enroll`, { auth: tenant.key, body: enrollBody(palms, identity, member) }),
+      200,
+    )
     return member
   }
   /** A's listening backend goes, and A cannot connect again until the proxy opens. */
@@ -70,7 +76,15 @@ describe('missed gallery notifications (PostgreSQL, the LISTEN connection termin
   it('a member enrolled while A could not listen is identified by A once it listens again, and the log says so', async () => {
     // A has the environment's gallery loaded and hears B's changes.
     const first = await enrollThroughB(0)
-    expect((await until(() => identifyAtA(0), (answer) => answer.member_id === first, 5_000)).value.member_id).toBe(first)
+    expect(
+      (
+        await until(
+          () => identifyAtA(0),
+          (answer) => answer.member_id === first,
+          5_000,
+        )
+      ).value.member_id,
+    ).toBe(first)
 
     await cutListening()
 
@@ -80,7 +94,11 @@ describe('missed gallery notifications (PostgreSQL, the LISTEN connection termin
     expect(await identifyAtA(1)).toEqual(expect.objectContaining({ status: 'NotFound', member_id: null }))
 
     await proxy.set('open')
-    const caughtUp = await until(() => identifyAtA(1), (answer) => answer.member_id === missed, 5_000)
+    const caughtUp = await until(
+      () => identifyAtA(1),
+      (answer) => answer.member_id === missed,
+      5_000,
+    )
     console.log(`[missed notifications] A identified the member enrolled during the drop ${caughtUp.ms.toFixed(0)} ms after the proxy opened`)
     expect(caughtUp.value).toEqual(expect.objectContaining({ status: 'Found', member_id: missed }))
 
@@ -90,13 +108,29 @@ describe('missed gallery notifications (PostgreSQL, the LISTEN connection termin
 
     // And A hears B live again.
     const after = await enrollThroughB(2)
-    expect((await until(() => identifyAtA(2), (answer) => answer.member_id === after, 2_000)).value.member_id).toBe(after)
+    expect(
+      (
+        await until(
+          () => identifyAtA(2),
+          (answer) => answer.member_id === after,
+          2_000,
+        )
+      ).value.member_id,
+    ).toBe(after)
   }, 60_000)
 
   it('a member B deleted while A could not listen is not found by A, at once', async () => {
     const kept = await enrollThroughB(3)
     const erased = await enrollThroughB(4)
-    expect((await until(() => identifyAtA(4), (answer) => answer.member_id === erased, 5_000)).value.member_id).toBe(erased)
+    expect(
+      (
+        await until(
+          () => identifyAtA(4),
+          (answer) => answer.member_id === erased,
+          5_000,
+        )
+      ).value.member_id,
+    ).toBe(erased)
 
     await cutListening()
     expectStatus(await request(b.url, 'DELETE', `/v1/projects/${tenant.projectId}/members/${erased}`, { auth: tenant.key }), 204)

@@ -34,11 +34,18 @@ describe.each(transports)('slow and idle clients (%s)', (transport) => {
   })
 
   const port = () => Number(new URL(svc.url).port)
-  const open = (count: number) => Promise.all(Array.from({ length: count }, () => new Promise<net.Socket>((resolve, reject) => {
-    const socket = net.connect(port(), '127.0.0.1', () => resolve(socket))
-    socket.on('error', () => {}).once('error', reject)
-    sockets.push(socket)
-  })))
+  const open = (count: number) =>
+    Promise.all(
+      Array.from(
+        { length: count },
+        () =>
+          new Promise<net.Socket>((resolve, reject) => {
+            const socket = net.connect(port(), '127.0.0.1', () => resolve(socket))
+            socket.on('error', () => {}).once('error', reject)
+            sockets.push(socket)
+          }),
+      ),
+    )
 
   /** Ordinary requests one after another for `ms`; their latencies. */
   async function ordinaryTraffic(ms: number) {
@@ -46,7 +53,10 @@ describe.each(transports)('slow and idle clients (%s)', (transport) => {
     const statuses = new Set<number>()
     const until = performance.now() + ms
     while (performance.now() < until) {
-      for (const [path, auth] of [['/livez', undefined], [`/v1/projects/${tenant.projectId}`, tenant.key]] as const) {
+      for (const [path, auth] of [
+        ['/livez', undefined],
+        [`/v1/projects/${tenant.projectId}`, tenant.key],
+      ] as const) {
         const started = performance.now()
         const answer = await svc.request('GET', path, { auth })
         latencies.push(performance.now() - started)
@@ -60,7 +70,9 @@ describe.each(transports)('slow and idle clients (%s)', (transport) => {
   function expectServed(label: string, traffic: { latencies: number[]; statuses: number[] }, rssGrowth: number) {
     const p90 = percentile(traffic.latencies, 0.9)
     const slowest = Math.max(...traffic.latencies)
-    console.log(`[${label} ${transport}] ${traffic.latencies.length} ordinary requests: p50 ${percentile(traffic.latencies, 0.5).toFixed(1)} ms, p90 ${p90.toFixed(1)} ms, slowest ${slowest.toFixed(1)} ms; RSS +${(rssGrowth / 2 ** 20).toFixed(1)} MiB`)
+    console.log(
+      `[${label} ${transport}] ${traffic.latencies.length} ordinary requests: p50 ${percentile(traffic.latencies, 0.5).toFixed(1)} ms, p90 ${p90.toFixed(1)} ms, slowest ${slowest.toFixed(1)} ms; RSS +${(rssGrowth / 2 ** 20).toFixed(1)} MiB`,
+    )
     expect(traffic.statuses).toEqual([200])
     expect(p90).toBeLessThanOrEqual(ANSWER_MS)
     expect(slowest).toBeLessThan(1_000)
@@ -71,7 +83,9 @@ describe.each(transports)('slow and idle clients (%s)', (transport) => {
     const rssBefore = process.memoryUsage().rss
     const slow = await open(SLOW_CLIENTS)
     for (const socket of slow) socket.write('GET /livez HTTP/1.1\r\nHost: slow.example\r\nX-Slow: ')
-    const drip = setInterval(() => { for (const socket of slow) if (!socket.destroyed) socket.write('a') }, 2_000)
+    const drip = setInterval(() => {
+      for (const socket of slow) if (!socket.destroyed) socket.write('a')
+    }, 2_000)
     try {
       const traffic = await ordinaryTraffic(6_000)
       expectServed('slow clients', traffic, process.memoryUsage().rss - rssBefore)

@@ -11,7 +11,9 @@ describe(`one owner per data directory (${usingPostgres ? 'PostgreSQL' : 'PGlite
     storage = await createTestStorage()
     await storage.handOver()
   })
-  afterAll(async () => { await storage.cleanup() })
+  afterAll(async () => {
+    await storage.cleanup()
+  })
 
   it(usingPostgres ? 'serves from two processes on one PostgreSQL' : 'refuses a second serve on a served data directory; the CLI still joins', async () => {
     const env = { PALMVEIN_DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl ?? undefined, PORT: '0', HOST: '127.0.0.1' }

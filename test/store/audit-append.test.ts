@@ -10,8 +10,12 @@ import { createTestStorage, type TestStorage } from '../support/database.js'
 
 describe('audit appends from two writers', () => {
   let storage: TestStorage
-  beforeAll(async () => { storage = await createTestStorage() })
-  afterAll(async () => { await storage?.cleanup() })
+  beforeAll(async () => {
+    storage = await createTestStorage()
+  })
+  afterAll(async () => {
+    await storage?.cleanup()
+  })
 
   it('interleaved flushes of two trails leave each chain verifiable with every record once', async () => {
     const log = pino({ level: 'silent' })
@@ -21,8 +25,17 @@ describe('audit appends from two writers', () => {
     const second = createAuditTrail(options)
     const orgs = [newId(), newId()]
     const record = (org: string | null, n: number): AuditRecord => ({
-      org_id: org, created_at: new Date(), request_id: `req-${n}`, project_id: null, actor_kind: 'token', actor_id: 'someone',
-      action: 'GET /v1/projects', resource_ids: {}, status: 200, client_address: '127.0.0.1', user_agent: null,
+      org_id: org,
+      created_at: new Date(),
+      request_id: `req-${n}`,
+      project_id: null,
+      actor_kind: 'token',
+      actor_id: 'someone',
+      action: 'GET /v1/projects',
+      resource_ids: {},
+      status: 200,
+      client_address: '127.0.0.1',
+      user_agent: null,
     })
     let n = 0
     for (let round = 0; round < 6; round++) {

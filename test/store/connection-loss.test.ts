@@ -47,11 +47,16 @@ describe('a database connection lost mid-transaction', () => {
   })
 
   it('a transaction whose connection drops rejects with CONNECTION_CLOSED, and the client works again', async () => {
-    const outcome = await sql.begin(async (tx) => {
-      await tx`SELECT 1`
-      await cutAndWait()
-      return tx`SELECT 2`
-    }).then(() => 'committed', (error: { code?: string }) => error.code)
+    const outcome = await sql
+      .begin(async (tx) => {
+        await tx`SELECT 1`
+        await cutAndWait()
+        return tx`SELECT 2`
+      })
+      .then(
+        () => 'committed',
+        (error: { code?: string }) => error.code,
+      )
     expect(outcome).toBe('CONNECTION_CLOSED')
     await new Promise((resolve) => setTimeout(resolve, 100))
     const [row] = await sql`SELECT 3 AS three`
@@ -62,13 +67,22 @@ describe('a database connection lost mid-transaction', () => {
     const reserved = await sql.reserve()
     await reserved`SELECT 1`
     await cutAndWait()
-    const outcome = await reserved`SELECT 2`.then(() => 'answered', (error: { code?: string }) => error.code)
+    const outcome = await reserved`SELECT 2`.then(
+      () => 'answered',
+      (error: { code?: string }) => error.code,
+    )
     reserved.release()
     expect(outcome).toBe('CONNECTION_CLOSED')
     // The released connection has no socket: the first query the pool gives it fails (retryable)
     // and puts it back as closed; the pool then reconnects it.
     const answers = []
-    for (let attempt = 0; attempt < 4; attempt++) answers.push(await sql`SELECT 4 AS four`.then(([row]) => row.four, (error: { code?: string }) => error.code))
+    for (let attempt = 0; attempt < 4; attempt++)
+      answers.push(
+        await sql`SELECT 4 AS four`.then(
+          ([row]) => row.four,
+          (error: { code?: string }) => error.code,
+        ),
+      )
     expect(answers.filter((answer) => answer === 'CONNECTION_CLOSED').length).toBeLessThanOrEqual(1)
     expect(answers.at(-1)).toBe(4)
     expect(answers.at(-2)).toBe(4)

@@ -47,19 +47,32 @@ describe('embedded database server (PGlite over loopback TCP and MessageChannel)
   })
 
   it('rolls back a failed transaction and keeps serving', async () => {
-    await expect(sql.begin(async (tx) => {
-      await tx`UPDATE counter SET value = -1 WHERE id = 1`
-      await tx`SELECT * FROM no_such_table`
-    })).rejects.toThrow(/no_such_table/)
+    await expect(
+      sql.begin(async (tx) => {
+        await tx`UPDATE counter SET value = -1 WHERE id = 1`
+        await tx`SELECT * FROM no_such_table`
+      }),
+    ).rejects.toThrow(/no_such_table/)
     expect((await other<{ value: number }[]>`SELECT value FROM counter WHERE id = 1`)[0].value).toBe(30)
   })
 
-  it.each([['loopback TCP', false], ['a MessageChannel', true]])('rolls back the transaction of a connection over %s that disappears', async (_, overPort) => {
-    const lonely = createClient({ host: embedded.host, port: embedded.port, password: embedded.password, max: 1, connect: overPort ? embedded.thread!.connect : undefined })
-    const stuck = lonely.begin(async (tx) => {
-      await tx`UPDATE counter SET value = 999 WHERE id = 1`
-      await lonely.end({ timeout: 0 })
-    }).catch(() => 'ended')
+  it.each([
+    ['loopback TCP', false],
+    ['a MessageChannel', true],
+  ])('rolls back the transaction of a connection over %s that disappears', async (_, overPort) => {
+    const lonely = createClient({
+      host: embedded.host,
+      port: embedded.port,
+      password: embedded.password,
+      max: 1,
+      connect: overPort ? embedded.thread!.connect : undefined,
+    })
+    const stuck = lonely
+      .begin(async (tx) => {
+        await tx`UPDATE counter SET value = 999 WHERE id = 1`
+        await lonely.end({ timeout: 0 })
+      })
+      .catch(() => 'ended')
     expect(await stuck).toBe('ended')
     expect((await sql<{ value: number }[]>`SELECT value FROM counter WHERE id = 1`)[0].value).toBe(30)
     expect((await other<{ value: number }[]>`SELECT value FROM counter WHERE id = 1`)[0].value).toBe(30)

@@ -23,8 +23,12 @@ async function notOwnerOnly(directory: string): Promise<string[]> {
 
 describe('embedded database file modes', () => {
   let dataDir: string
-  beforeAll(async () => { dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'palmvein-modes-')) })
-  afterAll(async () => { await fs.rm(dataDir, { recursive: true, force: true }) })
+  beforeAll(async () => {
+    dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'palmvein-modes-'))
+  })
+  afterAll(async () => {
+    await fs.rm(dataDir, { recursive: true, force: true })
+  })
 
   it('a new database: directories 0700, files 0600, none readable by others', { timeout: 120_000 }, async () => {
     const db = await openEmbedded(dataDir)

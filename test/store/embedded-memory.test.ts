@@ -24,7 +24,7 @@ afterAll(async () => {
   if (dir) await fs.rm(dir, { recursive: true, force: true })
 })
 
-it('keeps none of the memory of creating a new data directory\'s database', async () => {
+it("keeps none of the memory of creating a new data directory's database", async () => {
   await fs.access(path.join(dir, 'pglite', 'PG_VERSION'))
   // An open PGlite at its defaults here is ~130 MiB; with initdb's instance kept, ~650. Node 24
   // gives the ended thread's memory back a moment after the thread exits (Node 20 at once).

@@ -23,12 +23,12 @@ afterAll(async () => {
 
 const body = (id: number) => `row-${id}-`.padEnd(100, String.fromCharCode(97 + (id % 26)))
 
-describe('the embedded database over the service thread\'s connections', () => {
+describe("the embedded database over the service thread's connections", () => {
   it('takes an exchange bigger than one call into PGlite, and many rows in one statement', async () => {
     // A Bind of 1.5 MiB is handed over apart from the Parse before it and the Execute after it.
     const big = Array.from({ length: 1_500_000 / 30 }, (_, index) => `${index}`.padStart(30, '-')).join('')
     await db.sql`INSERT INTO protocol_rows (id, body) VALUES (0, ${big})`
-    const [{ length, same }] = await db.sql<{ length: number, same: boolean }[]>`
+    const [{ length, same }] = await db.sql<{ length: number; same: boolean }[]>`
       SELECT length(body)::int AS length, body = ${big} AS same FROM protocol_rows WHERE id = 0`
     expect(length).toBe(big.length)
     expect(same).toBe(true)
@@ -56,8 +56,10 @@ describe('the embedded database over the service thread\'s connections', () => {
     const huge = 'h'.repeat(300_000)
     const [{ length }] = await db.sql<{ length: number }[]>`SELECT length(${huge})::int AS length`
     expect(length).toBe(300_000)
-    const ids = Array.from({ length: 400 }, (_, index) => (index * 7919) % 3_000 + 1)
-    const bodies = await Promise.all(ids.map(async (id) => (await db.sql<{ id: number, body: string }[]>`SELECT id, body FROM protocol_rows WHERE id = ${id}`)[0]))
+    const ids = Array.from({ length: 400 }, (_, index) => ((index * 7919) % 3_000) + 1)
+    const bodies = await Promise.all(
+      ids.map(async (id) => (await db.sql<{ id: number; body: string }[]>`SELECT id, body FROM protocol_rows WHERE id = ${id}`)[0]),
+    )
     bodies.forEach((row, index) => {
       expect(row.id).toBe(ids[index])
       expect(row.body.startsWith(`row-${ids[index]}-`)).toBe(true)

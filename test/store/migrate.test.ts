@@ -4,16 +4,36 @@ import { createTestStorage, usingPostgres, type TestStorage } from '../support/d
 
 describe(`migrations (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
   let storage: TestStorage
-  beforeAll(async () => { storage = await createTestStorage() })
-  afterAll(async () => { await storage.cleanup() })
+  beforeAll(async () => {
+    storage = await createTestStorage()
+  })
+  afterAll(async () => {
+    await storage.cleanup()
+  })
 
   it('creates every table of the domain', async () => {
     const rows = await storage.db.sql<{ table_name: string }[]>`
       SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`
     const names = rows.map((row) => row.table_name)
-    for (const table of ['organizations', 'organization_admins', 'environments', 'projects', 'api_keys', 'members',
-      'palm_templates', 'devices', 'registration_codes', 'enrollment_sessions', 'scan_results', 'transactions',
-      'webhook_subscriptions', 'event_outbox', 'webhook_deliveries', 'webhook_attempts', 'rate_limit_counters']) {
+    for (const table of [
+      'organizations',
+      'organization_admins',
+      'environments',
+      'projects',
+      'api_keys',
+      'members',
+      'palm_templates',
+      'devices',
+      'registration_codes',
+      'enrollment_sessions',
+      'scan_results',
+      'transactions',
+      'webhook_subscriptions',
+      'event_outbox',
+      'webhook_deliveries',
+      'webhook_attempts',
+      'rate_limit_counters',
+    ]) {
       expect(names).toContain(table)
     }
   })
@@ -23,8 +43,7 @@ describe(`migrations (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
   })
 
   it('enforces the schema: an unknown organization kind is refused', async () => {
-    await expect(storage.db.sql`INSERT INTO organizations (id, name, kind) VALUES (gen_random_uuid(), 'x', 'other')`)
-      .rejects.toThrow(/check constraint/)
+    await expect(storage.db.sql`INSERT INTO organizations (id, name, kind) VALUES (gen_random_uuid(), 'x', 'other')`).rejects.toThrow(/check constraint/)
   })
 
   it("keeps a template in its member's environment, and deletes it with the member", async () => {

@@ -22,7 +22,9 @@ describe('analyzeGrownTables', () => {
       CREATE INDEX scans_project_created ON scans (project_id, created_at DESC);
       CREATE TABLE quiet (id int PRIMARY KEY)`)
   })
-  afterAll(async () => { await db.close() })
+  afterAll(async () => {
+    await db.close()
+  })
 
   it('analyzes a table that grew, so the planner sees its real size, and leaves it alone until it grows again', async () => {
     await db.query(`INSERT INTO scans (project_id, created_at) SELECT $1, now() - g * interval '1 ms' FROM generate_series(1, 50000) g`, [PROJECT])
@@ -38,7 +40,7 @@ describe('analyzeGrownTables', () => {
 })
 
 describe('PgliteServer.whenIdle', () => {
-  it('runs maintenance between units, never inside a client\'s open transaction', async () => {
+  it("runs maintenance between units, never inside a client's open transaction", async () => {
     const { PgliteServer } = await import('../../src/store/engine/pglite-server.js')
     const { createClient } = await import('../../src/store/engine/database.js')
     const db = await PGlite.create()
@@ -48,7 +50,9 @@ describe('PgliteServer.whenIdle', () => {
     try {
       const events: string[] = []
       let releaseTransaction!: () => void
-      const held = new Promise<void>((resolve) => { releaseTransaction = resolve })
+      const held = new Promise<void>((resolve) => {
+        releaseTransaction = resolve
+      })
       const transaction = sql.begin(async (tx) => {
         await tx`SELECT 1`
         events.push('transaction open')
@@ -75,7 +79,7 @@ describe('PgliteServer.whenIdle', () => {
 })
 
 describe('analyzeGrownTables on the server', () => {
-  it('analyzes each grown table as a unit of its own, so a client\'s statement runs between two tables', async () => {
+  it("analyzes each grown table as a unit of its own, so a client's statement runs between two tables", async () => {
     const { PgliteServer } = await import('../../src/store/engine/pglite-server.js')
     const { createClient } = await import('../../src/store/engine/database.js')
     const db = await PGlite.create()
@@ -87,19 +91,21 @@ describe('analyzeGrownTables on the server', () => {
     try {
       await sql`SELECT 1`
       // Each piece and the client's statement take the next number of one sequence as they run.
-      const step = async (run: () => Promise<unknown>) => Number((await run() as { rows: { n: string }[] }).rows[0].n)
+      const step = async (run: () => Promise<unknown>) => Number(((await run()) as { rows: { n: string }[] }).rows[0].n)
       const pieceSteps: number[] = []
       let client: Promise<number> | undefined
-      const analyzed = await analyzeGrownTables(db, (task) => server.whenIdle(async () => {
-        if (pieceSteps.length === 1) {
-          // A client's statement arrives while the first table is being analyzed.
-          client = step(async () => ({ rows: await sql<{ n: string }[]>`SELECT nextval('steps') AS n` }))
-          await new Promise((resolve) => setTimeout(resolve, 100))
-        }
-        const result = await task()
-        pieceSteps.push(await step(() => db.query(`SELECT nextval('steps') AS n`)))
-        return result
-      }))
+      const analyzed = await analyzeGrownTables(db, (task) =>
+        server.whenIdle(async () => {
+          if (pieceSteps.length === 1) {
+            // A client's statement arrives while the first table is being analyzed.
+            client = step(async () => ({ rows: await sql<{ n: string }[]>`SELECT nextval('steps') AS n` }))
+            await new Promise((resolve) => setTimeout(resolve, 100))
+          }
+          const result = await task()
+          pieceSteps.push(await step(() => db.query(`SELECT nextval('steps') AS n`)))
+          return result
+        }),
+      )
       expect(analyzed).toEqual(['first_grown', 'second_grown'])
       // The list, the first table, then the client's statement, then the second table.
       const clientStep = await client!

@@ -38,7 +38,13 @@ function migrationsHash(): string {
 
 async function migratedEmbeddedTemplate(): Promise<string> {
   const template = path.join(os.tmpdir(), `palmvein-test-template-${migrationsHash()}`)
-  if (await fs.stat(path.join(template, 'ready')).then(() => true, () => false)) return template
+  if (
+    await fs.stat(path.join(template, 'ready')).then(
+      () => true,
+      () => false,
+    )
+  )
+    return template
   const building = await fs.mkdtemp(`${template}-building-`)
   const db = await openDatabase({ databaseUrl: null, dataDir: building })
   await migrate(db.sql)

@@ -3,8 +3,15 @@ import { getMetricsFromIterator } from 'prom2javascript'
 import { expect } from 'vitest'
 import type { TestService } from './service.js'
 
-export interface Sample { labels: Record<string, string>; value?: number; count?: number }
-export interface Family { type: string; data: Sample[] }
+export interface Sample {
+  labels: Record<string, string>
+  value?: number
+  count?: number
+}
+export interface Family {
+  type: string
+  data: Sample[]
+}
 
 export async function scrape(svc: TestService): Promise<Map<string, Family>> {
   const response = await fetch(svc.service.metricsUrl!)
@@ -14,7 +21,7 @@ export async function scrape(svc: TestService): Promise<Map<string, Family>> {
   // which the format allows (prom-client writes Nan for an event-loop mean with no sample yet):
   // those values become +Inf (read as null); no value the tests read can be one of them.
   const text = (await response.text()).replace(/ (?:NaN|Nan|nan|-Inf)$/gm, ' +Inf')
-  const families = await getMetricsFromIterator(text.split('\n')[Symbol.iterator]()) as Record<string, Family>
+  const families = (await getMetricsFromIterator(text.split('\n')[Symbol.iterator]())) as Record<string, Family>
   return new Map(Object.entries(families))
 }
 

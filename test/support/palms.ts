@@ -44,7 +44,11 @@ export async function createPalmTenant(svc: TestService, subject: string, enviro
 }
 
 /** Another enterprise project (and its own environment) of the tenant's organization. */
-export async function addProject(svc: TestService, tenant: PalmTenant, environment: EnvironmentOptions = {}): Promise<{ projectId: string; environmentId: string }> {
+export async function addProject(
+  svc: TestService,
+  tenant: PalmTenant,
+  environment: EnvironmentOptions = {},
+): Promise<{ projectId: string; environmentId: string }> {
   const env = await post(svc, tenant.token, `/v1/organization/${tenant.orgId}/environments`, { name: 'more palms', ...environment })
   const project = await createProjectOnPlan(svc, tenant.token, tenant.orgId, { name: 'more', environment_id: env.id, plan: 'enterprise' })
   return { projectId: project.id, environmentId: env.id }
@@ -58,7 +62,9 @@ export async function createMember(svc: TestService, tenant: PalmTenant, display
 
 export function population(options: { seed?: number; dimension?: number; identities?: number; extractorId?: number } = {}): SyntheticPopulation {
   return createSyntheticPopulation({
-    seed: options.seed ?? 7, dimension: options.dimension ?? 256, identities: options.identities ?? 64,
+    seed: options.seed ?? 7,
+    dimension: options.dimension ?? 256,
+    identities: options.identities ?? 64,
     ...DEMO_CAPTURES,
     extractorId: options.extractorId ?? 1,
   })
@@ -96,7 +102,13 @@ export async function enroll(svc: TestService, tenant: PalmTenant, body: unknown
 export async function identify(svc: TestService, tenant: PalmTenant, body: unknown, query = '', projectId = tenant.projectId) {
   const response = await svc.request('POST', `/v1/projects/${projectId}/biometrics/identify${query}`, { auth: tenant.key, body })
   expectStatus(response, 200)
-  return response.body as { status: string; member_id: string | null; match_score: number; hand: string | null; candidates?: Array<{ member_id: string; match_score: number; hand: string }> }
+  return response.body as {
+    status: string
+    member_id: string | null
+    match_score: number
+    hand: string | null
+    candidates?: Array<{ member_id: string; match_score: number; hand: string }>
+  }
 }
 
 /** Waits until /healthz answers 200 (galleries loaded). */

@@ -15,7 +15,10 @@ export async function operatorSetsPlan(svc: Pick<TestService, 'service' | 'stora
 
 /** POST /v1/organization/{org_id}/projects as the organization admin, then the operator's plan; answers the project as read back. */
 export async function createProjectOnPlan(
-  svc: TestService, token: string, orgId: string, body: { name: string; environment_id?: string | null; plan: PlanId } & Record<string, unknown>,
+  svc: TestService,
+  token: string,
+  orgId: string,
+  body: { name: string; environment_id?: string | null; plan: PlanId } & Record<string, unknown>,
 ): Promise<any> {
   const created = await svc.request('POST', `/v1/organization/${orgId}/projects`, { auth: token, body: { ...body, plan: 'sandbox' } })
   expectStatus(created, 201)

@@ -37,8 +37,12 @@ export function outputOf(child: ChildProcess): Promise<CliOutput> {
   return new Promise((resolve, reject) => {
     let stdout = ''
     let stderr = ''
-    child.stdout!.on('data', (chunk) => { stdout += chunk })
-    child.stderr!.on('data', (chunk) => { stderr += chunk })
+    child.stdout!.on('data', (chunk) => {
+      stdout += chunk
+    })
+    child.stderr!.on('data', (chunk) => {
+      stderr += chunk
+    })
     child.on('error', reject)
     child.on('close', (code) => resolve({ code, stdout, stderr }))
   })
@@ -64,12 +68,18 @@ export function startNpmStart(env: Record<string, string | undefined>) {
   return untilListening(child, 'npm start')
 }
 
-function untilListening(child: ChildProcess, name: string): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null>; output: () => string }> {
+function untilListening(
+  child: ChildProcess,
+  name: string,
+): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null>; output: () => string }> {
   return new Promise((resolve, reject) => {
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)))
     let output = ''
     // Killed when late: a process left behind would hold its port and its database connections.
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`${name} did not start within 30 s:\n${output}`)) }, 30_000)
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`${name} did not start within 30 s:\n${output}`))
+    }, 30_000)
     const onData = (chunk: Buffer) => {
       output += chunk
       const match = /HTTP: listening on (?:\S+ \(every interface; from this machine )?(http:\/\/[^\s")]+)/.exec(output)
@@ -80,7 +90,10 @@ function untilListening(child: ChildProcess, name: string): Promise<{ child: Chi
     }
     child.stdout!.on('data', onData)
     child.stderr!.on('data', onData)
-    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`${name} exited with ${code}:\n${output}`)) })
+    child.on('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`${name} exited with ${code}:\n${output}`))
+    })
   })
 }
 

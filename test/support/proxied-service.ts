@@ -25,10 +25,18 @@ export async function startProxiedService(): Promise<ProxiedService> {
   proxied.hostname = '127.0.0.1'
   proxied.port = String(proxy.port)
   const logLines: string[] = []
-  const sink = new Writable({ write(chunk, _, done) { logLines.push(...String(chunk).trim().split('\n')); done() } })
+  const sink = new Writable({
+    write(chunk, _, done) {
+      logLines.push(...String(chunk).trim().split('\n'))
+      done()
+    },
+  })
   const service = await start({ config: serviceConfig(storage, { databaseUrl: proxied.toString(), logLevel: 'info' }), log: pino({ level: 'info' }, sink) })
   return {
-    storage, proxy, service, logLines,
+    storage,
+    proxy,
+    service,
+    logLines,
     async close() {
       // Bounded: a shutdown that hangs after an outage (seen twice in CI, cause not found yet)
       // is reported here rather than failing the outage tests' teardown after 60 s.
@@ -43,7 +51,9 @@ const STEP_MS = 15_000
 
 async function bounded(step: string, work: Promise<void>): Promise<void> {
   let timer: NodeJS.Timeout | undefined
-  const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), STEP_MS) })
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), STEP_MS)
+  })
   const outcome = await Promise.race([work.then(() => 'done' as const), late])
   clearTimeout(timer)
   if (outcome === 'late') console.error(`[outage teardown] ${step} did not finish within ${STEP_MS / 1000} s; going on`)

@@ -52,7 +52,11 @@ export async function createTrustFixtures(svc: TestService, stranger: Tenant, st
     return response.body
   }
   const environment = await post(operatorToken, `/v1/organization/${platform.id}/environments`, { name: 'nation', enables_server_lookup: true })
-  const kioskProject = await post(operatorToken, `/v1/organization/${platform.id}/projects`, { name: 'kiosks', environment_id: environment.id, plan: 'sandbox' })
+  const kioskProject = await post(operatorToken, `/v1/organization/${platform.id}/projects`, {
+    name: 'kiosks',
+    environment_id: environment.id,
+    plan: 'sandbox',
+  })
   await liftRateLimits(svc, kioskProject.id)
   const kiosk = await linkTerminal(svc, operatorToken, kioskProject.id, { mode: 'enrollment', name: 'Open kiosk' })
   const payment = await linkTerminal(svc, operatorToken, kioskProject.id, { mode: 'payment', name: 'Till' })
@@ -62,24 +66,39 @@ export async function createTrustFixtures(svc: TestService, stranger: Tenant, st
   for (const identity of ENROLLED) {
     const member = await createMember(svc.service.app, owned, { display_name: `Citizen ${identity}` })
     const { left_hand, right_hand } = enrollBody(palms, identity, member.id)
-    await enrollMember(svc.service.app, owned, { member_id: member.id, left_hand: left_hand as EnrollHand, right_hand: right_hand as EnrollHand }, { callerType: 'token' })
+    await enrollMember(
+      svc.service.app,
+      owned,
+      { member_id: member.id, left_hand: left_hand as EnrollHand, right_hand: right_hand as EnrollHand },
+      { callerType: 'token' },
+    )
   }
 
-  const readOnly = await post(stranger.token, `/v1/organization/${stranger.orgId}/projects`, { name: 'reads the nation', environment_id: environment.id, plan: 'sandbox' })
+  const readOnly = await post(stranger.token, `/v1/organization/${stranger.orgId}/projects`, {
+    name: 'reads the nation',
+    environment_id: environment.id,
+    plan: 'sandbox',
+  })
   await liftRateLimits(svc, readOnly.id)
   expectStatus(await svc.request('PUT', `/v1/projects/${readOnly.id}/server-lookup`, { auth: stranger.token, body: { enable_server_lookup: true } }), 204)
   const readOnlyKiosk = await linkTerminal(svc, stranger.token, readOnly.id, { mode: 'enrollment', name: "Customer's kiosk" })
   const readOnlyLookup = await linkTerminal(svc, stranger.token, readOnly.id, { mode: 'access', name: "Customer's gate" })
   const readOnlyKey = await post(stranger.token, `/v1/organization/${stranger.orgId}/api-keys`, { name: 'reads the nation', project_ids: [readOnly.id] })
   return {
-    svc, environmentId: environment.id, threshold: environment.match_threshold, kiosk,
-    readOnlyProjectId: readOnly.id, readOnlyKey: readOnlyKey.key, readOnlyKiosk, readOnlyLookup,
+    svc,
+    environmentId: environment.id,
+    threshold: environment.match_threshold,
+    kiosk,
+    readOnlyProjectId: readOnly.id,
+    readOnlyKey: readOnlyKey.key,
+    readOnlyKiosk,
+    readOnlyLookup,
     unusable: {
       'no such device': newId(),
       "another organization's terminal": strangerSub.deviceId,
       'a payment terminal': payment.deviceId,
       'a disabled kiosk': disabled.deviceId,
-      "a kiosk of a project that only reads the environment": readOnlyKiosk.deviceId,
+      'a kiosk of a project that only reads the environment': readOnlyKiosk.deviceId,
     },
   }
 }
@@ -114,7 +133,11 @@ export async function checkPersonNeverSeesChallenge(fixtures: TrustFixtures, rou
   expectStatus(started, 201, describeRoute(route))
   const shown = await svc.request('GET', '/v1/device-com/enrollment?wait=0', { auth: kiosk.deviceToken })
   const code: string = shown.body.session.challenge
-  const response = await call(fixtures, route, person, { device_id: kiosk.deviceId, enroll_id: started.body.session.enroll_id, session_id: started.body.session.enroll_id })
+  const response = await call(fixtures, route, person, {
+    device_id: kiosk.deviceId,
+    enroll_id: started.body.session.enroll_id,
+    session_id: started.body.session.enroll_id,
+  })
   for (const answer of [started, response]) {
     expect(keysOf(answer.body), describeRoute(route)).not.toContain('challenge')
     expect(answer.text, describeRoute(route)).not.toContain(code)
@@ -172,16 +195,28 @@ export async function checkReadOnlyTerminalWritesNothing(fixtures: TrustFixtures
   await sql`UPDATE enrollment_sessions SET state = 'cancelled' WHERE device_id = ${readOnlyKiosk.deviceId} AND state IN ('pending', 'in_progress')`
   await sql`INSERT INTO enrollment_sessions (id, device_id, project_id, member_id, state, nbf, iat, exp, challenge, owner_subject, display_name, mobile_challenge_response)
     VALUES (${sessionId}, ${readOnlyKiosk.deviceId}, ${fixtures.readOnlyProjectId}, ${newId()}, 'in_progress', ${now}, ${now}, ${now + 300}, '424242', ${`planted-${sessionId}`}, 'Planted', true)`
-  const count = async () => (await sql`
+  const count = async () =>
+    (
+      await sql`
     SELECT (SELECT count(*)::int FROM members WHERE environment_id = ${fixtures.environmentId}) AS members,
-           (SELECT count(*)::int FROM palm_templates t JOIN members m ON m.id = t.member_id WHERE m.environment_id = ${fixtures.environmentId}) AS templates`)[0]
+           (SELECT count(*)::int FROM palm_templates t JOIN members m ON m.id = t.member_id WHERE m.environment_id = ${fixtures.environmentId}) AS templates`
+    )[0]
   const before = await count()
   // A palm never enrolled, as the left hand, so only the terminal's right to write stands in the way.
   const { left_hand } = enrollBody(palms, 7, '', ['left'])
   const hand = left_hand as EnrollHand
-  const response = await call(fixtures, route, readOnlyKiosk.deviceToken, { session_id: sessionId, enroll_id: sessionId }, {
-    enroll_capture: hand.enroll_capture, identify_capture: hand.identify_capture, right_hand: null, challenge: '424242',
-  })
+  const response = await call(
+    fixtures,
+    route,
+    readOnlyKiosk.deviceToken,
+    { session_id: sessionId, enroll_id: sessionId },
+    {
+      enroll_capture: hand.enroll_capture,
+      identify_capture: hand.identify_capture,
+      right_hand: null,
+      challenge: '424242',
+    },
+  )
   expect(await count(), `${describeRoute(route)} answered ${response.status}`).toEqual(before)
 }
 
@@ -194,10 +229,7 @@ export const answersIdentify = (route: Route) => route.responses.some((response)
  * the threshold only and a NotFound score rounded down to one decimal.
  */
 export async function checkScoresForNonOwners(fixtures: TrustFixtures, route: Route) {
-  const credentials = [
-    ...accepts(route, 'device') ? [fixtures.readOnlyLookup.deviceToken] : [],
-    ...accepts(route, 'key') ? [fixtures.readOnlyKey] : [],
-  ]
+  const credentials = [...(accepts(route, 'device') ? [fixtures.readOnlyLookup.deviceToken] : []), ...(accepts(route, 'key') ? [fixtures.readOnlyKey] : [])]
   expect(credentials.length, describeRoute(route)).toBeGreaterThan(0)
   const { palm } = identifyBody(palms, NEVER_ENROLLED, 'left')
   for (const auth of credentials) {

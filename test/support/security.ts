@@ -44,8 +44,15 @@ export async function createTenant(svc: TestService, subject: string, options: {
   const orgKey = await post(`/v1/organization/${org.id}/api-keys`, { name: 'org-wide', project_ids: null })
   const secondKey = await post(`/v1/organization/${org.id}/api-keys`, { name: 'second only', project_ids: [second.id] })
   return {
-    subject, token, orgId: org.id, environmentId: environment.id, projectId: project.id, secondProjectId: second.id,
-    orgKey: orgKey.key, orgKeyId: orgKey.id, secondProjectKey: secondKey.key,
+    subject,
+    token,
+    orgId: org.id,
+    environmentId: environment.id,
+    projectId: project.id,
+    secondProjectId: second.id,
+    orgKey: orgKey.key,
+    orgKeyId: orgKey.id,
+    secondProjectKey: secondKey.key,
   }
 }
 
@@ -88,9 +95,18 @@ type Schema = Record<string, any>
 /** Values for ids that name a sub-resource, by property or parameter name. */
 export function idValues(tenant: Tenant, sub: SubResources): Record<string, string> {
   return {
-    org_id: tenant.orgId, organization_id: tenant.orgId, project_id: tenant.projectId, environment_id: tenant.environmentId,
-    key_id: tenant.orgKeyId, device_id: sub.deviceId, member_id: sub.memberId, webhook_id: sub.webhookId,
-    subscription_id: sub.webhookId, delivery_id: sub.deliveryId, session_id: sub.sessionId, enroll_id: sub.sessionId,
+    org_id: tenant.orgId,
+    organization_id: tenant.orgId,
+    project_id: tenant.projectId,
+    environment_id: tenant.environmentId,
+    key_id: tenant.orgKeyId,
+    device_id: sub.deviceId,
+    member_id: sub.memberId,
+    webhook_id: sub.webhookId,
+    subscription_id: sub.webhookId,
+    delivery_id: sub.deliveryId,
+    session_id: sub.sessionId,
+    enroll_id: sub.sessionId,
   }
 }
 
@@ -110,15 +126,22 @@ export function example(schema: Schema, ids: Record<string, string>, name = '', 
     // A property an anyOf branch of the object requires (at least one hand) gets a value, not null.
     case 'object': {
       const needed = new Set(((schema.anyOf ?? []) as Schema[]).flatMap((branch) => branch.required ?? []))
-      return Object.fromEntries(Object.entries((schema.properties ?? {}) as Record<string, Schema>)
-        .map(([key, property]) => [key, example(needed.has(key) ? { ...property, nullable: false } : property, ids, key, values)]))
+      return Object.fromEntries(
+        Object.entries((schema.properties ?? {}) as Record<string, Schema>).map(([key, property]) => [
+          key,
+          example(needed.has(key) ? { ...property, nullable: false } : property, ids, key, values),
+        ]),
+      )
     }
-    case 'array': return Array.from({ length: schema.minItems ?? 0 }, () => example(schema.items ?? {}, ids, name, values))
-    case 'integer': case 'number': {
+    case 'array':
+      return Array.from({ length: schema.minItems ?? 0 }, () => example(schema.items ?? {}, ids, name, values))
+    case 'integer':
+    case 'number': {
       const low = schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + (schema.type === 'integer' ? 1 : 0.5) : 1)
       return schema.maximum !== undefined ? Math.min(low, schema.maximum) : low
     }
-    case 'boolean': return true
+    case 'boolean':
+      return true
     case 'string': {
       if (schema.format === 'uuid') return ids[name] ?? newId()
       if (schema.format === 'date-time') return new Date().toISOString()
@@ -126,8 +149,10 @@ export function example(schema: Schema, ids: Record<string, string>, name = '', 
       if (schema.format === 'email') return 'someone@example.com'
       return 'x'.repeat(Math.max(1, schema.minLength ?? 1))
     }
-    case 'null': return null
-    default: return 'x'
+    case 'null':
+      return null
+    default:
+      return 'x'
   }
 }
 
@@ -151,7 +176,7 @@ export function requestFor(route: Route, ids: Record<string, string>, values: Re
     expect(validate({ ...strings }), `generated query for ${route.method} ${route.path}: ${JSON.stringify(validate.errors)}`).toBe(true)
     query = `?${new URLSearchParams(strings)}`
   }
-  let body: unknown = undefined
+  let body: unknown
   if (route.body) {
     body = example(plainSchema(route.body), ids, '', values)
     const validate = compile(route.body, 'body')

@@ -37,8 +37,15 @@ export interface TestService {
 
 export function serviceConfig(storage: TestStorage, config: Partial<Config> = {}): Partial<Config> {
   return {
-    port: 0, host: '127.0.0.1', databaseUrl: storage.databaseUrl, dataDir: storage.dataDir,
-    logLevel: 'silent', matcherThreads: 1, webhookWorker: false, metrics: { host: '127.0.0.1', port: 0 }, ...config,
+    port: 0,
+    host: '127.0.0.1',
+    databaseUrl: storage.databaseUrl,
+    dataDir: storage.dataDir,
+    logLevel: 'silent',
+    matcherThreads: 1,
+    webhookWorker: false,
+    metrics: { host: '127.0.0.1', port: 0 },
+    ...config,
   }
 }
 
@@ -63,8 +70,12 @@ export async function bootService(options: { config?: Partial<Config>; storage?:
   let service = await start({ config: serviceConfig(storage, options.config) })
   const issuer = await loadLocalIssuer({ dataDir: storage.dataDir, jwtIssuer: 'palmvein-local', jwtAudience: 'palmvein' })
   const handle: TestService = {
-    get url() { return service.url },
-    get service() { return service },
+    get url() {
+      return service.url
+    },
+    get service() {
+      return service
+    },
     storage,
     request: (method, path, requestOptions) => request(service.url, method, path, requestOptions),
     token: (subject, ttlSeconds = 3600) => issuer.sign(subject, ttlSeconds),

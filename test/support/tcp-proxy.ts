@@ -25,47 +25,66 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   // What a paused proxy holds, in arrival order, for the socket it is bound for.
   let held: Array<{ to: net.Socket; chunk: Buffer }> = []
   let connected: () => void = () => {}
-  const firstConnection = new Promise<void>((resolve) => { connected = resolve })
+  const firstConnection = new Promise<void>((resolve) => {
+    connected = resolve
+  })
   const accept = (client: net.Socket) => {
     connected()
     const upstream = net.connect(target.port, target.host)
     const pair = { client, upstream }
     pairs.add(pair)
-    const forward = (from: net.Socket, to: net.Socket) => from.on('data', (chunk: Buffer) => {
-      if (mode === 'pause') held.push({ to, chunk })
-      else if (mode !== 'blackhole') to.write(chunk)
-    })
+    const forward = (from: net.Socket, to: net.Socket) =>
+      from.on('data', (chunk: Buffer) => {
+        if (mode === 'pause') held.push({ to, chunk })
+        else if (mode !== 'blackhole') to.write(chunk)
+      })
     forward(client, upstream)
     forward(upstream, client)
-    const end = () => { pairs.delete(pair); client.destroy(); upstream.destroy() }
+    const end = () => {
+      pairs.delete(pair)
+      client.destroy()
+      upstream.destroy()
+    }
     client.on('close', end).on('error', end)
     upstream.on('close', end).on('error', end)
   }
   let server: net.Server | null = null
   let port = 0
-  const listen = () => new Promise<void>((resolve, reject) => {
-    server = net.createServer(accept)
-    server.once('error', reject)
-    server.listen(port, '127.0.0.1', () => {
-      port = (server!.address() as net.AddressInfo).port
-      resolve()
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      server = net.createServer(accept)
+      server.once('error', reject)
+      server.listen(port, '127.0.0.1', () => {
+        port = (server!.address() as net.AddressInfo).port
+        resolve()
+      })
     })
-  })
-  const stopListening = () => new Promise<void>((resolve) => {
-    if (!server) return resolve()
-    server.close(() => resolve())
-    server = null
-  })
+  const stopListening = () =>
+    new Promise<void>((resolve) => {
+      if (!server) return resolve()
+      server.close(() => resolve())
+      server = null
+    })
   await listen()
 
   return {
-    get port() { return port },
-    get mode() { return mode },
+    get port() {
+      return port
+    },
+    get mode() {
+      return mode
+    },
     upstreamPorts: () => [...pairs].flatMap(({ upstream }) => (upstream.localPort ? [upstream.localPort] : [])),
     firstConnection: () => firstConnection,
     async set(next) {
       if (next === 'refuse') {
-        await Promise.all([stopListening(), ...[...pairs].map(({ client, upstream }) => { client.destroy(); upstream.destroy() })])
+        await Promise.all([
+          stopListening(),
+          ...[...pairs].map(({ client, upstream }) => {
+            client.destroy()
+            upstream.destroy()
+          }),
+        ])
       } else if (next === 'refuse-new') {
         // Not awaited: close() calls back only once the connections kept open have ended.
         server?.close()
@@ -79,7 +98,10 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     async close() {
       mode = 'refuse'
-      for (const { client, upstream } of pairs) { client.destroy(); upstream.destroy() }
+      for (const { client, upstream } of pairs) {
+        client.destroy()
+        upstream.destroy()
+      }
       await stopListening()
     },
   }

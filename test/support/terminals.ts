@@ -26,7 +26,8 @@ export async function registerTerminal(svc: TestService, options: { mode?: strin
 export async function linkTerminal(svc: TestService, auth: string, projectId: string, options: { mode?: string; name?: string } = {}): Promise<Terminal> {
   const registered = await registerTerminal(svc, { mode: options.mode })
   const linked = await svc.request('POST', `/v1/projects/${projectId}/device/android/complete_registration`, {
-    auth, body: { registration_code: registered.registration_code, device_name: options.name ?? 'Front desk', device_mode: options.mode ?? 'enrollment' },
+    auth,
+    body: { registration_code: registered.registration_code, device_name: options.name ?? 'Front desk', device_mode: options.mode ?? 'enrollment' },
   })
   expectStatus(linked, 200)
   expect(linked.body).toEqual({})

@@ -32,7 +32,11 @@ export function useWebhookService(subject: string): WebhookService {
     fixture.tenant = await createTenant(fixture.svc, `${subject}@example.com`)
     fixture.other = await createTenant(fixture.svc, `${subject}-other@example.com`)
   })
-  afterAll(async () => { await fixture.svc?.close() })
-  afterEach(async () => { await Promise.all(receivers.splice(0).map((receiver) => receiver.close())) })
+  afterAll(async () => {
+    await fixture.svc?.close()
+  })
+  afterEach(async () => {
+    await Promise.all(receivers.splice(0).map((receiver) => receiver.close()))
+  })
   return fixture
 }

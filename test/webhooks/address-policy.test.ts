@@ -43,16 +43,25 @@ describe('address policy', () => {
     expect(classifyAddress(address)).toBe(category)
   })
 
-  it.each(['8.8.8.8', '93.184.216.34', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '2a00:1450:4001:81b::200e',
-    '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:0808:0808::1'])('allows the public address %s', (address) => {
+  it.each([
+    '8.8.8.8',
+    '93.184.216.34',
+    '1.1.1.1',
+    '172.32.0.1',
+    '100.128.0.1',
+    '2606:4700:4700::1111',
+    '2a00:1450:4001:81b::200e',
+    '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+    '2002:0808:0808::1',
+  ])('allows the public address %s', (address) => {
     expect(classifyAddress(address)).toBeNull()
   })
 
   it('parses IPv6 forms into bytes', () => {
     expect(Array.from(ipv6Bytes('::1')!)).toEqual([...Array(15).fill(0), 1])
     expect(Array.from(ipv6Bytes('::ffff:1.2.3.4')!.subarray(10))).toEqual([0xff, 0xff, 1, 2, 3, 4])
-    expect(Array.from(ipv6Bytes('2001:db8::8:800:200c:417a')!)).toEqual(
-      [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0x08, 0x08, 0x00, 0x20, 0x0c, 0x41, 0x7a])
+    expect(Array.from(ipv6Bytes('2001:db8::8:800:200c:417a')!)).toEqual([0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0x08, 0x08, 0x00, 0x20, 0x0c, 0x41, 0x7a])
     expect(ipv6Bytes('10.0.0.1')).toBeNull()
   })
 })

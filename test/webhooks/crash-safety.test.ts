@@ -24,18 +24,28 @@ describe(`crash safety and concurrent workers (${usingPostgres ? 'PostgreSQL' : 
     await second.close()
     await storage.cleanup()
   })
-  afterEach(async () => { await Promise.all(receivers.splice(0).map((receiver) => receiver.close())) })
+  afterEach(async () => {
+    await Promise.all(receivers.splice(0).map((receiver) => receiver.close()))
+  })
 
   async function subscribed(url: string): Promise<{ projectId: string; subscriptionId: string }> {
     const projectId = await createProject(storage.db.sql)
     const engine = createWebhookEngine({ keyring: testKeyring, db: storage.db, config: webhookConfig() })
-    const { id } = await createSubscription({ db: storage.db, guard: engine.guard, secrets: engine.secrets }, projectId, { url, event_types: ['enrollment.completed'] })
+    const { id } = await createSubscription({ db: storage.db, guard: engine.guard, secrets: engine.secrets }, projectId, {
+      url,
+      event_types: ['enrollment.completed'],
+    })
     return { projectId, subscriptionId: id }
   }
 
-  const emit = (db: Database, projectId: string, index: number) => db.sql.begin((tx) => enqueueEvent(tx, {
-    projectId, eventType: 'enrollment.completed', data: { session_id: `s-${index}`, member_id: `m-${index}`, device_id: 'd', completed_at: new Date().toISOString() },
-  }))
+  const emit = (db: Database, projectId: string, index: number) =>
+    db.sql.begin((tx) =>
+      enqueueEvent(tx, {
+        projectId,
+        eventType: 'enrollment.completed',
+        data: { session_id: `s-${index}`, member_id: `m-${index}`, device_id: 'd', completed_at: new Date().toISOString() },
+      }),
+    )
 
   it('takes over a delivery whose worker died once the lease expires', async () => {
     const target = await startReceiver()
@@ -46,7 +56,8 @@ describe(`crash safety and concurrent workers (${usingPostgres ? 'PostgreSQL' : 
     await dispatchEvents(storage.db.sql, { now: clock.now() })
     // A process claimed it (lease for 90 s) and was killed before recording anything.
     const leaseUntil = new Date(clock.now().getTime() + 90_000)
-    await storage.db.sql`UPDATE webhook_deliveries SET locked_by = 'dead-host:1234:feed', locked_until = ${leaseUntil} WHERE subscription_id = ${subscriptionId}`
+    await storage.db
+      .sql`UPDATE webhook_deliveries SET locked_by = 'dead-host:1234:feed', locked_until = ${leaseUntil} WHERE subscription_id = ${subscriptionId}`
 
     const survivor = createWebhookEngine({ keyring: testKeyring, db: second, config: webhookConfig(), clock, workerId: 'survivor' })
     expect((await survivor.runOnce()).attempts).toBe(0)
@@ -68,10 +79,25 @@ describe(`crash safety and concurrent workers (${usingPostgres ? 'PostgreSQL' : 
     const clock = manualClock()
     // The stalled worker's request never finishes until the test lets it.
     let release: (outcome: AttemptOutcome) => void = () => {}
-    const stalled: HttpSender = { send: () => new Promise((resolve) => { release = resolve }) }
-    const stalledEngine = createWebhookEngine({ keyring: testKeyring, db: storage.db, config: webhookConfig(), clock, sender: stalled, leaseMs: 60_000, workerId: 'stalled' })
+    const stalled: HttpSender = {
+      send: () =>
+        new Promise((resolve) => {
+          release = resolve
+        }),
+    }
+    const stalledEngine = createWebhookEngine({
+      keyring: testKeyring,
+      db: storage.db,
+      config: webhookConfig(),
+      clock,
+      sender: stalled,
+      leaseMs: 60_000,
+      workerId: 'stalled',
+    })
     const stalledRun = stalledEngine.runOnce()
-    await expect.poll(async () => (await storage.db.sql`SELECT locked_by FROM webhook_deliveries WHERE subscription_id = ${subscriptionId}`)[0]?.locked_by).toBe('stalled')
+    await expect
+      .poll(async () => (await storage.db.sql`SELECT locked_by FROM webhook_deliveries WHERE subscription_id = ${subscriptionId}`)[0]?.locked_by)
+      .toBe('stalled')
 
     clock.advance(60_000)
     const survivor = createWebhookEngine({ keyring: testKeyring, db: second, config: webhookConfig(), clock, workerId: 'survivor' })
@@ -132,9 +158,16 @@ describe(`crash safety and concurrent workers (${usingPostgres ? 'PostgreSQL' : 
         await emit(db, projectId, index)
         await wakeDispatcher(db)
       }
-      await expect.poll(async () => (await storage.db.sql`
-        SELECT count(*)::int AS count FROM webhook_deliveries WHERE subscription_id = ${subscriptionId} AND status = 'success'`)[0].count,
-      { timeout: 20_000, interval: 50 }).toBe(events)
+      await expect
+        .poll(
+          async () =>
+            (
+              await storage.db.sql`
+        SELECT count(*)::int AS count FROM webhook_deliveries WHERE subscription_id = ${subscriptionId} AND status = 'success'`
+            )[0].count,
+          { timeout: 20_000, interval: 50 },
+        )
+        .toBe(events)
     } finally {
       await Promise.all([first.stop(), other.stop()])
     }

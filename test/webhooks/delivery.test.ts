@@ -39,27 +39,41 @@ describe(`webhook delivery to real receivers (${usingPostgres ? 'PostgreSQL' : '
     return started
   }
 
-  interface Setup { engine: WebhookEngine; clock: ManualClock; projectId: string; subscription: CreatedSubscription }
+  interface Setup {
+    engine: WebhookEngine
+    clock: ManualClock
+    projectId: string
+    subscription: CreatedSubscription
+  }
 
   async function setup(url: string, config = webhookConfig()): Promise<Setup> {
     const clock = manualClock()
     const engine = createWebhookEngine({ keyring: testKeyring, db: storage.db, config, clock, resolver })
     const projectId = await createProject(storage.db.sql)
     const subscription = await createSubscription({ db: storage.db, guard: engine.guard, secrets: engine.secrets }, projectId, {
-      url, event_types: ['enrollment.completed', 'demo.scan.success'],
+      url,
+      event_types: ['enrollment.completed', 'demo.scan.success'],
     })
     return { engine, clock, projectId, subscription }
   }
 
-  async function emit(projectId: string, data: Record<string, unknown> = { member_id: 'm-1', device_id: 'd-1', scanned_at: new Date().toISOString() }): Promise<string> {
+  async function emit(
+    projectId: string,
+    data: Record<string, unknown> = { member_id: 'm-1', device_id: 'd-1', scanned_at: new Date().toISOString() },
+  ): Promise<string> {
     return storage.db.sql.begin((tx) => enqueueEvent(tx, { projectId, eventType: 'demo.scan.success', data }))
   }
 
   async function history({ projectId, subscription }: Setup) {
     const { items } = await listDeliveries({ db: storage.db, guard: null as never, secrets: null as never }, projectId, subscription.id, {
-      from: new Date(0), to: new Date(Date.now() + 365 * 86_400_000), page: 1, per_page: 10,
+      from: new Date(0),
+      to: new Date(Date.now() + 365 * 86_400_000),
+      page: 1,
+      per_page: 10,
     })
-    const attempts = items.length ? await listAttempts({ db: storage.db, guard: null as never, secrets: null as never }, projectId, subscription.id, items[0].id) : []
+    const attempts = items.length
+      ? await listAttempts({ db: storage.db, guard: null as never, secrets: null as never }, projectId, subscription.id, items[0].id)
+      : []
     return { delivery: items[0], attempts }
   }
 
@@ -79,7 +93,9 @@ describe(`webhook delivery to real receivers (${usingPostgres ? 'PostgreSQL' : '
     const body = JSON.parse(request.body)
     expect(Object.keys(body)).toEqual(['event_id', 'event_type', 'timestamp', 'project_id', 'data'])
     expect(body).toMatchObject({
-      event_id: eventId, event_type: 'demo.scan.success', project_id: context.projectId,
+      event_id: eventId,
+      event_type: 'demo.scan.success',
+      project_id: context.projectId,
       data: { member_id: 'm-1', device_id: 'd-1', scanned_at: '2026-01-02T03:04:05.678Z' },
     })
     expect(body.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
@@ -110,7 +126,10 @@ describe(`webhook delivery to real receivers (${usingPostgres ? 'PostgreSQL' : '
     expect((await context.engine.runOnce()).attempts).toBe(1)
     state = await history(context)
     expect(state.delivery).toMatchObject({ status: 'success', attempt_pending: false, attempt_count: 2, response_status: 200 })
-    expect(state.attempts.map((attempt) => [attempt.attempt_number, attempt.response_status])).toEqual([[1, 500], [2, 200]])
+    expect(state.attempts.map((attempt) => [attempt.attempt_number, attempt.response_status])).toEqual([
+      [1, 500],
+      [2, 200],
+    ])
     expect(target.requests[0].body).toBe(target.requests[1].body)
     expect(target.requests[0].headers['webhook-id']).toBe(target.requests[1].headers['webhook-id'])
   })
@@ -226,7 +245,10 @@ describe(`webhook delivery to real receivers (${usingPostgres ? 'PostgreSQL' : '
     const clock = manualClock()
     const engine = createWebhookEngine({ keyring: testKeyring, db: storage.db, config: webhookConfig(), clock, resolver: pinned })
     const projectId = await createProject(storage.db.sql)
-    await createSubscription({ db: storage.db, guard: engine.guard, secrets: engine.secrets }, projectId, { url: target.url, event_types: ['demo.scan.success'] })
+    await createSubscription({ db: storage.db, guard: engine.guard, secrets: engine.secrets }, projectId, {
+      url: target.url,
+      event_types: ['demo.scan.success'],
+    })
     pinned.calls.length = 0
     await emit(projectId)
     await engine.runOnce()

@@ -27,8 +27,12 @@ export function manualClock(start = new Date()): ManualClock {
   let current = start.getTime()
   return {
     now: () => new Date(current),
-    set: (date) => { current = date.getTime() },
-    advance: (milliseconds) => { current += milliseconds },
+    set: (date) => {
+      current = date.getTime()
+    },
+    advance: (milliseconds) => {
+      current += milliseconds
+    },
   }
 }
 

@@ -20,16 +20,19 @@ describe(`outbox and fan-out (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () =
     await storage.cleanup()
   })
 
-  const deliveriesOf = async (subscriptionId: string) => (await storage.db.sql<{ event_id: string; event_type: string }[]>`
-    SELECT event_id, event_type FROM webhook_deliveries WHERE subscription_id = ${subscriptionId} ORDER BY created_at, id`)
+  const deliveriesOf = async (subscriptionId: string) =>
+    await storage.db.sql<{ event_id: string; event_type: string }[]>`
+    SELECT event_id, event_type FROM webhook_deliveries WHERE subscription_id = ${subscriptionId} ORDER BY created_at, id`
 
   it('writes nothing when the causing transaction rolls back', async () => {
     const projectId = await createProject(storage.db.sql)
     let eventId = ''
-    await expect(storage.db.sql.begin(async (tx) => {
-      eventId = await enqueueEvent(tx, { projectId, eventType: 'enrollment.completed', data: { member_id: 'm' } })
-      throw new Error('the enrollment failed')
-    })).rejects.toThrow('the enrollment failed')
+    await expect(
+      storage.db.sql.begin(async (tx) => {
+        eventId = await enqueueEvent(tx, { projectId, eventType: 'enrollment.completed', data: { member_id: 'm' } })
+        throw new Error('the enrollment failed')
+      }),
+    ).rejects.toThrow('the enrollment failed')
     expect(eventId).toMatch(/^[0-9a-f-]{36}$/)
     expect(await storage.db.sql`SELECT id FROM event_outbox WHERE id = ${eventId}`).toHaveLength(0)
   })
@@ -47,9 +50,13 @@ describe(`outbox and fan-out (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () =
     const disabled = await make(projectId, ['enrollment.completed'], false)
     const foreign = await make(otherProjectId, ['enrollment.completed'])
 
-    const eventId = await storage.db.sql.begin((tx) => enqueueEvent(tx, {
-      projectId, eventType: 'enrollment.completed', data: { session_id: 's', member_id: 'm', device_id: 'd', completed_at: 'now' },
-    }))
+    const eventId = await storage.db.sql.begin((tx) =>
+      enqueueEvent(tx, {
+        projectId,
+        eventType: 'enrollment.completed',
+        data: { session_id: 's', member_id: 'm', device_id: 'd', completed_at: 'now' },
+      }),
+    )
     const now = new Date()
     expect(await dispatchEvents(storage.db.sql, { now })).toEqual({ events: 1, deliveries: 2 })
     expect(await deliveriesOf(both.id)).toEqual([{ event_id: eventId, event_type: 'enrollment.completed' }])
@@ -65,7 +72,9 @@ describe(`outbox and fan-out (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () =
 
     const [payload] = await storage.db.sql<{ payload: Record<string, unknown> }[]>`SELECT payload FROM webhook_deliveries WHERE subscription_id = ${both.id}`
     expect(payload.payload).toEqual({
-      event_id: eventId, event_type: 'enrollment.completed', project_id: projectId,
+      event_id: eventId,
+      event_type: 'enrollment.completed',
+      project_id: projectId,
       timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       data: { session_id: 's', member_id: 'm', device_id: 'd', completed_at: 'now' },
     })

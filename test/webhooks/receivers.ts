@@ -15,8 +15,7 @@ export interface ReceivedRequest {
 }
 
 /** What to answer to the n-th request (0-based); 'hang' never answers. */
-export type Responder = (request: ReceivedRequest, index: number) =>
-  { status: number; body?: string | Buffer; headers?: Record<string, string> } | 'hang'
+export type Responder = (request: ReceivedRequest, index: number) => { status: number; body?: string | Buffer; headers?: Record<string, string> } | 'hang'
 
 export interface Receiver {
   url: string
@@ -40,19 +39,41 @@ export function createSelfSignedCertificate(directory: string, names = ['DNS:loc
   const base = names[0].replace(/\W+/g, '-')
   const certFile = path.join(directory, `${base}-cert.pem`)
   const keyFile = path.join(directory, `${base}-key.pem`)
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', `/CN=${names[0].split(':')[1]}`,
-    '-addext', `subjectAltName=${names.join(',')}`], { stdio: 'pipe' })
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${names[0].split(':')[1]}`,
+      '-addext',
+      `subjectAltName=${names.join(',')}`,
+    ],
+    { stdio: 'pipe' },
+  )
   return { certFile, keyFile, cert: fs.readFileSync(certFile, 'utf8'), key: fs.readFileSync(keyFile, 'utf8') }
 }
 
-export async function startReceiver(options: {
-  respond?: Responder
-  tls?: SelfSignedCertificate
-  host?: string
-  /** Host name used in the URL (e.g. localhost for a certificate check); the bind host by default. */
-  urlHost?: string
-} = {}): Promise<Receiver> {
+export async function startReceiver(
+  options: {
+    respond?: Responder
+    tls?: SelfSignedCertificate
+    host?: string
+    /** Host name used in the URL (e.g. localhost for a certificate check); the bind host by default. */
+    urlHost?: string
+  } = {},
+): Promise<Receiver> {
   const host = options.host ?? '127.0.0.1'
   const hanging = new Set<http.ServerResponse>()
   const receiver: Receiver = {
@@ -79,7 +100,9 @@ export async function startReceiver(options: {
     })
   }
   const server = options.tls ? https.createServer({ cert: options.tls.cert, key: options.tls.key }, handler) : http.createServer(handler)
-  server.on('connection', () => { receiver.connections += 1 })
+  server.on('connection', () => {
+    receiver.connections += 1
+  })
   await new Promise<void>((resolve) => server.listen(0, host, resolve))
   receiver.port = (server.address() as AddressInfo).port
   receiver.url = `${options.tls ? 'https' : 'http'}://${options.urlHost ?? host}:${receiver.port}/hook`

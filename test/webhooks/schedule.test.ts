@@ -29,10 +29,13 @@ describe(`retry schedule end to end (${usingPostgres ? 'PostgreSQL' : 'PGlite'})
     const deps = { db: storage.db, guard: engine.guard, secrets: engine.secrets }
     const projectId = await createProject(storage.db.sql)
     const subscription = await createSubscription(deps, projectId, { url: target.url, event_types: ['enrollment.completed'] })
-    await storage.db.sql.begin((tx) => enqueueEvent(tx, {
-      projectId, eventType: 'enrollment.completed',
-      data: { session_id: 's', member_id: 'm', device_id: 'd', completed_at: clock.now().toISOString() },
-    }))
+    await storage.db.sql.begin((tx) =>
+      enqueueEvent(tx, {
+        projectId,
+        eventType: 'enrollment.completed',
+        data: { session_id: 's', member_id: 'm', device_id: 'd', completed_at: clock.now().toISOString() },
+      }),
+    )
 
     const disabledAt: number[] = []
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {

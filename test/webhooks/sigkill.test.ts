@@ -32,7 +32,10 @@ describe(`webhook deliveries survive SIGKILL (${usingPostgres ? 'PostgreSQL' : '
     receiver = http.createServer((req, res) => {
       attemptsSeen += 1
       req.resume()
-      if (!answering) { hanging.add(req.socket); return }
+      if (!answering) {
+        hanging.add(req.socket)
+        return
+      }
       delivered.add(String(req.headers['webhook-id']))
       res.end('ok')
     })
@@ -48,9 +51,15 @@ describe(`webhook deliveries survive SIGKILL (${usingPostgres ? 'PostgreSQL' : '
 
   it('every delivery pending at the crash is sent after the restart', async () => {
     const env = {
-      PALMVEIN_DATA_DIR: dataDir, DATABASE_URL: storage?.databaseUrl ?? undefined, PORT: '0', HOST: '127.0.0.1',
+      PALMVEIN_DATA_DIR: dataDir,
+      DATABASE_URL: storage?.databaseUrl ?? undefined,
+      PORT: '0',
+      HOST: '127.0.0.1',
       // The operator offers every plan for self-service here: the admin's enterprise project takes the test's bursts.
-      PALMVEIN_SELF_SERVICE_PLANS: 'sandbox,business,enterprise', WEBHOOK_ALLOW_LOCALHOST: 'true', PALMVEIN_WEBHOOK_TIMEOUT_MS: '60000', PALMVEIN_WEBHOOK_LEASE_MS: '3000',
+      PALMVEIN_SELF_SERVICE_PLANS: 'sandbox,business,enterprise',
+      WEBHOOK_ALLOW_LOCALHOST: 'true',
+      PALMVEIN_WEBHOOK_TIMEOUT_MS: '60000',
+      PALMVEIN_WEBHOOK_LEASE_MS: '3000',
     }
     const issuer = await loadLocalIssuer({ dataDir, jwtIssuer: 'palmvein-local', jwtAudience: 'palmvein' })
     const token = await issuer.sign('crash-admin@example.com', 600)
@@ -77,7 +86,8 @@ describe(`webhook deliveries survive SIGKILL (${usingPostgres ? 'PostgreSQL' : '
     try {
       const window = `from=${new Date(Date.now() - 3_600_000).toISOString()}&to=${new Date(Date.now() + 3_600_000).toISOString()}&page=1&per_page=100`
       const deliveries = async () => (await call(second.url, 'GET', `/v1/projects/${project.id}/webhooks/${subscription.body.id}/deliveries?${window}`)).body
-      await expect.poll(async () => (await deliveries()).items.filter((item: { status: string }) => item.status === 'success').length, { timeout: 60_000, interval: 500 })
+      await expect
+        .poll(async () => (await deliveries()).items.filter((item: { status: string }) => item.status === 'success').length, { timeout: 60_000, interval: 500 })
         .toBe(events)
       const page = await deliveries()
       expect(page.total_count).toBe(events)

@@ -14,9 +14,15 @@ const refused = (promise: Promise<unknown>) => expect(promise).rejects.toMatchOb
 describe(`SSRF guard (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
   let storage: TestStorage
   const receivers: Receiver[] = []
-  beforeAll(async () => { storage = await createTestStorage() })
-  afterAll(async () => { await storage.cleanup() })
-  afterEach(async () => { await Promise.all(receivers.splice(0).map((receiver) => receiver.close())) })
+  beforeAll(async () => {
+    storage = await createTestStorage()
+  })
+  afterAll(async () => {
+    await storage.cleanup()
+  })
+  afterEach(async () => {
+    await Promise.all(receivers.splice(0).map((receiver) => receiver.close()))
+  })
 
   const resolver = fakeResolver({
     'hooks.example.com': ['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946'],
@@ -79,7 +85,11 @@ describe(`SSRF guard (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     await refused(createSubscription(allowed, projectId, { url: 'https://10.0.0.1/hook', event_types: ['demo.scan.success'] }))
     await refused(createSubscription(allowed, projectId, { url: 'http://hooks.example.com/hook', event_types: ['demo.scan.success'] }))
     // In production the guard refuses localhost whatever the flag says.
-    const production = { db: storage.db, guard: createSsrfGuard({ policy: { allowLocalhost: true, production: true }, resolver }), secrets: createWebhookSecrets(testKeyring) }
+    const production = {
+      db: storage.db,
+      guard: createSsrfGuard({ policy: { allowLocalhost: true, production: true }, resolver }),
+      secrets: createWebhookSecrets(testKeyring),
+    }
     await refused(createSubscription(production, projectId, { url: 'http://localhost:9/hook', event_types: ['demo.scan.success'] }))
   })
 
@@ -103,18 +113,30 @@ describe(`SSRF guard (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     receivers.push(live)
     const rebinding = fakeResolver({ 'rebind.example.com': ['93.184.216.34'] })
     const clock = manualClock()
-    const engine = createWebhookEngine({ keyring: testKeyring, db: storage.db, config: webhookConfig({ webhookAllowLocalhost: false }), clock, resolver: rebinding })
+    const engine = createWebhookEngine({
+      keyring: testKeyring,
+      db: storage.db,
+      config: webhookConfig({ webhookAllowLocalhost: false }),
+      clock,
+      resolver: rebinding,
+    })
     const context = { db: storage.db, guard: engine.guard, secrets: engine.secrets }
     const projectId = await createProject(storage.db.sql)
     const subscription = await createSubscription(context, projectId, {
-      url: `https://rebind.example.com:${live.port}/hook`, event_types: ['demo.scan.success'],
+      url: `https://rebind.example.com:${live.port}/hook`,
+      event_types: ['demo.scan.success'],
     })
     rebinding.table['rebind.example.com'] = [address]
     await storage.db.sql.begin((tx) => enqueueEvent(tx, { projectId, eventType: 'demo.scan.success', data: { member_id: 'm' } }))
     expect((await engine.runOnce()).attempts).toBe(1)
 
     expect(live.connections).toBe(0)
-    const { items } = await listDeliveries(context, projectId, subscription.id, { from: new Date(0), to: new Date(Date.now() + 86_400_000), page: 1, per_page: 10 })
+    const { items } = await listDeliveries(context, projectId, subscription.id, {
+      from: new Date(0),
+      to: new Date(Date.now() + 86_400_000),
+      page: 1,
+      per_page: 10,
+    })
     expect(items[0]).toMatchObject({ status: 'pending', attempt_pending: true, response_status: null })
     const attempts = await listAttempts(context, projectId, subscription.id, items[0].id)
     expect(attempts[0]).toMatchObject({ response_status: null, error_message: expect.stringMatching(/^url rejected: host rebind\.example\.com resolves to a/) })
@@ -125,7 +147,8 @@ describe(`SSRF guard (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     receivers.push(live)
     const projectId = await createProject(storage.db.sql)
     const subscription = await createSubscription(deps(webhookConfig({ webhookAllowLocalhost: true })), projectId, {
-      url: live.url, event_types: ['demo.scan.success'],
+      url: live.url,
+      event_types: ['demo.scan.success'],
     })
     const strict = createWebhookEngine({ keyring: testKeyring, db: storage.db, config: webhookConfig({ webhookAllowLocalhost: false }), resolver })
     await storage.db.sql.begin((tx) => enqueueEvent(tx, { projectId, eventType: 'demo.scan.success', data: { member_id: 'm' } }))
@@ -138,8 +161,9 @@ describe(`SSRF guard (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
 
   it('gives the reason but not the resolved address in the error', async () => {
     const projectId = await createProject(storage.db.sql)
-    const error = await createSubscription(deps(), projectId, { url: 'https://internal.example.com/', event_types: ['enrollment.completed'] })
-      .catch((caught: unknown) => caught)
+    const error = await createSubscription(deps(), projectId, { url: 'https://internal.example.com/', event_types: ['enrollment.completed'] }).catch(
+      (caught: unknown) => caught,
+    )
     expect(error).toBeInstanceOf(ServiceError)
     expect((error as ServiceError).detail).toBe('host internal.example.com resolves to a private address')
   })

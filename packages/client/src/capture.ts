@@ -53,7 +53,11 @@ export interface SyntheticCaptureOptions {
 /** A seeded synthetic palm capture: `palmvein capture --synthetic` for code, and the simulated terminal's sensor. */
 export function syntheticCapture(options: SyntheticCaptureOptions): string {
   const population = createSyntheticPopulation({
-    seed: options.seed ?? 7, dimension: options.dimension ?? 256, identities: options.identity + 1, extractorId: options.extractorId ?? 1, ...DEMO_CAPTURES,
+    seed: options.seed ?? 7,
+    dimension: options.dimension ?? 256,
+    identities: options.identity + 1,
+    extractorId: options.extractorId ?? 1,
+    ...DEMO_CAPTURES,
   })
   const template = population.template(options.identity, options.hand, options.session ?? 0, options.attempt ?? 0, { quality: 90 })
   return Buffer.from(template.buffer, template.byteOffset, template.byteLength).toString('base64url')

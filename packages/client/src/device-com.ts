@@ -51,17 +51,23 @@ export class TerminalClient {
    * for one to start; null when none did. Before a project linked the terminal: PalmveinError 403 forbidden.
    */
   async pollEnrollment(options: { waitSeconds?: number; signal?: AbortSignal } = {}): Promise<EnrollmentSession | null> {
-    const answer = await ok(this.api.GET('/v1/device-com/enrollment', {
-      params: { query: { wait: options.waitSeconds ?? MAX_POLL_WAIT_SECONDS } }, signal: options.signal,
-    }))
+    const answer = await ok(
+      this.api.GET('/v1/device-com/enrollment', {
+        params: { query: { wait: options.waitSeconds ?? MAX_POLL_WAIT_SECONDS } },
+        signal: options.signal,
+      }),
+    )
     return answer?.session ?? null
   }
 
   /** Completes the session with the member's captures, echoing its challenge. */
   async completeEnrollment(session: EnrollmentSession, hands: Omit<CompleteEnrollmentBody, 'challenge'>) {
-    return ok(this.api.POST('/v1/device-com/enrollment/{session_id}/complete', {
-      params: { path: { session_id: session.enroll_id } }, body: { ...hands, challenge: session.challenge },
-    }))
+    return ok(
+      this.api.POST('/v1/device-com/enrollment/{session_id}/complete', {
+        params: { path: { session_id: session.enroll_id } },
+        body: { ...hands, challenge: session.challenge },
+      }),
+    )
   }
 
   /** Server lookup: 1:N against the project's environment (403 server_lookup_disabled unless enabled). */

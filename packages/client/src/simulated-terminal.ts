@@ -73,7 +73,11 @@ const RETRIED = new Set(['confirmation_required', 'rate_limited', 'unavailable',
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve()
-    const done = () => { clearTimeout(timer); signal.removeEventListener('abort', done); resolve() }
+    const done = () => {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', done)
+      resolve()
+    }
     const timer = setTimeout(done, ms)
     signal.addEventListener('abort', done, { once: true })
   })
@@ -82,10 +86,12 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 /** Links the registered terminal to a project with its registration code, as the project's admin would. */
 async function linkTerminal(options: SimulatedTerminalOptions, link: NonNullable<SimulatedTerminalOptions['link']>, registrationCode: string): Promise<void> {
   const admin = createPalmveinClient({ baseUrl: options.baseUrl, credential: link.credential, fetch: options.fetch })
-  await ok(admin.POST('/v1/projects/{project_id}/device/android/complete_registration', {
-    params: { path: { project_id: link.projectId } },
-    body: { registration_code: registrationCode, device_name: link.deviceName ?? 'Simulated terminal', device_mode: options.mode ?? 'enrollment' },
-  }))
+  await ok(
+    admin.POST('/v1/projects/{project_id}/device/android/complete_registration', {
+      params: { path: { project_id: link.projectId } },
+      body: { registration_code: registrationCode, device_name: link.deviceName ?? 'Simulated terminal', device_mode: options.mode ?? 'enrollment' },
+    }),
+  )
 }
 
 /** Registers a simulated terminal and starts its loop; answers once it is registered (and linked, with `link`). */
@@ -98,7 +104,10 @@ export async function runSimulatedTerminal(options: SimulatedTerminalOptions): P
     syntheticCapture({ ...palm, session, attempt, dimension: options.dimension, seed: options.seed })
 
   const registration = await registerTerminal({
-    baseUrl: options.baseUrl, mode: options.mode ?? 'enrollment', hardwarePlatform: options.hardwarePlatform ?? 'simulated', fetch: options.fetch,
+    baseUrl: options.baseUrl,
+    mode: options.mode ?? 'enrollment',
+    hardwarePlatform: options.hardwarePlatform ?? 'simulated',
+    fetch: options.fetch,
   })
   emit({ type: 'registered', deviceId: registration.deviceId, registrationCode: registration.registrationCode })
   if (options.link) await linkTerminal(options, options.link, registration.registrationCode)

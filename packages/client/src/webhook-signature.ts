@@ -13,7 +13,10 @@ export type WebhookFailure = 'missing_header' | 'bad_timestamp' | 'timestamp_out
 
 export class WebhookVerificationError extends Error {
   override readonly name = 'WebhookVerificationError'
-  constructor(readonly reason: WebhookFailure, message: string) {
+  constructor(
+    readonly reason: WebhookFailure,
+    message: string,
+  ) {
     super(message)
   }
 }
@@ -65,7 +68,8 @@ export function verifyWebhook(options: VerifyWebhookOptions): WebhookEvent {
   const id = required(options.headers, 'webhook-id')
   const timestampText = required(options.headers, 'webhook-timestamp')
   const signatures = required(options.headers, 'webhook-signature')
-  if (!/^\d{1,15}$/.test(timestampText)) throw new WebhookVerificationError('bad_timestamp', `webhook-timestamp ${JSON.stringify(timestampText)} is not Unix seconds`)
+  if (!/^\d{1,15}$/.test(timestampText))
+    throw new WebhookVerificationError('bad_timestamp', `webhook-timestamp ${JSON.stringify(timestampText)} is not Unix seconds`)
   const timestamp = Number(timestampText)
   const now = Math.floor((options.now ?? new Date()).getTime() / 1000)
   const tolerance = options.toleranceSeconds ?? WEBHOOK_TOLERANCE_SECONDS
@@ -83,7 +87,8 @@ export function verifyWebhook(options: VerifyWebhookOptions): WebhookEvent {
   const specSignature = header(options.headers, 'x-webhook-signature')
   if (specSignature !== undefined) {
     const spec = Buffer.from('sha256=' + createHmac('sha256', options.secret).update(body).digest('hex'))
-    if (!sameBytes(Buffer.from(specSignature), spec)) throw new WebhookVerificationError('bad_signature', 'X-Webhook-Signature does not match the body with this secret')
+    if (!sameBytes(Buffer.from(specSignature), spec))
+      throw new WebhookVerificationError('bad_signature', 'X-Webhook-Signature does not match the body with this secret')
   }
   try {
     return JSON.parse(body.toString('utf8')) as WebhookEvent

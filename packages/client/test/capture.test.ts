@@ -6,15 +6,20 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
 /** `palmvein capture --synthetic ...` run from the service's source, as a user runs it. */
-const cliCapture = (args: string[]) => execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../../src/cli/main.ts', import.meta.url)),
-  'capture', '--synthetic', ...args], { encoding: 'utf8' }).trim()
+const cliCapture = (args: string[]) =>
+  execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../../src/cli/main.ts', import.meta.url)), 'capture', '--synthetic', ...args], {
+    encoding: 'utf8',
+  }).trim()
 
 describe('syntheticCapture', () => {
   it('is `palmvein capture --synthetic` (same defaults: dimension 256, seed 7, extractor 1)', () => {
     expect(syntheticCapture({ identity: 1, hand: 'left', session: 0, attempt: 1 })).toBe(cliCapture(['--identity', '1', '--hand', 'left', '--attempt', '1']))
-    expect(syntheticCapture({ identity: 40, hand: 'right', session: 3, attempt: 0 })).toBe(cliCapture(['--identity', '40', '--hand', 'right', '--session', '3']))
-    expect(syntheticCapture({ identity: 2, hand: 'left', dimension: 512, seed: 9, extractorId: 4 }))
-      .toBe(cliCapture(['--identity', '2', '--hand', 'left', '--dimension', '512', '--seed', '9', '--extractor-id', '4']))
+    expect(syntheticCapture({ identity: 40, hand: 'right', session: 3, attempt: 0 })).toBe(
+      cliCapture(['--identity', '40', '--hand', 'right', '--session', '3']),
+    )
+    expect(syntheticCapture({ identity: 2, hand: 'left', dimension: 512, seed: 9, extractorId: 4 })).toBe(
+      cliCapture(['--identity', '2', '--hand', 'left', '--dimension', '512', '--seed', '9', '--extractor-id', '4']),
+    )
   }, 60_000)
 })
 
@@ -30,7 +35,7 @@ describe('captureFromVector', () => {
     expect(decodeTemplate(Buffer.from(captureFromVector(int8), 'base64url'))).toMatchObject({ elementType: 'int8', hand: null, quality: null, vector: int8 })
   })
 
-  it('refuses what PVT1 cannot hold with the matcher\'s TemplateError code', () => {
+  it("refuses what PVT1 cannot hold with the matcher's TemplateError code", () => {
     const code = (build: () => string) => {
       try {
         build()

@@ -43,13 +43,25 @@ describe('@palmvein/client walkthrough', () => {
     const { markdown, code } = await walkthroughBlock()
     const file = path.join(scratch, 'walkthrough.ts')
     await fs.writeFile(file, `${code}\nconsole.log('MEMBER=' + member_id)\n`)
-    const { code: exit, stdout, stderr } = await runTypeScript(file, {
+    const {
+      code: exit,
+      stdout,
+      stderr,
+    } = await runTypeScript(file, {
       // The operator's CLI steps open the service's own database.
-      ...process.env, PV: svc.url, PALMVEIN_DATA_DIR: svc.storage.dataDir, DATABASE_URL: svc.storage.databaseUrl ?? '', PALMVEIN_LOG_LEVEL: 'warn',
+      ...process.env,
+      PV: svc.url,
+      PALMVEIN_DATA_DIR: svc.storage.dataDir,
+      DATABASE_URL: svc.storage.databaseUrl ?? '',
+      PALMVEIN_LOG_LEVEL: 'warn',
     })
     expect(exit, stderr).toBe(0)
     const member = /^MEMBER=(.+)$/m.exec(stdout)![1]
-    const answers = stdout.trim().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line))
+    const answers = stdout
+      .trim()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line))
     expect(answers).toHaveLength(5)
     const [enrolled, found, stranger, webhook, refusal] = answers
     expect(enrolled).toEqual({ member_id: member })
@@ -60,7 +72,12 @@ describe('@palmvein/client walkthrough', () => {
     expect(shown).toHaveLength(2)
     expect(found.match_score).toBeCloseTo(shown[0], 6)
     expect(stranger.match_score).toBeCloseTo(shown[1], 6)
-    expect(webhook).toMatchObject({ url: 'http://localhost:9000/palmvein', event_types: ['enrollment.completed'], enabled: true, secret: expect.stringMatching(/^whsec_/) })
+    expect(webhook).toMatchObject({
+      url: 'http://localhost:9000/palmvein',
+      event_types: ['enrollment.completed'],
+      enabled: true,
+      secret: expect.stringMatching(/^whsec_/),
+    })
     const shownRefusal = /\/\/ → (\{"status":4\d\d,.*\})/.exec(markdown)![1]
     expect(refusal).toEqual(JSON.parse(shownRefusal))
   }, 180_000)

@@ -2,8 +2,16 @@
 // (and the enrollment.completed webhook it sends, verified with verifyWebhook), and the simulated
 // terminal doing all of it on its own, then identifying by server lookup.
 import {
-  captureFromVector, ok, PalmveinError, registerTerminal, runSimulatedTerminal, syntheticCapture, TerminalClient,
-  verifyWebhook, WebhookVerificationError, type SimulatedTerminalEvent,
+  captureFromVector,
+  ok,
+  PalmveinError,
+  registerTerminal,
+  runSimulatedTerminal,
+  syntheticCapture,
+  TerminalClient,
+  verifyWebhook,
+  WebhookVerificationError,
+  type SimulatedTerminalEvent,
 } from '@palmvein/client'
 import { decodeTemplate } from '@palmvein/matcher'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -20,9 +28,12 @@ beforeAll(async () => {
   svc = await bootService({ config: { webhookWorker: true, webhookAllowLocalhost: true, webhookTimeoutMs: 2000 } })
   tenant = await createClientTenant(svc, 'terminal@example.com')
   receiver = await startReceiver()
-  const webhook = await ok(tenant.keyed.POST('/v1/projects/{project_id}/webhooks', {
-    params: { path: { project_id: tenant.projectId } }, body: { url: `${receiver.url}/hook`, event_types: ['enrollment.completed'] },
-  }))
+  const webhook = await ok(
+    tenant.keyed.POST('/v1/projects/{project_id}/webhooks', {
+      params: { path: { project_id: tenant.projectId } },
+      body: { url: `${receiver.url}/hook`, event_types: ['enrollment.completed'] },
+    }),
+  )
   secret = webhook.secret
 }, 120_000)
 afterAll(async () => {
@@ -31,7 +42,9 @@ afterAll(async () => {
 })
 
 async function newMember(name: string): Promise<string> {
-  const member = await ok(tenant.keyed.POST('/v1/projects/{project_id}/members', { params: { path: { project_id: tenant.projectId } }, body: { display_name: name } }))
+  const member = await ok(
+    tenant.keyed.POST('/v1/projects/{project_id}/members', { params: { path: { project_id: tenant.projectId } }, body: { display_name: name } }),
+  )
   return member.member_id
 }
 
@@ -59,10 +72,12 @@ describe('Device-Com through TerminalClient', () => {
     expect(unlinked).toBeInstanceOf(PalmveinError)
     expect(unlinked).toMatchObject({ status: 403, code: 'forbidden' })
 
-    await ok(tenant.admin.POST('/v1/projects/{project_id}/device/android/complete_registration', {
-      params: { path: { project_id: tenant.projectId } },
-      body: { registration_code: registration.registrationCode, device_name: 'desk', device_mode: 'enrollment' },
-    }))
+    await ok(
+      tenant.admin.POST('/v1/projects/{project_id}/device/android/complete_registration', {
+        params: { path: { project_id: tenant.projectId } },
+        body: { registration_code: registration.registrationCode, device_name: 'desk', device_mode: 'enrollment' },
+      }),
+    )
     expect(await terminal.pollEnrollment({ waitSeconds: 0 })).toBeNull()
 
     const memberId = await newMember('Grace Hopper')
@@ -83,12 +98,20 @@ describe('Device-Com through TerminalClient', () => {
     expect(completed.member_id).toBe(memberId)
     expect(completed.session).toMatchObject({ state: 'completed', terminal_challenge_response: true })
     // The session is over: completing it again is a 409.
-    const again = await terminal.completeEnrollment(session!, { left_hand: { enroll_capture: fromVector(0), identify_capture: fromVector(1) } }).catch((error: unknown) => error)
+    const again = await terminal
+      .completeEnrollment(session!, { left_hand: { enroll_capture: fromVector(0), identify_capture: fromVector(1) } })
+      .catch((error: unknown) => error)
     expect(again).toMatchObject({ status: 409, code: 'conflict' })
 
-    const delivery = await waitFor('the enrollment.completed delivery', () => receiver.requests.find((request) => request.body.includes(started.session.enroll_id)))
+    const delivery = await waitFor('the enrollment.completed delivery', () =>
+      receiver.requests.find((request) => request.body.includes(started.session.enroll_id)),
+    )
     const event = verifyWebhook({ secret, body: delivery.body, headers: delivery.headers })
-    expect(event).toMatchObject({ event_type: 'enrollment.completed', project_id: tenant.projectId, data: { member_id: memberId, session_id: started.session.enroll_id } })
+    expect(event).toMatchObject({
+      event_type: 'enrollment.completed',
+      project_id: tenant.projectId,
+      data: { member_id: memberId, session_id: started.session.enroll_id },
+    })
 
     const reason = (options: Partial<Parameters<typeof verifyWebhook>[0]>) => {
       try {
@@ -110,7 +133,11 @@ describe('Device-Com through TerminalClient', () => {
     expect(reason({ now: new Date(sentAt + 299_000) })).toBe('accepted')
     // A recorded delivery signed again (the service's signer) with a timestamp ten minutes old.
     const old = Math.floor(Date.now() / 1000) - 600
-    const replayed = { ...delivery.headers, 'webhook-timestamp': String(old), 'webhook-signature': standardSignature(secret, String(delivery.headers['webhook-id']), old, delivery.body) }
+    const replayed = {
+      ...delivery.headers,
+      'webhook-timestamp': String(old),
+      'webhook-signature': standardSignature(secret, String(delivery.headers['webhook-id']), old, delivery.body),
+    }
     expect(reason({ headers: replayed })).toBe('timestamp_out_of_tolerance')
     expect(reason({ headers: replayed, toleranceSeconds: 700 })).toBe('accepted')
   })
@@ -120,14 +147,20 @@ describe('runSimulatedTerminal', () => {
   it('waits to be linked with its code, completes a session with a synthetic palm, and identifies that palm later', async () => {
     const events: SimulatedTerminalEvent[] = []
     const terminal = await runSimulatedTerminal({
-      baseUrl: svc.url, pollWaitSeconds: 5, retryDelayMs: 100, palmOf: () => ({ identity: 5, hand: 'right' }), onEvent: (event) => events.push(event),
+      baseUrl: svc.url,
+      pollWaitSeconds: 5,
+      retryDelayMs: 100,
+      palmOf: () => ({ identity: 5, hand: 'right' }),
+      onEvent: (event) => events.push(event),
     })
     try {
       expect(events).toEqual([{ type: 'registered', deviceId: terminal.deviceId, registrationCode: terminal.registrationCode }])
-      await ok(tenant.admin.POST('/v1/projects/{project_id}/device/android/complete_registration', {
-        params: { path: { project_id: tenant.projectId } },
-        body: { registration_code: terminal.registrationCode, device_name: 'kiosk', device_mode: 'enrollment' },
-      }))
+      await ok(
+        tenant.admin.POST('/v1/projects/{project_id}/device/android/complete_registration', {
+          params: { path: { project_id: tenant.projectId } },
+          body: { registration_code: terminal.registrationCode, device_name: 'kiosk', device_mode: 'enrollment' },
+        }),
+      )
       await waitFor('linked', () => events.find((event) => event.type === 'linked'))
       const memberId = await newMember('Katherine Johnson')
       const started = await startSession(terminal.deviceId, memberId)
@@ -138,7 +171,12 @@ describe('runSimulatedTerminal', () => {
       // Server lookup is off until the project turns it on.
       const disabled = await terminal.identify({ identity: 5, hand: 'right' }).catch((error: unknown) => error)
       expect(disabled).toMatchObject({ status: 403, code: 'server_lookup_disabled' })
-      await ok(tenant.admin.PUT('/v1/projects/{project_id}/server-lookup', { params: { path: { project_id: tenant.projectId } }, body: { enable_server_lookup: true } }))
+      await ok(
+        tenant.admin.PUT('/v1/projects/{project_id}/server-lookup', {
+          params: { path: { project_id: tenant.projectId } },
+          body: { enable_server_lookup: true },
+        }),
+      )
       expect(await terminal.identify({ identity: 5, hand: 'right' })).toMatchObject({ status: 'Found', member_id: memberId, hand: 'right' })
       expect(await terminal.identify({ identity: 6, hand: 'right' })).toMatchObject({ status: 'NotFound', member_id: null })
     } finally {
@@ -151,17 +189,29 @@ describe('runSimulatedTerminal', () => {
     const [first, second, third] = [await newMember('Ada'), await newMember('Ada again'), await newMember('Mary')]
     // The second person shows the first one's palm: a duplicate.
     const palms: Record<string, { identity: number; hand: 'left' }> = {
-      [first]: { identity: 21, hand: 'left' }, [second]: { identity: 21, hand: 'left' }, [third]: { identity: 22, hand: 'left' },
+      [first]: { identity: 21, hand: 'left' },
+      [second]: { identity: 21, hand: 'left' },
+      [third]: { identity: 22, hand: 'left' },
     }
     const events: SimulatedTerminalEvent[] = []
     const terminal = await runSimulatedTerminal({
-      baseUrl: svc.url, link: { credential: tenant.token, projectId: tenant.projectId }, pollWaitSeconds: 5, retryDelayMs: 100,
-      palmOf: (userId) => palms[userId], onEvent: (event) => events.push(event),
+      baseUrl: svc.url,
+      link: { credential: tenant.token, projectId: tenant.projectId },
+      pollWaitSeconds: 5,
+      retryDelayMs: 100,
+      palmOf: (userId) => palms[userId],
+      onEvent: (event) => events.push(event),
     })
     try {
-      for (const [memberId, outcome] of [[first, 'enrolled'], [second, 'refused'], [third, 'enrolled']] as const) {
+      for (const [memberId, outcome] of [
+        [first, 'enrolled'],
+        [second, 'refused'],
+        [third, 'enrolled'],
+      ] as const) {
         const started = await startSession(terminal.deviceId, memberId)
-        const event = await waitFor(`${outcome} for ${memberId}`, () => events.find((seen) => seen.type === outcome && seen.session.enroll_id === started.session.enroll_id))
+        const event = await waitFor(`${outcome} for ${memberId}`, () =>
+          events.find((seen) => seen.type === outcome && seen.session.enroll_id === started.session.enroll_id),
+        )
         if (event.type === 'refused') expect(event.error).toMatchObject({ status: 409, code: 'duplicate_palm' })
         if (event.type === 'enrolled') expect(event.memberId).toBe(memberId)
       }
@@ -175,7 +225,10 @@ describe('runSimulatedTerminal', () => {
   it('an abort signal ends the loop, even in the middle of a long poll', async () => {
     const controller = new AbortController()
     const terminal = await runSimulatedTerminal({
-      baseUrl: svc.url, link: { credential: tenant.token, projectId: tenant.projectId }, pollWaitSeconds: 30, signal: controller.signal,
+      baseUrl: svc.url,
+      link: { credential: tenant.token, projectId: tenant.projectId },
+      pollWaitSeconds: 30,
+      signal: controller.signal,
     })
     await new Promise((resolve) => setTimeout(resolve, 500))
     const before = Date.now()

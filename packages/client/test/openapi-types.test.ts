@@ -6,8 +6,12 @@ import { bootService, type TestService } from '../../../test/support/service.js'
 import { GENERATED_TYPES, renderOpenApiTypes, serviceOpenApiDocument } from '../scripts/openapi-types.js'
 
 let svc: TestService
-beforeAll(async () => { svc = await bootService() }, 120_000)
-afterAll(async () => { await svc?.close() })
+beforeAll(async () => {
+  svc = await bootService()
+}, 120_000)
+afterAll(async () => {
+  await svc?.close()
+})
 
 it('the script builds the document GET /v1/openapi.json serves, and src/generated/openapi.ts is its types', async () => {
   const served = await ok(createPalmveinClient({ baseUrl: svc.url }).GET('/v1/openapi.json', { parseAs: 'json' }))

@@ -11,35 +11,49 @@ beforeAll(async () => {
   svc = await bootService()
   tenant = await createClientTenant(svc, 'problems@example.com')
 }, 120_000)
-afterAll(async () => { await svc?.close() })
+afterAll(async () => {
+  await svc?.close()
+})
 
 async function refusal(call: Promise<unknown>): Promise<PalmveinError> {
-  const error = await call.then(() => null, (thrown: unknown) => thrown)
+  const error = await call.then(
+    () => null,
+    (thrown: unknown) => thrown,
+  )
   expect(error).toBeInstanceOf(PalmveinError)
   return error as PalmveinError
 }
 
 describe('problem answers as typed errors', () => {
   it('a 404 carries the not_found code, its detail and the request id', async () => {
-    const error = await refusal(ok(tenant.keyed.GET('/v1/projects/{project_id}/members/{member_id}', {
-      params: { path: { project_id: tenant.projectId, member_id: '00000000-0000-4000-8000-000000000000' } },
-    })))
+    const error = await refusal(
+      ok(
+        tenant.keyed.GET('/v1/projects/{project_id}/members/{member_id}', {
+          params: { path: { project_id: tenant.projectId, member_id: '00000000-0000-4000-8000-000000000000' } },
+        }),
+      ),
+    )
     expect(error).toMatchObject({ status: 404, code: 'not_found', errors: [] })
     expect(error.detail).not.toBe('')
     expect(error.requestId).toMatch(/\S/)
   })
 
   it('a 422 names the refused field in errors[].path', async () => {
-    const error = await refusal(ok(tenant.admin.POST('/v1/projects/{project_id}/device/android/complete_registration', {
-      params: { path: { project_id: tenant.projectId } },
-      body: { registration_code: 'ZZZZZZZZ', device_name: 'nobody', device_mode: 'enrollment' },
-    })))
+    const error = await refusal(
+      ok(
+        tenant.admin.POST('/v1/projects/{project_id}/device/android/complete_registration', {
+          params: { path: { project_id: tenant.projectId } },
+          body: { registration_code: 'ZZZZZZZZ', device_name: 'nobody', device_mode: 'enrollment' },
+        }),
+      ),
+    )
     expect(error).toMatchObject({ status: 422, code: 'registration_code_invalid' })
     expect(error.errors.map((entry) => entry.path)).toEqual(['/registration_code'])
   })
 
   it('a schema violation (400) names each field, and the plain call returns the same problem as `error`', async () => {
-    const call = () => tenant.keyed.GET('/v1/projects/{project_id}/devices', { params: { path: { project_id: tenant.projectId }, query: { page: 0, per_page: 5 } } })
+    const call = () =>
+      tenant.keyed.GET('/v1/projects/{project_id}/devices', { params: { path: { project_id: tenant.projectId }, query: { page: 0, per_page: 5 } } })
     const error = await refusal(ok(call()))
     expect(error).toMatchObject({ status: 400, code: 'invalid_request' })
     expect(error.errors.map((entry) => entry.path).sort()).toEqual(['/page', '/per_page'])
@@ -51,9 +65,13 @@ describe('problem answers as typed errors', () => {
 
   it('a 401 without a credential', async () => {
     const anonymous = createPalmveinClient({ baseUrl: svc.url })
-    const error = await refusal(ok(anonymous.GET('/v1/projects/{project_id}/members', {
-      params: { path: { project_id: tenant.projectId } },
-    })))
+    const error = await refusal(
+      ok(
+        anonymous.GET('/v1/projects/{project_id}/members', {
+          params: { path: { project_id: tenant.projectId } },
+        }),
+      ),
+    )
     expect(error).toMatchObject({ status: 401, code: 'unauthenticated' })
   })
 })
@@ -63,10 +81,12 @@ describe('paginate', () => {
     const linked: string[] = []
     for (let index = 0; index < 23; index++) {
       const terminal = await registerTerminal({ baseUrl: svc.url, mode: 'access', hardwarePlatform: 'test' })
-      await ok(tenant.admin.POST('/v1/projects/{project_id}/device/android/complete_registration', {
-        params: { path: { project_id: tenant.projectId } },
-        body: { registration_code: terminal.registrationCode, device_name: `door ${index}`, device_mode: 'access' },
-      }))
+      await ok(
+        tenant.admin.POST('/v1/projects/{project_id}/device/android/complete_registration', {
+          params: { path: { project_id: tenant.projectId } },
+          body: { registration_code: terminal.registrationCode, device_name: `door ${index}`, device_mode: 'access' },
+        }),
+      )
       linked.push(terminal.deviceId)
     }
     const pagesRead: number[] = []

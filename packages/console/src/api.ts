@@ -26,7 +26,14 @@ api.use(bearer)
 /** The problem detail of a failed call, or a network failure in the same shape. */
 export function problemOf(error: unknown): Problem {
   if (error && typeof error === 'object' && 'code' in error) return error as Problem
-  return { type: 'about:blank', title: 'The service could not be reached', status: 0, code: 'unavailable', detail: String(error ?? 'no answer'), request_id: '' } as Problem
+  return {
+    type: 'about:blank',
+    title: 'The service could not be reached',
+    status: 0,
+    code: 'unavailable',
+    detail: String(error ?? 'no answer'),
+    request_id: '',
+  } as Problem
 }
 
 /** Runs a call; a refusal or a network failure comes back as a Problem. */

@@ -28,8 +28,8 @@ function useHashRoute(): string[] {
 }
 
 const HEADINGS: Record<SignOutReason, string> = {
-  'none': 'Sign in to the palmvein console',
-  'ended': 'Your session ended',
+  none: 'Sign in to the palmvein console',
+  ended: 'Your session ended',
   'signed-out': 'You are signed out',
   'link-refused': 'This sign-in link does not work',
   'oidc-refused': 'The sign-in did not complete',
@@ -39,24 +39,40 @@ function SignedOut({ reason, detail, oidc }: { reason: SignOutReason; detail?: s
   return (
     <main class="sign-in" id="main">
       <h1>{HEADINGS[reason]}</h1>
-      {detail && <p class="problem" role="alert">{detail}</p>}
+      {detail && (
+        <p class="problem" role="alert">
+          {detail}
+        </p>
+      )}
       {reason === 'ended' && <p role="status">The session expired or was signed out. Sign in again to continue.</p>}
       {oidc ? (
         <>
-          <p>This service signs you in with your organization's identity provider, <code>{new URL(oidc.issuer).host}</code>.</p>
-          <button type="button" onClick={() => void signInWithOidc()}>Sign in with OpenID Connect</button>
+          <p>
+            This service signs you in with your organization's identity provider, <code>{new URL(oidc.issuer).host}</code>.
+          </p>
+          <button type="button" onClick={() => void signInWithOidc()}>
+            Sign in with OpenID Connect
+          </button>
         </>
       ) : (
         <>
           <p>On the machine that runs the service, print a one-time sign-in link and open it in this browser:</p>
-          <pre><code>palmvein console --sub you@example.com</code></pre>
+          <pre>
+            <code>palmvein console --sub you@example.com</code>
+          </pre>
         </>
       )}
     </main>
   )
 }
 
-const PROJECT_TABS = [['keys', 'API keys'], ['members', 'Members'], ['webhooks', 'Webhooks'], ['devices', 'Devices'], ['playground', 'Identify playground']] as const
+const PROJECT_TABS = [
+  ['keys', 'API keys'],
+  ['members', 'Members'],
+  ['webhooks', 'Webhooks'],
+  ['devices', 'Devices'],
+  ['playground', 'Identify playground'],
+] as const
 
 function ProjectPage({ orgId, projectId, tab, itemId }: { orgId: string; projectId: string; tab: string; itemId?: string }) {
   const base = `#/orgs/${orgId}/projects/${projectId}`
@@ -64,23 +80,37 @@ function ProjectPage({ orgId, projectId, tab, itemId }: { orgId: string; project
     <>
       <nav aria-label="Project" class="tabs">
         <a href={`#/orgs/${orgId}`}>← Organization</a>
-        {PROJECT_TABS.map(([id, label]) => <a key={id} href={`${base}/${id}`} aria-current={tab === id ? 'page' : undefined}>{label}</a>)}
+        {PROJECT_TABS.map(([id, label]) => (
+          <a key={id} href={`${base}/${id}`} aria-current={tab === id ? 'page' : undefined}>
+            {label}
+          </a>
+        ))}
       </nav>
-      {tab === 'members' ? <MembersPage projectId={projectId} />
-        : tab === 'webhooks' && itemId ? <WebhookPage key={itemId} orgId={orgId} projectId={projectId} webhookId={itemId} />
-        : tab === 'webhooks' ? <WebhooksPage orgId={orgId} projectId={projectId} />
-        : tab === 'devices' && itemId ? <DevicePage key={itemId} orgId={orgId} projectId={projectId} deviceId={itemId} />
-        : tab === 'devices' ? <DevicesPage orgId={orgId} projectId={projectId} />
-        : tab === 'playground' ? <PlaygroundPage orgId={orgId} projectId={projectId} />
-        : <ApiKeysPage orgId={orgId} projectId={projectId} />}
+      {tab === 'members' ? (
+        <MembersPage projectId={projectId} />
+      ) : tab === 'webhooks' && itemId ? (
+        <WebhookPage key={itemId} orgId={orgId} projectId={projectId} webhookId={itemId} />
+      ) : tab === 'webhooks' ? (
+        <WebhooksPage orgId={orgId} projectId={projectId} />
+      ) : tab === 'devices' && itemId ? (
+        <DevicePage key={itemId} orgId={orgId} projectId={projectId} deviceId={itemId} />
+      ) : tab === 'devices' ? (
+        <DevicesPage orgId={orgId} projectId={projectId} />
+      ) : tab === 'playground' ? (
+        <PlaygroundPage orgId={orgId} projectId={projectId} />
+      ) : (
+        <ApiKeysPage orgId={orgId} projectId={projectId} />
+      )}
     </>
   )
 }
 
 function Page({ route }: { route: string[] }) {
   const [first, orgId, second, projectId, tab, itemId] = route
-  if (first === 'orgs' && orgId && second === 'projects' && projectId) return <ProjectPage key={projectId} orgId={orgId} projectId={projectId} tab={tab ?? 'keys'} itemId={itemId} />
-  if (first === 'orgs' && orgId && second === 'environments' && projectId && tab === 'accuracy') return <AccuracyPage key={projectId} orgId={orgId} environmentId={projectId} />
+  if (first === 'orgs' && orgId && second === 'projects' && projectId)
+    return <ProjectPage key={projectId} orgId={orgId} projectId={projectId} tab={tab ?? 'keys'} itemId={itemId} />
+  if (first === 'orgs' && orgId && second === 'environments' && projectId && tab === 'accuracy')
+    return <AccuracyPage key={projectId} orgId={orgId} environmentId={projectId} />
   if (first === 'operations') return <OperationsPage />
   if (first === 'orgs' && orgId && second === 'audit') return <AuditPage key={orgId} orgId={orgId} />
   if (first === 'orgs' && orgId) return <OrganizationPage key={orgId} orgId={orgId} />
@@ -90,17 +120,30 @@ function Page({ route }: { route: string[] }) {
 export function App() {
   const session = useSession()
   const route = useHashRoute()
-  if (session.kind === 'loading') return <main id="main" aria-busy="true"><p>Loading…</p></main>
+  if (session.kind === 'loading')
+    return (
+      <main id="main" aria-busy="true">
+        <p>Loading…</p>
+      </main>
+    )
   if (session.kind === 'signed-out') return <SignedOut reason={session.reason} detail={session.detail} oidc={session.oidc} />
   return (
     <>
       <header class="bar">
-        <a class="brand" href="#/">palmvein console</a>
+        <a class="brand" href="#/">
+          palmvein console
+        </a>
         <a href="#/operations">Operations</a>
-        <span class="who">Signed in as <strong>{session.subject}</strong></span>
-        <button type="button" onClick={() => void signOut()}>Sign out</button>
+        <span class="who">
+          Signed in as <strong>{session.subject}</strong>
+        </span>
+        <button type="button" onClick={() => void signOut()}>
+          Sign out
+        </button>
       </header>
-      <main id="main"><Page route={route} /></main>
+      <main id="main">
+        <Page route={route} />
+      </main>
     </>
   )
 }

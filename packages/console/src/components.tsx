@@ -24,7 +24,11 @@ export function Field({ label, id, error, children }: { label: string; id: strin
     <div class="field">
       <label for={id}>{label}</label>
       {children}
-      {error && <span class="field-error" id={`${id}-error`} role="alert">{error}</span>}
+      {error && (
+        <span class="field-error" id={`${id}-error`} role="alert">
+          {error}
+        </span>
+      )}
     </div>
   )
 }
@@ -38,9 +42,14 @@ export function useLoad<T>(load: () => Promise<{ data: T } | { problem: Problem 
     let current = true
     void load().then((result) => {
       if (!current) return
-      if ('data' in result) { setData(result.data); setProblem(null) } else setProblem(result.problem)
+      if ('data' in result) {
+        setData(result.data)
+        setProblem(null)
+      } else setProblem(result.problem)
     })
-    return () => { current = false }
+    return () => {
+      current = false
+    }
   }, [...deps, version])
   const reload = useCallback(() => setVersion((value) => value + 1), [])
   return { data, problem, reload }
@@ -49,7 +58,12 @@ export function useLoad<T>(load: () => Promise<{ data: T } | { problem: Problem 
 export function CopyButton({ text, label }: { text: string; label: string }) {
   const [copied, setCopied] = useState(false)
   return (
-    <button type="button" onClick={() => { void navigator.clipboard.writeText(text).then(() => setCopied(true)) }}>
+    <button
+      type="button"
+      onClick={() => {
+        void navigator.clipboard.writeText(text).then(() => setCopied(true))
+      }}
+    >
       {copied ? 'Copied' : label}
     </button>
   )
@@ -61,7 +75,12 @@ export function ShownOnce({ id, heading, secret, label, testId }: { id: string; 
     <section class="once" aria-labelledby={id} role="status">
       <h2 id={id}>{heading}</h2>
       <p>Copy it now: it is shown this once and never again.</p>
-      <p><code class="secret" data-testid={testId}>{secret}</code> <CopyButton text={secret} label={label} /></p>
+      <p>
+        <code class="secret" data-testid={testId}>
+          {secret}
+        </code>{' '}
+        <CopyButton text={secret} label={label} />
+      </p>
     </section>
   )
 }
@@ -70,8 +89,12 @@ export function ShownOnce({ id, heading, secret, label, testId }: { id: string; 
 export function Pager({ label, page, setPage, last }: { label: string; page: number; setPage: (page: number) => void; last: boolean }) {
   return (
     <nav aria-label={label} class="pages">
-      <button type="button" disabled={page === 1} onClick={() => setPage(page - 1)}>Previous page</button>
-      <button type="button" disabled={last} onClick={() => setPage(page + 1)}>Next page</button>
+      <button type="button" disabled={page === 1} onClick={() => setPage(page - 1)}>
+        Previous page
+      </button>
+      <button type="button" disabled={last} onClick={() => setPage(page + 1)}>
+        Next page
+      </button>
     </nav>
   )
 }
@@ -130,12 +153,31 @@ export function useAction(after: () => void) {
 }
 
 /** A form of one text field (a name): organizations, environments, keys, members. */
-export function NameForm<T>({ id, heading, label, field, button, send, done }: {
-  id: string; heading: string; label: string; field: string; button: string
-  send: (value: string) => Promise<Outcome<T>>; done: (data: T) => void
+export function NameForm<T>({
+  id,
+  heading,
+  label,
+  field,
+  button,
+  send,
+  done,
+}: {
+  id: string
+  heading: string
+  label: string
+  field: string
+  button: string
+  send: (value: string) => Promise<Outcome<T>>
+  done: (data: T) => void
 }) {
   const [value, setValue] = useState('')
-  const { refused, submit } = useSubmit(() => send(value), (data) => { setValue(''); done(data) })
+  const { refused, submit } = useSubmit(
+    () => send(value),
+    (data) => {
+      setValue('')
+      done(data)
+    },
+  )
   return (
     <form onSubmit={submit} aria-labelledby={`${id}-heading`}>
       <h2 id={`${id}-heading`}>{heading}</h2>
@@ -151,11 +193,27 @@ export function NameForm<T>({ id, heading, label, field, button, send, done }: {
 /** A destructive action asks once more, naming what it destroys. */
 export function ConfirmButton({ label, confirmLabel, onConfirm }: { label: string; confirmLabel: string; onConfirm: () => void }) {
   const [asking, setAsking] = useState(false)
-  if (!asking) return <button type="button" onClick={() => setAsking(true)}>{label}</button>
+  if (!asking)
+    return (
+      <button type="button" onClick={() => setAsking(true)}>
+        {label}
+      </button>
+    )
   return (
     <>
-      <button type="button" class="danger" onClick={() => { setAsking(false); onConfirm() }}>{confirmLabel}</button>{' '}
-      <button type="button" onClick={() => setAsking(false)}>Cancel</button>
+      <button
+        type="button"
+        class="danger"
+        onClick={() => {
+          setAsking(false)
+          onConfirm()
+        }}
+      >
+        {confirmLabel}
+      </button>{' '}
+      <button type="button" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
     </>
   )
 }

@@ -19,7 +19,9 @@ export function fpirCurve(calibration: Calibration, gallerySize: number, thresho
   const xs = Array.from({ length: steps + 1 }, (_, index) => tail.start + ((1 - tail.start) * index) / steps)
   if (!xs.includes(threshold)) xs.push(threshold)
   xs.sort((a, b) => a - b)
-  const fpir = xs.map((x) => fpirAtSize(Math.min(1, (tail.samples / calibration.non_mated_samples) * Math.exp(-(x - tail.start) / tail.scale)), calibration.gallery_size, gallerySize))
+  const fpir = xs.map((x) =>
+    fpirAtSize(Math.min(1, (tail.samples / calibration.non_mated_samples) * Math.exp(-(x - tail.start) / tail.scale)), calibration.gallery_size, gallerySize),
+  )
   return { xs, fpir }
 }
 
@@ -34,26 +36,55 @@ export function FpirChart({ accuracy }: { accuracy: Accuracy }) {
     const inUse = xs.map((x, index) => (x === accuracy.match_threshold ? fpir[index] : null))
     let chart: { destroy(): void } | undefined
     let current = true
-    void Promise.all([import('uplot'), import('uplot/dist/uPlot.min.css')]).then(([{ default: UPlot }]) => {
-      if (!current || !target.current) return
-      chart = new UPlot({
-        width: Math.min(760, target.current.clientWidth || 760), height: 320,
-        scales: { x: { time: false }, y: { distr: 3, log: 10 } },
-        legend: { show: false },
-        axes: [{ label: 'Match threshold', stroke: 'currentColor' }, { label: 'FPIR', stroke: 'currentColor', size: 70, values: (_chart: unknown, splits: Array<number | null>) => splits.map((value) => (value == null ? '' : value.toExponential(0))) }],
-        series: [
-          {},
-          { label: 'FPIR (fitted)', stroke: '#1f6feb', width: 2 },
-          { label: 'Target FPIR', stroke: '#b35900', dash: [6, 4] },
-          { label: 'Threshold in use', stroke: '#1a7f37', points: { show: true, size: 10, fill: '#1a7f37' }, paths: () => null },
-        ],
-      }, [xs, fpir, goal, inUse], target.current)
-    }, (error: unknown) => setFailed(String(error)))
-    return () => { current = false; chart?.destroy() }
+    void Promise.all([import('uplot'), import('uplot/dist/uPlot.min.css')]).then(
+      ([{ default: UPlot }]) => {
+        if (!current || !target.current) return
+        chart = new UPlot(
+          {
+            width: Math.min(760, target.current.clientWidth || 760),
+            height: 320,
+            scales: { x: { time: false }, y: { distr: 3, log: 10 } },
+            legend: { show: false },
+            axes: [
+              { label: 'Match threshold', stroke: 'currentColor' },
+              {
+                label: 'FPIR',
+                stroke: 'currentColor',
+                size: 70,
+                values: (_chart: unknown, splits: Array<number | null>) => splits.map((value) => (value == null ? '' : value.toExponential(0))),
+              },
+            ],
+            series: [
+              {},
+              { label: 'FPIR (fitted)', stroke: '#1f6feb', width: 2 },
+              { label: 'Target FPIR', stroke: '#b35900', dash: [6, 4] },
+              { label: 'Threshold in use', stroke: '#1a7f37', points: { show: true, size: 10, fill: '#1a7f37' }, paths: () => null },
+            ],
+          },
+          [xs, fpir, goal, inUse],
+          target.current,
+        )
+      },
+      (error: unknown) => setFailed(String(error)),
+    )
+    return () => {
+      current = false
+      chart?.destroy()
+    }
   }, [accuracy])
   if (!calibration) return <p>No calibration yet: the plot appears once the service has calibrated the threshold.</p>
-  if (!calibration.tail) return <p>This calibration counted its sample (method <code>empirical</code>): it fitted no curve to plot.</p>
-  if (failed) return <p class="problem" role="alert">The chart could not load: {failed}</p>
+  if (!calibration.tail)
+    return (
+      <p>
+        This calibration counted its sample (method <code>empirical</code>): it fitted no curve to plot.
+      </p>
+    )
+  if (failed)
+    return (
+      <p class="problem" role="alert">
+        The chart could not load: {failed}
+      </p>
+    )
   const label = `FPIR by match threshold at a gallery of ${accuracy.gallery_size}: the fitted curve, the target ${calibration.target_fpir}, and the threshold in use ${accuracy.match_threshold}`
   return (
     <figure class="chart">

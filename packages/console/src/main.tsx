@@ -6,4 +6,6 @@ import './style.css'
 render(<App />, document.getElementById('app')!)
 void startSession()
 // A sign-in link opened in a tab that already shows the console changes only the fragment: no reload.
-addEventListener('hashchange', () => { if (location.hash.includes('sign-in=')) void startSession() })
+addEventListener('hashchange', () => {
+  if (location.hash.includes('sign-in=')) void startSession()
+})

@@ -4,8 +4,16 @@
 // removed the moment the issuer sends the browser back; the ID token itself stays in memory only.
 import * as oauth from 'oauth4webapi'
 
-export interface OidcSettings { issuer: string; client_id: string; scope: string }
-export interface OidcToken { token: string; subject: string; expiresAt: Date }
+export interface OidcSettings {
+  issuer: string
+  client_id: string
+  scope: string
+}
+export interface OidcToken {
+  token: string
+  subject: string
+  expiresAt: Date
+}
 
 const PENDING = 'palmvein-console-oidc-pending'
 /** Registered at the issuer as the client's redirect URI: the console's own page. */
@@ -33,8 +41,14 @@ export async function beginOidcSignIn(settings: OidcSettings): Promise<void> {
   sessionStorage.setItem(PENDING, JSON.stringify({ verifier, state, nonce, route: location.hash }))
   const url = new URL(server.authorization_endpoint!)
   url.search = new URLSearchParams({
-    client_id: settings.client_id, redirect_uri: redirectUri(), response_type: 'code', scope: settings.scope,
-    code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state, nonce,
+    client_id: settings.client_id,
+    redirect_uri: redirectUri(),
+    response_type: 'code',
+    scope: settings.scope,
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state,
+    nonce,
   }).toString()
   location.assign(url.href)
 }

@@ -15,8 +15,17 @@ export type SessionState =
   /** `reason`: none (never signed in here), ended (expired or revoked), signed-out, link-refused, oidc-refused. */
   | { kind: 'signed-out'; reason: SignOutReason; detail?: string; oidc: OidcSettings | null }
 
-interface TokenAnswer { token: string; subject: string; expires_at: string; session_expires_at: string }
-interface Probe { sign_in: 'link' | 'oidc'; oidc: OidcSettings | null; session: { subject: string; session_expires_at: string } | null }
+interface TokenAnswer {
+  token: string
+  subject: string
+  expires_at: string
+  session_expires_at: string
+}
+interface Probe {
+  sign_in: 'link' | 'oidc'
+  oidc: OidcSettings | null
+  session: { subject: string; session_expires_at: string } | null
+}
 
 let token: string | null = null
 let timer: ReturnType<typeof setTimeout> | undefined
@@ -34,7 +43,9 @@ export function useSession(): SessionState {
   useEffect(() => {
     listeners.add(setCurrent)
     setCurrent(state)
-    return () => { listeners.delete(setCurrent) }
+    return () => {
+      listeners.delete(setCurrent)
+    }
   }, [])
   return current
 }
@@ -56,19 +67,30 @@ function hold(value: string, subject: string, expiresAt: Date, sessionEndsAt: st
 }
 
 const accept = (answer: TokenAnswer) =>
-  hold(answer.token, answer.subject, new Date(answer.expires_at), answer.session_expires_at, () => { void renew(true) }, 60_000)
+  hold(
+    answer.token,
+    answer.subject,
+    new Date(answer.expires_at),
+    answer.session_expires_at,
+    () => {
+      void renew(true)
+    },
+    60_000,
+  )
 
-const send = (method: string, path: string, body?: unknown) => fetch(path, {
-  method, credentials: 'same-origin',
-  headers: body === undefined ? {} : { 'content-type': 'application/json' },
-  body: body === undefined ? undefined : JSON.stringify(body),
-})
+const send = (method: string, path: string, body?: unknown) =>
+  fetch(path, {
+    method,
+    credentials: 'same-origin',
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
 
 /** How to sign in here and the cookie's session: answered 200 either way (no failed request in the browser's console). */
 async function probe(): Promise<Probe | null> {
   const answer = await send('GET', '/console/session').catch(() => null)
   if (!answer?.ok) return null
-  const found = await answer.json() as Probe
+  const found = (await answer.json()) as Probe
   oidc = found.oidc
   return found
 }

@@ -39,12 +39,17 @@ export function splitRanges(ranges: readonly [number, number][], parts: number):
 }
 
 export async function createParallelFloor(options: {
-  memory: SharedMemory, segments: readonly Segment[], strideInBytes: number, threads: number, backend: BackendName, wasmModule?: WebAssembly.Module,
+  memory: SharedMemory
+  segments: readonly Segment[]
+  strideInBytes: number
+  threads: number
+  backend: BackendName
+  wasmModule?: WebAssembly.Module
 }): Promise<ParallelFloor> {
   const ranges = options.segments.map((segment): [number, number] => [segment.rowsOffset, segment.rowEnd * options.strideInBytes])
   const shares = splitRanges(ranges, options.threads)
   // One task per share at once on as many workers: each worker takes one.
-  const pool = new Piscina<{ ranges: [number, number][], slabs?: SharedArrayBuffer[] }, number>({
+  const pool = new Piscina<{ ranges: [number, number][]; slabs?: SharedArrayBuffer[] }, number>({
     filename: WORKER_URL,
     minThreads: shares.length,
     maxThreads: shares.length,
@@ -54,7 +59,9 @@ export async function createParallelFloor(options: {
   const readAll = () => Promise.all(shares.map((ranges) => pool.run({ ranges, slabs: options.memory.slabs })))
   await readAll() // the workers are up and have touched their shares once
   return {
-    run: async () => { await readAll() },
+    run: async () => {
+      await readAll()
+    },
     close: () => pool.destroy(),
   }
 }

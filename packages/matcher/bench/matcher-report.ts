@@ -34,8 +34,20 @@ const fixed = (value: number | undefined, digits = 2) => (value === undefined ? 
 export function printTable(rows: readonly ResultRow[]): void {
   const header = ['rows', 'd', 'engine', 'thr', 'batch', 'median ms', 'p95 ms', 'ms/probe', '/floor', 'x usearch', 'x faiss', 'x js', '/native', 'batch/1']
   const lines = rows.map((row) => [
-    String(row.rows), String(row.dimension), row.engine, String(row.threads), String(row.batch), fixed(row.medianMs, 3), fixed(row.p95Ms, 3),
-    fixed(row.perProbeMs, 3), fixed(row.vsFloor), fixed(row.vsUsearch), fixed(row.vsFaiss), fixed(row.vsJs, 1), fixed(row.vsNative), fixed(row.vsSingle),
+    String(row.rows),
+    String(row.dimension),
+    row.engine,
+    String(row.threads),
+    String(row.batch),
+    fixed(row.medianMs, 3),
+    fixed(row.p95Ms, 3),
+    fixed(row.perProbeMs, 3),
+    fixed(row.vsFloor),
+    fixed(row.vsUsearch),
+    fixed(row.vsFaiss),
+    fixed(row.vsJs, 1),
+    fixed(row.vsNative),
+    fixed(row.vsSingle),
   ])
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column].length)))
   const format = (cells: string[]) => cells.map((cell, column) => (column === 2 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join('  ')

@@ -42,7 +42,7 @@ export async function timeBench(name: string, run: () => unknown, budgetMs: numb
   return { medianMs: result.latency.p50, p95Ms: percentile(samples, 0.95), samples: samples.length }
 }
 
-export function time(name: string, run: () => unknown, rows: number, options: { budgetMs: number, maxIterations: number }): Promise<Timing> {
+export function time(name: string, run: () => unknown, rows: number, options: { budgetMs: number; maxIterations: number }): Promise<Timing> {
   // Below ~100k rows a run takes milliseconds: tinybench's sampling is worth it.
   return rows <= 100_000 ? timeBench(name, run, options.budgetMs / 2) : timeLoop(run, options.budgetMs, options.maxIterations)
 }

@@ -35,14 +35,14 @@ export interface TwoStageReport {
   timings: ResultRow[]
   agreement: AgreementRow[]
   /** Per gallery size: the smallest c with 100 % decision agreement (null: none measured). */
-  smallestFullAgreement: { rows: number, candidates: number | null }[]
+  smallestFullAgreement: { rows: number; candidates: number | null }[]
 }
 
 const THRESHOLD = 0.8
 const MARGIN = 0.03
 const HANDS = ['left', 'right'] as const
 
-function decision(scores: readonly { row: number, score: number }[]): string {
+function decision(scores: readonly { row: number; score: number }[]): string {
   const [best, runnerUp] = scores
   if (!best || best.score < THRESHOLD) return 'NotFound'
   if (runnerUp && runnerUp.score >= THRESHOLD && best.score - runnerUp.score < MARGIN - 1e-12) return 'Ambiguous'
@@ -50,16 +50,20 @@ function decision(scores: readonly { row: number, score: number }[]): string {
 }
 
 export async function benchTwoStage(options: {
-  rows: number, dimension: number, threads: number, probes: number, candidates: readonly number[],
-  timing: { budgetMs: number, maxIterations: number }, seed: number, log: (line: string) => void,
+  rows: number
+  dimension: number
+  threads: number
+  probes: number
+  candidates: readonly number[]
+  timing: { budgetMs: number; maxIterations: number }
+  seed: number
+  log: (line: string) => void
   /** 'hard': noisier captures, 20 % hard identities, 10 % look-alikes at cosine 0.85. */
   population?: 'default' | 'hard'
 }): Promise<TwoStageReport> {
   const { rows, dimension, log } = options
   const members = Math.floor(rows / 2)
-  const hard = options.population === 'hard'
-    ? { noise: 0.5, hardFraction: 0.2, hardNoiseFactor: 2.5, relatedFraction: 0.1, relatedSimilarity: 0.85 }
-    : {}
+  const hard = options.population === 'hard' ? { noise: 0.5, hardFraction: 0.2, hardNoiseFactor: 2.5, relatedFraction: 0.1, relatedSimilarity: 0.85 } : {}
   const population = createSyntheticPopulation({ seed: options.seed, dimension, identities: members + 100_000, ...hard })
   const matcher = await createMatcher({ dimension, threads: options.threads })
   const gallery = matcher.createGallery()
@@ -99,7 +103,8 @@ export async function benchTwoStage(options: {
   }
   const find = (engine: string, batch: number) => timings.find((row) => row.engine === engine && row.batch === batch)!
   for (const batch of [1, 16]) {
-    for (const where of ['partition', 'whole']) find(`api:two_stage:${where}`, batch).vsNative = find(`api:two_stage:${where}`, batch).medianMs / find(`api:exact:${where}`, batch).medianMs
+    for (const where of ['partition', 'whole'])
+      find(`api:two_stage:${where}`, batch).vsNative = find(`api:two_stage:${where}`, batch).medianMs / find(`api:exact:${where}`, batch).medianMs
     find('api:exact:partition', batch).vsNative = find('api:exact:partition', batch).medianMs / find('api:exact:whole', batch).medianMs
   }
 
@@ -118,14 +123,28 @@ export async function benchTwoStage(options: {
       const ofHand = batch.filter((probe) => probe.hand === hand)
       if (ofHand.length === 0) continue
       const store = galleryStoreOf(gallery, hand)!
-      const kernel = createKernel(matcher.backend.name, store.memory, { addon: addon.ok ? addon.value : undefined, wasmModule: wasm.ok ? wasm.value : undefined })
+      const kernel = createKernel(matcher.backend.name, store.memory, {
+        addon: addon.ok ? addon.value : undefined,
+        wasmModule: wasm.ok ? wasm.value : undefined,
+      })
       const probes = new Int8Array(ofHand.length * dimension)
       ofHand.forEach((probe, index) => probes.set(probe.vector, index * dimension))
       const probeNorms = Uint32Array.from(ofHand, (probe) => probe.vector.reduce((sum, value) => sum + value * value, 0))
       const segments = store.segments()
       const exact = runScanTask(kernel, { segments, shape: store.shape, probes, probeNorms, k: 2 })
-      const two = runScanTask(kernel, { segments, shape: store.shape, probes, probeNorms, k: maxC, twoStage: { probeBits: packSignBits(probes, dimension, ofHand.length), candidates: maxC } })
-      const nearest = nearestRows(kernel, { segments, shape: store.shape, probes, probeNorms, probeBits: packSignBits(probes, dimension, ofHand.length), k: maxC, candidates: maxC }, maxC)
+      const two = runScanTask(kernel, {
+        segments,
+        shape: store.shape,
+        probes,
+        probeNorms,
+        k: maxC,
+        twoStage: { probeBits: packSignBits(probes, dimension, ofHand.length), candidates: maxC },
+      })
+      const nearest = nearestRows(
+        kernel,
+        { segments, shape: store.shape, probes, probeNorms, probeBits: packSignBits(probes, dimension, ofHand.length), k: maxC, candidates: maxC },
+        maxC,
+      )
       for (let probe = 0; probe < ofHand.length; probe++) {
         const exactTop = [0, 1].map((slot) => ({ row: exact.rows[probe * 2 + slot], score: exact.scores[probe * 2 + slot] })).filter((hit) => hit.row >= 0)
         // Exact scores of the candidates, by row (stage 2 of the largest c scored them all).
@@ -134,8 +153,9 @@ export async function benchTwoStage(options: {
         const scoreOf = new Map<number, number>()
         for (let slot = probe * maxC; slot < (probe + 1) * maxC && two.rows[slot] >= 0; slot++) scoreOf.set(two.rows[slot], two.scores[slot])
         for (const c of options.candidates) {
-          const kept: { row: number, score: number }[] = []
-          for (let slot = probe * maxC; slot < probe * maxC + c && nearest.rows[slot] >= 0; slot++) kept.push({ row: nearest.rows[slot], score: scoreOf.get(nearest.rows[slot])! })
+          const kept: { row: number; score: number }[] = []
+          for (let slot = probe * maxC; slot < probe * maxC + c && nearest.rows[slot] >= 0; slot++)
+            kept.push({ row: nearest.rows[slot], score: scoreOf.get(nearest.rows[slot])! })
           kept.sort((a, b) => b.score - a.score || a.row - b.row)
           if (exactFound && kept[0]?.row === exactTop[0]?.row) agreeBest.set(c, agreeBest.get(c)! + 1)
           if (decision(kept) === decision(exactTop)) agreeDecision.set(c, agreeDecision.get(c)! + 1)
@@ -145,10 +165,16 @@ export async function benchTwoStage(options: {
   }
   log(`two-stage: agreement over ${options.probes} probes in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   const agreement = options.candidates.map((c) => ({
-    rows, candidates: c, probes: options.probes,
-    bestAgreement: agreeBest.get(c)! / Math.max(1, found), decisionAgreement: agreeDecision.get(c)! / options.probes,
+    rows,
+    candidates: c,
+    probes: options.probes,
+    bestAgreement: agreeBest.get(c)! / Math.max(1, found),
+    decisionAgreement: agreeDecision.get(c)! / options.probes,
   }))
-  for (const row of agreement) log(`c ${String(row.candidates).padStart(5)}: best member ${(100 * row.bestAgreement).toFixed(3)} %, decision ${(100 * row.decisionAgreement).toFixed(3)} %`)
+  for (const row of agreement)
+    log(
+      `c ${String(row.candidates).padStart(5)}: best member ${(100 * row.bestAgreement).toFixed(3)} %, decision ${(100 * row.decisionAgreement).toFixed(3)} %`,
+    )
   await matcher.close()
   const full = agreement.find((row) => row.decisionAgreement === 1)
   return { timings, agreement, smallestFullAgreement: [{ rows, candidates: full?.candidates ?? null }] }

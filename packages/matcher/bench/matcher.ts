@@ -39,15 +39,21 @@ import { time, type Timing } from './matcher-timing.js'
 const flags = new Map(process.argv.slice(2).map((arg) => arg.replace(/^--/, '').split('=') as [string, string]))
 const setting = (flag: string, variable: string, fallback: string) => flags.get(flag) ?? process.env[variable] ?? fallback
 const sizes = setting('sizes', 'PALMVEIN_BENCH_SIZES', '')
-const cases = (sizes ? sizes.split(',').map((rows) => `${rows}x256`) : setting('cases', 'PALMVEIN_BENCH_CASES', '10000x256,100000x256,1000000x256,2000000x256,1000000x512').split(','))
-  .map((entry) => entry.trim().split('x').map(Number) as [number, number])
+const cases = (
+  sizes
+    ? sizes.split(',').map((rows) => `${rows}x256`)
+    : setting('cases', 'PALMVEIN_BENCH_CASES', '10000x256,100000x256,1000000x256,2000000x256,1000000x512').split(',')
+).map((entry) => entry.trim().split('x').map(Number) as [number, number])
 const seed = Number(setting('seed', 'PALMVEIN_BENCH_SEED', '42'))
 const jsMaxRows = Number(setting('js-max-rows', 'PALMVEIN_BENCH_JS_MAX_ROWS', '100000'))
 const threads = Number(setting('threads', 'PALMVEIN_BENCH_THREADS', '2'))
 const budgetMs = Number(setting('budget-ms', 'PALMVEIN_BENCH_BUDGET_MS', '1000'))
 const k = Number(setting('k', 'PALMVEIN_BENCH_K', '10'))
 const timing = { budgetMs, maxIterations: 25 }
-const twoStageRows = setting('two-stage-rows', 'PALMVEIN_BENCH_TWO_STAGE_ROWS', '1000000').split(',').map(Number).filter((rows) => rows > 0)
+const twoStageRows = setting('two-stage-rows', 'PALMVEIN_BENCH_TWO_STAGE_ROWS', '1000000')
+  .split(',')
+  .map(Number)
+  .filter((rows) => rows > 0)
 const agreementProbes = Number(setting('agreement-probes', 'PALMVEIN_BENCH_AGREEMENT_PROBES', '100000'))
 const populationKind = setting('population', 'PALMVEIN_BENCH_POPULATION', 'default') as 'default' | 'hard'
 const candidateList = setting('candidates', 'PALMVEIN_BENCH_CANDIDATES', '1,2,4,8,16,32,64,128,256,512,1024').split(',').map(Number)
@@ -81,7 +87,10 @@ function probesFrom(gallery: Int8Array, count: number, dimension: number, random
 }
 
 const results: ResultRow[] = []
-const faissCases: ({ rows: number, dimension: number } & ({ available: true, version: string, buildSeconds: number, top1Agreement: { sq8: number, binary: number } } | { available: false, reason: string }))[] = []
+const faissCases: ({ rows: number; dimension: number } & (
+  | { available: true; version: string; buildSeconds: number; top1Agreement: { sq8: number; binary: number } }
+  | { available: false; reason: string }
+))[] = []
 /** Candidates of the per-case two-stage rows: an environment's default (migration 0007). */
 const TWO_STAGE_CANDIDATES = 256
 const log = (line: string) => console.log(`[bench] ${line}`)
@@ -93,7 +102,7 @@ for (const [rowCount, dimension] of cases) {
   // A 4 GiB budget keeps the rows in a wasm memory, which every kernel compared below can scan.
   const matcher = await createMatcher({ dimension, threads, logger: log, maxMemoryBytes: 2 ** 32 })
   const gallery = matcher.createGallery()
-  let loadStarted = performance.now()
+  const loadStarted = performance.now()
   for (let row = 0; row < rowCount; row++) gallery.upsert(`m${row}`, rows.subarray(row * dimension, (row + 1) * dimension))
   log(`${rowCount} x ${dimension}: loaded in ${(performance.now() - loadStarted).toFixed(0)} ms (${matcher.backend.name}/${matcher.backend.isa})`)
   const store = galleryStoreOf(gallery)!
@@ -108,7 +117,9 @@ for (const [rowCount, dimension] of cases) {
   const record = (engine: string, batch: number, threadCount: number, measured: Timing) => {
     const row: ResultRow = { rows: rowCount, dimension, engine, batch, threads: threadCount, ...measured, perProbeMs: measured.medianMs / batch }
     results.push(row)
-    log(`${engine.padEnd(18)} batch ${String(batch).padStart(2)}: median ${measured.medianMs.toFixed(3)} ms, p95 ${measured.p95Ms.toFixed(3)} ms (${measured.samples} runs)`)
+    log(
+      `${engine.padEnd(18)} batch ${String(batch).padStart(2)}: median ${measured.medianMs.toFixed(3)} ms, p95 ${measured.p95Ms.toFixed(3)} ms (${measured.samples} runs)`,
+    )
     return row
   }
 
@@ -116,19 +127,36 @@ for (const [rowCount, dimension] of cases) {
   // top-1 check against FAISS all use it.
   const bestKernel = createKernel(addon ? 'native' : 'wasm', store.memory, { addon, wasmModule: wasmLoad.ok ? wasmLoad.value : undefined })
   // Bandwidth floor: read every gallery byte once (the addon's streamRead, else WASM's).
-  const floor = record(`floor:${addon ? 'native' : 'wasm'}`, 1, 1, await time('floor', () => {
-    for (const segment of segments) bestKernel.streamRead(segment.rowsOffset, segment.rowEnd * store.shape.strideInBytes)
-  }, rowCount, timing))
+  const floor = record(
+    `floor:${addon ? 'native' : 'wasm'}`,
+    1,
+    1,
+    await time(
+      'floor',
+      () => {
+        for (const segment of segments) bestKernel.streamRead(segment.rowsOffset, segment.rowEnd * store.shape.strideInBytes)
+      },
+      rowCount,
+      timing,
+    ),
+  )
   // The same on `threads` workers at once: the floor of the API's searches on that many threads.
   const floors = new Map([[1, floor]])
   if (threads > 1) {
-    const parallel = await createParallelFloor({ memory: store.memory, segments, strideInBytes: store.shape.strideInBytes, threads, backend: addon ? 'native' : 'wasm', wasmModule: wasmLoad.ok ? wasmLoad.value : undefined })
+    const parallel = await createParallelFloor({
+      memory: store.memory,
+      segments,
+      strideInBytes: store.shape.strideInBytes,
+      threads,
+      backend: addon ? 'native' : 'wasm',
+      wasmModule: wasmLoad.ok ? wasmLoad.value : undefined,
+    })
     floors.set(threads, record(`floor:${addon ? 'native' : 'wasm'}`, 1, threads, await time('floor', parallel.run, rowCount, timing)))
     await parallel.close()
   }
 
   // Kernels on this thread over the same shared memory: each native ISA, wasm, js (small only).
-  const kernels: { engine: string, kernel: ScanKernel, isa?: string }[] = []
+  const kernels: { engine: string; kernel: ScanKernel; isa?: string }[] = []
   for (const isa of isas) kernels.push({ engine: `native:${isa}`, kernel: createKernel('native', store.memory, { addon }), isa })
   if (wasmLoad.ok) kernels.push({ engine: 'wasm', kernel: createKernel('wasm', store.memory, { wasmModule: wasmLoad.value }) })
   if (rowCount <= jsMaxRows) kernels.push({ engine: 'js', kernel: createKernel('js', store.memory, {}) })
@@ -147,7 +175,14 @@ for (const [rowCount, dimension] of cases) {
   // Two-stage on this thread with the best kernel: the peer of FAISS's binary scan.
   if (addon) {
     for (const batch of [1, 16]) {
-      const task = { segments, shape: store.shape, probes: packed(batch), probeNorms: norms(batch), k, twoStage: { probeBits: packSignBits(packed(batch), dimension, batch), candidates: TWO_STAGE_CANDIDATES } }
+      const task = {
+        segments,
+        shape: store.shape,
+        probes: packed(batch),
+        probeNorms: norms(batch),
+        k,
+        twoStage: { probeBits: packSignBits(packed(batch), dimension, batch), candidates: TWO_STAGE_CANDIDATES },
+      }
       record('native:two_stage', batch, 1, await time('two_stage', () => runScanTask(bestKernel, task), rowCount, timing))
     }
   }
@@ -158,7 +193,14 @@ for (const [rowCount, dimension] of cases) {
   for (const threadCount of [1, threads]) {
     for (const batch of [1, 16]) {
       const queries = packed(batch)
-      usearchRows.push(record('usearch', batch, threadCount, await time('usearch', () => usearch.exactSearch(standalone, queries, dimension, k, usearch.MetricKind.IP, threadCount), rowCount, timing)))
+      usearchRows.push(
+        record(
+          'usearch',
+          batch,
+          threadCount,
+          await time('usearch', () => usearch.exactSearch(standalone, queries, dimension, k, usearch.MetricKind.IP, threadCount), rowCount, timing),
+        ),
+      )
     }
   }
 
@@ -166,13 +208,16 @@ for (const [rowCount, dimension] of cases) {
   const faiss: FaissMeasurement = measureFaiss({ rows, probes: packed(16), dimension, k, threads: [1, threads], budgetMs, maxIterations: timing.maxIterations })
   const faissRows: ResultRow[] = []
   if (faiss.available) {
-    for (const { index, batch, threads: threadCount, medianMs, p95Ms, samples } of faiss.timings) faissRows.push(record(`faiss:${index}`, batch, threadCount, { medianMs, p95Ms, samples }))
+    for (const { index, batch, threads: threadCount, medianMs, p95Ms, samples } of faiss.timings)
+      faissRows.push(record(`faiss:${index}`, batch, threadCount, { medianMs, p95Ms, samples }))
     // Top-1 agreement with our exact scan: FAISS ranks by inner product, we by cosine, so on
     // random rows of unequal norms they may differ; the binary index's top-1 is a stage-1 guess.
     const ours = runScanTask(bestKernel, { segments, shape: store.shape, probes: packed(16), probeNorms: norms(16), k: 1 })
     const agreement = (top1: number[]) => top1.filter((row, probe) => row === ours.rows[probe]).length / top1.length
     const top1Agreement = { sq8: agreement(faiss.top1.sq8), binary: agreement(faiss.top1.binary) }
-    log(`FAISS ${faiss.version}: index build ${faiss.buildSeconds.toFixed(1)} s; top-1 equal to our exact scan's: sq8 ${(100 * top1Agreement.sq8).toFixed(0)} %, binary ${(100 * top1Agreement.binary).toFixed(0)} % of 16 probes`)
+    log(
+      `FAISS ${faiss.version}: index build ${faiss.buildSeconds.toFixed(1)} s; top-1 equal to our exact scan's: sq8 ${(100 * top1Agreement.sq8).toFixed(0)} %, binary ${(100 * top1Agreement.binary).toFixed(0)} % of 16 probes`,
+    )
     faissCases.push({ rows: rowCount, dimension, available: true, version: faiss.version, buildSeconds: faiss.buildSeconds, top1Agreement })
   } else {
     log(`FAISS not measured: ${faiss.reason}`)
@@ -217,14 +262,32 @@ for (const [rowCount, dimension] of cases) {
   for (let row = 0; row < 1000; row++) gallery.upsert(`f${row}`, rows.subarray(row * 256, (row + 1) * 256))
   const probe = rows.slice(0, 256)
   const measured = await time('fixed', () => gallery.search(probe, { k }), 1000, timing)
-  results.push({ rows: 1000, dimension: 256, engine: `api:${matcher.backend.name}:pool-fixed-cost`, batch: 1, threads, ...measured, perProbeMs: measured.medianMs })
+  results.push({
+    rows: 1000,
+    dimension: 256,
+    engine: `api:${matcher.backend.name}:pool-fixed-cost`,
+    batch: 1,
+    threads,
+    ...measured,
+    perProbeMs: measured.medianMs,
+  })
   log(`fixed cost of a pooled search: median ${measured.medianMs.toFixed(3)} ms, p95 ${measured.p95Ms.toFixed(3)} ms`)
   await matcher.close()
 }
 
 const twoStage: TwoStageReport[] = []
 for (const rows of twoStageRows) {
-  const report = await benchTwoStage({ rows, dimension: 256, threads, probes: agreementProbes, candidates: candidateList, timing, seed, log, population: populationKind })
+  const report = await benchTwoStage({
+    rows,
+    dimension: 256,
+    threads,
+    probes: agreementProbes,
+    candidates: candidateList,
+    timing,
+    seed,
+    log,
+    population: populationKind,
+  })
   results.push(...report.timings)
   twoStage.push(report)
 }
@@ -232,9 +295,12 @@ for (const rows of twoStageRows) {
 printTable(results)
 for (const report of twoStage) {
   for (const row of report.agreement) {
-    console.log(`two-stage ${row.rows} rows, c ${row.candidates}: best member ${(100 * row.bestAgreement).toFixed(3)} %, decision ${(100 * row.decisionAgreement).toFixed(3)} % of ${row.probes} probes`)
+    console.log(
+      `two-stage ${row.rows} rows, c ${row.candidates}: best member ${(100 * row.bestAgreement).toFixed(3)} %, decision ${(100 * row.decisionAgreement).toFixed(3)} % of ${row.probes} probes`,
+    )
   }
-  for (const { rows, candidates } of report.smallestFullAgreement) console.log(`two-stage ${rows} rows: smallest c with 100 % decision agreement: ${candidates ?? 'none measured'}`)
+  for (const { rows, candidates } of report.smallestFullAgreement)
+    console.log(`two-stage ${rows} rows: smallest c with 100 % decision agreement: ${candidates ?? 'none measured'}`)
 }
 const file = writeResults(path.join(path.dirname(fileURLToPath(import.meta.url)), 'results'), {
   date: new Date().toISOString(),

@@ -28,9 +28,19 @@ export interface NativeAddon {
   /** Bytes from the start of `bytes` to the first address that is a multiple of `alignment` (a power of two). */
   bytesToAlignment(bytes: Uint8Array, alignment: number): number
   scanTopK(
-    gallery: Int8Array, strideInBytes: number, dimension: number, rowStart: number, rowEnd: number,
-    normsSquared: Uint32Array, live: Uint8Array, probes: Int8Array, probeNormsSquared: Uint32Array, k: number,
-    outRows: Int32Array, outScores: Float64Array, scoreFloors?: Float64Array,
+    gallery: Int8Array,
+    strideInBytes: number,
+    dimension: number,
+    rowStart: number,
+    rowEnd: number,
+    normsSquared: Uint32Array,
+    live: Uint8Array,
+    probes: Int8Array,
+    probeNormsSquared: Uint32Array,
+    k: number,
+    outRows: Int32Array,
+    outScores: Float64Array,
+    scoreFloors?: Float64Array,
   ): void
   dotI8(a: Int8Array, b: Int8Array): number
   activeIsa(): string
@@ -38,47 +48,103 @@ export interface NativeAddon {
   setIsa(name: string): string
   streamRead(buffer: Int8Array): number
   mergeNearestBySignBits(
-    bits: Uint8Array, bitsStride: number, signBytes: number, rowStart: number, rowEnd: number, baseRow: number,
-    live: Uint8Array, probeBits: Uint8Array, c: number, outRows: Int32Array, outDistances: Uint32Array,
+    bits: Uint8Array,
+    bitsStride: number,
+    signBytes: number,
+    rowStart: number,
+    rowEnd: number,
+    baseRow: number,
+    live: Uint8Array,
+    probeBits: Uint8Array,
+    c: number,
+    outRows: Int32Array,
+    outDistances: Uint32Array,
   ): void
   scorePairs(
-    gallery: Int8Array, strideInBytes: number, dimension: number, normsSquared: Uint32Array,
-    pairRows: Int32Array, pairProbes: Uint32Array, probes: Int8Array, probeNormsSquared: Uint32Array, outScores: Float64Array,
+    gallery: Int8Array,
+    strideInBytes: number,
+    dimension: number,
+    normsSquared: Uint32Array,
+    pairRows: Int32Array,
+    pairProbes: Uint32Array,
+    probes: Int8Array,
+    probeNormsSquared: Uint32Array,
+    outScores: Float64Array,
   ): void
   activePopcountIsa(): string
-  limits(): { maxK: number, maxDimension: number, maxCandidates: number }
-  chooseIsa(requested: string | undefined): { isa: string, warning?: string }
+  limits(): { maxK: number; maxDimension: number; maxCandidates: number }
+  chooseIsa(requested: string | undefined): { isa: string; warning?: string }
   /** AES-256-GCM over many blobs (crates/sealing, bound by napi/src/sealing.rs; used by the service's src/keys/gcm-batch.ts). */
   gcmOpenBatch(
-    keys: Uint8Array, keyOfItem: Uint32Array, sealed: Uint8Array, sealedEnds: Uint32Array,
-    aad: Uint8Array, aadEnds: Uint32Array, out: Uint8Array, opened: Uint8Array,
+    keys: Uint8Array,
+    keyOfItem: Uint32Array,
+    sealed: Uint8Array,
+    sealedEnds: Uint32Array,
+    aad: Uint8Array,
+    aadEnds: Uint32Array,
+    out: Uint8Array,
+    opened: Uint8Array,
   ): number
   gcmSealBatch(
-    keys: Uint8Array, keyOfItem: Uint32Array, plain: Uint8Array, plainEnds: Uint32Array,
-    aad: Uint8Array, aadEnds: Uint32Array, nonces: Uint8Array, out: Uint8Array,
+    keys: Uint8Array,
+    keyOfItem: Uint32Array,
+    plain: Uint8Array,
+    plainEnds: Uint32Array,
+    aad: Uint8Array,
+    aadEnds: Uint32Array,
+    nonces: Uint8Array,
+    out: Uint8Array,
   ): void
 }
 
 /** The AssemblyScript module's exports (assembly/index.ts): arrays are byte offsets. */
 export interface WasmExports {
   scanTopK(
-    gallery: number, strideInBytes: number, dimension: number, rowStart: number, rowEnd: number,
-    normsSquared: number, live: number, probes: number, probeNormsSquared: number, probeCount: number,
-    k: number, outRows: number, outScores: number,
+    gallery: number,
+    strideInBytes: number,
+    dimension: number,
+    rowStart: number,
+    rowEnd: number,
+    normsSquared: number,
+    live: number,
+    probes: number,
+    probeNormsSquared: number,
+    probeCount: number,
+    k: number,
+    outRows: number,
+    outScores: number,
   ): void
   dotI8(a: number, b: number, length: number): number
   streamRead(offset: number, length: number): number
   mergeNearestBySignBits(
-    bits: number, bitsStride: number, signBytes: number, rowStart: number, rowEnd: number, baseRow: number,
-    live: number, probeBits: number, probeCount: number, c: number, outRows: number, outDistances: number,
+    bits: number,
+    bitsStride: number,
+    signBytes: number,
+    rowStart: number,
+    rowEnd: number,
+    baseRow: number,
+    live: number,
+    probeBits: number,
+    probeCount: number,
+    c: number,
+    outRows: number,
+    outDistances: number,
   ): void
   scorePairs(
-    gallery: number, strideInBytes: number, dimension: number, normsSquared: number, pairRows: number,
-    pairProbes: number, pairCount: number, probes: number, probeNormsSquared: number, outScores: number,
+    gallery: number,
+    strideInBytes: number,
+    dimension: number,
+    normsSquared: number,
+    pairRows: number,
+    pairProbes: number,
+    pairCount: number,
+    probes: number,
+    probeNormsSquared: number,
+    outScores: number,
   ): void
 }
 
-export type Loaded<T> = { ok: true, value: T } | { ok: false, reason: string }
+export type Loaded<T> = { ok: true; value: T } | { ok: false; reason: string }
 
 // src/*.ts and dist/*.js both sit one level below the package root.
 const packageRoot = new URL('../', import.meta.url)
@@ -120,7 +186,24 @@ export function loadNativeAddon(path = NATIVE_ADDON_PATH): Loaded<NativeAddon> {
 function loadAddonFrom(path: string): Loaded<NativeAddon> {
   try {
     const addon = createRequire(import.meta.url)(path) as NativeAddon
-    for (const name of ['scanTopK', 'dotI8', 'activeIsa', 'availableIsas', 'setIsa', 'streamRead', 'mergeNearestBySignBits', 'scorePairs', 'activePopcountIsa', 'limits', 'chooseIsa', 'releaseFreeHeap', 'adviseHugePages', 'bytesToAlignment', 'gcmOpenBatch', 'gcmSealBatch'] as const) {
+    for (const name of [
+      'scanTopK',
+      'dotI8',
+      'activeIsa',
+      'availableIsas',
+      'setIsa',
+      'streamRead',
+      'mergeNearestBySignBits',
+      'scorePairs',
+      'activePopcountIsa',
+      'limits',
+      'chooseIsa',
+      'releaseFreeHeap',
+      'adviseHugePages',
+      'bytesToAlignment',
+      'gcmOpenBatch',
+      'gcmSealBatch',
+    ] as const) {
       if (typeof addon[name] !== 'function') return { ok: false, reason: `${path} does not export ${name}` }
     }
     return { ok: true, value: addon }

@@ -30,7 +30,7 @@ export interface SearchLimits {
 const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 export const byScoreThenId = (a: Hit, b: Hit): number => b.score - a.score || byText(a.id, b.id) || byText(a.partition ?? '', b.partition ?? '')
 
-function packProbes(entries: readonly PendingSearch[], dimension: number): { probes: Int8Array, norms: Uint32Array } {
+function packProbes(entries: readonly PendingSearch[], dimension: number): { probes: Int8Array; norms: Uint32Array } {
   const probes = new Int8Array(entries.length * dimension)
   const norms = new Uint32Array(entries.length)
   entries.forEach((entry, index) => {
@@ -42,8 +42,14 @@ function packProbes(entries: readonly PendingSearch[], dimension: number): { pro
 
 /** Ask the kernel for one more row than wanted: if it scores strictly lower than the k-th, no
  * unseen row can tie with the k-th and the id tie-break is exact. */
-async function resolveProbe(engine: ScanEngine, store: GalleryStore, limits: SearchLimits, entry: PendingSearch,
-  candidates: ProbeCandidates, scannedK: number): Promise<Hit[]> {
+async function resolveProbe(
+  engine: ScanEngine,
+  store: GalleryStore,
+  limits: SearchLimits,
+  entry: PendingSearch,
+  candidates: ProbeCandidates,
+  scannedK: number,
+): Promise<Hit[]> {
   let current = candidates
   let asked = scannedK
   while (true) {
@@ -59,8 +65,7 @@ async function resolveProbe(engine: ScanEngine, store: GalleryStore, limits: Sea
 }
 
 /** One scan of one store for entries that read it the same way; per entry, its exact best hits there. */
-async function searchStore(engine: ScanEngine, store: GalleryStore, limits: SearchLimits, entries: PendingSearch[],
-  dimension: number): Promise<Hit[][]> {
+async function searchStore(engine: ScanEngine, store: GalleryStore, limits: SearchLimits, entries: PendingSearch[], dimension: number): Promise<Hit[][]> {
   if (store.size === 0) return entries.map(() => [])
   const { mode, candidates } = entries[0]
   const twoStage = mode === 'two_stage' || (mode === 'auto' && store.rows >= limits.twoStageFromRows)
@@ -72,30 +77,39 @@ async function searchStore(engine: ScanEngine, store: GalleryStore, limits: Sear
 }
 
 /** Runs a batch: per group of entries reading the same partitions in the same mode, one scan per store. */
-export async function runSearchBatch(engine: ScanEngine, partitions: ReadonlyMap<string, GalleryStore>, limits: SearchLimits,
-  entries: PendingSearch[], dimension: number): Promise<void> {
+export async function runSearchBatch(
+  engine: ScanEngine,
+  partitions: ReadonlyMap<string, GalleryStore>,
+  limits: SearchLimits,
+  entries: PendingSearch[],
+  dimension: number,
+): Promise<void> {
   const groups = new Map<string, PendingSearch[]>()
   for (const entry of entries) {
     const key = JSON.stringify([entry.partitions ?? null, entry.mode, entry.candidates])
     let group = groups.get(key)
-    if (!group) groups.set(key, group = [])
+    if (!group) groups.set(key, (group = []))
     group.push(entry)
   }
-  await Promise.all([...groups.values()].map(async (group) => {
-    try {
-      const reading = group[0].partitions
-      const stores = [...partitions].filter(([name]) => reading === undefined || reading.includes(name))
-      const perStore = await Promise.all(stores.map(async ([name, store]) => {
-        const found = await searchStore(engine, store, limits, group, dimension)
-        // Hits of a partitioned row say which partition it is in.
-        return name === '' ? found : found.map((hits) => hits.map((hit) => ({ ...hit, partition: name })))
-      }))
-      group.forEach((entry, index) => {
-        const hits = perStore.length === 1 ? perStore[0][index] : perStore.flatMap((hitsOfStore) => hitsOfStore[index]).sort(byScoreThenId)
-        entry.resolve(hits.slice(0, entry.k))
-      })
-    } catch (error) {
-      for (const entry of group) entry.reject(error)
-    }
-  }))
+  await Promise.all(
+    [...groups.values()].map(async (group) => {
+      try {
+        const reading = group[0].partitions
+        const stores = [...partitions].filter(([name]) => reading === undefined || reading.includes(name))
+        const perStore = await Promise.all(
+          stores.map(async ([name, store]) => {
+            const found = await searchStore(engine, store, limits, group, dimension)
+            // Hits of a partitioned row say which partition it is in.
+            return name === '' ? found : found.map((hits) => hits.map((hit) => ({ ...hit, partition: name })))
+          }),
+        )
+        group.forEach((entry, index) => {
+          const hits = perStore.length === 1 ? perStore[0][index] : perStore.flatMap((hitsOfStore) => hitsOfStore[index]).sort(byScoreThenId)
+          entry.resolve(hits.slice(0, entry.k))
+        })
+      } catch (error) {
+        for (const entry of group) entry.reject(error)
+      }
+    }),
+  )
 }

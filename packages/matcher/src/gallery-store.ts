@@ -34,9 +34,14 @@ export class GalleryStore {
   readonly ids: IdIndex
   private rowCount = 0
   private scansInFlight = 0
-  private compaction: { promise: Promise<void>, resolve: () => void } | null = null
+  private compaction: { promise: Promise<void>; resolve: () => void } | null = null
 
-  constructor(readonly memory: SharedMemory, dimension: number, readonly chunkRows: number, idKind: IdKind = 'string') {
+  constructor(
+    readonly memory: SharedMemory,
+    dimension: number,
+    readonly chunkRows: number,
+    idKind: IdKind = 'string',
+  ) {
     this.ids = createIdIndex(idKind)
     this.shape = { dimension, strideInBytes: Math.ceil(dimension / 64) * 64, signBytes: signBytesFor(dimension) }
     this.views = new MemoryViews(memory)
@@ -130,9 +135,14 @@ export class GalleryStore {
   compact(): Promise<void> {
     if (!this.compaction) {
       let resolve!: () => void
-      const promise = new Promise<void>((done) => { resolve = done })
+      const promise = new Promise<void>((done) => {
+        resolve = done
+      })
       this.compaction = { promise, resolve }
-      if (this.scansInFlight === 0) queueMicrotask(() => { if (this.scansInFlight === 0 && this.compaction) this.compactNow() })
+      if (this.scansInFlight === 0)
+        queueMicrotask(() => {
+          if (this.scansInFlight === 0 && this.compaction) this.compactNow()
+        })
     }
     return this.compaction.promise
   }
@@ -195,7 +205,10 @@ export class GalleryStore {
     const bitsOffset = normsOffset + normsBytes
     const liveOffset = bitsOffset + bitsBytes
     return {
-      rowsOffset, normsOffset, liveOffset, bitsOffset,
+      rowsOffset,
+      normsOffset,
+      liveOffset,
+      bitsOffset,
       rows: this.views.int8(rowsOffset, rowsBytes),
       norms: this.views.uint32(normsOffset, this.chunkRows),
       live: this.views.uint8(liveOffset, this.chunkRows),

@@ -155,8 +155,13 @@ function checkSearch(searchOptions: SearchOptions, options: GalleryOptions) {
  * A gallery's searches: checked, then queued into the micro-batcher's batches; a share of the
  * two-stage ones (exactAuditRate) is searched again exactly and the disagreements counted.
  */
-function createSearchQueue(engine: ScanEngine, partitions: ReadonlyMap<string, GalleryStore>, options: GalleryOptions, isClosed: () => boolean,
-  exactAudit: ExactAuditCounts): (input: VectorInput, searchOptions: SearchOptions) => Promise<Hit[]> {
+function createSearchQueue(
+  engine: ScanEngine,
+  partitions: ReadonlyMap<string, GalleryStore>,
+  options: GalleryOptions,
+  isClosed: () => boolean,
+  exactAudit: ExactAuditCounts,
+): (input: VectorInput, searchOptions: SearchOptions) => Promise<Hit[]> {
   const { dimension, limits } = options
   const batcher = new MicroBatcher<PendingSearch>({
     maxBatch: options.maxBatch,
@@ -174,13 +179,18 @@ function createSearchQueue(engine: ScanEngine, partitions: ReadonlyMap<string, G
 
   function audit(probe: Int8Array, searchOptions: SearchOptions, twoStage: Hit[]): void {
     if (options.exactAuditRate <= 0 || Math.random() >= options.exactAuditRate) return
-    void enqueue(probe, { ...searchOptions, mode: 'exact' }).then((exact) => {
-      exactAudit.audited++
-      if (exact[0]?.id !== twoStage[0]?.id || exact[0]?.partition !== twoStage[0]?.partition) {
-        exactAudit.disagreements++
-        options.onExactAuditDisagreement?.(twoStage, exact)
-      }
-    }, () => { /* the gallery closed meanwhile: nothing to count */ })
+    void enqueue(probe, { ...searchOptions, mode: 'exact' }).then(
+      (exact) => {
+        exactAudit.audited++
+        if (exact[0]?.id !== twoStage[0]?.id || exact[0]?.partition !== twoStage[0]?.partition) {
+          exactAudit.disagreements++
+          options.onExactAuditDisagreement?.(twoStage, exact)
+        }
+      },
+      () => {
+        /* the gallery closed meanwhile: nothing to count */
+      },
+    )
   }
 
   function enqueue(input: VectorInput, searchOptions: SearchOptions): Promise<Hit[]> {
@@ -210,9 +220,14 @@ function createSearchQueue(engine: ScanEngine, partitions: ReadonlyMap<string, G
   return enqueue
 }
 
-export function createGallery(memory: SharedMemory, engine: ScanEngine, options: GalleryOptions, isClosed: () => boolean,
-  settings: GallerySettings = {}): Gallery {
-  const { dimension, limits } = options
+export function createGallery(
+  memory: SharedMemory,
+  engine: ScanEngine,
+  options: GalleryOptions,
+  isClosed: () => boolean,
+  settings: GallerySettings = {},
+): Gallery {
+  const { dimension } = options
   const idKind = settings.ids ?? 'string'
   if (idKind !== 'string' && idKind !== 'uuid') throw new RangeError(`ids must be 'string' or 'uuid', got ${JSON.stringify(idKind)}`)
   const partitions = new Map<string, GalleryStore>()
@@ -220,7 +235,7 @@ export function createGallery(memory: SharedMemory, engine: ScanEngine, options:
 
   function storeFor(partition: string): GalleryStore {
     let store = partitions.get(partition)
-    if (!store) partitions.set(partition, store = new GalleryStore(memory, dimension, options.chunkRows, idKind))
+    if (!store) partitions.set(partition, (store = new GalleryStore(memory, dimension, options.chunkRows, idKind)))
     return store
   }
 
@@ -275,12 +290,20 @@ export function createGallery(memory: SharedMemory, engine: ScanEngine, options:
       return undefined
     },
     partitionsOf: (id) => [...partitions].filter(([, store]) => store.has(id)).map(([partition]) => partition),
-    get size() { return sum((store) => store.size) },
-    get deadRows() { return sum((store) => store.deadRows) },
-    get exactAudit() { return { ...exactAudit } },
+    get size() {
+      return sum((store) => store.size)
+    },
+    get deadRows() {
+      return sum((store) => store.deadRows)
+    },
+    get exactAudit() {
+      return { ...exactAudit }
+    },
     search: (probe, searchOptions = {}) => enqueue(probe, searchOptions),
     searchBatch: (probes, searchOptions = {}) => Promise.all(probes.map((probe) => enqueue(probe, searchOptions))),
-    compact: async () => { await Promise.all([...partitions.values()].map((store) => store.compact())) },
+    compact: async () => {
+      await Promise.all([...partitions.values()].map((store) => store.compact()))
+    },
   }
   storesOf.set(gallery, partitions)
   enginesOf.set(gallery, engine)

@@ -41,24 +41,34 @@ export class StringIndex implements IdIndex {
 
   constructor(private readonly entriesPerMap = MAP_ENTRIES - 1) {}
 
-  get size() { return this.count }
+  get size() {
+    return this.count
+  }
   /** Maps in use (for tests of the spill). */
-  get mapCount() { return this.maps.length }
+  get mapCount() {
+    return this.maps.length
+  }
 
   private mapHolding(id: string): Map<string, number> | undefined {
     for (let index = this.maps.length - 1; index >= 0; index--) if (this.maps[index].has(id)) return this.maps[index]
     return undefined
   }
 
-  rowOf(id: string) { return this.mapHolding(id)?.get(id) }
-  idAt(row: number) { return this.idByRow[row] }
-  isPresent(row: number) { return this.idByRow[row] !== undefined }
+  rowOf(id: string) {
+    return this.mapHolding(id)?.get(id)
+  }
+  idAt(row: number) {
+    return this.idByRow[row]
+  }
+  isPresent(row: number) {
+    return this.idByRow[row] !== undefined
+  }
   place(id: string, row: number) {
     const previous = this.rowOf(id)
     if (previous !== undefined) this.clear(previous)
     this.idByRow[row] = id
     let last = this.maps[this.maps.length - 1]
-    if (last.size >= this.entriesPerMap) this.maps.push(last = new Map())
+    if (last.size >= this.entriesPerMap) this.maps.push((last = new Map()))
     last.set(id, row)
     this.count++
     return previous
@@ -79,7 +89,9 @@ export class StringIndex implements IdIndex {
     this.idByRow[from] = undefined
     this.mapHolding(id)!.set(id, to)
   }
-  truncate(rowCount: number) { this.idByRow.length = rowCount }
+  truncate(rowCount: number) {
+    this.idByRow.length = rowCount
+  }
   normalise(id: string) {
     if (typeof id !== 'string' || id.length === 0) throw new TypeError('id must be a non-empty string')
     return id
@@ -98,14 +110,17 @@ class UuidIndex implements IdIndex {
   private count = 0
   private readonly scratch = new Uint8Array(16)
 
-  get size() { return this.count }
+  get size() {
+    return this.count
+  }
 
   // The id last parsed into `scratch`: an upsert normalises, looks up and records the same id, and
   // parsing it once instead of three times shows in a boot of millions of rows.
   private scratchId: string | null = null
 
   normalise(id: string): string {
-    if (typeof id !== 'string' || !this.parse(id, this.scratch)) throw new TypeError(`id must be a UUID (this gallery stores ids as 16 bytes), got ${JSON.stringify(id)}`)
+    if (typeof id !== 'string' || !this.parse(id, this.scratch))
+      throw new TypeError(`id must be a UUID (this gallery stores ids as 16 bytes), got ${JSON.stringify(id)}`)
     return id.toLowerCase()
   }
 

@@ -35,8 +35,16 @@ export interface ScanKernel {
    * their probe's `scoreFloors` entry may be left out (the native kernel uses them to filter
    * sooner; the others report every row).
    */
-  scan(segment: Segment, shape: ScanShape, probes: Int8Array, probeNorms: Uint32Array, k: number,
-    outRows: Int32Array, outScores: Float64Array, scoreFloors?: Float64Array): void
+  scan(
+    segment: Segment,
+    shape: ScanShape,
+    probes: Int8Array,
+    probeNorms: Uint32Array,
+    k: number,
+    outRows: Int32Array,
+    outScores: Float64Array,
+    scoreFloors?: Float64Array,
+  ): void
   /**
    * Two-stage search, stage 1: merges the segment's live rows into each probe's list of the `c`
    * rows nearest in Hamming distance over their sign bits (`probeBits`: signBytes per probe).
@@ -45,8 +53,15 @@ export interface ScanKernel {
    */
   nearest(segment: Segment, shape: ScanShape, probeBits: Uint8Array, c: number, outRows: Int32Array, outDistances: Uint32Array): void
   /** Stage 2: `outScores[i]` = the exact score of chunk-relative row `pairRows[i]` for probe `pairProbes[i]`. */
-  scorePairs(segment: Segment, shape: ScanShape, pairRows: Int32Array, pairProbes: Uint32Array, probes: Int8Array,
-    probeNorms: Uint32Array, outScores: Float64Array): void
+  scorePairs(
+    segment: Segment,
+    shape: ScanShape,
+    pairRows: Int32Array,
+    pairProbes: Uint32Array,
+    probes: Int8Array,
+    probeNorms: Uint32Array,
+    outScores: Float64Array,
+  ): void
   /** Reads `length` bytes of the shared memory at `offset`: the bandwidth floor. */
   streamRead(offset: number, length: number): number
 }
@@ -77,22 +92,47 @@ function createViewKernel(info: BackendInfo, views: MemoryViews, scanner: ViewSc
     info,
     scan(segment, shape, probes, probeNorms, k, outRows, outScores, scoreFloors) {
       scanner.scanTopK(
-        views.int8(segment.rowsOffset, segment.capacity * shape.strideInBytes), shape.strideInBytes, shape.dimension,
-        segment.rowStart, segment.rowEnd,
-        views.uint32(segment.normsOffset, segment.capacity), views.uint8(segment.liveOffset, segment.capacity),
-        probes, probeNorms, k, outRows, outScores, scoreFloors,
+        views.int8(segment.rowsOffset, segment.capacity * shape.strideInBytes),
+        shape.strideInBytes,
+        shape.dimension,
+        segment.rowStart,
+        segment.rowEnd,
+        views.uint32(segment.normsOffset, segment.capacity),
+        views.uint8(segment.liveOffset, segment.capacity),
+        probes,
+        probeNorms,
+        k,
+        outRows,
+        outScores,
+        scoreFloors,
       )
     },
     nearest(segment, shape, probeBits, c, outRows, outDistances) {
       scanner.mergeNearestBySignBits(
-        views.uint8(segment.bitsOffset, segment.capacity * shape.signBytes), shape.signBytes, shape.signBytes,
-        segment.rowStart, segment.rowEnd, segment.baseRow, views.uint8(segment.liveOffset, segment.capacity), probeBits, c, outRows, outDistances,
+        views.uint8(segment.bitsOffset, segment.capacity * shape.signBytes),
+        shape.signBytes,
+        shape.signBytes,
+        segment.rowStart,
+        segment.rowEnd,
+        segment.baseRow,
+        views.uint8(segment.liveOffset, segment.capacity),
+        probeBits,
+        c,
+        outRows,
+        outDistances,
       )
     },
     scorePairs(segment, shape, pairRows, pairProbes, probes, probeNorms, outScores) {
       scanner.scorePairs(
-        views.int8(segment.rowsOffset, segment.capacity * shape.strideInBytes), shape.strideInBytes, shape.dimension,
-        views.uint32(segment.normsOffset, segment.capacity), pairRows, pairProbes, probes, probeNorms, outScores,
+        views.int8(segment.rowsOffset, segment.capacity * shape.strideInBytes),
+        shape.strideInBytes,
+        shape.dimension,
+        views.uint32(segment.normsOffset, segment.capacity),
+        pairRows,
+        pairProbes,
+        probes,
+        probeNorms,
+        outScores,
       )
     },
     streamRead(offset, length) {
@@ -130,9 +170,19 @@ function createWasmKernel(memory: SharedMemory, views: MemoryViews, module: WebA
       new Int8Array(buffer, base + probesAt, probes.length).set(probes)
       new Uint32Array(buffer, base + normsAt, probeCount).set(probeNorms)
       exports.scanTopK(
-        segment.rowsOffset, shape.strideInBytes, shape.dimension, segment.rowStart, segment.rowEnd,
-        segment.normsOffset, segment.liveOffset, base + probesAt, base + normsAt, probeCount, k,
-        base + rowsAt, base + scoresAt,
+        segment.rowsOffset,
+        shape.strideInBytes,
+        shape.dimension,
+        segment.rowStart,
+        segment.rowEnd,
+        segment.normsOffset,
+        segment.liveOffset,
+        base + probesAt,
+        base + normsAt,
+        probeCount,
+        k,
+        base + rowsAt,
+        base + scoresAt,
       )
       outRows.set(new Int32Array(buffer, base + rowsAt, slots))
       outScores.set(new Float64Array(buffer, base + scoresAt, slots))
@@ -149,8 +199,18 @@ function createWasmKernel(memory: SharedMemory, views: MemoryViews, module: WebA
       new Int32Array(buffer, base, slots).set(outRows.subarray(0, slots))
       new Uint32Array(buffer, base + distancesAt, slots).set(outDistances.subarray(0, slots))
       exports.mergeNearestBySignBits(
-        segment.bitsOffset, shape.signBytes, shape.signBytes, segment.rowStart, segment.rowEnd, segment.baseRow, segment.liveOffset,
-        base + bitsAt, probeCount, c, base, base + distancesAt,
+        segment.bitsOffset,
+        shape.signBytes,
+        shape.signBytes,
+        segment.rowStart,
+        segment.rowEnd,
+        segment.baseRow,
+        segment.liveOffset,
+        base + bitsAt,
+        probeCount,
+        c,
+        base,
+        base + distancesAt,
       )
       outRows.set(new Int32Array(buffer, base, slots))
       outDistances.set(new Uint32Array(buffer, base + distancesAt, slots))
@@ -169,8 +229,16 @@ function createWasmKernel(memory: SharedMemory, views: MemoryViews, module: WebA
       new Uint32Array(buffer, base + normsAt, probeNorms.length).set(probeNorms)
       new Int8Array(buffer, base + probesAt, probes.length).set(probes)
       exports.scorePairs(
-        segment.rowsOffset, shape.strideInBytes, shape.dimension, segment.normsOffset, base + rowsAt,
-        base + probeIndexesAt, pairs, base + probesAt, base + normsAt, base,
+        segment.rowsOffset,
+        shape.strideInBytes,
+        shape.dimension,
+        segment.normsOffset,
+        base + rowsAt,
+        base + probeIndexesAt,
+        pairs,
+        base + probesAt,
+        base + normsAt,
+        base,
       )
       outScores.set(new Float64Array(buffer, base, pairs))
     },

@@ -1,9 +1,6 @@
 // createMatcher: picks the backend once (native -> wasm -> js, or forced), creates the shared
 // memory every gallery lives in and the worker pool that scans it, and says what it chose.
-import {
-  loadNativeAddon, loadWasmModule, resolveBackendChoice,
-  type BackendChoice, type BackendInfo, type BackendName, type NativeAddon,
-} from './backend.js'
+import { loadNativeAddon, loadWasmModule, resolveBackendChoice, type BackendChoice, type BackendInfo, type BackendName, type NativeAddon } from './backend.js'
 import { createGallery, type Gallery, type GallerySettings, type Hit } from './gallery.js'
 import { createKernel, type ScanKernel } from './kernel.js'
 import { createScanPool, type ScanPool } from './pool.js'
@@ -50,7 +47,7 @@ export interface MatcherOptions {
    * Share of two-stage searches re-run exactly in the background (0..1, default 0); counted in
    * `gallery.exactAudit`, each disagreement (a different best id) reported to `onDisagreement`.
    */
-  exactAudit?: { rate: number, onDisagreement?: (twoStage: Hit[], exact: Hit[]) => void }
+  exactAudit?: { rate: number; onDisagreement?: (twoStage: Hit[], exact: Hit[]) => void }
   /** Called after each pass of a search batch over a gallery: how many probes it served, how long it took. */
   onScan?: (probes: number, seconds: number) => void
 }
@@ -103,7 +100,8 @@ function chooseBackend(choice: BackendChoice, dimension: number): ChosenBackend 
 export async function createMatcher(options: MatcherOptions): Promise<Matcher> {
   const { dimension } = options
   const { maxDimension } = PORTABLE_LIMITS
-  if (!Number.isInteger(dimension) || dimension < 1 || dimension > maxDimension) throw new RangeError(`dimension must be an integer in 1..${maxDimension}, got ${dimension}`)
+  if (!Number.isInteger(dimension) || dimension < 1 || dimension > maxDimension)
+    throw new RangeError(`dimension must be an integer in 1..${maxDimension}, got ${dimension}`)
   const threads = options.threads ?? 2
   if (!Number.isInteger(threads) || threads < 0) throw new RangeError(`threads must be a non-negative integer, got ${threads}`)
   const chunkRows = options.chunkRows ?? 65536
@@ -112,12 +110,14 @@ export async function createMatcher(options: MatcherOptions): Promise<Matcher> {
   const candidates = options.candidates ?? 256
   const twoStageFromRows = options.twoStageFromRows ?? 262144
   const exactAuditRate = options.exactAudit?.rate ?? 0
-  if (!Number.isInteger(twoStageFromRows) || twoStageFromRows < 0) throw new RangeError(`twoStageFromRows must be a non-negative integer, got ${twoStageFromRows}`)
+  if (!Number.isInteger(twoStageFromRows) || twoStageFromRows < 0)
+    throw new RangeError(`twoStageFromRows must be a non-negative integer, got ${twoStageFromRows}`)
   if (!(exactAuditRate >= 0 && exactAuditRate <= 1)) throw new RangeError(`exactAudit.rate must be in 0..1, got ${exactAuditRate}`)
 
   const chosen = chooseBackend(resolveBackendChoice(options.backend), dimension)
   const limits = chosen.addon?.limits() ?? PORTABLE_LIMITS
-  if (!Number.isInteger(candidates) || candidates < 1 || candidates > limits.maxCandidates) throw new RangeError(`candidates must be an integer in 1..${limits.maxCandidates}, got ${candidates}`)
+  if (!Number.isInteger(candidates) || candidates < 1 || candidates > limits.maxCandidates)
+    throw new RangeError(`candidates must be an integer in 1..${limits.maxCandidates}, got ${candidates}`)
   if (chosen.addon) {
     if (options.isa !== undefined) chosen.addon.setIsa(options.isa)
     else {
@@ -133,17 +133,18 @@ export async function createMatcher(options: MatcherOptions): Promise<Matcher> {
   const pages: NativePages | undefined = chosen.addon
   const memory = chosen.name === 'wasm' || budget <= wasmLimit ? createSharedMemory(budget, pages) : createSlabMemory(budget, pages)
   const kernel: ScanKernel = createKernel(chosen.name, memory, chosen)
-  const pool: ScanPool | null = threads > 0
-    ? createScanPool({ threads, memory, backend: chosen.name, wasmModule: chosen.wasmModule, isa: chosen.addon?.activeIsa() })
-    : null
+  const pool: ScanPool | null =
+    threads > 0 ? createScanPool({ threads, memory, backend: chosen.name, wasmModule: chosen.wasmModule, isa: chosen.addon?.activeIsa() }) : null
   const engine: ScanEngine = { kernel, pool, inlineBelowRows: options.inlineBelowRows ?? 16384 }
   const backend: BackendInfo = { ...kernel.info }
-  options.logger?.(`matcher backend ${backend.name} (${backend.isa}), ${threads} worker thread(s)` +
-    (chosen.notes.length ? `; ${chosen.notes.join('; ')}` : ''))
+  options.logger?.(
+    `matcher backend ${backend.name} (${backend.isa}), ${threads} worker thread(s)` + (chosen.notes.length ? `; ${chosen.notes.join('; ')}` : ''),
+  )
 
   let closed = false
   const galleryOptions = {
-    dimension, chunkRows,
+    dimension,
+    chunkRows,
     maxBatch: options.maxBatch ?? 16,
     maxBatchesInFlight: options.maxBatchesInFlight ?? 1,
     compactDeadRatio: 0.25,
@@ -154,7 +155,11 @@ export async function createMatcher(options: MatcherOptions): Promise<Matcher> {
     onScan: options.onScan,
   }
   return {
-    backend, dimension, threads, maxK: limits.maxK - 1, twoStageFromRows,
+    backend,
+    dimension,
+    threads,
+    maxK: limits.maxK - 1,
+    twoStageFromRows,
     createGallery: (settings) => {
       if (closed) throw new Error('matcher is closed')
       return createGallery(memory, engine, galleryOptions, () => closed, settings)

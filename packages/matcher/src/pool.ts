@@ -29,7 +29,10 @@ const workerUrl = new URL(runsFromSource ? './worker.ts' : './worker.js', ownUrl
 
 export function createScanPool(options: ScanPoolOptions): ScanPool {
   const workerData: WorkerSetup = {
-    memory: options.memory.handle, backend: options.backend, wasmModule: options.wasmModule, isa: options.isa,
+    memory: options.memory.handle,
+    backend: options.backend,
+    wasmModule: options.wasmModule,
+    isa: options.isa,
   }
   const piscina = new Piscina<ScanTask, TopK>({
     filename: workerUrl.href,

@@ -19,7 +19,7 @@ export function quantizeFloat(vector: ArrayLike<number>, out = new Int8Array(vec
     // half the time and made this loop most of an import thread's capture checks.)
     let rounded = Math.round(scaled)
     if (rounded - scaled === 0.5 && scaled < 0) rounded -= 1
-    out[index] = rounded > INT8_LIMIT ? INT8_LIMIT : rounded < -INT8_LIMIT ? -INT8_LIMIT : rounded
+    out[index] = rounded > INT8_LIMIT ? INT8_LIMIT : Math.max(rounded, -INT8_LIMIT)
   }
   return out
 }

@@ -13,13 +13,22 @@ export function dotI8(a: Int8Array, b: Int8Array): number {
 /** The cosine score of the numerical contract; shared by every TypeScript caller. */
 export function cosineScore(dot: number, probeNormSquared: number, rowNormSquared: number): number {
   const product = probeNormSquared * rowNormSquared
-  return product === 0 ? 0 : (dot > 0 ? dot : 0) / Math.sqrt(product)
+  return product === 0 ? 0 : Math.max(dot, 0) / Math.sqrt(product)
 }
 
 export function scanTopK(
-  gallery: Int8Array, strideInBytes: number, dimension: number, rowStart: number, rowEnd: number,
-  normsSquared: Uint32Array, live: Uint8Array, probes: Int8Array, probeNormsSquared: Uint32Array, k: number,
-  outRows: Int32Array, outScores: Float64Array,
+  gallery: Int8Array,
+  strideInBytes: number,
+  dimension: number,
+  rowStart: number,
+  rowEnd: number,
+  normsSquared: Uint32Array,
+  live: Uint8Array,
+  probes: Int8Array,
+  probeNormsSquared: Uint32Array,
+  k: number,
+  outRows: Int32Array,
+  outScores: Float64Array,
 ): void {
   const probeCount = probeNormsSquared.length
   outRows.fill(-1, 0, probeCount * k)
@@ -75,12 +84,21 @@ export function hammingDistance(a: Uint8Array, aAt: number, b: Uint8Array, bAt: 
 
 /** Stage 1 of a two-stage search: the addon's `mergeNearestBySignBits`, the oracle of the SIMD ones. */
 export function mergeNearestBySignBits(
-  bits: Uint8Array, bitsStride: number, signBytes: number, rowStart: number, rowEnd: number, baseRow: number,
-  live: Uint8Array, probeBits: Uint8Array, c: number, outRows: Int32Array, outDistances: Uint32Array,
+  bits: Uint8Array,
+  bitsStride: number,
+  signBytes: number,
+  rowStart: number,
+  rowEnd: number,
+  baseRow: number,
+  live: Uint8Array,
+  probeBits: Uint8Array,
+  c: number,
+  outRows: Int32Array,
+  outDistances: Uint32Array,
 ): void {
   const probeCount = probeBits.length / signBytes
   // Unused slots (row -1) hold 0xFFFFFFFF, above every distance, so insertion passes them by.
-  for (let slot = 0; slot < probeCount * c; slot++) if (outRows[slot] < 0) outDistances[slot] = 0xFFFFFFFF
+  for (let slot = 0; slot < probeCount * c; slot++) if (outRows[slot] < 0) outDistances[slot] = 0xffffffff
   for (let row = rowStart; row < rowEnd; row++) {
     if (live[row] === 0) continue
     const absolute = baseRow + row
@@ -107,8 +125,15 @@ function nearer(distance: number, row: number, slotDistance: number, slotRow: nu
 
 /** Stage 2: the exact score of row `pairRows[i]` for probe `pairProbes[i]`. */
 export function scorePairs(
-  gallery: Int8Array, strideInBytes: number, dimension: number, normsSquared: Uint32Array,
-  pairRows: Int32Array, pairProbes: Uint32Array, probes: Int8Array, probeNormsSquared: Uint32Array, outScores: Float64Array,
+  gallery: Int8Array,
+  strideInBytes: number,
+  dimension: number,
+  normsSquared: Uint32Array,
+  pairRows: Int32Array,
+  pairProbes: Uint32Array,
+  probes: Int8Array,
+  probeNormsSquared: Uint32Array,
+  outScores: Float64Array,
 ): void {
   for (let pair = 0; pair < pairRows.length; pair++) {
     const rowAt = pairRows[pair] * strideInBytes

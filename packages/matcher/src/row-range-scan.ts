@@ -34,8 +34,15 @@ function clip(segments: readonly Segment[], from: number, to: number): Segment[]
  * left out. With a pool the probes, not the rows, are split between the workers: the rows are a
  * few thousand that stay in cache while many probes read them.
  */
-export async function scanRowRangeTopK(gallery: Gallery, from: number, to: number, probes: Int8Array, probeNorms: Uint32Array,
-  k: number, scoreFloor: number): Promise<TopK> {
+export async function scanRowRangeTopK(
+  gallery: Gallery,
+  from: number,
+  to: number,
+  probes: Int8Array,
+  probeNorms: Uint32Array,
+  k: number,
+  scoreFloor: number,
+): Promise<TopK> {
   const engine = galleryEngineOf(gallery)
   if (!engine) throw new RangeError('not a gallery of this matcher')
   const store = storeOf(gallery)
@@ -48,12 +55,14 @@ export async function scanRowRangeTopK(gallery: Gallery, from: number, to: numbe
     const parts = Math.ceil(count / Math.max(1, per))
     if (!engine.pool || parts <= 1) return runScanTask(engine.kernel, base)
     const slabs = store.memory.slabs && [...store.memory.slabs]
-    const results = await Promise.all(Array.from({ length: parts }, (_, part) => {
-      const first = part * per
-      const last = Math.min(count, first + per)
-      // Copies: a view would carry its whole buffer to the worker.
-      return engine.pool!.run({ ...base, slabs, probes: probes.slice(first * dimension, last * dimension), probeNorms: probeNorms.slice(first, last) })
-    }))
+    const results = await Promise.all(
+      Array.from({ length: parts }, (_, part) => {
+        const first = part * per
+        const last = Math.min(count, first + per)
+        // Copies: a view would carry its whole buffer to the worker.
+        return engine.pool!.run({ ...base, slabs, probes: probes.slice(first * dimension, last * dimension), probeNorms: probeNorms.slice(first, last) })
+      }),
+    )
     const rows = new Int32Array(count * k)
     const scores = new Float64Array(count * k)
     results.forEach((result, part) => {

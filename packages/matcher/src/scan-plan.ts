@@ -14,8 +14,13 @@ export function planSegments(chunks: readonly ChunkLocation[], chunkRows: number
   for (let index = 0; index * chunkRows < rowEnd; index++) {
     const chunk = chunks[index]
     segments.push({
-      rowsOffset: chunk.rowsOffset, normsOffset: chunk.normsOffset, liveOffset: chunk.liveOffset, bitsOffset: chunk.bitsOffset,
-      capacity: chunkRows, rowStart: 0, rowEnd: Math.min(chunkRows, rowEnd - index * chunkRows),
+      rowsOffset: chunk.rowsOffset,
+      normsOffset: chunk.normsOffset,
+      liveOffset: chunk.liveOffset,
+      bitsOffset: chunk.bitsOffset,
+      capacity: chunkRows,
+      rowStart: 0,
+      rowEnd: Math.min(chunkRows, rowEnd - index * chunkRows),
       baseRow: index * chunkRows,
     })
   }

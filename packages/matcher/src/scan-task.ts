@@ -12,7 +12,7 @@ export interface ScanTask {
   probeNorms: Uint32Array
   k: number
   /** A two-stage scan: the probes' sign bits and the candidates stage 1 keeps. Absent: exact. */
-  twoStage?: { probeBits: Uint8Array, candidates: number }
+  twoStage?: { probeBits: Uint8Array; candidates: number }
   /** Exact scans: rows scoring below this may be left out (a self-join keeps only pairs above a threshold). */
   scoreFloor?: number
   /** A slab memory's slabs, for pool workers (see shared-memory.ts). */
@@ -26,7 +26,16 @@ export function runScanTask(kernel: ScanKernel, task: ScanTask): TopK {
   const floor = task.scoreFloor ?? 0
   if (task.segments.length === 1) {
     const [segment] = task.segments
-    kernel.scan(segment, task.shape, task.probes, task.probeNorms, task.k, result.rows, result.scores, floor > 0 ? new Float64Array(probeCount).fill(floor) : undefined)
+    kernel.scan(
+      segment,
+      task.shape,
+      task.probes,
+      task.probeNorms,
+      task.k,
+      result.rows,
+      result.scores,
+      floor > 0 ? new Float64Array(probeCount).fill(floor) : undefined,
+    )
     for (let index = 0; index < result.rows.length; index++) if (result.rows[index] >= 0) result.rows[index] += segment.baseRow
     return result
   }

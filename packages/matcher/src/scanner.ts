@@ -36,8 +36,14 @@ export interface ProbeCandidates {
  * Scans the store for a packed batch of probes. With `twoStage`, only the candidates stage 1
  * keeps are scored; rows it did not keep are never seen, so the result counts as complete.
  */
-export async function scanStore(engine: ScanEngine, store: GalleryStore, probes: Int8Array, probeNorms: Uint32Array, k: number,
-  twoStage?: ScanTask['twoStage']): Promise<ProbeCandidates[]> {
+export async function scanStore(
+  engine: ScanEngine,
+  store: GalleryStore,
+  probes: Int8Array,
+  probeNorms: Uint32Array,
+  k: number,
+  twoStage?: ScanTask['twoStage'],
+): Promise<ProbeCandidates[]> {
   const rowEnd = await store.beginScan()
   try {
     const scanK = Math.max(1, Math.min(k, rowEnd))

@@ -69,10 +69,14 @@ export function createSharedMemory(maximumBytes: number, pages?: NativePages): S
   return wrapWasmMemory(memory, maximum * PAGE_BYTES, pages && { advise: pages.adviseHugePages, hugePageStart: hugePageStart! })
 }
 
-function wrapWasmMemory(memory: WebAssembly.Memory, capacityBytes: number, huge?: { advise: HugePageAdvice, hugePageStart: number }): SharedMemory {
+function wrapWasmMemory(memory: WebAssembly.Memory, capacityBytes: number, huge?: { advise: HugePageAdvice; hugePageStart: number }): SharedMemory {
   return {
-    get buffer() { return memory.buffer as unknown as SharedArrayBuffer },
-    get usedBytes() { return memory.buffer.byteLength },
+    get buffer() {
+      return memory.buffer as unknown as SharedArrayBuffer
+    },
+    get usedBytes() {
+      return memory.buffer.byteLength
+    },
     capacityBytes,
     wasm: memory,
     handle: memory,
@@ -113,10 +117,16 @@ export function createSlabMemory(capacityBytes: number, pages?: NativePages): Sh
   const startOf = (size: number, from: number) =>
     pages ? nextAligned(from, hugePageStarts[slabs.length - 1], size >= HUGE_PAGE_BYTES ? HUGE_PAGE_BYTES : CACHE_LINE_BYTES) : from
   const memory: SharedMemory = {
-    get buffer(): SharedArrayBuffer { throw new Error('a slab memory has no single buffer; use MemoryViews') },
-    get usedBytes() { return used },
+    get buffer(): SharedArrayBuffer {
+      throw new Error('a slab memory has no single buffer; use MemoryViews')
+    },
+    get usedBytes() {
+      return used
+    },
     capacityBytes,
-    get handle() { return [...slabs] },
+    get handle() {
+      return [...slabs]
+    },
     slabs,
     adviseHugePages: pages?.adviseHugePages,
     allocate(bytes) {
@@ -154,12 +164,16 @@ export function openSharedMemory(handle: SharedMemory['handle']): SharedMemory {
   if (handle instanceof WebAssembly.Memory) return wrapWasmMemory(handle, MAX_PAGES * PAGE_BYTES)
   const slabs = [...handle]
   return {
-    get buffer(): SharedArrayBuffer { throw new Error('a slab memory has no single buffer; use MemoryViews') },
+    get buffer(): SharedArrayBuffer {
+      throw new Error('a slab memory has no single buffer; use MemoryViews')
+    },
     usedBytes: 0,
     capacityBytes: 0,
     handle: slabs,
     slabs,
-    allocate: () => { throw new Error('only the main thread allocates in a slab memory') },
+    allocate: () => {
+      throw new Error('only the main thread allocates in a slab memory')
+    },
   }
 }
 

@@ -17,8 +17,15 @@ export function writeSignBits(vector: Int8Array, out: Uint8Array, offset = 0): v
     const base = byte * 8
     let bits = 0
     if (base + 8 <= length) {
-      bits = (vector[base] >>> 31) | ((vector[base + 1] >>> 31) << 1) | ((vector[base + 2] >>> 31) << 2) | ((vector[base + 3] >>> 31) << 3)
-        | ((vector[base + 4] >>> 31) << 4) | ((vector[base + 5] >>> 31) << 5) | ((vector[base + 6] >>> 31) << 6) | ((vector[base + 7] >>> 31) << 7)
+      bits =
+        (vector[base] >>> 31) |
+        ((vector[base + 1] >>> 31) << 1) |
+        ((vector[base + 2] >>> 31) << 2) |
+        ((vector[base + 3] >>> 31) << 3) |
+        ((vector[base + 4] >>> 31) << 4) |
+        ((vector[base + 5] >>> 31) << 5) |
+        ((vector[base + 6] >>> 31) << 6) |
+        ((vector[base + 7] >>> 31) << 7)
     } else {
       for (let bit = 0; base + bit < length; bit++) bits |= (vector[base + bit] >>> 31) << bit
     }

@@ -110,8 +110,16 @@ export const DEMO_CAPTURES = { noise: 0.15, sessionDrift: 0.05, hardFraction: 0,
 
 function syntheticSettings(options: SyntheticOptions): Required<SyntheticOptions> {
   const settings: Required<SyntheticOptions> = {
-    spectrumDecay: 0.3, noise: 0.3, noiseSpread: 0.25, hardFraction: 0.05, hardNoiseFactor: 2,
-    sessionDrift: 0.15, relatedFraction: 0.02, relatedSimilarity: 0.7, extractorId: 1, extractorVersion: 1,
+    spectrumDecay: 0.3,
+    noise: 0.3,
+    noiseSpread: 0.25,
+    hardFraction: 0.05,
+    hardNoiseFactor: 2,
+    sessionDrift: 0.15,
+    relatedFraction: 0.02,
+    relatedSimilarity: 0.7,
+    extractorId: 1,
+    extractorVersion: 1,
     ...options,
   }
   const { dimension, identities } = settings

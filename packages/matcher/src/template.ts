@@ -18,13 +18,25 @@ const QUALITY_UNKNOWN = 255
 
 /** Stable, machine-readable reasons a template is refused. */
 export type TemplateErrorCode =
-  | 'bad_length' | 'bad_magic' | 'unsupported_version' | 'unsupported_element_type'
-  | 'bad_dimension' | 'dimension_mismatch' | 'bad_crc' | 'reserved_nonzero' | 'bad_quality'
-  | 'non_finite' | 'zero_vector' | 'element_out_of_range'
+  | 'bad_length'
+  | 'bad_magic'
+  | 'unsupported_version'
+  | 'unsupported_element_type'
+  | 'bad_dimension'
+  | 'dimension_mismatch'
+  | 'bad_crc'
+  | 'reserved_nonzero'
+  | 'bad_quality'
+  | 'non_finite'
+  | 'zero_vector'
+  | 'element_out_of_range'
 
 export class TemplateError extends Error {
   override readonly name = 'TemplateError'
-  constructor(readonly code: TemplateErrorCode, message: string) {
+  constructor(
+    readonly code: TemplateErrorCode,
+    message: string,
+  ) {
     super(message)
   }
 }
@@ -93,7 +105,7 @@ export function encodeTemplate(input: TemplateInput): Uint8Array {
   if (input.presentationAttackPassed) flags |= FLAG_PRESENTATION_ATTACK_PASSED
   bytes[12] = flags
   bytes[13] = quality
-  view.setFloat32(16, isInt8 ? input.scale ?? 1 / INT8_LIMIT : 0, true)
+  view.setFloat32(16, isInt8 ? (input.scale ?? 1 / INT8_LIMIT) : 0, true)
   if (isInt8) {
     bytes.set(new Uint8Array(vector.buffer, vector.byteOffset, dimension), TEMPLATE_HEADER_BYTES)
   } else {

@@ -29,7 +29,7 @@ export interface NearestRows {
  */
 export function nearestRows(kernel: ScanKernel, task: TwoStageTask, c: number): NearestRows {
   const slots = task.probeNorms.length * c
-  const nearest = { rows: new Int32Array(slots).fill(-1), distances: new Uint32Array(slots).fill(0xFFFFFFFF) }
+  const nearest = { rows: new Int32Array(slots).fill(-1), distances: new Uint32Array(slots).fill(0xffffffff) }
   for (const segment of task.segments) kernel.nearest(segment, task.shape, task.probeBits, c, nearest.rows, nearest.distances)
   return nearest
 }
@@ -129,8 +129,15 @@ function exactScores(kernel: ScanKernel, task: TwoStageTask, rows: Int32Array, c
   for (let index = 0; index < segments.length; index++) {
     const [start, end] = [starts[index], starts[index + 1]]
     if (start === end) continue
-    kernel.scorePairs(segments[index], task.shape, pairRows.subarray(start, end), pairProbes.subarray(start, end),
-      task.probes, task.probeNorms, pairScores.subarray(start, end))
+    kernel.scorePairs(
+      segments[index],
+      task.shape,
+      pairRows.subarray(start, end),
+      pairProbes.subarray(start, end),
+      task.probes,
+      task.probeNorms,
+      pairScores.subarray(start, end),
+    )
   }
   const scores = new Float64Array(rows.length)
   for (let pair = 0; pair < pairs; pair++) scores[pairSlots[pair]] = pairScores[pair]

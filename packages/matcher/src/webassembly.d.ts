@@ -3,7 +3,11 @@
 // depend on the DOM typings.
 declare global {
   namespace WebAssembly {
-    interface MemoryDescriptor { initial: number; maximum?: number; shared?: boolean }
+    interface MemoryDescriptor {
+      initial: number
+      maximum?: number
+      shared?: boolean
+    }
     class Memory {
       constructor(descriptor: MemoryDescriptor)
       readonly buffer: ArrayBuffer | SharedArrayBuffer

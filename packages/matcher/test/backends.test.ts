@@ -33,9 +33,11 @@ interface KernelVariant {
   backend: BackendName
   isa?: string
 }
-const kernelVariants: KernelVariant[] = backends.flatMap((backend): KernelVariant[] => backend === 'native' && nativeAddon.ok
-  ? nativeAddon.value.availableIsas().map((isa) => ({ name: `native:${isa}`, backend, isa }))
-  : [{ name: backend, backend }])
+const kernelVariants: KernelVariant[] = backends.flatMap((backend): KernelVariant[] =>
+  backend === 'native' && nativeAddon.ok
+    ? nativeAddon.value.availableIsas().map((isa) => ({ name: `native:${isa}`, backend, isa }))
+    : [{ name: backend, backend }],
+)
 
 describe.each(kernelVariants)('$name kernel', ({ backend, isa }) => {
   let previousIsa: string | undefined
@@ -49,46 +51,73 @@ describe.each(kernelVariants)('$name kernel', ({ backend, isa }) => {
   })
 
   // Awkward dimensions exercise the SIMD tails; stride is padded beyond the dimension.
-  it.each([[256, 100, 5], [128, 33, 40], [512, 17, 3], [40, 64, 10], [255, 9, 1]])(
-    'd=%i, %i rows, k=%i: same rows and bit-identical scores as the brute force', (dimension, rowCount, k) => {
-      const memory = createSharedMemory(16 << 20)
-      const kernel = kernelFor(backend, memory)
-      const stride = Math.ceil(dimension / 64) * 64 + 64
-      const base = allocateRegion(memory, rowCount * (stride + 5))
-      const buffer = memory.buffer as unknown as SharedArrayBuffer
-      const rowsView = new Int8Array(buffer, base, rowCount * stride)
-      const norms = new Uint32Array(buffer, base + rowCount * stride, rowCount)
-      const live = new Uint8Array(buffer, base + rowCount * stride + rowCount * 4, rowCount)
-      const rows: (Int8Array | null)[] = []
-      for (let row = 0; row < rowCount; row++) {
-        // Every 7th row repeats row 0 (ties resolved by row), every 5th is dead.
-        const vector = row % 7 === 3 ? randomInt8(1, dimension) : randomInt8(row + 1, dimension)
-        if (row % 11 === 4) vector.fill(127)
-        if (row % 13 === 6) vector.fill(-127)
-        rowsView.set(vector, row * stride)
-        norms[row] = normSquared(vector)
-        live[row] = row % 5 === 2 ? 0 : 1
-        rows.push(live[row] ? vector : null)
-      }
-      const probes = [randomInt8(1, dimension), randomInt8(999, dimension), new Int8Array(dimension).fill(-127)]
-      const packed = new Int8Array(probes.length * dimension)
-      probes.forEach((probe, index) => packed.set(probe, index * dimension))
-      const segment: Segment = { rowsOffset: base, normsOffset: base + rowCount * stride, liveOffset: base + rowCount * stride + rowCount * 4, bitsOffset: 0, capacity: rowCount, rowStart: 0, rowEnd: rowCount, baseRow: 0 }
-      const outRows = new Int32Array(probes.length * k)
-      const outScores = new Float64Array(probes.length * k)
-      kernel.scan(segment, { dimension, strideInBytes: stride, signBytes: 8 }, packed, Uint32Array.from(probes, normSquared), k, outRows, outScores)
-      probes.forEach((probe, index) => {
-        const expected = rankRows(probe, rows, k)
-        const got = Array.from({ length: k }, (_, slot) => ({ row: outRows[index * k + slot], score: outScores[index * k + slot] }))
-          .filter((entry) => entry.row >= 0)
-        expect(got).toEqual(expected)
-      })
-      // A sub-range only sees its own rows.
-      const [from, to] = [Math.min(rowCount, 10), Math.min(rowCount, 20)]
-      kernel.scan({ ...segment, rowStart: from, rowEnd: to }, { dimension, strideInBytes: stride, signBytes: 8 }, packed.subarray(0, dimension), Uint32Array.of(normSquared(probes[0])), k, outRows, outScores)
-      const expectedRange = rankRows(probes[0], rows.map((row, index) => (index >= from && index < to ? row : null)), k)
-      expect(Array.from(outRows.subarray(0, k)).filter((row) => row >= 0)).toEqual(expectedRange.map((entry) => entry.row))
+  it.each([
+    [256, 100, 5],
+    [128, 33, 40],
+    [512, 17, 3],
+    [40, 64, 10],
+    [255, 9, 1],
+  ])('d=%i, %i rows, k=%i: same rows and bit-identical scores as the brute force', (dimension, rowCount, k) => {
+    const memory = createSharedMemory(16 << 20)
+    const kernel = kernelFor(backend, memory)
+    const stride = Math.ceil(dimension / 64) * 64 + 64
+    const base = allocateRegion(memory, rowCount * (stride + 5))
+    const buffer = memory.buffer as unknown as SharedArrayBuffer
+    const rowsView = new Int8Array(buffer, base, rowCount * stride)
+    const norms = new Uint32Array(buffer, base + rowCount * stride, rowCount)
+    const live = new Uint8Array(buffer, base + rowCount * stride + rowCount * 4, rowCount)
+    const rows: (Int8Array | null)[] = []
+    for (let row = 0; row < rowCount; row++) {
+      // Every 7th row repeats row 0 (ties resolved by row), every 5th is dead.
+      const vector = row % 7 === 3 ? randomInt8(1, dimension) : randomInt8(row + 1, dimension)
+      if (row % 11 === 4) vector.fill(127)
+      if (row % 13 === 6) vector.fill(-127)
+      rowsView.set(vector, row * stride)
+      norms[row] = normSquared(vector)
+      live[row] = row % 5 === 2 ? 0 : 1
+      rows.push(live[row] ? vector : null)
+    }
+    const probes = [randomInt8(1, dimension), randomInt8(999, dimension), new Int8Array(dimension).fill(-127)]
+    const packed = new Int8Array(probes.length * dimension)
+    probes.forEach((probe, index) => packed.set(probe, index * dimension))
+    const segment: Segment = {
+      rowsOffset: base,
+      normsOffset: base + rowCount * stride,
+      liveOffset: base + rowCount * stride + rowCount * 4,
+      bitsOffset: 0,
+      capacity: rowCount,
+      rowStart: 0,
+      rowEnd: rowCount,
+      baseRow: 0,
+    }
+    const outRows = new Int32Array(probes.length * k)
+    const outScores = new Float64Array(probes.length * k)
+    kernel.scan(segment, { dimension, strideInBytes: stride, signBytes: 8 }, packed, Uint32Array.from(probes, normSquared), k, outRows, outScores)
+    probes.forEach((probe, index) => {
+      const expected = rankRows(probe, rows, k)
+      const got = Array.from({ length: k }, (_, slot) => ({ row: outRows[index * k + slot], score: outScores[index * k + slot] })).filter(
+        (entry) => entry.row >= 0,
+      )
+      expect(got).toEqual(expected)
     })
+    // A sub-range only sees its own rows.
+    const [from, to] = [Math.min(rowCount, 10), Math.min(rowCount, 20)]
+    kernel.scan(
+      { ...segment, rowStart: from, rowEnd: to },
+      { dimension, strideInBytes: stride, signBytes: 8 },
+      packed.subarray(0, dimension),
+      Uint32Array.of(normSquared(probes[0])),
+      k,
+      outRows,
+      outScores,
+    )
+    const expectedRange = rankRows(
+      probes[0],
+      rows.map((row, index) => (index >= from && index < to ? row : null)),
+      k,
+    )
+    expect(Array.from(outRows.subarray(0, k)).filter((row) => row >= 0)).toEqual(expectedRange.map((entry) => entry.row))
+  })
 })
 
 describe.each(backends)('%s matcher', (backend) => {
@@ -110,7 +139,14 @@ describe.each(backends)('%s matcher', (backend) => {
     expect(pooled.backend.isa.length).toBeGreaterThan(0)
   })
 
-  it.each([[1, 1], [7, 3], [63, 5], [65, 64], [200, 1], [301, 500]])('%i rows, k=%i: ids and scores equal the brute force (ties by id)', async (size, k) => {
+  it.each([
+    [1, 1],
+    [7, 3],
+    [63, 5],
+    [65, 64],
+    [200, 1],
+    [301, 500],
+  ])('%i rows, k=%i: ids and scores equal the brute force (ties by id)', async (size, k) => {
     for (const matcher of [pooled, inline]) {
       const gallery = matcher.createGallery()
       const vectors = new Map<string, Int8Array>()
@@ -216,11 +252,17 @@ describe.each(backends)('%s matcher', (backend) => {
       expect(gallery.remove(victim)).toBe(true)
       removed.add(victim)
       const snapshot = new Set(removed)
-      checks.push(inFlight.then((hits) => { for (const hit of hits) expect(snapshot.has(hit.id)).toBe(false) }))
+      checks.push(
+        inFlight.then((hits) => {
+          for (const hit of hits) expect(snapshot.has(hit.id)).toBe(false)
+        }),
+      )
       gallery.upsert(`n${round}`, randomInt8(10_000 + round, 128))
-      checks.push(gallery.search(randomInt8(round + 2, 128), { k: 5 }).then((hits) => {
-        for (const hit of hits) expect(snapshot.has(hit.id)).toBe(false)
-      }))
+      checks.push(
+        gallery.search(randomInt8(round + 2, 128), { k: 5 }).then((hits) => {
+          for (const hit of hits) expect(snapshot.has(hit.id)).toBe(false)
+        }),
+      )
       if (round % 40 === 39) checks.push(gallery.compact())
       if (round % 10 === 0) await new Promise((resolve) => setTimeout(resolve, 1))
     }
@@ -260,8 +302,9 @@ describe('backend choice', () => {
 
   it('auto picks the best backend that loads', async () => {
     const matcher = await createMatcher({ dimension: 256, threads: 0, backend: 'auto' })
-    expect(matcher.backend.name).toBe(process.env.PALMVEIN_MATCHER_BACKEND && process.env.PALMVEIN_MATCHER_BACKEND !== 'auto'
-      ? process.env.PALMVEIN_MATCHER_BACKEND : backends[0])
+    expect(matcher.backend.name).toBe(
+      process.env.PALMVEIN_MATCHER_BACKEND && process.env.PALMVEIN_MATCHER_BACKEND !== 'auto' ? process.env.PALMVEIN_MATCHER_BACKEND : backends[0],
+    )
     await matcher.close()
   })
 })

@@ -9,7 +9,7 @@ import { createRandom } from '../src/random.js'
 const DIMENSION = 256
 const ROWS = 3000
 
-function gallery(): { rows: Int8Array, probes: Int8Array } {
+function gallery(): { rows: Int8Array; probes: Int8Array } {
   const random = createRandom(7)
   const rows = Int8Array.from({ length: ROWS * DIMENSION }, () => Math.round((random.next() - 0.5) * 254))
   // Probes 0..3 are rows 10, 20, 30, 40 themselves; the rest are noise.

@@ -7,8 +7,21 @@ import { splitRanges } from '../bench/matcher-floor-threads.js'
 describe('splitRanges', () => {
   it.each([
     { ranges: [[0, 1000]] as [number, number][], parts: 2 },
-    { ranges: [[0, 4096], [65536, 1 << 20], [1 << 22, 300]] as [number, number][], parts: 2 },
-    { ranges: [[128, 64 * 1000], [1 << 30, 64 * 999]] as [number, number][], parts: 3 },
+    {
+      ranges: [
+        [0, 4096],
+        [65536, 1 << 20],
+        [1 << 22, 300],
+      ] as [number, number][],
+      parts: 2,
+    },
+    {
+      ranges: [
+        [128, 64 * 1000],
+        [1 << 30, 64 * 999],
+      ] as [number, number][],
+      parts: 3,
+    },
     { ranges: [[0, 100]] as [number, number][], parts: 4 },
   ])('covers $ranges.length range(s) in $parts shares, each byte once', ({ ranges, parts }) => {
     const shares = splitRanges(ranges, parts)

@@ -56,7 +56,7 @@ describe('id index', () => {
     for (const seed of [1, 2, 3]) expect(drive(createIdIndex('uuid'), ids, seed)).toEqual(drive(createIdIndex('string'), ids, seed))
   })
 
-  it('the string form spills past one map\'s capacity (V8 Maps stop at 2^24 entries) and answers the same', () => {
+  it("the string form spills past one map's capacity (V8 Maps stop at 2^24 entries) and answers the same", () => {
     const ids = Array.from({ length: 300 }, (_, index) => `member-${index}`)
     const small = new StringIndex(16)
     for (const seed of [1, 2, 3]) expect(drive(new StringIndex(16), ids, seed)).toEqual(drive(createIdIndex('string'), ids, seed))
@@ -86,8 +86,12 @@ describe('id index', () => {
 
 describe.each(availableBackends())('%s gallery with uuid ids', (backend) => {
   let matcher: Matcher
-  beforeAll(async () => { matcher = await createMatcher({ dimension: 128, threads: 2, backend, chunkRows: 64, inlineBelowRows: 0, maxMemoryBytes: 64 << 20 }) })
-  afterAll(async () => { await matcher?.close() })
+  beforeAll(async () => {
+    matcher = await createMatcher({ dimension: 128, threads: 2, backend, chunkRows: 64, inlineBelowRows: 0, maxMemoryBytes: 64 << 20 })
+  })
+  afterAll(async () => {
+    await matcher?.close()
+  })
 
   it('searches like the brute force and keeps every id through removes and compaction', async () => {
     const gallery = matcher.createGallery({ ids: 'uuid' })

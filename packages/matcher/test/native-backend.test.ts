@@ -10,7 +10,10 @@ const built = fs.existsSync(NATIVE_ADDON_PATH)
 
 /** Bytes of this process's anonymous memory in transparent huge pages (Linux). */
 function anonymousHugePageBytes(): number {
-  const line = fs.readFileSync('/proc/self/smaps_rollup', 'utf8').split('\n').find((entry) => entry.startsWith('AnonHugePages:'))
+  const line = fs
+    .readFileSync('/proc/self/smaps_rollup', 'utf8')
+    .split('\n')
+    .find((entry) => entry.startsWith('AnonHugePages:'))
   return Number(line?.match(/(\d+) kB/)?.[1] ?? 0) * 1024
 }
 
@@ -89,7 +92,7 @@ describe('the native backend', () => {
     const first = addon.value.bytesToAlignment(bytes, 64)
     expect(first).toBeGreaterThanOrEqual(0)
     expect(first).toBeLessThan(64)
-    for (const skip of [1, 15, 16, 63, 64, 100]) expect(addon.value.bytesToAlignment(bytes.subarray(skip), 64)).toBe(((first - skip) % 64 + 64) % 64)
+    for (const skip of [1, 15, 16, 63, 64, 100]) expect(addon.value.bytesToAlignment(bytes.subarray(skip), 64)).toBe((((first - skip) % 64) + 64) % 64)
     expect(addon.value.bytesToAlignment(bytes.subarray(first), 2 << 20) % 64).toBe(0)
     expect(() => addon.value.bytesToAlignment(bytes, 48)).toThrow(/power of two/)
   })

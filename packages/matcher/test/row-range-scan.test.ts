@@ -19,15 +19,18 @@ describe.each(selfJoinVariants)('$name self-join scans', (variant) => {
     const probeRows = Array.from({ length: 40 }, (_, index) => index * 7 + 3)
     const probes = new Int8Array(probeRows.length * DIMENSION)
     const norms = new Uint32Array(probeRows.length)
-    probeRows.forEach((row, index) => { norms[index] = copyGalleryRow(gallery, row, probes, index * DIMENSION) })
+    probeRows.forEach((row, index) => {
+      norms[index] = copyGalleryRow(gallery, row, probes, index * DIMENSION)
+    })
     expect(Array.from(norms)).toEqual(probeRows.map((row) => normSquared(rows[row])))
     const [from, to, k, floor] = [50, 250, 8, 0.3]
     const top = await scanRowRangeTopK(gallery, from, to, probes, norms, k, floor)
     probeRows.forEach((row, index) => {
       const inRange = rows.map((vector, at) => (at >= from && at < to ? vector : null))
       const expected = rankRows(rows[row], inRange, k).filter((hit) => hit.score >= floor)
-      const got = Array.from({ length: k }, (_, slot) => ({ row: top.rows[index * k + slot], score: top.scores[index * k + slot] }))
-        .filter((hit) => hit.row >= 0 && hit.score >= floor)
+      const got = Array.from({ length: k }, (_, slot) => ({ row: top.rows[index * k + slot], score: top.scores[index * k + slot] })).filter(
+        (hit) => hit.row >= 0 && hit.score >= floor,
+      )
       expect(got).toEqual(expected)
     })
   })

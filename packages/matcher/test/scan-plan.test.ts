@@ -5,8 +5,14 @@ import type { Segment } from '../src/kernel.js'
 import { splitSegments } from '../src/scan-plan.js'
 
 const segment = (baseRow: number, rowStart: number, rowEnd: number): Segment => ({
-  rowsOffset: baseRow * 8, normsOffset: baseRow * 4, liveOffset: baseRow, bitsOffset: baseRow * 2,
-  capacity: 100, rowStart, rowEnd, baseRow,
+  rowsOffset: baseRow * 8,
+  normsOffset: baseRow * 4,
+  liveOffset: baseRow,
+  bitsOffset: baseRow * 2,
+  capacity: 100,
+  rowStart,
+  rowEnd,
+  baseRow,
 })
 /** Each task as its [absolute first row, absolute end row) ranges. */
 const ranges = (tasks: Segment[][]) => tasks.map((task) => task.map((part) => [part.baseRow + part.rowStart, part.baseRow + part.rowEnd]))
@@ -16,7 +22,18 @@ describe('splitSegments', () => {
     { name: 'one segment, one part', segments: [segment(0, 0, 10)], parts: 1, tasks: [[[0, 10]]] },
     { name: 'one segment in two', segments: [segment(0, 0, 10)], parts: 2, tasks: [[[0, 5]], [[5, 10]]] },
     { name: 'uneven rows: the last task is shorter', segments: [segment(0, 0, 10)], parts: 3, tasks: [[[0, 4]], [[4, 8]], [[8, 10]]] },
-    { name: 'two chunks in two', segments: [segment(0, 0, 100), segment(100, 0, 50)], parts: 2, tasks: [[[0, 75]], [[75, 100], [100, 150]]] },
+    {
+      name: 'two chunks in two',
+      segments: [segment(0, 0, 100), segment(100, 0, 50)],
+      parts: 2,
+      tasks: [
+        [[0, 75]],
+        [
+          [75, 100],
+          [100, 150],
+        ],
+      ],
+    },
     { name: 'more parts than rows', segments: [segment(0, 0, 2)], parts: 4, tasks: [[[0, 1]], [[1, 2]]] },
     { name: 'zero parts count as one', segments: [segment(0, 0, 3)], parts: 0, tasks: [[[0, 3]]] },
     { name: 'no rows, no tasks', segments: [], parts: 2, tasks: [] },

@@ -7,12 +7,14 @@ import { createMatcher, type Matcher } from '../src/index.js'
 export const SELF_JOIN_DIMENSION = 128
 const nativeAddon = loadNativeAddon()
 
-export const selfJoinVariants = availableBackends().flatMap((backend): { name: string, backend: BackendName, isa?: string }[] => backend === 'native' && nativeAddon.ok
-  ? nativeAddon.value.availableIsas().map((isa) => ({ name: `native:${isa}`, backend, isa }))
-  : [{ name: backend, backend }])
+export const selfJoinVariants = availableBackends().flatMap((backend): { name: string; backend: BackendName; isa?: string }[] =>
+  backend === 'native' && nativeAddon.ok
+    ? nativeAddon.value.availableIsas().map((isa) => ({ name: `native:${isa}`, backend, isa }))
+    : [{ name: backend, backend }],
+)
 
 /** Inside a describe: a matcher on this backend (and ISA) for its tests, closed after them. */
-export function useSelfJoinMatcher({ backend, isa }: { backend: BackendName, isa?: string }): () => Matcher {
+export function useSelfJoinMatcher({ backend, isa }: { backend: BackendName; isa?: string }): () => Matcher {
   let matcher: Matcher
   let previousIsa: string | undefined
   beforeAll(async () => {

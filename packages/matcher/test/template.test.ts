@@ -70,8 +70,13 @@ describe('PVT1 encode/decode', () => {
     expect(new TextDecoder().decode(bytes.subarray(0, 4))).toBe('PVT1')
     const template = decodeTemplate(bytes)
     expect(template).toMatchObject({
-      elementType: 'float32', dimension: 256, extractorId: 7, extractorVersion: 3, hand: 'right',
-      presentationAttackPassed: true, quality: 88,
+      elementType: 'float32',
+      dimension: 256,
+      extractorId: 7,
+      extractorVersion: 3,
+      hand: 'right',
+      presentationAttackPassed: true,
+      quality: 88,
     })
     expect([...template.vector]).toEqual([...vector])
   })
@@ -95,24 +100,128 @@ describe('PVT1 encode/decode', () => {
 
   const valid = () => encodeTemplate({ vector: unitFloat(256), ...base })
   const cases: [string, TemplateErrorCode, () => unknown][] = [
-    ['bad magic', 'bad_magic', () => { const b = valid(); b[0] = 0x51; return decodeTemplate(resign(b)) }],
+    [
+      'bad magic',
+      'bad_magic',
+      () => {
+        const b = valid()
+        b[0] = 0x51
+        return decodeTemplate(resign(b))
+      },
+    ],
     ['short header', 'bad_length', () => decodeTemplate(valid().subarray(0, 23))],
     ['truncated payload', 'bad_length', () => decodeTemplate(valid().subarray(0, 24 + 255 * 4))],
-    ['trailing bytes', 'bad_length', () => { const b = valid(); const longer = new Uint8Array(b.length + 1); longer.set(b); return decodeTemplate(longer) }],
-    ['payload corruption', 'bad_crc', () => { const b = valid(); b[100] ^= 1; return decodeTemplate(b) }],
-    ['header corruption', 'bad_crc', () => { const b = valid(); b[9] ^= 1; return decodeTemplate(b) }],
-    ['dimension 100', 'bad_dimension', () => { const b = valid(); b[6] = 100; b[7] = 0; return decodeTemplate(resign(b)) }],
+    [
+      'trailing bytes',
+      'bad_length',
+      () => {
+        const b = valid()
+        const longer = new Uint8Array(b.length + 1)
+        longer.set(b)
+        return decodeTemplate(longer)
+      },
+    ],
+    [
+      'payload corruption',
+      'bad_crc',
+      () => {
+        const b = valid()
+        b[100] ^= 1
+        return decodeTemplate(b)
+      },
+    ],
+    [
+      'header corruption',
+      'bad_crc',
+      () => {
+        const b = valid()
+        b[9] ^= 1
+        return decodeTemplate(b)
+      },
+    ],
+    [
+      'dimension 100',
+      'bad_dimension',
+      () => {
+        const b = valid()
+        b[6] = 100
+        b[7] = 0
+        return decodeTemplate(resign(b))
+      },
+    ],
     ['unexpected dimension', 'dimension_mismatch', () => decodeTemplate(valid(), { dimension: 128 })],
-    ['NaN component', 'non_finite', () => { const b = valid(); new DataView(b.buffer).setFloat32(24 + 8, Number.NaN, true); return decodeTemplate(resign(b)) }],
-    ['infinite component', 'non_finite', () => { const b = valid(); new DataView(b.buffer).setFloat32(24, Infinity, true); return decodeTemplate(resign(b)) }],
-    ['zero vector', 'zero_vector', () => { const b = valid(); b.fill(0, 24); return decodeTemplate(resign(b)) }],
-    ['element type 2', 'unsupported_element_type', () => { const b = valid(); b[5] = 2; return decodeTemplate(resign(b)) }],
-    ['reserved nonzero', 'reserved_nonzero', () => { const b = valid(); b[15] = 1; return decodeTemplate(resign(b)) }],
-    ['minor version 1', 'unsupported_version', () => { const b = valid(); b[4] = 1; return decodeTemplate(resign(b)) }],
-    ['quality 101', 'bad_quality', () => { const b = valid(); b[13] = 101; return decodeTemplate(resign(b)) }],
-    ['int8 -128', 'element_out_of_range', () => {
-      const b = encodeTemplate({ vector: quantizeFloat(unitFloat(128)), ...base }); b[30] = 0x80; return decodeTemplate(resign(b))
-    }],
+    [
+      'NaN component',
+      'non_finite',
+      () => {
+        const b = valid()
+        new DataView(b.buffer).setFloat32(24 + 8, Number.NaN, true)
+        return decodeTemplate(resign(b))
+      },
+    ],
+    [
+      'infinite component',
+      'non_finite',
+      () => {
+        const b = valid()
+        new DataView(b.buffer).setFloat32(24, Infinity, true)
+        return decodeTemplate(resign(b))
+      },
+    ],
+    [
+      'zero vector',
+      'zero_vector',
+      () => {
+        const b = valid()
+        b.fill(0, 24)
+        return decodeTemplate(resign(b))
+      },
+    ],
+    [
+      'element type 2',
+      'unsupported_element_type',
+      () => {
+        const b = valid()
+        b[5] = 2
+        return decodeTemplate(resign(b))
+      },
+    ],
+    [
+      'reserved nonzero',
+      'reserved_nonzero',
+      () => {
+        const b = valid()
+        b[15] = 1
+        return decodeTemplate(resign(b))
+      },
+    ],
+    [
+      'minor version 1',
+      'unsupported_version',
+      () => {
+        const b = valid()
+        b[4] = 1
+        return decodeTemplate(resign(b))
+      },
+    ],
+    [
+      'quality 101',
+      'bad_quality',
+      () => {
+        const b = valid()
+        b[13] = 101
+        return decodeTemplate(resign(b))
+      },
+    ],
+    [
+      'int8 -128',
+      'element_out_of_range',
+      () => {
+        const b = encodeTemplate({ vector: quantizeFloat(unitFloat(128)), ...base })
+        b[30] = 0x80
+        return decodeTemplate(resign(b))
+      },
+    ],
     ['encode NaN', 'non_finite', () => encodeTemplate({ vector: new Float32Array(256).fill(Number.NaN), ...base })],
     ['encode zero', 'zero_vector', () => encodeTemplate({ vector: new Int8Array(128), ...base })],
     ['encode dimension 200', 'bad_dimension', () => encodeTemplate({ vector: new Float32Array(200).fill(1), ...base })],

@@ -13,9 +13,11 @@ import { cosine, normSquared, randomInt8, rankIds } from './brute-force.js'
 
 const backends = availableBackends()
 const nativeAddon = loadNativeAddon()
-const kernelVariants = backends.flatMap((backend): { name: string, backend: BackendName, isa?: string }[] => backend === 'native' && nativeAddon.ok
-  ? nativeAddon.value.availableIsas().map((isa) => ({ name: `native:${isa}`, backend, isa }))
-  : [{ name: backend, backend }])
+const kernelVariants = backends.flatMap((backend): { name: string; backend: BackendName; isa?: string }[] =>
+  backend === 'native' && nativeAddon.ok
+    ? nativeAddon.value.availableIsas().map((isa) => ({ name: `native:${isa}`, backend, isa }))
+    : [{ name: backend, backend }],
+)
 
 describe.each(kernelVariants)('$name two-stage kernels', ({ backend, isa }) => {
   let previousIsa: string | undefined
@@ -28,59 +30,69 @@ describe.each(kernelVariants)('$name two-stage kernels', ({ backend, isa }) => {
     if (previousIsa && nativeAddon.ok) nativeAddon.value.setIsa(previousIsa)
   })
 
-  it.each([[256, 300, 10], [128, 70, 64], [512, 33, 5], [40, 100, 7], [1000, 20, 3]])(
-    'd=%i, %i rows, c=%i: stage 1 keeps the nearest live rows by sign bits, stage 2 scores them exactly', (dimension, rowCount, c) => {
-      const memory = createSharedMemory(16 << 20)
-      const wasm = backend === 'wasm' ? loadWasmModule() : undefined
-      const kernel = createKernel(backend, memory, { addon: nativeAddon.ok ? nativeAddon.value : undefined, wasmModule: wasm?.ok ? wasm.value : undefined })
-      const signBytes = signBytesFor(dimension)
-      const stride = Math.ceil(dimension / 64) * 64
-      const rowsAt = allocateRegion(memory, rowCount * (stride + 4 + signBytes + 1))
-      const normsAt = rowsAt + rowCount * stride
-      const bitsAt = normsAt + rowCount * 4
-      const liveAt = bitsAt + rowCount * signBytes
-      const buffer = memory.buffer as unknown as SharedArrayBuffer
-      const vectors = Array.from({ length: rowCount }, (_, row) => randomInt8(row % 6 === 5 ? 3 : row + 7, dimension))
-      vectors.forEach((vector, row) => new Int8Array(buffer, rowsAt + row * stride, dimension).set(vector))
-      new Uint32Array(buffer, normsAt, rowCount).set(vectors.map(normSquared))
-      const packed = new Int8Array(rowCount * dimension)
-      vectors.forEach((vector, row) => packed.set(vector, row * dimension))
-      const bits = packSignBits(packed, dimension, rowCount)
-      new Uint8Array(buffer, bitsAt, bits.length).set(bits)
-      const live = new Uint8Array(buffer, liveAt, rowCount)
-      live.set(vectors.map((_, row) => (row % 4 === 1 ? 0 : 1)))
-      // The chunk's row 0 is absolute row 1000; rows 2.. in two segments, the later one first (so
-      // rows of equal distance and lower row arrive after the lists hold higher ones).
-      const baseRow = 1000
-      const middle = Math.floor(rowCount / 2)
-      const chunk = { rowsOffset: rowsAt, normsOffset: normsAt, bitsOffset: bitsAt, liveOffset: liveAt, capacity: rowCount, baseRow }
-      const segments: Segment[] = [{ ...chunk, rowStart: middle, rowEnd: rowCount }, { ...chunk, rowStart: 2, rowEnd: middle }]
-      const segment: Segment = { ...chunk, rowStart: 2, rowEnd: rowCount }
-      const shape = { dimension, strideInBytes: stride, signBytes }
-      const probes = [randomInt8(3, dimension), randomInt8(4242, dimension), new Int8Array(dimension).fill(-127)]
-      const probeVectors = new Int8Array(probes.length * dimension)
-      probes.forEach((probe, index) => probeVectors.set(probe, index * dimension))
-      const probeBits = packSignBits(probeVectors, dimension, probes.length)
-      const outRows = new Int32Array(probes.length * c).fill(-1)
-      const outDistances = new Uint32Array(probes.length * c).fill(0xFFFFFFFF)
-      for (const piece of segments) kernel.nearest(piece, shape, probeBits, c, outRows, outDistances)
-      probes.forEach((_, probe) => {
-        const expected = vectors.map((_, row) => row)
-          .filter((row) => row >= 2 && live[row] === 1)
-          .map((row) => ({ row: baseRow + row, distance: reference.hammingDistance(bits, row * signBytes, probeBits, probe * signBytes, signBytes) }))
-          .sort((a, b) => a.distance - b.distance || a.row - b.row)
-          .slice(0, c)
-        const got = Array.from({ length: c }, (_, slot) => ({ row: outRows[probe * c + slot], distance: outDistances[probe * c + slot] }))
-          .filter((entry) => entry.row >= 0)
-        expect(got).toEqual(expected)
-        for (let slot = probe * c + got.length; slot < (probe + 1) * c; slot++) expect(outDistances[slot]).toBe(0xFFFFFFFF)
-      })
-      const pairRows = outRows.filter((row) => row >= 0).map((row) => row - baseRow)
-      const pairProbes = Uint32Array.from(Array.from(outRows).flatMap((row, slot) => (row >= 0 ? [Math.floor(slot / c)] : [])))
-      const scores = new Float64Array(pairRows.length)
-      kernel.scorePairs(segment, shape, pairRows, pairProbes, probeVectors, Uint32Array.from(probes, normSquared), scores)
-      pairRows.forEach((row, pair) => expect(scores[pair]).toBe(cosine(probes[pairProbes[pair]], vectors[row])))
+  it.each([
+    [256, 300, 10],
+    [128, 70, 64],
+    [512, 33, 5],
+    [40, 100, 7],
+    [1000, 20, 3],
+  ])('d=%i, %i rows, c=%i: stage 1 keeps the nearest live rows by sign bits, stage 2 scores them exactly', (dimension, rowCount, c) => {
+    const memory = createSharedMemory(16 << 20)
+    const wasm = backend === 'wasm' ? loadWasmModule() : undefined
+    const kernel = createKernel(backend, memory, { addon: nativeAddon.ok ? nativeAddon.value : undefined, wasmModule: wasm?.ok ? wasm.value : undefined })
+    const signBytes = signBytesFor(dimension)
+    const stride = Math.ceil(dimension / 64) * 64
+    const rowsAt = allocateRegion(memory, rowCount * (stride + 4 + signBytes + 1))
+    const normsAt = rowsAt + rowCount * stride
+    const bitsAt = normsAt + rowCount * 4
+    const liveAt = bitsAt + rowCount * signBytes
+    const buffer = memory.buffer as unknown as SharedArrayBuffer
+    const vectors = Array.from({ length: rowCount }, (_, row) => randomInt8(row % 6 === 5 ? 3 : row + 7, dimension))
+    vectors.forEach((vector, row) => new Int8Array(buffer, rowsAt + row * stride, dimension).set(vector))
+    new Uint32Array(buffer, normsAt, rowCount).set(vectors.map(normSquared))
+    const packed = new Int8Array(rowCount * dimension)
+    vectors.forEach((vector, row) => packed.set(vector, row * dimension))
+    const bits = packSignBits(packed, dimension, rowCount)
+    new Uint8Array(buffer, bitsAt, bits.length).set(bits)
+    const live = new Uint8Array(buffer, liveAt, rowCount)
+    live.set(vectors.map((_, row) => (row % 4 === 1 ? 0 : 1)))
+    // The chunk's row 0 is absolute row 1000; rows 2.. in two segments, the later one first (so
+    // rows of equal distance and lower row arrive after the lists hold higher ones).
+    const baseRow = 1000
+    const middle = Math.floor(rowCount / 2)
+    const chunk = { rowsOffset: rowsAt, normsOffset: normsAt, bitsOffset: bitsAt, liveOffset: liveAt, capacity: rowCount, baseRow }
+    const segments: Segment[] = [
+      { ...chunk, rowStart: middle, rowEnd: rowCount },
+      { ...chunk, rowStart: 2, rowEnd: middle },
+    ]
+    const segment: Segment = { ...chunk, rowStart: 2, rowEnd: rowCount }
+    const shape = { dimension, strideInBytes: stride, signBytes }
+    const probes = [randomInt8(3, dimension), randomInt8(4242, dimension), new Int8Array(dimension).fill(-127)]
+    const probeVectors = new Int8Array(probes.length * dimension)
+    probes.forEach((probe, index) => probeVectors.set(probe, index * dimension))
+    const probeBits = packSignBits(probeVectors, dimension, probes.length)
+    const outRows = new Int32Array(probes.length * c).fill(-1)
+    const outDistances = new Uint32Array(probes.length * c).fill(0xffffffff)
+    for (const piece of segments) kernel.nearest(piece, shape, probeBits, c, outRows, outDistances)
+    probes.forEach((_, probe) => {
+      const expected = vectors
+        .map((_, row) => row)
+        .filter((row) => row >= 2 && live[row] === 1)
+        .map((row) => ({ row: baseRow + row, distance: reference.hammingDistance(bits, row * signBytes, probeBits, probe * signBytes, signBytes) }))
+        .sort((a, b) => a.distance - b.distance || a.row - b.row)
+        .slice(0, c)
+      const got = Array.from({ length: c }, (_, slot) => ({ row: outRows[probe * c + slot], distance: outDistances[probe * c + slot] })).filter(
+        (entry) => entry.row >= 0,
+      )
+      expect(got).toEqual(expected)
+      for (let slot = probe * c + got.length; slot < (probe + 1) * c; slot++) expect(outDistances[slot]).toBe(0xffffffff)
     })
+    const pairRows = outRows.filter((row) => row >= 0).map((row) => row - baseRow)
+    const pairProbes = Uint32Array.from(Array.from(outRows).flatMap((row, slot) => (row >= 0 ? [Math.floor(slot / c)] : [])))
+    const scores = new Float64Array(pairRows.length)
+    kernel.scorePairs(segment, shape, pairRows, pairProbes, probeVectors, Uint32Array.from(probes, normSquared), scores)
+    pairRows.forEach((row, pair) => expect(scores[pair]).toBe(cosine(probes[pairProbes[pair]], vectors[row])))
+  })
 })
 
 describe.each(backends)('%s matcher: partitions and two-stage search', (backend) => {
@@ -89,16 +101,28 @@ describe.each(backends)('%s matcher: partitions and two-stage search', (backend)
   beforeAll(async () => {
     // chunkRows 64 spreads every gallery over several chunks and both workers.
     matcher = await createMatcher({
-      dimension: 128, threads: 2, backend, chunkRows: 64, inlineBelowRows: 0, maxMemoryBytes: 256 << 20,
+      dimension: 128,
+      threads: 2,
+      backend,
+      chunkRows: 64,
+      inlineBelowRows: 0,
+      maxMemoryBytes: 256 << 20,
       exactAudit: { rate: 1, onDisagreement: (twoStage, exact) => disagreements.push(`${twoStage[0]?.id} != ${exact[0]?.id}`) },
     })
   })
-  afterAll(async () => { await matcher?.close() })
+  afterAll(async () => {
+    await matcher?.close()
+  })
 
-  interface Row { id: string, partition: 'left' | 'right', vector: Int8Array }
+  interface Row {
+    id: string
+    partition: 'left' | 'right'
+    vector: Int8Array
+  }
   /** The brute force over rows that carry a partition: score desc, id asc, partition asc. */
   function ranked(probe: Int8Array, rows: readonly Row[], k: number) {
-    return rows.map(({ id, partition, vector }) => ({ id, score: cosine(probe, vector), partition }))
+    return rows
+      .map(({ id, partition, vector }) => ({ id, score: cosine(probe, vector), partition }))
       .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) || (a.partition < b.partition ? -1 : 1))
       .slice(0, k)
   }
@@ -133,7 +157,10 @@ describe.each(backends)('%s matcher: partitions and two-stage search', (backend)
     expect(await gallery.search(probe, { partition: 'palm' })).toEqual([])
     // Ids are per partition: replacing or removing m42's left row leaves its right row alone.
     gallery.upsert('m42', probe, { partition: 'left' })
-    expect(await gallery.search(probe, { k: 2 })).toEqual([{ id: 'm42', score: 1, partition: 'left' }, { id: 'm42', score: 1, partition: 'right' }])
+    expect(await gallery.search(probe, { k: 2 })).toEqual([
+      { id: 'm42', score: 1, partition: 'left' },
+      { id: 'm42', score: 1, partition: 'right' },
+    ])
     expect(gallery.remove('m42', { partition: 'right' })).toBe(true)
     expect(gallery.has('m42', { partition: 'right' })).toBe(false)
     expect(gallery.has('m42')).toBe(true)
@@ -235,7 +262,7 @@ describe('dimension limits', () => {
 })
 
 describe('PALMVEIN_MATCHER_ISA', () => {
-  it.runIf(nativeAddon.ok)('an unknown or unavailable name is ignored with the core\'s warning; the isa option must be valid', async () => {
+  it.runIf(nativeAddon.ok)("an unknown or unavailable name is ignored with the core's warning; the isa option must be valid", async () => {
     const previous = process.env.PALMVEIN_MATCHER_ISA
     const best = nativeAddon.ok ? nativeAddon.value.availableIsas()[0] : ''
     process.env.PALMVEIN_MATCHER_ISA = 'sse9'
@@ -265,7 +292,9 @@ describe('sign bits', () => {
       const out = new Uint8Array(signBytesFor(length) + 2).fill(0xff)
       writeSignBits(vector, out, 1)
       const expected = new Uint8Array(signBytesFor(length))
-      vector.forEach((value, index) => { if (value < 0) expected[index >> 3] |= 1 << (index % 8) })
+      vector.forEach((value, index) => {
+        if (value < 0) expected[index >> 3] |= 1 << (index % 8)
+      })
       expect([out[0], ...out.subarray(1, 1 + expected.length), out[out.length - 1]]).toEqual([0xff, ...expected, 0xff])
     }
   })

@@ -11,7 +11,12 @@ import { calibrate, type CalibrationSettings } from './calibration.js'
 import type { Config } from '../../config.js'
 import type { Sql } from '../../store/engine/database.js'
 import {
-  claimCalibration, environmentsToCalibrate, identifyCaptureSample, releaseCalibrationClaim, saveCalibration, type CalibratedFor,
+  claimCalibration,
+  environmentsToCalibrate,
+  identifyCaptureSample,
+  releaseCalibrationClaim,
+  saveCalibration,
+  type CalibratedFor,
 } from '../../store/calibrations.js'
 import { parseCapture, probeVector } from '../identification/captures.js'
 import type { EnvironmentGallery, Galleries } from '../galleries/galleries.js'
@@ -49,7 +54,11 @@ function calibrationDue(calibrated: CalibratedFor | null, settings: CalibrationS
 }
 
 /** Non-mated top-1 scores of up to `samples` stored identify captures, each against the other members. */
-async function nonMatedScores(options: Pick<CalibratorOptions, 'sql' | 'keyring' | 'log'>, { environment, gallery }: EnvironmentGallery, samples: number): Promise<number[]> {
+async function nonMatedScores(
+  options: Pick<CalibratorOptions, 'sql' | 'keyring' | 'log'>,
+  { environment, gallery }: EnvironmentGallery,
+  samples: number,
+): Promise<number[]> {
   // About one stored identify capture per gallery row (both are per hand).
   const rows = await identifyCaptureSample(options.sql, environment.id, samples, gallery.size)
   const probes: Array<{ memberId: string; vector: Int8Array; hand: string | null }> = []
@@ -68,9 +77,16 @@ async function nonMatedScores(options: Pick<CalibratorOptions, 'sql' | 'keyring'
   for (let start = 0; start < probes.length; start += BATCH) {
     // Sent together, the micro-batcher serves them with shared passes over the gallery.
     const batch = probes.slice(start, start + BATCH)
-    const results = await Promise.all(batch.map((probe) => gallery.search(probe.vector, {
-      k: ROWS_PER_SEARCH, partition: probe.hand ?? undefined, mode: environment.search_mode, candidates: environment.candidates,
-    })))
+    const results = await Promise.all(
+      batch.map((probe) =>
+        gallery.search(probe.vector, {
+          k: ROWS_PER_SEARCH,
+          partition: probe.hand ?? undefined,
+          mode: environment.search_mode,
+          candidates: environment.candidates,
+        }),
+      ),
+    )
     results.forEach((hits, index) => {
       const best = hits.find((hit) => hit.id !== batch[index].memberId)
       if (best) scores.push(best.score)
@@ -105,16 +121,26 @@ export function createCalibrator(options: CalibratorOptions): Calibrator {
       const result = calibrate(scores, settings)
       if (!result) {
         tooSmallAt.set(id, size)
-        log.info(`Calibration: environment ${id} has ${scores.length} non-mated samples at ${size} rows; its threshold stays ${environment.environment.match_threshold} until there are more`)
+        log.info(
+          `Calibration: environment ${id} has ${scores.length} non-mated samples at ${size} rows; its threshold stays ${environment.environment.match_threshold} until there are more`,
+        )
         return
       }
       tooSmallAt.delete(id)
       if (await saveCalibration(sql, id, claimant, settings, size, result)) await galleries.environmentChanged(id)
-      log.info({
-        environment_id: id, threshold: result.threshold, derived_threshold: result.derived_threshold, method: result.method,
-        gallery_size: size, non_mated_samples: result.non_mated_samples, estimated_fpir: result.estimated_fpir.rate,
-        seconds: Math.round(performance.now() - started) / 1000,
-      }, 'Calibration: match threshold derived from the target FPIR')
+      log.info(
+        {
+          environment_id: id,
+          threshold: result.threshold,
+          derived_threshold: result.derived_threshold,
+          method: result.method,
+          gallery_size: size,
+          non_mated_samples: result.non_mated_samples,
+          estimated_fpir: result.estimated_fpir.rate,
+          seconds: Math.round(performance.now() - started) / 1000,
+        },
+        'Calibration: match threshold derived from the target FPIR',
+      )
     } finally {
       await releaseCalibrationClaim(sql, id, claimant)
     }
@@ -124,8 +150,9 @@ export function createCalibrator(options: CalibratorOptions): Calibrator {
     for (const row of await environmentsToCalibrate(sql)) {
       if (closed) return
       const settings = { target_fpir: row.target_fpir, min_match_threshold: row.min_match_threshold }
-      await calibrateEnvironment(row.id, settings, row.calibrated.threshold === null && row.calibrated.gallery_size === null ? null : row.calibrated)
-        .catch((error) => log.error({ err: error, environment_id: row.id }, 'Calibration failed; retried at the next check'))
+      await calibrateEnvironment(row.id, settings, row.calibrated.threshold === null && row.calibrated.gallery_size === null ? null : row.calibrated).catch(
+        (error) => log.error({ err: error, environment_id: row.id }, 'Calibration failed; retried at the next check'),
+      )
     }
   }
 
@@ -136,16 +163,18 @@ export function createCalibrator(options: CalibratorOptions): Calibrator {
       return
     }
     if (timer) clearTimeout(timer)
-    running = check().catch((error) => log.error({ err: error }, 'Calibration check failed')).finally(() => {
-      running = null
-      if (again) {
-        again = false
-        run()
-      } else if (!closed) {
-        timer = setTimeout(run, config.calibrationCheckMs)
-        timer.unref()
-      }
-    })
+    running = check()
+      .catch((error) => log.error({ err: error }, 'Calibration check failed'))
+      .finally(() => {
+        running = null
+        if (again) {
+          again = false
+          run()
+        } else if (!closed) {
+          timer = setTimeout(run, config.calibrationCheckMs)
+          timer.unref()
+        }
+      })
   }
 
   timer = setTimeout(run, config.calibrationCheckMs)

@@ -36,7 +36,10 @@ export interface EvalOutcome extends OpenSetScores {
 
 /** A line the evaluation cannot use; `line` is 1-based. */
 export class EvalInputError extends Error {
-  constructor(readonly line: number, message: string) {
+  constructor(
+    readonly line: number,
+    message: string,
+  ) {
     super(`line ${line}: ${message}`)
   }
 }
@@ -59,19 +62,26 @@ export async function evaluate(lines: Iterable<TemplateLine> | AsyncIterable<Tem
   let number = 0
   for await (const line of lines) {
     number += 1
-    if (typeof line?.subject !== 'string' || !line.subject || (line.hand !== 'left' && line.hand !== 'right') || (line.role !== 'gallery' && line.role !== 'probe') || typeof line.capture !== 'string') {
+    if (
+      typeof line?.subject !== 'string' ||
+      !line.subject ||
+      (line.hand !== 'left' && line.hand !== 'right') ||
+      (line.role !== 'gallery' && line.role !== 'probe') ||
+      typeof line.capture !== 'string'
+    ) {
       throw new EvalInputError(number, 'expected {"subject": string, "hand": "left" | "right", "role": "gallery" | "probe", "capture": PVT1 base64url}')
     }
     const capture = captureOf(line, number)
     dimension ||= capture.template.dimension
-    if (capture.template.dimension !== dimension) throw new EvalInputError(number, `dimension ${capture.template.dimension}, but earlier captures have ${dimension}`)
+    if (capture.template.dimension !== dimension)
+      throw new EvalInputError(number, `dimension ${capture.template.dimension}, but earlier captures have ${dimension}`)
     if (line.role === 'probe') {
       probes.push({ subject: line.subject, hand: line.hand, capture })
       continue
     }
     const key = `${line.hand}\u0000${line.subject}`
     let reference = references.get(key)
-    if (!reference) references.set(key, reference = { subject: line.subject, hand: line.hand, captures: [] })
+    if (!reference) references.set(key, (reference = { subject: line.subject, hand: line.hand, captures: [] }))
     reference.captures.push(capture)
   }
   if (references.size === 0) throw new EvalInputError(number, 'no gallery lines: nothing to search')
@@ -84,27 +94,35 @@ export async function evaluate(lines: Iterable<TemplateLine> | AsyncIterable<Tem
     }
     const subjects = new Set([...references.values()].map((reference) => reference.subject))
     const outcome: EvalOutcome = {
-      mated: [], nonMated: [], galleryReferences: references.size, gallerySubjects: subjects.size, dimension,
+      mated: [],
+      nonMated: [],
+      galleryReferences: references.size,
+      gallerySubjects: subjects.size,
+      dimension,
       decisions: { mated: { Found: 0, FoundWrong: 0, Ambiguous: 0, NotFound: 0 }, nonMated: { Found: 0, Ambiguous: 0, NotFound: 0 } },
     }
     const environment = { match_threshold: settings.matchThreshold, margin: settings.margin }
     // Concurrent searches share the matcher's batches, as concurrent identifies do.
-    await Promise.all(probes.map(async (probe) => {
-      const flagged = probe.capture.template.hand
-      const hits = await gallery.search(templateToInt8(probe.capture.template), {
-        k: flagged ? CANDIDATE_MEMBERS : rowsForMembers(CANDIDATE_MEMBERS), partition: flagged ?? undefined, mode: settings.mode,
-      })
-      const decision = decide(hits, environment)
-      const top1Score = decision.members[0]?.match_score ?? 0
-      if (subjects.has(probe.subject)) {
-        const rank = decision.members.findIndex((member) => member.member_id === probe.subject)
-        outcome.mated.push({ top1Score, mateRank: rank === -1 ? null : rank + 1 })
-        outcome.decisions.mated[decision.status === 'Found' && decision.member_id !== probe.subject ? 'FoundWrong' : decision.status] += 1
-      } else {
-        outcome.nonMated.push(top1Score)
-        outcome.decisions.nonMated[decision.status] += 1
-      }
-    }))
+    await Promise.all(
+      probes.map(async (probe) => {
+        const flagged = probe.capture.template.hand
+        const hits = await gallery.search(templateToInt8(probe.capture.template), {
+          k: flagged ? CANDIDATE_MEMBERS : rowsForMembers(CANDIDATE_MEMBERS),
+          partition: flagged ?? undefined,
+          mode: settings.mode,
+        })
+        const decision = decide(hits, environment)
+        const top1Score = decision.members[0]?.match_score ?? 0
+        if (subjects.has(probe.subject)) {
+          const rank = decision.members.findIndex((member) => member.member_id === probe.subject)
+          outcome.mated.push({ top1Score, mateRank: rank === -1 ? null : rank + 1 })
+          outcome.decisions.mated[decision.status === 'Found' && decision.member_id !== probe.subject ? 'FoundWrong' : decision.status] += 1
+        } else {
+          outcome.nonMated.push(top1Score)
+          outcome.decisions.nonMated[decision.status] += 1
+        }
+      }),
+    )
     return outcome
   } finally {
     await matcher.close()

@@ -64,7 +64,10 @@ export function tailExceedanceInterval(samples: readonly number[], threshold: nu
   const k = tailSize(samples.length)
   const estimates: number[] = []
   for (let round = 0; round < rounds; round++) {
-    const fit = fitTail(samples.map(() => samples[Math.floor(next() * samples.length)]), k)
+    const fit = fitTail(
+      samples.map(() => samples[Math.floor(next() * samples.length)]),
+      k,
+    )
     if (fit) estimates.push(tailExceedance(fit, threshold))
   }
   if (estimates.length < rounds / 2) return null

@@ -60,7 +60,10 @@ function nextUp(value: number): number {
 /** The DET curve: FNIR against FPIR at each distinct top-1 score (plus the ends). */
 export function detCurve(scores: OpenSetScores): DetPoint[] {
   const thresholds = [...new Set([...scores.mated.map((probe) => probe.top1Score), ...scores.nonMated])].sort((a, b) => a - b)
-  const matedTop = scores.mated.filter((probe) => probe.mateRank === 1).map((probe) => probe.top1Score).sort((a, b) => a - b)
+  const matedTop = scores.mated
+    .filter((probe) => probe.mateRank === 1)
+    .map((probe) => probe.top1Score)
+    .sort((a, b) => a - b)
   const nonMated = [...scores.nonMated].sort((a, b) => a - b)
   const wrongTop = scores.mated.length - matedTop.length
   const points: DetPoint[] = []

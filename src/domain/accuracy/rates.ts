@@ -39,6 +39,7 @@ export function smallestMeasurableRate(trials: number): number {
 export function describeRate(rate: Rate): string {
   if (rate.rate === null) return 'not measured (no probes)'
   const percent = (value: number) => `${(value * 100).toPrecision(3).replace(/\.?0+$/, '')} %`
-  if (rate.errors === 0) return `0 of ${rate.trials.toLocaleString('en-US')} (below ${percent(smallestMeasurableRate(rate.trials))} at 95 %: not measurable lower with ${rate.trials.toLocaleString('en-US')} probes)`
+  if (rate.errors === 0)
+    return `0 of ${rate.trials.toLocaleString('en-US')} (below ${percent(smallestMeasurableRate(rate.trials))} at 95 %: not measurable lower with ${rate.trials.toLocaleString('en-US')} probes)`
   return `${percent(rate.rate)} [${percent(rate.low!)}, ${percent(rate.high!)}] (${rate.errors.toLocaleString('en-US')} / ${rate.trials.toLocaleString('en-US')})`
 }

@@ -29,7 +29,14 @@ export interface AccuracyReport {
   smallest_measurable: { fpir: number; fnir: number }
   at_match_threshold: { threshold: number; fpir: Rate; fnir: Rate; decisions: EvalOutcome['decisions'] }
   operating_points: OperatingPoint[]
-  spec_figures: { fpir_target: number; fnir_target: number; threshold_for_fpir: number | null; fnir_there: Rate | null; fnir_at_match_threshold: Rate; note: string }
+  spec_figures: {
+    fpir_target: number
+    fnir_target: number
+    threshold_for_fpir: number | null
+    fnir_there: Rate | null
+    fnir_at_match_threshold: Rate
+    note: string
+  }
   det: Array<{ threshold: number; fpir: number; fnir: number }>
   /** Where FNIR = FPIR on the DET curve (null without both kinds of probe). */
   eer: { threshold: number; rate: number } | null
@@ -41,7 +48,13 @@ export interface AccuracyReport {
 export function operatingPoint(scores: OpenSetScores, target: number): OperatingPoint {
   const threshold = thresholdForFpir(scores, target)
   if (threshold === null) {
-    return { target_fpir: target, threshold: null, fpir: null, fnir: null, note: `not measurable with ${scores.nonMated.length} non-mated probes (needs at least ${Math.ceil(1 / target)})` }
+    return {
+      target_fpir: target,
+      threshold: null,
+      fpir: null,
+      fnir: null,
+      note: `not measurable with ${scores.nonMated.length} non-mated probes (needs at least ${Math.ceil(1 / target)})`,
+    }
   }
   return { target_fpir: target, threshold, fpir: fpirAt(scores, threshold), fnir: fnirAt(scores, threshold) }
 }
@@ -69,11 +82,17 @@ export function buildReport(outcome: EvalOutcome, settings: EvalSettings, target
     settings: { match_threshold: settings.matchThreshold, margin: settings.margin, search_mode: settings.mode },
     smallest_measurable: { fpir: smallestMeasurableRate(outcome.nonMated.length), fnir: smallestMeasurableRate(outcome.mated.length) },
     at_match_threshold: {
-      threshold: settings.matchThreshold, fpir: fpirAt(outcome, settings.matchThreshold), fnir: fnirAt(outcome, settings.matchThreshold), decisions: outcome.decisions,
+      threshold: settings.matchThreshold,
+      fpir: fpirAt(outcome, settings.matchThreshold),
+      fnir: fnirAt(outcome, settings.matchThreshold),
+      decisions: outcome.decisions,
     },
     operating_points: targets.map((target) => operatingPoint(outcome, target)),
     spec_figures: {
-      fpir_target: SPEC_FIGURES.fpir, fnir_target: SPEC_FIGURES.fnir, threshold_for_fpir: spec.threshold, fnir_there: spec.fnir,
+      fpir_target: SPEC_FIGURES.fpir,
+      fnir_target: SPEC_FIGURES.fnir,
+      threshold_for_fpir: spec.threshold,
+      fnir_there: spec.fnir,
       fnir_at_match_threshold: fnirAt(outcome, settings.matchThreshold),
       note: `FPIR ${SPEC_FIGURES.fpir} needs at least ${1 / SPEC_FIGURES.fpir} non-mated probes and FNIR ${SPEC_FIGURES.fnir} at least ${3 / SPEC_FIGURES.fnir} mated probes to be shown with 95 % confidence; this sample has ${outcome.nonMated.length} and ${outcome.mated.length}`,
     },
@@ -90,9 +109,10 @@ export function buildReport(outcome: EvalOutcome, settings: EvalSettings, target
 
 export function reportMarkdown(report: AccuracyReport): string {
   const { decisions } = report.at_match_threshold
-  const point = (entry: OperatingPoint) => entry.threshold === null
-    ? `| ${entry.target_fpir} | — | — | ${entry.note} |`
-    : `| ${entry.target_fpir} | ${entry.threshold.toFixed(4)} | ${describeRate(entry.fpir!)} | ${describeRate(entry.fnir!)} |`
+  const point = (entry: OperatingPoint) =>
+    entry.threshold === null
+      ? `| ${entry.target_fpir} | — | — | ${entry.note} |`
+      : `| ${entry.target_fpir} | ${entry.threshold.toFixed(4)} | ${describeRate(entry.fpir!)} | ${describeRate(entry.fnir!)} |`
   return [
     '# palmvein accuracy report',
     '',
@@ -113,14 +133,16 @@ export function reportMarkdown(report: AccuracyReport): string {
     '|---:|---:|---|---|',
     ...report.operating_points.map(point),
     '',
-    '## The spec\'s figures',
+    "## The spec's figures",
     '',
     `FAR below 0.00001 % (FPIR ${report.spec_figures.fpir_target}) and FRR below 0.01 % (FNIR ${report.spec_figures.fnir_target}). ${report.spec_figures.note}.`,
     report.spec_figures.threshold_for_fpir === null
       ? `FPIR ${report.spec_figures.fpir_target}: not measurable with this sample. FNIR at the environment's threshold: ${describeRate(report.spec_figures.fnir_at_match_threshold)}.`
       : `Threshold for FPIR ${report.spec_figures.fpir_target}: ${report.spec_figures.threshold_for_fpir.toFixed(4)}, FNIR there ${describeRate(report.spec_figures.fnir_there!)}.`,
     '',
-    report.eer ? `Equal error rate (FNIR = FPIR): ${(report.eer.rate * 100).toPrecision(3)} % at threshold ${report.eer.threshold.toFixed(4)}.` : 'Equal error rate: needs mated and non-mated probes.',
+    report.eer
+      ? `Equal error rate (FNIR = FPIR): ${(report.eer.rate * 100).toPrecision(3)} % at threshold ${report.eer.threshold.toFixed(4)}.`
+      : 'Equal error rate: needs mated and non-mated probes.',
     '',
     '## Rank-k identification (CMC)',
     '',

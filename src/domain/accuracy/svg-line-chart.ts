@@ -60,11 +60,19 @@ function scaleOf(axis: ChartAxis, values: number[], length: number, horizontal: 
   let [low, high] = axis.domain ?? [shown.length ? Math.min(...shown) : 1, shown.length ? Math.max(...shown) : 10]
   const range = horizontal ? [0, length] : [length, 0]
   if (!axis.domain && !horizontal && axis.scale === 'linear') {
-    const scale = scaleLinear().domain([0, high * 1.1 || 1]).range(range).nice()
+    const scale = scaleLinear()
+      .domain([0, high * 1.1 || 1])
+      .range(range)
+      .nice()
     return { scale, ticks: axis.ticks ?? scale.ticks(6) }
   }
   if (low === high) [low, high] = axis.scale === 'log' ? [low / 2, high * 2] : [low - 1, high + 1]
-  const scale = axis.scale === 'log' ? scaleLog().domain([Math.max(low, 1e-12), high]).range(range) : scaleLinear().domain([low, high]).range(range)
+  const scale =
+    axis.scale === 'log'
+      ? scaleLog()
+          .domain([Math.max(low, 1e-12), high])
+          .range(range)
+      : scaleLinear().domain([low, high]).range(range)
   // A given domain may cut a curve: it runs along the edge instead of leaving the plot.
   scale.clamp(axis.domain !== undefined)
   // Log axes label only the values measured: d3's log ticks (2, 3, 4 … 20, 30) clutter.
@@ -77,16 +85,23 @@ export function renderLineChart(options: LineChartOptions): string {
   const height = options.height ?? 360
   const plotWidth = width - MARGIN.left - legendWidth(options.series.map((entry) => entry.name))
   const plotHeight = height - MARGIN.top - MARGIN.bottom
-  const visible = (point: { x: number; y: number }) => Number.isFinite(point.x) && Number.isFinite(point.y) &&
-    (options.x.scale === 'linear' || point.x > 0) && (options.y.scale === 'linear' || point.y > 0)
+  const visible = (point: { x: number; y: number }) =>
+    Number.isFinite(point.x) && Number.isFinite(point.y) && (options.x.scale === 'linear' || point.x > 0) && (options.y.scale === 'linear' || point.y > 0)
   const series = options.series.map((entry) => ({ ...entry, points: entry.points.filter(visible).sort((a, b) => a.x - b.x) }))
   const points = series.flatMap((entry) => entry.points)
-  const x = scaleOf(options.x, points.map((point) => point.x), plotWidth, true)
+  const x = scaleOf(
+    options.x,
+    points.map((point) => point.x),
+    plotWidth,
+    true,
+  )
   const y = scaleOf(options.y, points.map((point) => point.y).concat(options.target ? [options.target.y] : []), plotHeight, false)
   const formatX = options.x.format ?? compactNumber
   const formatY = options.y.format ?? String
   const parts: string[] = []
-  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, sans-serif" font-size="12">`)
+  parts.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, sans-serif" font-size="12">`,
+  )
   parts.push(`<title>${escapeXml(options.title)}</title>`)
   parts.push(`<rect x="0" y="0" width="${width}" height="${height}" fill="#ffffff"/>`)
   parts.push(`<text x="${width / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">${escapeXml(options.title)}</text>`)
@@ -113,7 +128,9 @@ export function renderLineChart(options: LineChartOptions): string {
     parts.push(`<text x="${plotWidth - 4}" y="${ty - 6}" text-anchor="end" fill="#555555">${escapeXml(options.target.label)}</text>`)
   }
 
-  const path = line<{ x: number; y: number }>().x((point) => round(x.scale(point.x))).y((point) => round(y.scale(point.y)))
+  const path = line<{ x: number; y: number }>()
+    .x((point) => round(x.scale(point.x)))
+    .y((point) => round(y.scale(point.y)))
   series.forEach((entry, index) => {
     const colour = entry.colour ?? COLOURS[index % COLOURS.length]
     const ly = 8 + index * 20

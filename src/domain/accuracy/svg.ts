@@ -11,21 +11,33 @@ export function detSvg(report: Pick<AccuracyReport, 'gallery_size' | 'det' | 'ma
   const axis = (label: string): ChartAxis => ({ label, scale: 'log', domain: [floor, 1], ticks: decades(floor), format: scientific })
   const points = report.det.filter((point) => point.fpir > 0 && point.fnir > 0).map((point) => ({ x: point.fpir, y: point.fnir }))
   return renderLineChart({
-    title: `DET at N = ${report.gallery_size}`, x: axis('FPIR (false positive identification rate)'), y: axis('FNIR (false negative identification rate)'),
-    series: [{ name: 'FNIR against FPIR', points }], markers: false,
+    title: `DET at N = ${report.gallery_size}`,
+    x: axis('FPIR (false positive identification rate)'),
+    y: axis('FNIR (false negative identification rate)'),
+    series: [{ name: 'FNIR against FPIR', points }],
+    markers: false,
   })
 }
 
 export function scoresSvg(report: AccuracyReport): string {
   const { bins, mated_top1: mated, non_mated_top1: nonMated } = report.score_histograms
-  const share = (counts: number[]) => { const total = counts.reduce((a, b) => a + b, 0) || 1; return counts.map((count) => count / total) }
+  const share = (counts: number[]) => {
+    const total = counts.reduce((a, b) => a + b, 0) || 1
+    return counts.map((count) => count / total)
+  }
   const top = Math.max(...share(mated), ...share(nonMated), 0.01)
   const x: ChartAxis = { label: 'top-1 score (cosine)', scale: 'linear', domain: [0, 1], ticks: [0, 0.2, 0.4, 0.6, 0.8, 1], format: String }
   const y: ChartAxis = { label: 'share of probes', scale: 'linear', domain: [0, top], ticks: [0, top / 2, top], format: percent }
   const points = (counts: number[]) => share(counts).map((value, index) => ({ x: bins[index] + 0.5 / bins.length, y: value }))
   return renderLineChart({
-    title: 'Top-1 score distributions', x, y, markers: false,
-    series: [{ name: 'mated probes', colour: '#2ca02c', points: points(mated) }, { name: 'non-mated probes', colour: '#d62728', points: points(nonMated) }],
+    title: 'Top-1 score distributions',
+    x,
+    y,
+    markers: false,
+    series: [
+      { name: 'mated probes', colour: '#2ca02c', points: points(mated) },
+      { name: 'non-mated probes', colour: '#d62728', points: points(nonMated) },
+    ],
   })
 }
 
@@ -34,7 +46,10 @@ export function cmcSvg(report: AccuracyReport): string {
   const x: ChartAxis = { label: 'rank', scale: 'linear', domain: [1, report.cmc.length], ticks: report.cmc.map((entry) => entry.rank), format: String }
   const y: ChartAxis = { label: 'identification rate', scale: 'linear', domain: [low, 1], ticks: [low, (low + 1) / 2, 1], format: percent }
   return renderLineChart({
-    title: 'CMC (mated probes)', x, y, markers: false,
+    title: 'CMC (mated probes)',
+    x,
+    y,
+    markers: false,
     series: [{ name: 'rank-k identification rate', colour: '#9467bd', points: report.cmc.map((entry) => ({ x: entry.rank, y: entry.rate })) }],
   })
 }

@@ -17,7 +17,10 @@ const HANDS: EvalHand[] = ['left', 'right']
 export function* syntheticTemplateSet(options: SyntheticSetOptions): Generator<TemplateLine> {
   const population = createSyntheticPopulation({ seed: options.seed, dimension: options.dimension, identities: options.enrolled + options.unenrolled })
   const line = (identity: number, hand: EvalHand, role: TemplateLine['role'], session: number, attempt: number): TemplateLine => ({
-    subject: `synthetic-${identity}`, hand, role, capture: Buffer.from(population.template(identity, hand, session, attempt)).toString('base64url'),
+    subject: `synthetic-${identity}`,
+    hand,
+    role,
+    capture: Buffer.from(population.template(identity, hand, session, attempt)).toString('base64url'),
   })
   for (let identity = 0; identity < options.enrolled + options.unenrolled; identity++) {
     for (const hand of HANDS) {

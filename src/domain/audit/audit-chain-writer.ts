@@ -29,7 +29,7 @@ export function createAuditChainWriter(options: { sql: Sql; log: Logger; keys: A
 
   async function appendPart(chain: string, records: AuditInsert[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      const tail = tails.get(chain) ?? await chainTail(sql, chain)
+      const tail = tails.get(chain) ?? (await chainTail(sql, chain))
       const next = await appendBlock(sql, chain, tail, records, keys.current)
       if (next) {
         tails.set(chain, next)

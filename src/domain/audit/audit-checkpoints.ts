@@ -13,8 +13,12 @@ export const CHECKPOINT_FILE_FORMAT = 'palmvein-audit-checkpoints/1'
 /** The exact text a checkpoint's signature covers. */
 export function checkpointStatement(checkpoint: Omit<CheckpointRow, 'signature'>): string {
   return JSON.stringify({
-    type: 'palmvein-audit-checkpoint', chain: checkpoint.chain, seq: Number(checkpoint.seq), hash: checkpoint.hash.toString('hex'),
-    signed_at: checkpoint.signed_at.toISOString(), key_id: checkpoint.key_id,
+    type: 'palmvein-audit-checkpoint',
+    chain: checkpoint.chain,
+    seq: Number(checkpoint.seq),
+    hash: checkpoint.hash.toString('hex'),
+    signed_at: checkpoint.signed_at.toISOString(),
+    key_id: checkpoint.key_id,
   })
 }
 
@@ -27,10 +31,15 @@ export function signCheckpoint(key: AuditKey, chain: string, seq: number, hash: 
 export function checkpointSignatureProblem(keys: AuditKeys, checkpoint: CheckpointRow): string | null {
   const key = keys.get(checkpoint.key_id)
   if (!key) return `it is signed by audit key ${checkpoint.key_id}, which this master key does not open`
-  return signatureHolds(key.publicKey, checkpointStatement(checkpoint), checkpoint.signature) ? null : 'its signature does not hold (the checkpoint was edited or forged)'
+  return signatureHolds(key.publicKey, checkpointStatement(checkpoint), checkpoint.signature)
+    ? null
+    : 'its signature does not hold (the checkpoint was edited or forged)'
 }
 
-interface FileEntry { statement: string; signature: string }
+interface FileEntry {
+  statement: string
+  signature: string
+}
 
 /** The export: each checkpoint as the statement its signature covers, and the public keys that check them. */
 export function checkpointFile(keys: AuditKeys, checkpoints: CheckpointRow[], exportedAt = new Date()): string {
@@ -38,8 +47,13 @@ export function checkpointFile(keys: AuditKeys, checkpoints: CheckpointRow[], ex
   for (const checkpoint of checkpoints) {
     publicKeys[checkpoint.key_id] ??= keys.get(checkpoint.key_id)!.publicKey.export({ format: 'pem', type: 'spki' }).toString()
   }
-  const entries: FileEntry[] = checkpoints.map((checkpoint) => ({ statement: checkpointStatement(checkpoint), signature: checkpoint.signature.toString('base64') }))
-  return JSON.stringify({ format: CHECKPOINT_FILE_FORMAT, exported_at: exportedAt.toISOString(), public_keys: publicKeys, checkpoints: entries }, null, 2) + '\n'
+  const entries: FileEntry[] = checkpoints.map((checkpoint) => ({
+    statement: checkpointStatement(checkpoint),
+    signature: checkpoint.signature.toString('base64'),
+  }))
+  return (
+    JSON.stringify({ format: CHECKPOINT_FILE_FORMAT, exported_at: exportedAt.toISOString(), public_keys: publicKeys, checkpoints: entries }, null, 2) + '\n'
+  )
 }
 
 /** The checkpoints of an exported file; throws an Error naming what is wrong with it. */
@@ -55,8 +69,12 @@ export function parseCheckpointFile(text: string): CheckpointRow[] {
     try {
       const statement = JSON.parse(entry.statement)
       const row: CheckpointRow = {
-        chain: String(statement.chain), seq: Number(statement.seq), hash: Buffer.from(String(statement.hash), 'hex'),
-        signed_at: new Date(statement.signed_at), key_id: String(statement.key_id), signature: Buffer.from(String(entry.signature), 'base64'),
+        chain: String(statement.chain),
+        seq: Number(statement.seq),
+        hash: Buffer.from(String(statement.hash), 'hex'),
+        signed_at: new Date(statement.signed_at),
+        key_id: String(statement.key_id),
+        signature: Buffer.from(String(entry.signature), 'base64'),
       }
       // Re-encoded, the statement must be the very text that was signed.
       if (checkpointStatement(row) !== entry.statement) throw new Error('not in the canonical form')

@@ -20,9 +20,19 @@ const derive = (secret: Uint8Array, info: string) => Buffer.from(hkdfSync('sha25
 /** The record's content in a fixed order, with its chain and position: what its MAC covers. */
 export function keyedContent(record: AuditInsert, seq: number): string {
   return JSON.stringify([
-    chainOf(record.org_id), seq, record.created_at.toISOString(), record.request_id, record.org_id, record.project_id, record.actor_kind,
-    record.actor_id, record.action, Object.entries(record.resource_ids).sort(([a], [b]) => a.localeCompare(b)), record.status,
-    record.client_address, record.user_agent,
+    chainOf(record.org_id),
+    seq,
+    record.created_at.toISOString(),
+    record.request_id,
+    record.org_id,
+    record.project_id,
+    record.actor_kind,
+    record.actor_id,
+    record.action,
+    Object.entries(record.resource_ids).sort(([a], [b]) => a.localeCompare(b)),
+    record.status,
+    record.client_address,
+    record.user_agent,
   ])
 }
 
@@ -79,12 +89,19 @@ const contextOf = (id: string) => `audit-key:${id}`
  * current key (its secret wrapped by the master key) so processes on a later master key open it:
  * every writer registers; `palmvein audit verify` only reads.
  */
-export async function loadAuditKeys(sql: Queryable, keyring: Pick<Keyring, 'seal' | 'unwrap'>, masterKey: Uint8Array, options: { register: boolean }): Promise<AuditKeys> {
+export async function loadAuditKeys(
+  sql: Queryable,
+  keyring: Pick<Keyring, 'seal' | 'unwrap'>,
+  masterKey: Uint8Array,
+  options: { register: boolean },
+): Promise<AuditKeys> {
   const secret = auditSecretOf(masterKey)
   const current = auditKeyOf(secret)
   if (options.register) {
     await insertAuditKey(sql, {
-      key_id: current.id, public_key: current.publicKey.export({ format: 'der', type: 'spki' }), secret_sealed: keyring.seal(secret, undefined, contextOf(current.id)),
+      key_id: current.id,
+      public_key: current.publicKey.export({ format: 'der', type: 'spki' }),
+      secret_sealed: keyring.seal(secret, undefined, contextOf(current.id)),
     })
   }
   const keys = new Map([[current.id, current]])
@@ -93,7 +110,9 @@ export async function loadAuditKeys(sql: Queryable, keyring: Pick<Keyring, 'seal
     try {
       const key = auditKeyOf(keyring.unwrap(row.secret_sealed, undefined, contextOf(row.key_id)))
       if (key.id === row.key_id) keys.set(key.id, key)
-    } catch { /* wrapped by master keys this process does not know: its records fail as keyed by an unknown key */ }
+    } catch {
+      /* wrapped by master keys this process does not know: its records fail as keyed by an unknown key */
+    }
   }
   return { current, get: (id) => keys.get(id) }
 }

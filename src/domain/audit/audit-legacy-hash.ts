@@ -5,9 +5,17 @@ import type { AuditInsert } from '../../store/audit-log.js'
 
 function content(record: AuditInsert): string {
   return JSON.stringify([
-    record.created_at.toISOString(), record.request_id, record.org_id, record.project_id, record.actor_kind, record.actor_id,
-    record.action, Object.entries(record.resource_ids).sort(([a], [b]) => a.localeCompare(b)), record.status,
-    record.client_address, record.user_agent,
+    record.created_at.toISOString(),
+    record.request_id,
+    record.org_id,
+    record.project_id,
+    record.actor_kind,
+    record.actor_id,
+    record.action,
+    Object.entries(record.resource_ids).sort(([a], [b]) => a.localeCompare(b)),
+    record.status,
+    record.client_address,
+    record.user_agent,
   ])
 }
 

@@ -48,7 +48,13 @@ export interface AuditTrail {
  * `checkpointEveryMs`: how often the chains appended to are checkpointed (default 15 minutes).
  */
 export function createAuditTrail(options: {
-  sql: Sql; log: Logger; keys: AuditKeys; retentionDays: number; purge: boolean; flushEveryMs?: number; checkpointEveryMs?: number
+  sql: Sql
+  log: Logger
+  keys: AuditKeys
+  retentionDays: number
+  purge: boolean
+  flushEveryMs?: number
+  checkpointEveryMs?: number
 }): AuditTrail {
   const { sql, log, keys } = options
   let queue: AuditRecord[] = []
@@ -91,14 +97,25 @@ export function createAuditTrail(options: {
     return flushing
   }
 
-  const timer = setInterval(() => { if (queue.length > 0 && !flushPending) void flush() }, options.flushEveryMs ?? FLUSH_EVERY_MS)
+  const timer = setInterval(() => {
+    if (queue.length > 0 && !flushPending) void flush()
+  }, options.flushEveryMs ?? FLUSH_EVERY_MS)
   timer.unref()
-  const checkpointTimer = setInterval(() => { void writer.checkpoint() }, options.checkpointEveryMs ?? CHECKPOINT_EVERY_MS)
+  const checkpointTimer = setInterval(() => {
+    void writer.checkpoint()
+  }, options.checkpointEveryMs ?? CHECKPOINT_EVERY_MS)
   checkpointTimer.unref()
   const purge = retentionPurge(options)
-  const purgeTimer = options.purge ? setInterval(() => { void purge() }, PURGE_EVERY_MS) : null
+  const purgeTimer = options.purge
+    ? setInterval(() => {
+        void purge()
+      }, PURGE_EVERY_MS)
+    : null
   purgeTimer?.unref()
-  if (options.purge) setTimeout(() => { void purge() }, 60_000).unref()
+  if (options.purge)
+    setTimeout(() => {
+      void purge()
+    }, 60_000).unref()
 
   return {
     record(record) {

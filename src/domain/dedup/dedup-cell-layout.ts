@@ -36,7 +36,9 @@ export async function layOutCells(register: PalmRegister, centroidsGallery: Gall
       for (let slot = 0; slot < probes; slot++) nearest[(first + index) * probes + slot] = top.rows[index * probes + slot]
     }
   })
-  const { start: cellStart, items: order } = invert(cells, palms, (palm, add) => { if (present[palm]) add(nearest[palm * probes]) })
+  const { start: cellStart, items: order } = invert(cells, palms, (palm, add) => {
+    if (present[palm]) add(nearest[palm * probes])
+  })
   const rowOf = new Uint32Array(palms)
   for (let row = 0; row < order.length; row++) {
     const palm = order[row]
@@ -58,8 +60,12 @@ export function rowId(row: number): string {
 }
 
 /** Calls `use` for blocks of present palms in [from, to), packed with their squared norms. */
-async function forEachBlock(register: PalmRegister, from: number, to: number,
-  use: (first: number, vectors: Int8Array, norms: Uint32Array, valid: Uint8Array) => Promise<void>): Promise<void> {
+async function forEachBlock(
+  register: PalmRegister,
+  from: number,
+  to: number,
+  use: (first: number, vectors: Int8Array, norms: Uint32Array, valid: Uint8Array) => Promise<void>,
+): Promise<void> {
   const { dimension } = register
   for (let first = from; first < to; first += BLOCK) {
     const count = Math.min(BLOCK, to - first)
@@ -85,12 +91,18 @@ async function forEachBlock(register: PalmRegister, from: number, to: number,
 }
 
 /** Items grouped by key, as a CSR: the items of key c are items[start[c] .. start[c + 1]). */
-function invert(keys: number, items: number, each: (item: number, add: (key: number) => void) => void): { start: Uint32Array, items: Uint32Array } {
+function invert(keys: number, items: number, each: (item: number, add: (key: number) => void) => void): { start: Uint32Array; items: Uint32Array } {
   const counts = new Uint32Array(keys + 1)
-  for (let item = 0; item < items; item++) each(item, (key) => { counts[key + 1]++ })
+  for (let item = 0; item < items; item++)
+    each(item, (key) => {
+      counts[key + 1]++
+    })
   for (let key = 0; key < keys; key++) counts[key + 1] += counts[key]
   const out = new Uint32Array(counts[keys])
   const fill = counts.slice(0, keys)
-  for (let item = 0; item < items; item++) each(item, (key) => { out[fill[key]++] = item })
+  for (let item = 0; item < items; item++)
+    each(item, (key) => {
+      out[fill[key]++] = item
+    })
   return { start: counts, items: out }
 }

@@ -14,7 +14,12 @@ const WIDEST = 1023
 
 /** Searches a cell; `scored` is told each block's palm x palm scores. */
 export function createCellSearch(search: {
-  cellGallery: Gallery; layout: CellLayout; book: PairBook; dimension: number; threshold: number; scored: (scores: number) => void
+  cellGallery: Gallery
+  layout: CellLayout
+  book: PairBook
+  dimension: number
+  threshold: number
+  scored: (scores: number) => void
 }): (cell: number) => Promise<void> {
   const { cellGallery, book, dimension, threshold } = search
   const { cellStart, order, rowOf, proberStart, probers } = search.layout
@@ -34,7 +39,8 @@ export function createCellSearch(search: {
     const norms = Uint32Array.of(copyGalleryRow(cellGallery, rowOf[probe], vector, 0))
     const k = Math.min(WIDEST, rowsTo - rowsFrom)
     const top = await scanRowRangeTopK(cellGallery, rowsFrom, rowsTo, vector, norms, k, threshold)
-    if (k < rowsTo - rowsFrom && top.scores[k - 1] >= threshold) throw new RangeError(`more than ${WIDEST} palms of one cell match one palm above the threshold`)
+    if (k < rowsTo - rowsFrom && top.scores[k - 1] >= threshold)
+      throw new RangeError(`more than ${WIDEST} palms of one cell match one palm above the threshold`)
     keep(probe, cell, top, 0, k - 1)
   }
 
@@ -45,7 +51,8 @@ export function createCellSearch(search: {
     if (k === 0) return
     for (let first = proberStart[cell]; first < proberStart[cell + 1]; first += BLOCK) {
       const last = Math.min(proberStart[cell + 1], first + BLOCK)
-      for (let index = first; index < last; index++) probeNorms[index - first] = copyGalleryRow(cellGallery, rowOf[probers[index]], probeBuffer, (index - first) * dimension)
+      for (let index = first; index < last; index++)
+        probeNorms[index - first] = copyGalleryRow(cellGallery, rowOf[probers[index]], probeBuffer, (index - first) * dimension)
       const count = last - first
       const top = await scanRowRangeTopK(cellGallery, rowsFrom, rowsTo, probeBuffer.subarray(0, count * dimension), probeNorms.subarray(0, count), k, threshold)
       for (let index = 0; index < count; index++) {

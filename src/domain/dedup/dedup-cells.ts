@@ -88,7 +88,7 @@ export async function findPairsByCells(matcher: Matcher, register: PalmRegister,
   const centroidsGallery = matcher.createGallery()
   const cellGallery = matcher.createGallery({ ids: 'uuid' })
   const onProgress = options.onProgress ?? (() => {})
-  const centroids = resume?.centroids ?? await trainCentroids(matcher, register, cells, options.seed ?? 1)
+  const centroids = resume?.centroids ?? (await trainCentroids(matcher, register, cells, options.seed ?? 1))
   for (let cell = 0; cell < cells; cell++) centroidsGallery.upsert(`c${cell}`, centroids.subarray(cell * dimension, (cell + 1) * dimension))
   const layout = await layOutCells(register, centroidsGallery, cellGallery, cells, probes)
   const { cellStart, proberStart } = layout
@@ -103,7 +103,11 @@ export async function findPairsByCells(matcher: Matcher, register: PalmRegister,
 
   const book = createPairBook(register, layout.nearest, layout.present, probes, resume?.pairs ?? [])
   const searchCell = createCellSearch({
-    cellGallery, layout, book, dimension, threshold,
+    cellGallery,
+    layout,
+    book,
+    dimension,
+    threshold,
     scored: (scores) => {
       candidateScores += scores
       done += scores
@@ -175,7 +179,8 @@ async function trainCentroids(matcher: Matcher, register: PalmRegister, cells: n
     })
     for (let cell = 0; cell < cells; cell++) {
       // An empty cell restarts from a sample palm of this round's seeded choice.
-      const source = sizes[cell] > 0 ? sums.subarray(cell * dimension, (cell + 1) * dimension) : Float64Array.from(sample[Math.floor(random.next() * sample.length)])
+      const source =
+        sizes[cell] > 0 ? sums.subarray(cell * dimension, (cell + 1) * dimension) : Float64Array.from(sample[Math.floor(random.next() * sample.length)])
       quantizeFloat(source, centroids.subarray(cell * dimension, (cell + 1) * dimension))
     }
   }

@@ -32,8 +32,14 @@ export function registerFingerprint(palms: Iterable<string>): string {
 
 export function saveCheckpoint(path: string, environment: string, fingerprint: string, state: CellCheckpoint): void {
   const file: CheckpointFile = {
-    version: VERSION, environment, fingerprint, threshold: state.threshold, cells: state.cells, probes: state.probes,
-    palms: state.palms, cells_done: state.cellsDone,
+    version: VERSION,
+    environment,
+    fingerprint,
+    threshold: state.threshold,
+    cells: state.cells,
+    probes: state.probes,
+    palms: state.palms,
+    cells_done: state.cellsDone,
     centroids: Buffer.from(state.centroids.buffer, state.centroids.byteOffset, state.centroids.byteLength).toString('base64'),
     pairs: state.pairs.map((pair) => [pair.a, pair.b, pair.score, pair.rank]),
   }
@@ -65,7 +71,12 @@ export function loadCheckpoint(path: string, environment: string, fingerprint: s
   if (file.threshold !== threshold) throw new Error(`${path} was made at threshold ${file.threshold}, not ${threshold}`)
   const centroids = new Int8Array(Buffer.from(file.centroids, 'base64'))
   return {
-    threshold: file.threshold, cells: file.cells, probes: file.probes, palms: file.palms, cellsDone: file.cells_done, centroids,
+    threshold: file.threshold,
+    cells: file.cells,
+    probes: file.probes,
+    palms: file.palms,
+    cellsDone: file.cells_done,
+    centroids,
     pairs: file.pairs.map(([a, b, score, rank]) => ({ a, b, score, rank })),
   }
 }

@@ -36,6 +36,7 @@ export function summarisePairs(pairs: readonly SummaryPair[], threshold: number,
   for (const pair of pairs) {
     for (const member of [pair.member_a, pair.member_b]) if (!parent.has(member)) parent.set(member, member)
     const [a, b] = [root(pair.member_a), root(pair.member_b)]
+    // biome-ignore lint/complexity/useMathMinMax: member ids are strings, ordered as text
     if (a !== b) parent.set(a < b ? b : a, a < b ? a : b)
   }
   const groups = new Map<string, string[]>()
@@ -45,7 +46,8 @@ export function summarisePairs(pairs: readonly SummaryPair[], threshold: number,
     if (group) group.push(member)
     else groups.set(key, [member])
   }
-  const clusters = [...groups.values()].filter((group) => group.length > 2)
+  const clusters = [...groups.values()]
+    .filter((group) => group.length > 2)
     .map((group) => ({ size: group.length, members: group.sort() }))
     .sort((x, y) => y.size - x.size || (x.members[0] < y.members[0] ? -1 : 1))
   const scores = Array.from({ length: BANDS + 1 }, (_, band) => ({

@@ -30,7 +30,9 @@ const PAGE_ROWS = 2_048
  * pair of members, highest first. `onProgress(done, total)` follows the references searched.
  */
 export async function findDuplicatePairs(
-  app: Pick<DomainResources, 'galleries' | 'sql'>, environmentId: string, threshold: number | null,
+  app: Pick<DomainResources, 'galleries' | 'sql'>,
+  environmentId: string,
+  threshold: number | null,
   onProgress: (done: number, total: number) => void = () => {},
 ): Promise<{ pairs: DuplicatePair[]; threshold: number; references: number }> {
   const { environment, gallery } = await app.galleries.acquire(environmentId)
@@ -45,7 +47,10 @@ export async function findDuplicatePairs(
       const vector = gallery.vector(row.member_id, { partition: row.hand })
       return vector ? [{ row, vector }] : []
     })
-    const results = gallery.searchBatch(probes.map((probe) => probe.vector), { k: HITS_PER_PROBE })
+    const results = gallery.searchBatch(
+      probes.map((probe) => probe.vector),
+      { k: HITS_PER_PROBE },
+    )
     // Awaited after the page before it; until then a failure must not count as unhandled.
     results.catch(() => {})
     return { page, probes, results }
@@ -61,7 +66,16 @@ export async function findDuplicatePairs(
       for (const hit of hits) {
         if (hit.score < floor) break
         if (hit.id === member) continue
-        const [a, b] = member < hit.id ? [{ id: member, hand }, { id: hit.id, hand: hit.partition as Hand }] : [{ id: hit.id, hand: hit.partition as Hand }, { id: member, hand }]
+        const [a, b] =
+          member < hit.id
+            ? [
+                { id: member, hand },
+                { id: hit.id, hand: hit.partition as Hand },
+              ]
+            : [
+                { id: hit.id, hand: hit.partition as Hand },
+                { id: member, hand },
+              ]
         const key = `${a.id}/${b.id}`
         if ((best.get(key)?.score ?? -1) < hit.score) best.set(key, { member_a: a.id, hand_a: a.hand, member_b: b.id, hand_b: b.hand, score: hit.score })
       }
@@ -99,7 +113,7 @@ export interface CellSearchReport {
 /** Every reference row of the environment in id order (the order a checkpoint's palm numbers refer to). */
 async function referenceKeys(sql: DomainResources['sql'], environmentId: string): Promise<Array<{ member_id: string; hand: Hand }>> {
   const keys: Array<{ member_id: string; hand: Hand }> = []
-  for (let after: string | null = null; ;) {
+  for (let after: string | null = null; ; ) {
     const page = await environmentReferenceKeysPage(sql, environmentId, after, PAGE_ROWS * 8)
     for (const row of page) keys.push({ member_id: row.member_id, hand: row.hand })
     if (page.length < PAGE_ROWS * 8) return keys
@@ -114,7 +128,9 @@ async function referenceKeys(sql: DomainResources['sql'], environmentId: string)
  */
 export async function findDuplicatePairsByCells(
   app: Pick<DomainResources, 'galleries' | 'sql'> & { config: Pick<Config, 'matcherThreads' | 'matcherBackend' | 'matcherMaxMemoryBytes'> },
-  environmentId: string, threshold: number | null, options: CellSearchOptions = {},
+  environmentId: string,
+  threshold: number | null,
+  options: CellSearchOptions = {},
 ): Promise<CellSearchReport> {
   const { environment, gallery } = await app.galleries.acquire(environmentId)
   const floor = threshold ?? environment.match_threshold
@@ -124,7 +140,7 @@ export async function findDuplicatePairsByCells(
   const ownerOf = Int32Array.from(keys, (key) => {
     let owner = owners.get(key.member_id)
     if (owner === undefined) {
-      owners.set(key.member_id, owner = members.length)
+      owners.set(key.member_id, (owner = members.length))
       members.push(key.member_id)
     }
     return owner
@@ -140,18 +156,37 @@ export async function findDuplicatePairsByCells(
   const save = options.checkpoint ? (state: CellCheckpoint) => saveCheckpoint(options.checkpoint!, environmentId, fingerprint, state) : undefined
   let cellsThisRun = 0
   const matcher = await createMatcher({
-    dimension: environment.dimension, threads: app.config.matcherThreads, backend: app.config.matcherBackend,
+    dimension: environment.dimension,
+    threads: app.config.matcherThreads,
+    backend: app.config.matcherBackend,
     ...(app.config.matcherMaxMemoryBytes ? { maxMemoryBytes: app.config.matcherMaxMemoryBytes } : {}),
   })
   try {
     const result = await findPairsByCells(matcher, register, {
-      threshold: floor, probes: options.probes, cells: options.cells, resume, onCheckpoint: save,
-      checkpointSeconds: options.checkpointSeconds, onProgress: options.onProgress,
+      threshold: floor,
+      probes: options.probes,
+      cells: options.cells,
+      resume,
+      onCheckpoint: save,
+      checkpointSeconds: options.checkpointSeconds,
+      onProgress: options.onProgress,
       shouldPause: options.stopAfterCells == null ? undefined : () => cellsThisRun++ >= options.stopAfterCells!,
     })
-    const pairs = result.pairs.map((pair): DuplicatePair => ({
-      member_a: keys[pair.a].member_id, hand_a: keys[pair.a].hand, member_b: keys[pair.b].member_id, hand_b: keys[pair.b].hand, score: pair.score,
-    })).map((pair) => pair.member_a < pair.member_b ? pair : { member_a: pair.member_b, hand_a: pair.hand_b, member_b: pair.member_a, hand_b: pair.hand_a, score: pair.score })
+    const pairs = result.pairs
+      .map(
+        (pair): DuplicatePair => ({
+          member_a: keys[pair.a].member_id,
+          hand_a: keys[pair.a].hand,
+          member_b: keys[pair.b].member_id,
+          hand_b: keys[pair.b].hand,
+          score: pair.score,
+        }),
+      )
+      .map((pair) =>
+        pair.member_a < pair.member_b
+          ? pair
+          : { member_a: pair.member_b, hand_a: pair.hand_b, member_b: pair.member_a, hand_b: pair.hand_a, score: pair.score },
+      )
     pairs.sort((x, y) => y.score - x.score || x.member_a.localeCompare(y.member_a) || x.member_b.localeCompare(y.member_b))
     // Done: a later run starts afresh rather than from a checkpoint of this one.
     if (result.complete && options.checkpoint) rmSync(options.checkpoint, { force: true })

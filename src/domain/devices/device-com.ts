@@ -24,7 +24,8 @@ export interface Terminal {
 
 export async function completeEnrollmentSession(
   app: Pick<DomainResources, 'db' | 'galleries' | 'keyring' | 'log' | 'scans' | 'sql'>,
-  terminal: Terminal, sessionId: string,
+  terminal: Terminal,
+  sessionId: string,
   input: { left_hand?: EnrollHand | null; right_hand?: EnrollHand | null; challenge?: string },
 ): Promise<{ member_id: string; session: SessionRow }> {
   const session = await sessionOfDevice(app.sql, terminal.deviceId, sessionId, nowSeconds())
@@ -39,25 +40,33 @@ export async function completeEnrollmentSession(
     throw new ServiceError('forbidden', `the challenge does not match enrollment session ${sessionId}`)
   }
   // A self-enrollment waits for the person's confirmation; their member may live in another kiosk's project.
-  const target = session.owner_subject !== null
-    ? await selfEnrolledMember(app, session)
-    : { memberId: session.member_id, project: terminal.project }
+  const target = session.owner_subject !== null ? await selfEnrolledMember(app, session) : { memberId: session.member_id, project: terminal.project }
   let completed = null as SessionRow | null
-  const enrolled = await enrollMember(app, target.project, {
-    member_id: target.memberId, left_hand: input.left_hand, right_hand: input.right_hand,
-  }, {
-    callerType: 'device',
-    deviceId: terminal.deviceId,
-    sessionId,
-    replaceAllHands: session.owner_subject !== null,
-    // In the enrollment's transaction: a session cancelled or superseded meanwhile rolls it back.
-    inTransaction: async (tx: Sql) => {
-      completed = await completeActiveSession(tx, {
-        deviceId: terminal.deviceId, sessionId, nowSeconds: nowSeconds(), terminalChallengeResponse: input.challenge !== undefined,
-      })
-      if (!completed) throw new ServiceError('conflict', `enrollment session ${sessionId} was cancelled, superseded or expired during the enrollment`)
+  const enrolled = await enrollMember(
+    app,
+    target.project,
+    {
+      member_id: target.memberId,
+      left_hand: input.left_hand,
+      right_hand: input.right_hand,
     },
-  })
+    {
+      callerType: 'device',
+      deviceId: terminal.deviceId,
+      sessionId,
+      replaceAllHands: session.owner_subject !== null,
+      // In the enrollment's transaction: a session cancelled or superseded meanwhile rolls it back.
+      inTransaction: async (tx: Sql) => {
+        completed = await completeActiveSession(tx, {
+          deviceId: terminal.deviceId,
+          sessionId,
+          nowSeconds: nowSeconds(),
+          terminalChallengeResponse: input.challenge !== undefined,
+        })
+        if (!completed) throw new ServiceError('conflict', `enrollment session ${sessionId} was cancelled, superseded or expired during the enrollment`)
+      },
+    },
+  )
   await touchDeviceActivity(app.sql, terminal.deviceId)
   return { member_id: enrolled.member_id, session: completed! }
 }
@@ -78,7 +87,9 @@ function requireServerLookup(project: ProjectRow): void {
 
 export async function identifyAtTerminal(
   app: Pick<DomainResources, 'db' | 'galleries' | 'log' | 'metrics' | 'scans' | 'sql'>,
-  terminal: Terminal, palm: IdentifyPalm, k: number | undefined,
+  terminal: Terminal,
+  palm: IdentifyPalm,
+  k: number | undefined,
 ) {
   requireServerLookup(terminal.project)
   const result = await identifyPalm(app, terminal.project, palm, { k, callerType: 'device', deviceId: terminal.deviceId })

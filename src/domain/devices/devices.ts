@@ -10,7 +10,13 @@ import { ServiceError, notFound } from '../../errors.js'
 import { newId } from '../../ids.js'
 import type { Sql } from '../../store/engine/database.js'
 import {
-  deleteAbandonedDevices, devicesOfProject, insertUnlinkedDevice, linkDeviceByCode, updateDevice, type DeviceMode, type DeviceRow,
+  deleteAbandonedDevices,
+  devicesOfProject,
+  insertUnlinkedDevice,
+  linkDeviceByCode,
+  updateDevice,
+  type DeviceMode,
+  type DeviceRow,
 } from '../../store/devices.js'
 import type { ProjectRow } from '../../store/projects.js'
 
@@ -59,8 +65,12 @@ export async function registerDevice(app: Pick<DomainResources, 'sql'>, input: {
   for (let attempt = 0; attempt < 5; attempt++) {
     const code = newRegistrationCode()
     const inserted = await insertUnlinkedDevice(app.sql, {
-      id, mode: input.mode, hardware_platform: input.hardware_platform, token_hash: hashSecret(secret),
-      code, codeExpiresAt: new Date(now + REGISTRATION_CODE_TTL_MS),
+      id,
+      mode: input.mode,
+      hardware_platform: input.hardware_platform,
+      token_hash: hashSecret(secret),
+      code,
+      codeExpiresAt: new Date(now + REGISTRATION_CODE_TTL_MS),
     })
     if (inserted) return { device_id: id, registration_code: code, device_token: `${DEVICE_TOKEN_PREFIX}${id}.${secret}` }
   }
@@ -69,9 +79,15 @@ export async function registerDevice(app: Pick<DomainResources, 'sql'>, input: {
 }
 
 /** complete_registration: only a sandbox project may link a terminal (spec rule 1). */
-export async function completeRegistration(app: Pick<DomainResources, 'sql'>, project: ProjectRow, input: {
-  registration_code: string; device_name: string; device_mode: DeviceMode
-}): Promise<string> {
+export async function completeRegistration(
+  app: Pick<DomainResources, 'sql'>,
+  project: ProjectRow,
+  input: {
+    registration_code: string
+    device_name: string
+    device_mode: DeviceMode
+  },
+): Promise<string> {
   if (project.plan !== 'sandbox') {
     throw new ServiceError('sandbox_required', `project ${project.id} is on the ${project.plan} plan; only sandbox projects may complete a device registration`)
   }

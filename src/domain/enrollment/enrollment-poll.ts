@@ -19,13 +19,17 @@ function waitFor(signal: Promise<void>, ms: number, aborted: Promise<void>): Pro
   return Promise.race([
     signal.then((): Outcome => 'signal'),
     aborted.then((): Outcome => 'aborted'),
-    new Promise<Outcome>((resolve) => { timer = setTimeout(() => resolve('tick'), ms) }),
+    new Promise<Outcome>((resolve) => {
+      timer = setTimeout(() => resolve('tick'), ms)
+    }),
   ]).finally(() => clearTimeout(timer))
 }
 
 export async function pollEnrollment(
   app: Pick<DomainResources, 'enrollmentSignals' | 'shuttingDown' | 'sql'>,
-  deviceId: string, waitSeconds: number, aborted: Promise<void>,
+  deviceId: string,
+  waitSeconds: number,
+  aborted: Promise<void>,
 ): Promise<SessionRow | null> {
   const deadline = Date.now() + waitSeconds * 1000
   for (;;) {

@@ -11,9 +11,7 @@ import type { DomainResources } from '../resources.js'
 import { newSecret } from '../../auth/secrets.js'
 import { ServiceError, notFound } from '../../errors.js'
 import { newId } from '../../ids.js'
-import {
-  activeSession, cancelActiveSession, insertSession, memberInProject, sessionOfDevice, type SessionRow,
-} from '../../store/enrollment-sessions.js'
+import { activeSession, cancelActiveSession, insertSession, memberInProject, sessionOfDevice, type SessionRow } from '../../store/enrollment-sessions.js'
 
 export const SESSION_TTL_SECONDS = 300
 
@@ -21,7 +19,8 @@ export const nowSeconds = (): number => Math.floor(Date.now() / 1000)
 
 export async function startSession(
   app: Pick<DomainResources, 'enrollmentSignals' | 'sql'>,
-  device: { id: string; project_id: string; enabled: boolean }, memberId: string,
+  device: { id: string; project_id: string; enabled: boolean },
+  memberId: string,
 ) {
   if (!device.enabled) throw new ServiceError('conflict', `device ${device.id} is disabled; enable it before starting an enrollment`)
   if (!(await memberInProject(app.sql, memberId, device.project_id))) {
@@ -63,10 +62,7 @@ export async function sessionStatus(app: Pick<DomainResources, 'sql'>, deviceId:
  * Cancel exactly the named session. Unknown (or another device's) → 404, nothing changes;
  * already cancelled → answered as is (a retried cancel succeeds); completed or expired → 409.
  */
-export async function cancelSession(
-  app: Pick<DomainResources, 'enrollmentSignals' | 'sql'>,
-  deviceId: string, sessionId: string,
-): Promise<SessionRow> {
+export async function cancelSession(app: Pick<DomainResources, 'enrollmentSignals' | 'sql'>, deviceId: string, sessionId: string): Promise<SessionRow> {
   const cancelled = await cancelActiveSession(app.sql, deviceId, sessionId, nowSeconds())
   if (cancelled) {
     await app.enrollmentSignals.announce(deviceId)

@@ -36,7 +36,9 @@ export async function createEnrollmentSignals(db: Pick<Database, 'listen' | 'not
   return {
     wait(deviceId) {
       let resolve!: () => void
-      const signalled = new Promise<void>((done) => { resolve = done })
+      const signalled = new Promise<void>((done) => {
+        resolve = done
+      })
       let set = waiters.get(deviceId)
       if (!set) waiters.set(deviceId, (set = new Set()))
       set.add(resolve)

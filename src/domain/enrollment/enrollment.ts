@@ -14,7 +14,7 @@ import { lockEnvironmentGallery, recordGalleryChange } from '../../store/gallery
 import { markMemberEnrolled, memberWithKey, setMemberKey } from '../../store/members.js'
 import type { ProjectRow } from '../../store/projects.js'
 import { insertScans, type PalmPosition, type ScanInsert } from '../../store/scans.js'
-import { replaceHandTemplates, type Hand, type TemplateInsert } from '../../store/templates.js'
+import { replaceHandTemplates, type Hand } from '../../store/templates.js'
 import { enqueueEvent, wakeDispatcher } from '../../webhooks/outbox.js'
 import { agreedReference, parseCapture, probeVector, type Capture } from '../identification/captures.js'
 import { HANDS, type EnvironmentGallery } from '../galleries/galleries.js'
@@ -83,14 +83,23 @@ export const handProbes = (hands: readonly PreparedHand[]): HandProbes[] =>
 export const duplicateProbes = (hands: readonly HandProbes[]): Int8Array[] => hands.flatMap((hand) => [hand.reference, hand.enroll, hand.identify])
 
 /** A match of another member found by the duplicate-palm search: the new hand it matched and its score. */
-export interface DuplicateMatch { hand: Hand; score: number }
+export interface DuplicateMatch {
+  hand: Hand
+  score: number
+}
 
 /**
  * The best match at or above the threshold of a member that `counts` (per probe, the first such
  * member among the hits, best first), or 'unsure' when a probe's `k` hits all reach the threshold
  * without one that counts: one may lie beyond them.
  */
-export function duplicateAmong(results: ReadonlyArray<ReadonlyArray<GalleryHit>>, hands: readonly HandProbes[], threshold: number, k: number, counts: (memberId: string) => boolean): DuplicateMatch | null | 'unsure' {
+export function duplicateAmong(
+  results: ReadonlyArray<ReadonlyArray<GalleryHit>>,
+  hands: readonly HandProbes[],
+  threshold: number,
+  k: number,
+  counts: (memberId: string) => boolean,
+): DuplicateMatch | null | 'unsure' {
   let worst: DuplicateMatch | null = null
   for (let index = 0; index < results.length; index++) {
     const hits = results[index]
@@ -116,9 +125,17 @@ export async function findDuplicate(environment: EnvironmentGallery, memberId: s
 /** The scan row an enrollment records (its time and outcome filled in when it ends). */
 function enrollScan(project: ProjectRow, options: EnrollOptions, posture: ScanInsert['posture']): ScanInsert {
   return {
-    id: newId(), project_id: project.id, caller_type: options.callerType, operation_type: 'enroll',
-    response_time_ms: 0, success: true, member_id: null, device_id: options.deviceId ?? null,
-    posture, results: [], created_at: new Date(),
+    id: newId(),
+    project_id: project.id,
+    caller_type: options.callerType,
+    operation_type: 'enroll',
+    response_time_ms: 0,
+    success: true,
+    member_id: null,
+    device_id: options.deviceId ?? null,
+    posture,
+    results: [],
+    created_at: new Date(),
   }
 }
 
@@ -129,7 +146,9 @@ function enrollScan(project: ProjectRow, options: EnrollOptions, posture: ScanIn
 async function lockMemberKey(tx: Queryable, projectId: string, memberId: string, freshKey: Buffer | null): Promise<void> {
   const locked = await memberWithKey(tx, projectId, memberId, { lock: true })
   if (!locked) {
-    throw new ServiceError('invalid_reference', `member ${memberId} was deleted during enrollment`, { errors: [{ path: '/member_id', message: 'unknown member' }] })
+    throw new ServiceError('invalid_reference', `member ${memberId} was deleted during enrollment`, {
+      errors: [{ path: '/member_id', message: 'unknown member' }],
+    })
   }
   if (freshKey === null) return
   // Another process gave the member a key meanwhile: our ciphertexts are under the wrong one.
@@ -140,7 +159,9 @@ async function lockMemberKey(tx: Queryable, projectId: string, memberId: string,
 /** The rows enrollment stores per hand, sealed under the member's key: both captures and the reference. */
 export async function enrollMember(
   app: Pick<DomainResources, 'db' | 'galleries' | 'keyring' | 'log' | 'scans' | 'sql'>,
-  project: ProjectRow, input: EnrollInput, options: EnrollOptions,
+  project: ProjectRow,
+  input: EnrollInput,
+  options: EnrollOptions,
 ): Promise<{ member_id: string }> {
   const started = performance.now()
   requireEnvironmentOwner(project)
@@ -177,8 +198,16 @@ export async function enrollMember(
         await app.galleries.catchUp(environment, tx)
         const duplicate = await findDuplicate(environment, member.id, handProbes(hands))
         if (duplicate) {
-          app.scans.record({ ...scan, success: false, results: [{ match_score: duplicate.score, position: 1 }], response_time_ms: Math.round(performance.now() - started) })
-          throw new ServiceError('duplicate_palm', `the ${duplicate.hand} hand matches another member of this environment (score ${duplicate.score.toFixed(4)})`)
+          app.scans.record({
+            ...scan,
+            success: false,
+            results: [{ match_score: duplicate.score, position: 1 }],
+            response_time_ms: Math.round(performance.now() - started),
+          })
+          throw new ServiceError(
+            'duplicate_palm',
+            `the ${duplicate.hand} hand matches another member of this environment (score ${duplicate.score.toFixed(4)})`,
+          )
         }
         await lockMemberKey(tx, project.id, member.id, freshKey ? wrappedKey : null)
         const captures = await replaceHandTemplates(tx, member.id, options.replaceAllHands ? [...HANDS] : hands.map((hand) => hand.hand), rows)
@@ -199,7 +228,8 @@ export async function enrollMember(
       })
     } catch (error) {
       if (published) {
-        await app.galleries.syncMember(environment, member.id)
+        await app.galleries
+          .syncMember(environment, member.id)
           .catch((syncError) => app.log.error({ err: syncError, member_id: member.id }, 'enroll: gallery could not be restored after a failed commit'))
       }
       throw error

@@ -15,7 +15,14 @@ import { ACTIVE_STATES, insertSession, type SessionRow } from '../../store/enrol
 import { environmentById } from '../../store/organizations.js'
 import { projectById, type ProjectRow } from '../../store/projects.js'
 import {
-  claimOnKiosk, confirmSession, countWrongChallenge, ensureOwnedMember, enrollmentsOf, ownedMember, ownedMemberId, ownedSession,
+  claimOnKiosk,
+  confirmSession,
+  countWrongChallenge,
+  ensureOwnedMember,
+  enrollmentsOf,
+  ownedMember,
+  ownedMemberId,
+  ownedSession,
 } from '../../store/self-enrollment.js'
 import { SESSION_TTL_SECONDS, nowSeconds } from './enrollment-sessions.js'
 import { removeMember } from '../members/members.js'
@@ -42,15 +49,21 @@ const confirmationCode = (): string => String(randomInt(0, 10 ** CODE_DIGITS)).p
  * organization's, not in enrollment mode, disabled, or on an environment its project does not own.
  * The same status, code and detail for all, so no answer tells whether a device id exists.
  */
-const KIOSK_UNAVAILABLE = 'this device is not a kiosk open for self-enrollment (an enabled enrollment-mode terminal of the global environment owner\'s project)'
-const unavailable = () => new ServiceError('self_enrollment_unavailable', KIOSK_UNAVAILABLE, {
-  errors: [{ path: '/device_id', message: 'not a kiosk open for self-enrollment' }],
-})
+const KIOSK_UNAVAILABLE = "this device is not a kiosk open for self-enrollment (an enabled enrollment-mode terminal of the global environment owner's project)"
+const unavailable = () =>
+  new ServiceError('self_enrollment_unavailable', KIOSK_UNAVAILABLE, {
+    errors: [{ path: '/device_id', message: 'not a kiosk open for self-enrollment' }],
+  })
 
 /** Is the device a kiosk: enabled, in enrollment mode, of a project of the platform organization that owns its global environment? */
 function isOpenKiosk(device: DeviceRow, project: ProjectRow): boolean {
-  return device.enabled && device.mode === 'enrollment' && project.environment_id !== null
-    && project.environment_owner_kind === 'platform' && project.environment_owner_org_id === project.org_id
+  return (
+    device.enabled &&
+    device.mode === 'enrollment' &&
+    project.environment_id !== null &&
+    project.environment_owner_kind === 'platform' &&
+    project.environment_owner_org_id === project.org_id
+  )
 }
 
 /** The kiosk's project, or the one refusal. */
@@ -67,7 +80,9 @@ async function kioskProject(app: Pick<DomainResources, 'sql'>, deviceId: string)
  * budget (already there) and the kiosk's.
  */
 export async function startSelfEnrollment(
-  app: Pick<DomainResources, 'enrollmentSignals' | 'rateLimiter' | 'sql'>, subject: string, input: { device_id: string; display_name: string },
+  app: Pick<DomainResources, 'enrollmentSignals' | 'rateLimiter' | 'sql'>,
+  subject: string,
+  input: { device_id: string; display_name: string },
   responseHeaders: Record<string, string>,
 ): Promise<{ project: ProjectRow; session: SessionRow }> {
   const project = await kioskProject(app, input.device_id)
@@ -75,43 +90,53 @@ export async function startSelfEnrollment(
   Object.assign(responseHeaders, tighterLimit(responseHeaders, await chargeKiosk(app, input.device_id)))
   const existing = await ownedMemberId(app.sql, project.environment_id!, subject)
   const iat = nowSeconds()
-  const session = await insertSession(app.sql, {
-    id: newId(),
-    device_id: input.device_id,
-    project_id: project.id,
-    // The member is created when the kiosk completes the session, under this id unless it exists by then.
-    member_id: existing ?? newId(),
-    state: 'pending',
-    nbf: iat,
-    iat,
-    exp: iat + SESSION_TTL_SECONDS,
-    challenge: confirmationCode(),
-    owner_subject: subject,
-    display_name: input.display_name,
-  }, async (active, tx) => {
-    // Anyone with an identity can start a session on any kiosk: the person standing at it must not
-    // be pushed aside, and nobody may hold it by restarting their own session (the claim runs from
-    // their first unfinished session there, and restarts are capped).
-    if (active.owner_subject === subject) {
-      const claim = await claimOnKiosk(tx, input.device_id, subject, iat - CLAIM_WINDOW_SECONDS)
-      if (claim.sessions >= SESSIONS_PER_CLAIM) {
-        throw new ServiceError('conflict', `you started ${claim.sessions} sessions on this kiosk without finishing one; finish the current one or wait until it expires (at most ${SESSION_TTL_SECONDS} s)`)
+  const session = await insertSession(
+    app.sql,
+    {
+      id: newId(),
+      device_id: input.device_id,
+      project_id: project.id,
+      // The member is created when the kiosk completes the session, under this id unless it exists by then.
+      member_id: existing ?? newId(),
+      state: 'pending',
+      nbf: iat,
+      iat,
+      exp: iat + SESSION_TTL_SECONDS,
+      challenge: confirmationCode(),
+      owner_subject: subject,
+      display_name: input.display_name,
+    },
+    async (active, tx) => {
+      // Anyone with an identity can start a session on any kiosk: the person standing at it must not
+      // be pushed aside, and nobody may hold it by restarting their own session (the claim runs from
+      // their first unfinished session there, and restarts are capped).
+      if (active.owner_subject === subject) {
+        const claim = await claimOnKiosk(tx, input.device_id, subject, iat - CLAIM_WINDOW_SECONDS)
+        if (claim.sessions >= SESSIONS_PER_CLAIM) {
+          throw new ServiceError(
+            'conflict',
+            `you started ${claim.sessions} sessions on this kiosk without finishing one; finish the current one or wait until it expires (at most ${SESSION_TTL_SECONDS} s)`,
+          )
+        }
+        return
       }
-      return
-    }
-    const holder = active.owner_subject === null ? null : await claimOnKiosk(tx, input.device_id, active.owner_subject, iat - CLAIM_WINDOW_SECONDS)
-    const claimedSince = holder?.first_iat ?? active.iat
-    if (active.mobile_challenge_response || iat - claimedSince < KIOSK_CLAIM_SECONDS) {
-      throw new ServiceError('conflict', `the kiosk is enrolling someone else; try again once it is free (at most ${SESSION_TTL_SECONDS} s)`)
-    }
-  })
+      const holder = active.owner_subject === null ? null : await claimOnKiosk(tx, input.device_id, active.owner_subject, iat - CLAIM_WINDOW_SECONDS)
+      const claimedSince = holder?.first_iat ?? active.iat
+      if (active.mobile_challenge_response || iat - claimedSince < KIOSK_CLAIM_SECONDS) {
+        throw new ServiceError('conflict', `the kiosk is enrolling someone else; try again once it is free (at most ${SESSION_TTL_SECONDS} s)`)
+      }
+    },
+  )
   await app.enrollmentSignals.announce(input.device_id)
   return { project, session }
 }
 
 /** The person types the code the kiosk shows. Wrong: 403 challenge_mismatch, and the fifth cancels. */
 export async function confirmSelfEnrollment(
-  app: Pick<DomainResources, 'enrollmentSignals' | 'sql'>, subject: string, sessionId: string, challenge: string,
+  app: Pick<DomainResources, 'enrollmentSignals' | 'sql'>,
+  subject: string,
+  sessionId: string,
+  challenge: string,
 ): Promise<{ session: SessionRow; project: ProjectRow | null }> {
   const session = await ownedSession(app.sql, subject, sessionId, nowSeconds())
   if (!session) throw notFound('enrollment session')
@@ -120,7 +145,10 @@ export async function confirmSelfEnrollment(
     const counted = await countWrongChallenge(app.sql, sessionId, CONFIRMATION_ATTEMPTS)
     if (!counted || counted.state === 'cancelled') {
       await app.enrollmentSignals.announce(session.device_id)
-      throw new ServiceError('challenge_mismatch', `the code does not match; after ${CONFIRMATION_ATTEMPTS} wrong codes enrollment session ${sessionId} is cancelled: start a new one`)
+      throw new ServiceError(
+        'challenge_mismatch',
+        `the code does not match; after ${CONFIRMATION_ATTEMPTS} wrong codes enrollment session ${sessionId} is cancelled: start a new one`,
+      )
     }
     const left = CONFIRMATION_ATTEMPTS - counted.challenge_failures
     throw new ServiceError('challenge_mismatch', `the code does not match the one the kiosk shows; ${left} attempt${left === 1 ? '' : 's'} left`)
@@ -136,7 +164,8 @@ export async function confirmSelfEnrollment(
  * then the person's member (created now if they have none) and the project it lives in.
  */
 export async function selfEnrolledMember(
-  app: Pick<DomainResources, 'keyring' | 'sql'>, session: SessionRow,
+  app: Pick<DomainResources, 'keyring' | 'sql'>,
+  session: SessionRow,
 ): Promise<{ memberId: string; project: ProjectRow }> {
   if (!session.mobile_challenge_response) {
     throw new ServiceError('confirmation_required', `enrollment session ${session.id} waits for the person to type its code in their app`)
@@ -146,8 +175,12 @@ export async function selfEnrolledMember(
   if (!kiosk || !environment) throw notFound('environment')
   const { wrapped } = newMemberKey(app.keyring, environment, session.member_id)
   const memberId = await ensureOwnedMember(app.sql, {
-    id: session.member_id, project_id: kiosk.id, environment_id: environment.id,
-    display_name: session.display_name ?? 'Self-enrolled', owner_subject: session.owner_subject!, wrapped_key: wrapped,
+    id: session.member_id,
+    project_id: kiosk.id,
+    environment_id: environment.id,
+    display_name: session.display_name ?? 'Self-enrolled',
+    owner_subject: session.owner_subject!,
+    wrapped_key: wrapped,
   })
   // A member made at another kiosk of the environment lives in that kiosk's project.
   const owned = await ownedMember(app.sql, session.owner_subject!, memberId)
@@ -161,10 +194,12 @@ export function selfEnrollments(app: Pick<DomainResources, 'sql'>, subject: stri
 
 /** The right to erasure: the member, its key and its templates go; the galleries forget it. */
 export async function eraseSelfEnrollment(
-  app: Pick<DomainResources, 'config' | 'galleries' | 'log' | 'sql'>, subject: string, memberId: string,
+  app: Pick<DomainResources, 'config' | 'galleries' | 'log' | 'sql'>,
+  subject: string,
+  memberId: string,
 ): Promise<ProjectRow> {
   const owned = await ownedMember(app.sql, subject, memberId)
-  const project = owned && await projectById(app.sql, owned.project_id, null)
+  const project = owned && (await projectById(app.sql, owned.project_id, null))
   if (!project) throw notFound('member')
   await removeMember(app, project, memberId)
   return project

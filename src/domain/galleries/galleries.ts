@@ -33,7 +33,11 @@ export function createGalleries(options: GalleriesOptions): Galleries {
   const { config, db, keyring, log } = options
   let closed = false
   const context: GalleriesContext = {
-    options, sql: db.sql, log, entries: new Map<string, Entry>(), closed: () => closed,
+    options,
+    sql: db.sql,
+    log,
+    entries: new Map<string, Entry>(),
+    closed: () => closed,
     matchers: createGalleryMatchers(config, log, options.onScan),
     reader: createReferenceReader({ config, sql: db.sql, keyring, log, stopped: () => closed }),
   }
@@ -63,11 +67,18 @@ export function createGalleries(options: GalleriesOptions): Galleries {
       await notifications.listen()
       await loadAtBoot(context)
     },
-    states: () => [...entries].map(([environmentId, entry]) => ({
-      environmentId, rows: entry.gallery?.size ?? 0, loading: entry.loading, blocking: entry.blocking, loaded: entry.loaded, total: entry.total,
-      notStored: entry.notStored, matchThreshold: entry.environment?.match_threshold ?? null,
-      exactAudit: entry.gallery?.exactAudit ?? { audited: 0, disagreements: 0 },
-    })),
+    states: () =>
+      [...entries].map(([environmentId, entry]) => ({
+        environmentId,
+        rows: entry.gallery?.size ?? 0,
+        loading: entry.loading,
+        blocking: entry.blocking,
+        loaded: entry.loaded,
+        total: entry.total,
+        notStored: entry.notStored,
+        matchThreshold: entry.environment?.match_threshold ?? null,
+        exactAudit: entry.gallery?.exactAudit ?? { audited: 0, disagreements: 0 },
+      })),
     backends: () => matchers.backends(),
     async close() {
       closed = true

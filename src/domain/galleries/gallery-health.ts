@@ -16,7 +16,10 @@ export function galleryHealthCheck(galleries: Pick<Galleries, 'states' | 'backen
       const backends = await galleries.backends()
       const exactness = `exactness audit ${sum(states, (state) => state.exactAudit.disagreements)} disagreement(s) in ${sum(states, (state) => state.exactAudit.audited)} two-stage search(es)`
       const notStored = sum(states, (state) => state.notStored)
-      const full = notStored > 0 ? `; warning: matcher memory is full, ${notStored} reference row(s) not stored (raise PALMVEIN_MATCHER_MAX_MEMORY or use the native backend)` : ''
+      const full =
+        notStored > 0
+          ? `; warning: matcher memory is full, ${notStored} reference row(s) not stored (raise PALMVEIN_MATCHER_MAX_MEMORY or use the native backend)`
+          : ''
       return `ready, ${states.length} environment(s), ${sum(states, (state) => state.rows)} rows${backends.length ? `; matcher ${backends.join(', ')}` : ''}; ${exactness}${full}`
     },
   }

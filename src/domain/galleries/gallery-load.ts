@@ -12,9 +12,21 @@ import { releaseLoadGarbage } from './process-memory.js'
 
 export function newEntry(blocking: boolean, environment: EnvironmentRow | null, total: number): Entry {
   return {
-    environment, gallery: null, loading: true, blocking, loaded: 0, total,
-    ready: Promise.resolve(), chain: Promise.resolve(), catchingUp: Promise.resolve(), settingsRead: Promise.resolve(),
-    notStored: 0, syncedSeq: 0, shardsHeld: null, shardsReady: new Set(), distributed: null,
+    environment,
+    gallery: null,
+    loading: true,
+    blocking,
+    loaded: 0,
+    total,
+    ready: Promise.resolve(),
+    chain: Promise.resolve(),
+    catchingUp: Promise.resolve(),
+    settingsRead: Promise.resolve(),
+    notStored: 0,
+    syncedSeq: 0,
+    shardsHeld: null,
+    shardsReady: new Set(),
+    distributed: null,
   }
 }
 
@@ -87,5 +99,8 @@ async function loadOneAfterAnother(context: GalleriesContext, queued: Entry[]): 
   const before = process.memoryUsage.rss()
   const released = releaseLoadGarbage()
   const mib = (bytes: number) => Math.round(bytes / 2 ** 20)
-  context.log.info({ ...released, rss_before_mib: mib(before), rss_after_mib: mib(process.memoryUsage.rss()) }, 'Galleries: boot loads done, their garbage released')
+  context.log.info(
+    { ...released, rss_before_mib: mib(before), rss_after_mib: mib(process.memoryUsage.rss()) },
+    'Galleries: boot loads done, their garbage released',
+  )
 }

@@ -18,16 +18,22 @@ export function createGalleryMatchers(config: Config, log: Logger, onScan?: (pro
       let matcher = matchers.get(dimension)
       if (!matcher) {
         matcher = createMatcher({
-          dimension, threads: config.matcherThreads, backend: config.matcherBackend,
+          dimension,
+          threads: config.matcherThreads,
+          backend: config.matcherBackend,
           ...(config.matcherMaxMemoryBytes ? { maxMemoryBytes: config.matcherMaxMemoryBytes } : {}),
           logger: (message) => log.info(`Matcher: d=${dimension}: ${message}`),
           onScan,
           exactAudit: {
             rate: config.exactAuditRate,
-            onDisagreement: (twoStage, exact) => log.warn({
-              two_stage: twoStage[0] ? { member_id: twoStage[0].id, hand: twoStage[0].partition, match_score: twoStage[0].score } : null,
-              exact: exact[0] ? { member_id: exact[0].id, hand: exact[0].partition, match_score: exact[0].score } : null,
-            }, 'Galleries: a two-stage search disagreed with the exact scan'),
+            onDisagreement: (twoStage, exact) =>
+              log.warn(
+                {
+                  two_stage: twoStage[0] ? { member_id: twoStage[0].id, hand: twoStage[0].partition, match_score: twoStage[0].score } : null,
+                  exact: exact[0] ? { member_id: exact[0].id, hand: exact[0].partition, match_score: exact[0].score } : null,
+                },
+                'Galleries: a two-stage search disagreed with the exact scan',
+              ),
           },
         })
         matchers.set(dimension, matcher)

@@ -37,9 +37,10 @@ export function createGalleryNotifications(context: GalleriesContext, sync: Gall
     // An environment this process has not loaded yet reads the change when it loads.
     const entry = entries.get(message.environment_id)
     if (entry && message.settings) {
-      entry.settingsRead = sync.rereadSettings(entry, message.environment_id).catch((error) => log.error({ err: error }, 'Galleries: re-reading settings failed'))
-    }
-    else if (entry) void sync.queueCatchUp(entry, 'a notification').catch(() => {})
+      entry.settingsRead = sync
+        .rereadSettings(entry, message.environment_id)
+        .catch((error) => log.error({ err: error }, 'Galleries: re-reading settings failed'))
+    } else if (entry) void sync.queueCatchUp(entry, 'a notification').catch(() => {})
   }
 
   /** The notification connection was away: every loaded gallery reads what changed meanwhile. */
@@ -76,7 +77,9 @@ export function createGalleryNotifications(context: GalleriesContext, sync: Gall
       // The embedded database's notifications stay inside this process; another process writing
       // through its loopback server (palmvein import) is seen from the change numbers instead.
       if (db.kind === 'embedded') {
-        changeWatch = setInterval(() => { void watchForeignChanges() }, FOREIGN_CHANGES_EVERY_MS)
+        changeWatch = setInterval(() => {
+          void watchForeignChanges()
+        }, FOREIGN_CHANGES_EVERY_MS)
         changeWatch.unref()
       }
     },

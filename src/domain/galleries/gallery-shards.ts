@@ -28,22 +28,24 @@ export function createGalleryShards(context: GalleriesContext, registry: Gallery
   }
 
   return {
-    loadShard: (environmentId, shard) => registry.exclusive(environmentId, async ({ environment }) => {
-      const entry = entries.get(environmentId)!
-      if (!entry.shardsHeld || !entry.gallery) throw new Error('loadShard needs cluster mode')
-      // Held before the read: changes applied meanwhile keep the shard's rows too.
-      entry.shardsHeld.add(shard)
-      await context.reader.read(environment, 0, loadSink(log, entry, entry.gallery), { shard, shards: environment.shards })
-      await sync.catchUp(entry)
-      entry.shardsReady.add(shard)
-      return entry.gallery.size
-    }),
-    dropShard: (environmentId, shard) => registry.exclusive(environmentId, async ({ environment }) => {
-      const entry = entries.get(environmentId)!
-      entry.shardsReady.delete(shard)
-      entry.shardsHeld?.delete(shard)
-      for (const memberId of await memberIdsOfShard(sql, environmentId, shard, environment.shards)) entry.gallery?.remove(memberId)
-    }),
+    loadShard: (environmentId, shard) =>
+      registry.exclusive(environmentId, async ({ environment }) => {
+        const entry = entries.get(environmentId)!
+        if (!entry.shardsHeld || !entry.gallery) throw new Error('loadShard needs cluster mode')
+        // Held before the read: changes applied meanwhile keep the shard's rows too.
+        entry.shardsHeld.add(shard)
+        await context.reader.read(environment, 0, loadSink(log, entry, entry.gallery), { shard, shards: environment.shards })
+        await sync.catchUp(entry)
+        entry.shardsReady.add(shard)
+        return entry.gallery.size
+      }),
+    dropShard: (environmentId, shard) =>
+      registry.exclusive(environmentId, async ({ environment }) => {
+        const entry = entries.get(environmentId)!
+        entry.shardsReady.delete(shard)
+        entry.shardsHeld?.delete(shard)
+        for (const memberId of await memberIdsOfShard(sql, environmentId, shard, environment.shards)) entry.gallery?.remove(memberId)
+      }),
     async searchShards(environmentId, shards, minSeq, probe, options) {
       const entry = entries.get(environmentId)
       const missing = shards.filter((shard) => !entry?.shardsReady.has(shard))
@@ -54,7 +56,9 @@ export function createGalleryShards(context: GalleriesContext, registry: Gallery
       if (entry.syncedSeq < minSeq) await sync.catchUp(entry)
       const hands = options.partition ? [options.partition] : HANDS
       const hits = await entry.gallery.search(probe, {
-        k: options.k, mode: await searchMode(entry, options), candidates: options.candidates,
+        k: options.k,
+        mode: await searchMode(entry, options),
+        candidates: options.candidates,
         partitions: shards.flatMap((shard) => hands.map((hand) => shardPartition(hand, shard))),
       })
       return hits.map((hit) => ({ ...hit, partition: handOfPartition(hit.partition) }))

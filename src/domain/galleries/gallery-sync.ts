@@ -75,7 +75,7 @@ export function createGallerySync(context: GalleriesContext): GallerySync {
     const entry = entries.get(environmentId)
     // The embedded database is served by one process, whose own deletes reach its galleries at once.
     if (context.options.db.kind !== 'postgres' || !entry?.gallery || !entry.environment) return false
-    if (await latestChange(environmentId) <= entry.syncedSeq) return false
+    if ((await latestChange(environmentId)) <= entry.syncedSeq) return false
     // Not queued behind the environment's chain: an enrollment there may wait for another process's lock.
     await catchUp(entry)
     return true

@@ -9,7 +9,7 @@ export function createLatestChangeReader(read: LatestChangeReader): LatestChange
   const reads = new Map<string, { running: Promise<number> | null; queued: Promise<number> | null }>()
   return (environmentId) => {
     let state = reads.get(environmentId)
-    if (!state) reads.set(environmentId, state = { running: null, queued: null })
+    if (!state) reads.set(environmentId, (state = { running: null, queued: null }))
     const current = state
     const launch = (): Promise<number> => {
       const started: Promise<number> = read(environmentId).finally(() => {
@@ -20,10 +20,15 @@ export function createLatestChangeReader(read: LatestChangeReader): LatestChange
     }
     if (!current.running) return launch()
     // A read already running may have started before this call: wait for the next one.
-    current.queued ??= current.running.then(() => {}, () => {}).then(() => {
-      current.queued = null
-      return launch()
-    })
+    current.queued ??= current.running
+      .then(
+        () => {},
+        () => {},
+      )
+      .then(() => {
+        current.queued = null
+        return launch()
+      })
     return current.queued
   }
 }

@@ -19,7 +19,7 @@ function fullCollection(): void {
 }
 
 /** Returns what it could: `{ collected, trimmed }` (trimmed is false without glibc or the addon). */
-export function releaseLoadGarbage(): { collected: boolean, trimmed: boolean } {
+export function releaseLoadGarbage(): { collected: boolean; trimmed: boolean } {
   let collected = false
   try {
     fullCollection()

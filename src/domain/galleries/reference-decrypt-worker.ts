@@ -46,7 +46,12 @@ export function packRows(environmentKey: Uint8Array, dimension: number, rows: re
     ciphertexts.set(row.ciphertext, cipherEnds[index] - row.ciphertext.length)
   })
   return {
-    environmentKey, dimension, keys, keyEnds, ciphertexts, cipherEnds,
+    environmentKey,
+    dimension,
+    keys,
+    keyEnds,
+    ciphertexts,
+    cipherEnds,
     memberIds: rows.map((row) => row.member_id).join(''),
     hands: rows.map((row) => (row.hand === 'left' ? 'l' : 'r')).join(''),
   }
@@ -60,8 +65,14 @@ export function taskOfPage(environmentKey: Uint8Array, dimension: number, page: 
     return out
   }
   return {
-    environmentKey, dimension, memberIds: page.member_ids, hands: page.hands,
-    keys: page.keys, keyEnds: ends(page.key_lengths), ciphertexts: page.ciphertexts, cipherEnds: ends(page.cipher_lengths),
+    environmentKey,
+    dimension,
+    memberIds: page.member_ids,
+    hands: page.hands,
+    keys: page.keys,
+    keyEnds: ends(page.key_lengths),
+    ciphertexts: page.ciphertexts,
+    cipherEnds: ends(page.cipher_lengths),
   }
 }
 
@@ -74,9 +85,14 @@ export function sliceTask(task: DecryptTask, start: number, end: number): Decryp
   const keys = cut(task.keys, task.keyEnds)
   const ciphertexts = cut(task.ciphertexts, task.cipherEnds)
   return {
-    environmentKey: task.environmentKey, dimension: task.dimension,
-    memberIds: task.memberIds.slice(36 * start, 36 * end), hands: task.hands.slice(start, end),
-    keys: keys.bytes, keyEnds: keys.ends, ciphertexts: ciphertexts.bytes, cipherEnds: ciphertexts.ends,
+    environmentKey: task.environmentKey,
+    dimension: task.dimension,
+    memberIds: task.memberIds.slice(36 * start, 36 * end),
+    hands: task.hands.slice(start, end),
+    keys: keys.bytes,
+    keyEnds: keys.ends,
+    ciphertexts: ciphertexts.bytes,
+    cipherEnds: ciphertexts.ends,
   }
 }
 
@@ -92,7 +108,9 @@ function gather(bytes: Uint8Array, ends: Uint32Array, indexes: readonly number[]
   const startOf = (index: number) => (index === 0 ? 0 : ends[index - 1])
   const outEnds = new Uint32Array(indexes.length)
   let total = 0
-  indexes.forEach((index, at) => { outEnds[at] = total += ends[index] - startOf(index) })
+  indexes.forEach((index, at) => {
+    outEnds[at] = total += ends[index] - startOf(index)
+  })
   const out = new Uint8Array(total)
   indexes.forEach((index, at) => out.set(bytes.subarray(startOf(index), ends[index]), at === 0 ? 0 : outEnds[at - 1]))
   return { bytes: out, ends: outEnds }
@@ -132,9 +150,11 @@ export function decryptReferences(task: DecryptTask, cipher: BatchCipher): Decry
   const wrapped = gather(keys, keyEnds, keyRows)
   const memberKeys = cipher.open(
     { keys: environmentKey, keyOfItem: new Uint32Array(keyRows.length), aad: keyRows.map((index) => `member:${memberId(index)}`) },
-    wrapped.bytes, wrapped.ends,
+    wrapped.bytes,
+    wrapped.ends,
   )
-  const keyOpened = (key: number) => memberKeys.opened[key] === 1 && memberKeys.plainEnds[key] - (key === 0 ? 0 : memberKeys.plainEnds[key - 1]) === MEMBER_KEY_BYTES
+  const keyOpened = (key: number) =>
+    memberKeys.opened[key] === 1 && memberKeys.plainEnds[key] - (key === 0 ? 0 : memberKeys.plainEnds[key - 1]) === MEMBER_KEY_BYTES
   // Key j at 32 j, as the batch cipher takes keys (a wrapped key of another length, refused above, would shift them).
   const keyTable = memberKeys.plainEnds.every((end, key) => end === MEMBER_KEY_BYTES * (key + 1)) ? memberKeys.plain : repackKeys(memberKeys)
 
@@ -150,10 +170,12 @@ export function decryptReferences(task: DecryptTask, cipher: BatchCipher): Decry
   const keyOfItem = Uint32Array.from(rows, (index) => keyOfRow[index])
   const references = cipher.open(
     {
-      keys: keyTable, keyOfItem,
+      keys: keyTable,
+      keyOfItem,
       aad: rows.map((index) => `template:${memberId(index)}:${hand(index)}:reference`),
     },
-    sealed.bytes, sealed.ends,
+    sealed.bytes,
+    sealed.ends,
   )
   const vectors = new Int8Array(count * dimension)
   rows.forEach((index, at) => {

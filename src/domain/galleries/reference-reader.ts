@@ -24,7 +24,12 @@ export interface ReferenceReader {
   /** The rows' int8 vectors, here; a row that cannot be read is logged and null. */
   open(environment: EnvironmentRow, rows: ReferenceRow[]): Promise<Array<Int8Array | null>>
   /** Reads every row (of the shard) and hands each to `onRow` (null: unreadable); `expected` sizes the decryption. Returns the rows read. */
-  read(environment: EnvironmentRow, expected: number, onRow: (memberId: string, hand: Hand, vector: Int8Array | null) => void, only?: ShardFilter): Promise<number>
+  read(
+    environment: EnvironmentRow,
+    expected: number,
+    onRow: (memberId: string, hand: Hand, vector: Int8Array | null) => void,
+    only?: ShardFilter,
+  ): Promise<number>
 }
 
 export function createReferenceReader(options: { config: Config; sql: Sql; keyring: Keyring; log: Logger; stopped: () => boolean }): ReferenceReader {
@@ -48,16 +53,20 @@ export function createReferenceReader(options: { config: Config; sql: Sql; keyri
   const environmentKeyOf = (environment: EnvironmentRow) => keyring.environmentKey(environment.id, environment.wrapped_key)
 
   return {
-    open: (environment, rows) => open(
-      packRows(environmentKeyOf(environment), environment.dimension, rows), null,
-      (index) => ({ template_id: rows[index].id, member_id: rows[index].member_id }),
-    ),
+    open: (environment, rows) =>
+      open(packRows(environmentKeyOf(environment), environment.dimension, rows), null, (index) => ({
+        template_id: rows[index].id,
+        member_id: rows[index].member_id,
+      })),
     async read(environment, expected, onRow, only) {
       const started = performance.now()
       const what = `environment ${environment.id}${only ? ` shard ${only.shard}/${only.shards}` : ''}`
       let lastLog = started
       let read = 0
-      const pool = cipher.implementation === 'node:crypto' && expected >= PARALLEL_DECRYPT_FROM_ROWS && config.bootDecryptThreads > 0 ? createDecryptPool(config.bootDecryptThreads) : null
+      const pool =
+        cipher.implementation === 'node:crypto' && expected >= PARALLEL_DECRYPT_FROM_ROWS && config.bootDecryptThreads > 0
+          ? createDecryptPool(config.bootDecryptThreads)
+          : null
       try {
         // Pages are ranges of template ids: a walk over the index finds where each ends, so
         // PAGES_AHEAD of them are read at once (on PostgreSQL, each on a backend of its own)
@@ -86,8 +95,10 @@ export function createReferenceReader(options: { config: Config; sql: Sql; keyri
           const page = await next
           const memberId = (index: number) => page.member_ids.slice(36 * index, 36 * index + 36)
           const hand = (index: number): Hand => (page.hands[index] === 'l' ? 'left' : 'right')
-          const vectors = await open(taskOfPage(environmentKeyOf(environment), environment.dimension, page), pool,
-            (index) => ({ member_id: memberId(index), hand: hand(index) }))
+          const vectors = await open(taskOfPage(environmentKeyOf(environment), environment.dimension, page), pool, (index) => ({
+            member_id: memberId(index),
+            hand: hand(index),
+          }))
           vectors.forEach((vector, index) => onRow(memberId(index), hand(index), vector))
           read += page.rows
           if (performance.now() - lastLog > PROGRESS_EVERY_MS) {

@@ -46,9 +46,12 @@ export function decodeCaptureText(text: string, field: string): Buffer {
     if (bytes.toString('base64') !== text) throw refuse(field, 'is not canonical base64 (bad padding or trailing bits)')
   } else {
     const bad = /[^A-Za-z0-9_\-+/=]/.exec(text)
-    throw refuse(field, bad
-      ? `contains ${JSON.stringify(bad[0])} at offset ${bad.index}; expected base64url without padding or standard base64 with padding`
-      : 'mixes base64 alphabets or is badly padded; expected base64url without padding or standard base64 with padding')
+    throw refuse(
+      field,
+      bad
+        ? `contains ${JSON.stringify(bad[0])} at offset ${bad.index}; expected base64url without padding or standard base64 with padding`
+        : 'mixes base64 alphabets or is badly padded; expected base64url without padding or standard base64 with padding',
+    )
   }
   return bytes
 }
@@ -67,7 +70,10 @@ export function parseCapture(text: string, field: string, rules: CaptureRules, h
     throw refuse(field, `dimension ${template.dimension}, but the environment uses ${rules.dimension}`)
   }
   if (template.extractorId !== rules.extractor_id || template.extractorVersion !== rules.extractor_version) {
-    throw refuse(field, `extractor ${template.extractorId} version ${template.extractorVersion}, but the environment uses extractor ${rules.extractor_id} version ${rules.extractor_version}`)
+    throw refuse(
+      field,
+      `extractor ${template.extractorId} version ${template.extractorVersion}, but the environment uses extractor ${rules.extractor_id} version ${rules.extractor_version}`,
+    )
   }
   if (rules.min_quality > 0) {
     if (template.quality === null) throw refuse(field, `quality is unknown, but the environment requires at least ${rules.min_quality}`)
@@ -116,7 +122,10 @@ export function agreedReference(enroll: Capture, identify: Capture, threshold: n
     }
   }
   if (similarity < threshold) {
-    throw refuse(`${field}/identify_capture`, `the enroll and identify captures disagree (similarity ${similarity.toFixed(3)} is under the environment's match threshold ${threshold}): they are not captures of one palm`)
+    throw refuse(
+      `${field}/identify_capture`,
+      `the enroll and identify captures disagree (similarity ${similarity.toFixed(3)} is under the environment's match threshold ${threshold}): they are not captures of one palm`,
+    )
   }
   return quantizeMean(sum, field)
 }

@@ -42,7 +42,9 @@ export interface IdentifyOptions {
 
 export async function identifyPalm(
   app: Pick<DomainResources, 'galleries' | 'scans' | 'metrics'>,
-  project: ProjectRow, palm: IdentifyPalm, options: IdentifyOptions,
+  project: ProjectRow,
+  palm: IdentifyPalm,
+  options: IdentifyOptions,
 ): Promise<IdentifyResult> {
   const started = performance.now()
   if (!project.environment_id) throw new ServiceError('environment_not_tenant_managed', `project ${project.id} has no environment`)
@@ -54,20 +56,23 @@ export async function identifyPalm(
   // is compared with that hand's references only; an unknown hand with both.
   const hand = capture.template.hand
   const probe = probeVector(capture)
-  const search = () => gallery.search(probe, {
-    k: hand ? Math.max(k, 2) : rowsForMembers(Math.max(k, 2)),
-    partition: hand ?? undefined,
-    mode: environment.search_mode,
-    candidates: environment.candidates,
-  })
+  const search = () =>
+    gallery.search(probe, {
+      k: hand ? Math.max(k, 2) : rowsForMembers(Math.max(k, 2)),
+      partition: hand ?? undefined,
+      mode: environment.search_mode,
+      candidates: environment.candidates,
+    })
   let decision = decide(await search(), environment)
   // An answer that names a member (Found, Ambiguous, or candidates asked for) is first checked against
   // the changes other processes committed (galleries.fresh): none it names was deleted meanwhile.
   const namesMembers = decision.status !== 'NotFound' || (options.k !== undefined && decision.members.length > 0)
-  if (namesMembers && await app.galleries.fresh(environment.id)) decision = decide(await search(), environment)
+  if (namesMembers && (await app.galleries.fresh(environment.id))) decision = decide(await search(), environment)
   // The scan record keeps what the caller was shown: its project's scan history is theirs to read.
   const shown = disclosedTo(project, environment.match_threshold, {
-    status: decision.status, match_score: decision.match_score, candidates: decision.members.slice(0, k),
+    status: decision.status,
+    match_score: decision.match_score,
+    candidates: decision.members.slice(0, k),
   })
   const candidates = shown.candidates
   app.metrics.identified(decision.status)
@@ -85,7 +90,10 @@ export async function identifyPalm(
     created_at: new Date(),
   })
   const result: IdentifyResult = {
-    status: decision.status, member_id: decision.member_id, match_score: shown.match_score, hand: decision.hand,
+    status: decision.status,
+    member_id: decision.member_id,
+    match_score: shown.match_score,
+    hand: decision.hand,
   }
   if (options.k !== undefined) result.candidates = candidates
   return result

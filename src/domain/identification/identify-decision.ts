@@ -52,9 +52,11 @@ export function decide(hits: ReadonlyArray<GalleryHit>, settings: { match_thresh
   if (best.match_score < settings.match_threshold) {
     return { status: 'NotFound', member_id: null, match_score: best.match_score, hand: null, members }
   }
-  const clear = !runnerUp || runnerUp.match_score < settings.match_threshold
+  const clear =
+    !runnerUp ||
+    runnerUp.match_score < settings.match_threshold ||
     // Scores are cosines in [0, 1]; a tiny epsilon keeps 0.85 − 0.82 ≥ 0.03 true despite binary floats.
-    || best.match_score - runnerUp.match_score >= settings.margin - 1e-12
+    best.match_score - runnerUp.match_score >= settings.margin - 1e-12
   if (!clear) return { status: 'Ambiguous', member_id: null, match_score: best.match_score, hand: null, members }
   return { status: 'Found', member_id: best.member_id, match_score: best.match_score, hand: best.hand, members }
 }

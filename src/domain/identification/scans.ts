@@ -45,7 +45,10 @@ export function createScanRecorder(sql: Sql, log: Logger, options: { flushInterv
   }
 
   function flush(): Promise<void> {
-    if (timer) { clearTimeout(timer); timer = null }
+    if (timer) {
+      clearTimeout(timer)
+      timer = null
+    }
     // Serialised: two flushes never write the same rows twice.
     writing = writing.then(writeQueued)
     return writing
@@ -53,7 +56,10 @@ export function createScanRecorder(sql: Sql, log: Logger, options: { flushInterv
 
   function schedule(delay = interval): void {
     if (timer) return
-    timer = setTimeout(() => { timer = null; void flush() }, delay)
+    timer = setTimeout(() => {
+      timer = null
+      void flush()
+    }, delay)
     timer.unref()
   }
 
@@ -73,7 +79,10 @@ export function createScanRecorder(sql: Sql, log: Logger, options: { flushInterv
     async close() {
       closed = true
       await flush()
-      if (timer) { clearTimeout(timer); timer = null }
+      if (timer) {
+        clearTimeout(timer)
+        timer = null
+      }
       if (queue.length > 0) log.error({ lost: queue.length }, 'scan results: could not be written before shutdown')
     },
   }

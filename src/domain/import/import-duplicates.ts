@@ -24,7 +24,12 @@ const BATCH_SEARCH_ROWS = rowsForMembers(4)
  * Each candidate's verdict, in order; at most `headroom` are accepted. Accepted candidates' rows are
  * left in the gallery (the caller removes them if its transaction fails), the others' are not.
  */
-export async function screenCandidates(galleries: Pick<Galleries, 'upsert' | 'removeMember'>, gallery: EnvironmentGallery, candidates: readonly ScreenedCandidate[], headroom: number): Promise<Verdict[]> {
+export async function screenCandidates(
+  galleries: Pick<Galleries, 'upsert' | 'removeMember'>,
+  gallery: EnvironmentGallery,
+  candidates: readonly ScreenedCandidate[],
+  headroom: number,
+): Promise<Verdict[]> {
   const verdicts: Verdict[] = []
   const stage = (candidate: ScreenedCandidate) => {
     for (const hand of candidate.hands) galleries.upsert(gallery, candidate.id, hand.hand, hand.reference)

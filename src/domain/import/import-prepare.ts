@@ -52,7 +52,14 @@ export function prepareImportLines(task: PrepareTask, parseLines: LineParser): P
     try {
       const metadata = checkMetadata(member.metadata)
       const named = member.member_id !== undefined
-      checked.push({ line, id: named ? member.member_id!.toLowerCase() : newId(), named, member, metadata, hands: prepareHands(member, environment as EnvironmentRow) })
+      checked.push({
+        line,
+        id: named ? member.member_id!.toLowerCase() : newId(),
+        named,
+        member,
+        metadata,
+        hands: prepareHands(member, environment as EnvironmentRow),
+      })
     } catch (error) {
       if (!(error instanceof ServiceError)) throw error
       rejected.push({ line, code: error.code, detail: error.message, ...(error.errors ? { errors: error.errors } : {}) })
@@ -62,14 +69,24 @@ export function prepareImportLines(task: PrepareTask, parseLines: LineParser): P
   const sealed = sealNewMembers(environmentKey, environment.id, checked)
   const now = new Date()
   const memberRows = checked.map(({ id, member, metadata, hands }, index) => ({
-    id, project_id: projectId, environment_id: environment.id, display_name: member.display_name,
-    metadata: metadata ?? null, wrapped_key: sealed[index].wrapped, palm_templates_enrolled: 2 * hands.length,
-    created_at: now, updated_at: now, last_enrolled_at: now,
+    id,
+    project_id: projectId,
+    environment_id: environment.id,
+    display_name: member.display_name,
+    metadata: metadata ?? null,
+    wrapped_key: sealed[index].wrapped,
+    palm_templates_enrolled: 2 * hands.length,
+    created_at: now,
+    updated_at: now,
+    last_enrolled_at: now,
   }))
   return {
     members: checked.map(({ line, id, named, hands }) => ({ line, id, named, hands: task.probes ? handProbes(hands) : [] })),
-    rows: bulkRows(task.write, memberRows, sealed.map((member) => member.templates)),
+    rows: bulkRows(
+      task.write,
+      memberRows,
+      sealed.map((member) => member.templates),
+    ),
     rejected,
   }
 }
-

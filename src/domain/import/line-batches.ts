@@ -69,4 +69,3 @@ export async function* lineBatches(input: AsyncIterable<Buffer | string>, batchS
 
 /** An input line: a member to import, or the reason it is refused. */
 export type ImportItem = { line: number; member: ImportMember } | { line: number; rejection: ImportRejection }
-

@@ -22,7 +22,11 @@ export interface ExportCounts {
 }
 
 /** The project's members in id order, as import lines; `counts` is complete when the iteration ends. */
-export async function* exportMembers(app: Pick<DomainResources, 'keyring' | 'sql'>, project: ProjectRow, counts: ExportCounts): AsyncGenerator<ImportMember & { member_id: string }> {
+export async function* exportMembers(
+  app: Pick<DomainResources, 'keyring' | 'sql'>,
+  project: ProjectRow,
+  counts: ExportCounts,
+): AsyncGenerator<ImportMember & { member_id: string }> {
   if (!project.environment_id) throw new ServiceError('environment_not_tenant_managed', `project ${project.id} has no environment of its own`)
   const environment = await environmentById(app.sql, project.environment_id)
   if (!environment) throw new ServiceError('not_found', `environment ${project.environment_id} not found`)
@@ -31,11 +35,18 @@ export async function* exportMembers(app: Pick<DomainResources, 'keyring' | 'sql
     const page = await membersPageWithKeys(app.sql, project.id, after, PAGE_MEMBERS)
     if (!page.length) return
     const captures = new Map<string, CaptureRow[]>()
-    for (const row of await captureRowsOfMembers(app.sql, page.map((member) => member.id))) {
+    for (const row of await captureRowsOfMembers(
+      app.sql,
+      page.map((member) => member.id),
+    )) {
       captures.set(row.member_id, [...(captures.get(row.member_id) ?? []), row])
     }
     for (const member of page) {
-      const line: ImportMember & { member_id: string } = { member_id: member.id, display_name: member.display_name, ...(member.metadata === null ? {} : { metadata: member.metadata }) }
+      const line: ImportMember & { member_id: string } = {
+        member_id: member.id,
+        display_name: member.display_name,
+        ...(member.metadata === null ? {} : { metadata: member.metadata }),
+      }
       const rows = captures.get(member.id) ?? []
       const key = rows.length && member.wrapped_key ? unwrapMemberKey(app.keyring, environment, member.id, member.wrapped_key) : null
       for (const hand of HANDS) {

@@ -105,7 +105,12 @@ function firstOfEachId(result: PrepareResult, seen: Set<string>, summary: Import
  * `batchSize` lines, each line checked by `lines` (the wire schema's check, import-pool.ts).
  */
 export async function importMembers(
-  app: ImportApp, project: ProjectRow, input: AsyncIterable<Buffer | string>, batchSize: number, lines: ImportLines, options: ImportOptions = {},
+  app: ImportApp,
+  project: ProjectRow,
+  input: AsyncIterable<Buffer | string>,
+  batchSize: number,
+  lines: ImportLines,
+  options: ImportOptions = {},
 ): Promise<ImportSummary> {
   const started = performance.now()
   const { environment, rules, environmentKey } = await importTarget(app, project)
@@ -140,14 +145,22 @@ export async function importMembers(
     const candidates = firstOfEachId(result, seen, summary)
     // Overlapping writes (OVERLAPPING_WRITES) are for batches the headcount estimate admits whole
     // without a recount; any other batch, and the last, waits for the writes before it.
-    const overlap = !last && flushes.deferred && allowDuplicates && headcount.members !== null &&
+    const overlap =
+      !last &&
+      flushes.deferred &&
+      allowDuplicates &&
+      headcount.members !== null &&
       headcount.members + headcount.pending + candidates.length <= project.headcount * RECOUNT_ABOVE_SHARE
     await settle(overlap ? OVERLAPPING_WRITES - 1 : 0)
     const batch: BatchWrite = { allowDuplicates, summary, reject, headcount, durable: last || !flushes.deferred, overlap }
     headcount.pending += candidates.length
     const written = importBatch(app, project, environment, candidates, result.rows, batch)
-      .then((committed) => { if (committed) flushes.pending = !batch.durable })
-      .finally(() => { headcount.pending -= candidates.length })
+      .then((committed) => {
+        if (committed) flushes.pending = !batch.durable
+      })
+      .finally(() => {
+        headcount.pending -= candidates.length
+      })
       .then(() => options.onProgress?.(summary.imported + summary.skipped + summary.rejected))
     // Settled by a later write; until then a failure must not count as unhandled.
     written.catch(() => {})
@@ -159,7 +172,7 @@ export async function importMembers(
   }
   try {
     const batches = lineBatches(input, batchSize)
-    for (let next = await batches.next(); !next.done;) {
+    for (let next = await batches.next(); !next.done; ) {
       const lines = next.value
       next = await batches.next()
       const prepared = prepare({ environment: rules, environmentKey, projectId: project.id, lines, write, probes: !allowDuplicates }, next.done === true)
@@ -197,7 +210,14 @@ interface BatchWrite {
 }
 
 /** Writes one batch; true when it committed members. */
-async function importBatch(app: ImportApp, project: ProjectRow, environment: EnvironmentRow, batch: Candidate[], rows: BulkRows, how: BatchWrite): Promise<boolean> {
+async function importBatch(
+  app: ImportApp,
+  project: ProjectRow,
+  environment: EnvironmentRow,
+  batch: Candidate[],
+  rows: BulkRows,
+  how: BatchWrite,
+): Promise<boolean> {
   const { allowDuplicates, summary, reject, headcount } = how
   if (!batch.length) return false
   const named = batch.filter((candidate) => candidate.named).map((candidate) => candidate.id)
@@ -207,7 +227,13 @@ async function importBatch(app: ImportApp, project: ProjectRow, environment: Env
     const projectId = present.get(candidate.id)
     if (projectId === undefined) fresh.push(candidate)
     else if (projectId === project.id) summary.skipped += 1
-    else reject({ line: candidate.line, code: 'conflict', detail: `member_id ${candidate.id} belongs to another project`, errors: [{ path: '/member_id', message: 'is taken' }] })
+    else
+      reject({
+        line: candidate.line,
+        code: 'conflict',
+        detail: `member_id ${candidate.id} belongs to another project`,
+        errors: [{ path: '/member_id', message: 'is taken' }],
+      })
   }
   if (!fresh.length) return false
 
@@ -236,7 +262,12 @@ async function importBatch(app: ImportApp, project: ProjectRow, environment: Env
         const candidate = fresh[index]
         if (verdict.accepted) admitted.push(candidate)
         else if (verdict.headcount) rejectOverHeadcount(candidate)
-        else reject({ line: candidate.line, code: 'duplicate_palm', detail: `the ${verdict.duplicate.hand} hand matches another member of this environment (score ${verdict.duplicate.score.toFixed(4)})` })
+        else
+          reject({
+            line: candidate.line,
+            code: 'duplicate_palm',
+            detail: `the ${verdict.duplicate.hand} hand matches another member of this environment (score ${verdict.duplicate.score.toFixed(4)})`,
+          })
       })
       return admitted
     }
@@ -250,9 +281,17 @@ async function importBatch(app: ImportApp, project: ProjectRow, environment: Env
           if (gallery) staged = accepted
         }
         if (!accepted.length) return
-        await insertMembersAndTemplates(tx as unknown as Sql, rows, accepted.map((candidate) => candidate.index))
+        await insertMembersAndTemplates(
+          tx as unknown as Sql,
+          rows,
+          accepted.map((candidate) => candidate.index),
+        )
         if (how.overlap) await lockEnvironmentGallery(tx, environment.id)
-        changeSeq = await recordGalleryChanges(tx, environment.id, accepted.map((candidate) => candidate.id))
+        changeSeq = await recordGalleryChanges(
+          tx,
+          environment.id,
+          accepted.map((candidate) => candidate.id),
+        )
       })
     } catch (error) {
       // Nothing was stored: the rows staged for the duplicate search leave the gallery again.

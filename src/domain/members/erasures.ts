@@ -31,7 +31,11 @@ export function erasureLedgerFile(config: Pick<Config, 'erasureLedger' | 'dataDi
  * no such member in the project.
  */
 export async function eraseMemberRow(
-  tx: Queryable, config: Pick<Config, 'erasureLedger' | 'dataDir'>, projectId: string, memberId: string, lockedEnvironmentId: string | null,
+  tx: Queryable,
+  config: Pick<Config, 'erasureLedger' | 'dataDir'>,
+  projectId: string,
+  memberId: string,
+  lockedEnvironmentId: string | null,
 ): Promise<{ environment_id: string } | null> {
   const row = await deleteRecorded(tx, projectId, memberId, lockedEnvironmentId)
   if (!row) return null

@@ -31,7 +31,8 @@ export function checkMetadata(metadata: unknown): postgres.JSONValue | null {
 
 export async function createMember(
   app: Pick<DomainResources, 'keyring' | 'sql'>,
-  project: ProjectRow, input: { display_name: string; metadata?: unknown },
+  project: ProjectRow,
+  input: { display_name: string; metadata?: unknown },
 ): Promise<MemberRow> {
   const metadata = checkMetadata(input.metadata)
   const environment = await environmentById(app.sql, project.environment_id!)
@@ -39,7 +40,12 @@ export async function createMember(
   const id = newId()
   const { wrapped } = newMemberKey(app.keyring, environment, id)
   const row = await insertMemberWithinHeadcount(app.sql, {
-    id, project_id: project.id, environment_id: environment.id, display_name: input.display_name, metadata, wrapped_key: wrapped,
+    id,
+    project_id: project.id,
+    environment_id: environment.id,
+    display_name: input.display_name,
+    metadata,
+    wrapped_key: wrapped,
   })
   if (!row) throw new ServiceError('headcount_reached', `project ${project.id} already has ${project.headcount} members, the ${project.plan} plan's headcount`)
   return row
@@ -54,7 +60,9 @@ export async function loadMember(app: Pick<DomainResources, 'sql'>, project: Pro
 /** PUT: the fields sent replace the stored ones; a field left out keeps its value. */
 export async function changeMember(
   app: Pick<DomainResources, 'sql'>,
-  project: ProjectRow, memberId: string, input: { display_name?: string; metadata?: unknown },
+  project: ProjectRow,
+  memberId: string,
+  input: { display_name?: string; metadata?: unknown },
 ): Promise<MemberRow> {
   if (input.display_name === undefined && !('metadata' in input)) {
     throw new ServiceError('invalid_request', 'send display_name, metadata or both', { errors: [{ path: '/', message: 'needs display_name or metadata' }] })

@@ -63,5 +63,5 @@ export function keysReachingProject(sql: Sql, project: Pick<ProjectRow, 'id' | '
 
 /** Soft delete; revoking again keeps the first revocation time. A key of another organization is 404. */
 export async function revokeKey(sql: Sql, orgId: string, keyId: string): Promise<void> {
-  if (!await revokeApiKey(sql, orgId, keyId)) throw notFound('API key')
+  if (!(await revokeApiKey(sql, orgId, keyId))) throw notFound('API key')
 }

@@ -4,7 +4,13 @@ import { ServiceError } from '../../errors.js'
 import { newId } from '../../ids.js'
 import type { Sql } from '../../store/engine/database.js'
 import {
-  administersPlatform, environmentById, environmentsOwnedBy, insertEnvironment, insertOrganization, organizationsAdministeredBy, updateEnvironmentOfOrganization,
+  administersPlatform,
+  environmentById,
+  environmentsOwnedBy,
+  insertEnvironment,
+  insertOrganization,
+  organizationsAdministeredBy,
+  updateEnvironmentOfOrganization,
   type EnvironmentChanges,
 } from '../../store/organizations.js'
 import { insertProject, projectById, projectsOfOrganization, updateProjectOfOrganization, type ProjectChanges } from '../../store/projects.js'
@@ -66,14 +72,23 @@ export async function createEnvironment(app: Pick<DomainResources, 'keyring' | '
  * target FPIR derives the threshold, match_threshold cannot be set (409): set target_fpir to null
  * first, or with it.
  */
-export async function updateEnvironment(app: Pick<DomainResources, 'sql' | 'galleries' | 'calibrator'>, orgId: string, environmentId: string, update: EnvironmentChanges) {
+export async function updateEnvironment(
+  app: Pick<DomainResources, 'sql' | 'galleries' | 'calibrator'>,
+  orgId: string,
+  environmentId: string,
+  update: EnvironmentChanges,
+) {
   const current = await environmentById(app.sql, environmentId)
   if (!current || current.owner_org_id !== orgId) throw new ServiceError('not_found', `organization ${orgId} has no environment ${environmentId}`)
   const targetAfter = update.target_fpir === undefined ? current.target_fpir : update.target_fpir
   if (update.match_threshold !== undefined && targetAfter !== null) {
-    throw new ServiceError('conflict', `environment ${environmentId} derives match_threshold from target_fpir ${targetAfter}; set target_fpir to null to fix the threshold`, {
-      errors: [{ path: '/match_threshold', message: 'derived from target_fpir' }],
-    })
+    throw new ServiceError(
+      'conflict',
+      `environment ${environmentId} derives match_threshold from target_fpir ${targetAfter}; set target_fpir to null to fix the threshold`,
+      {
+        errors: [{ path: '/match_threshold', message: 'derived from target_fpir' }],
+      },
+    )
   }
   const environment = await updateEnvironmentOfOrganization(app.sql, orgId, environmentId, update)
   if (!environment) throw new ServiceError('not_found', `organization ${orgId} has no environment ${environmentId}`)
@@ -102,15 +117,19 @@ export type PlanAuthority = 'operator' | 'organization-admin'
 
 /** The authority of a token's subject over plans: an admin of any platform organization is an operator. */
 export async function planAuthorityOf(sql: Sql, subject: string): Promise<PlanAuthority> {
-  return await administersPlatform(sql, subject) ? 'operator' : 'organization-admin'
+  return (await administersPlatform(sql, subject)) ? 'operator' : 'organization-admin'
 }
 
 /** A project may use its own organization's environments or a global (platform) one. */
 export async function createProject(app: Pick<DomainResources, 'config' | 'sql'>, orgId: string, input: ProjectInput, authority: PlanAuthority) {
   if (authority !== 'operator' && !app.config.selfServicePlans.includes(input.plan)) {
-    throw new ServiceError('forbidden', `the ${input.plan} plan is set by a platform operator; an organization admin creates projects on the ${app.config.selfServicePlans.join(' or ')} plan`, {
-      errors: [{ path: '/plan', message: `one of ${app.config.selfServicePlans.join(', ')}` }],
-    })
+    throw new ServiceError(
+      'forbidden',
+      `the ${input.plan} plan is set by a platform operator; an organization admin creates projects on the ${app.config.selfServicePlans.join(' or ')} plan`,
+      {
+        errors: [{ path: '/plan', message: `one of ${app.config.selfServicePlans.join(', ')}` }],
+      },
+    )
   }
   if (input.environment_id) {
     const environment = await environmentById(app.sql, input.environment_id)
@@ -165,9 +184,13 @@ export async function updateProject(app: Pick<DomainResources, 'sql'>, orgId: st
     const current = await projectById(app.sql, projectId)
     // Sending the plan the project already has changes nothing, so it is no plan change.
     if (current && current.org_id === orgId && current.plan !== plan) {
-      throw new ServiceError('forbidden', `a project's plan is changed by a platform operator (an admin of a platform organization, or the CLI: palmvein project plan), not by an organization admin`, {
-        errors: [{ path: '/plan', message: 'set by a platform operator' }],
-      })
+      throw new ServiceError(
+        'forbidden',
+        `a project's plan is changed by a platform operator (an admin of a platform organization, or the CLI: palmvein project plan), not by an organization admin`,
+        {
+          errors: [{ path: '/plan', message: 'set by a platform operator' }],
+        },
+      )
     }
   }
   if (plan) {

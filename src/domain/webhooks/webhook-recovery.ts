@@ -10,7 +10,8 @@ import { deliveryItem, parseTime, type DeliveryItem, type WebhookDeps } from './
 async function enabledSubscription(deps: WebhookDeps, projectId: string, subscriptionId: string): Promise<void> {
   const subscription = await subscriptionById(deps.db.sql, projectId, subscriptionId)
   if (!subscription) throw notFound('Webhook subscription')
-  if (!subscription.enabled) throw new ServiceError('webhook_disabled', 'the subscription is disabled: enable it (PATCH enabled: true) before sending deliveries again')
+  if (!subscription.enabled)
+    throw new ServiceError('webhook_disabled', 'the subscription is disabled: enable it (PATCH enabled: true) before sending deliveries again')
 }
 
 /** Wakes the delivery workers of every process now rather than at their next poll. */

@@ -83,8 +83,10 @@ export function checkEventTypes(eventTypes: unknown): string[] {
   }
   const refused = eventTypes.filter((type) => !(SUBSCRIBABLE_EVENT_TYPES as readonly string[]).includes(type))
   if (refused.length > 0) {
-    throw new ServiceError('event_type_not_allowed',
-      `event type ${refused.map((type) => `"${type}"`).join(', ')} cannot be subscribed to; allowed: ${SUBSCRIBABLE_EVENT_TYPES.join(', ')}`)
+    throw new ServiceError(
+      'event_type_not_allowed',
+      `event type ${refused.map((type) => `"${type}"`).join(', ')} cannot be subscribed to; allowed: ${SUBSCRIBABLE_EVENT_TYPES.join(', ')}`,
+    )
   }
   return [...new Set(eventTypes as string[])]
 }
@@ -116,9 +118,19 @@ export async function createSubscription(
   const enabled = input.enabled ?? true
   // A project without an environment seals the secret under the master key (both during a rotation).
   await deps.secrets.prepare(deps.db.sql)
-  const outcome = await store.insertSubscriptionWithinLimit(deps.db.sql, {
-    id, project_id: projectId, url, sealSecret: (owner) => deps.secrets.seal(owner, secret), event_types: eventTypes, enabled, created_at: now,
-  }, MAX_SUBSCRIPTIONS_PER_PROJECT)
+  const outcome = await store.insertSubscriptionWithinLimit(
+    deps.db.sql,
+    {
+      id,
+      project_id: projectId,
+      url,
+      sealSecret: (owner) => deps.secrets.seal(owner, secret),
+      event_types: eventTypes,
+      enabled,
+      created_at: now,
+    },
+    MAX_SUBSCRIPTIONS_PER_PROJECT,
+  )
   if (outcome === 'no_project') throw notFound('Project')
   if (outcome === 'limit_reached') {
     throw new ServiceError('webhook_limit_reached', `a project may have at most ${MAX_SUBSCRIPTIONS_PER_PROJECT} webhook subscriptions`)
@@ -159,7 +171,7 @@ export async function updateSubscription(
 /** Permanent: the subscription and its delivery history are removed. */
 export async function deleteSubscription(deps: WebhookDeps, projectId: string, subscriptionId: string): Promise<void> {
   if (!isUuid(projectId) || !isUuid(subscriptionId)) throw subscriptionNotFound()
-  if (!await store.deleteSubscription(deps.db.sql, projectId, subscriptionId)) throw subscriptionNotFound()
+  if (!(await store.deleteSubscription(deps.db.sql, projectId, subscriptionId))) throw subscriptionNotFound()
 }
 
 export const TEST_MESSAGE = 'This is a test event from palmvein webhooks.'
@@ -229,7 +241,7 @@ export async function listDeliveries(
   const window = { projectId, subscriptionId, from, to }
   const rows = await store.deliveriesPage(deps.db.sql, window, { limit: query.per_page, offset: (query.page - 1) * query.per_page })
   // An empty page past the end still reports the window's total.
-  const total = rows[0]?.total_count ?? await store.deliveryCount(deps.db.sql, window)
+  const total = rows[0]?.total_count ?? (await store.deliveryCount(deps.db.sql, window))
   return {
     items: rows.map(deliveryItem),
     total_count: total,
@@ -238,7 +250,7 @@ export async function listDeliveries(
 
 export async function listAttempts(deps: WebhookDeps, projectId: string, subscriptionId: string, deliveryId: string): Promise<AttemptItem[]> {
   if (!isUuid(projectId) || !isUuid(subscriptionId) || !isUuid(deliveryId)) throw notFound('Webhook delivery')
-  if (!await store.deliveryExists(deps.db.sql, projectId, subscriptionId, deliveryId)) throw notFound('Webhook delivery')
+  if (!(await store.deliveryExists(deps.db.sql, projectId, subscriptionId, deliveryId))) throw notFound('Webhook delivery')
   const rows = await store.attemptsOfDelivery(deps.db.sql, deliveryId)
   return rows.map((row) => ({ ...row, attempted_at: timestamp(row.attempted_at)! }))
 }

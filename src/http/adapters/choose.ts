@@ -20,7 +20,8 @@ export function chooseTransport(choice: HttpServerChoice, tls?: TlsMaterial): Ch
   if (tls) {
     // uSockets fixes the minimum at TLS 1.2 and SSLApp offers no option to raise it: TLS 1.3 only
     // (the spec's promise, our default) needs node:https.
-    if (choice === 'uws') throw new ConfigError('PALMVEIN_HTTP_SERVER=uws cannot serve TLS here: uWebSockets.js SSLApp cannot refuse TLS 1.2; TLS is served by node:https')
+    if (choice === 'uws')
+      throw new ConfigError('PALMVEIN_HTTP_SERVER=uws cannot serve TLS here: uWebSockets.js SSLApp cannot refuse TLS 1.2; TLS is served by node:https')
     return { transport: nodeTransport(tls), why: 'TLS is served by node:https (uWebSockets.js SSLApp cannot refuse TLS 1.2)' }
   }
   if (choice === 'node') return { transport: nodeTransport(), why: 'PALMVEIN_HTTP_SERVER=node' }
@@ -31,4 +32,4 @@ export function chooseTransport(choice: HttpServerChoice, tls?: TlsMaterial): Ch
   return { transport: nodeTransport(), why: `no uWebSockets.js build loads here: ${reasons}` }
 }
 
-export const describeTransport = ({ transport, why }: ChosenTransport) => why ? `${transport.description}; ${why}` : transport.description
+export const describeTransport = ({ transport, why }: ChosenTransport) => (why ? `${transport.description}; ${why}` : transport.description)

@@ -14,7 +14,6 @@ import { once } from 'node:events'
 import { BODY_LIMIT_BYTES, bodyTooLarge } from '../body.js'
 import { BODY_METHODS, releaseChunks, type Exchange, type ResponseHead, type Transport } from '../exchange.js'
 
-
 function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
@@ -46,9 +45,16 @@ function headersOf(req: IncomingMessage): Record<string, string> {
 function exchangeOf(req: IncomingMessage, res: ServerResponse): Exchange {
   let isAborted = false
   let onAbort!: () => void
-  const aborted = new Promise<void>((resolve) => { onAbort = resolve })
+  const aborted = new Promise<void>((resolve) => {
+    onAbort = resolve
+  })
   // The response closing before it finished: the client went away.
-  res.on('close', () => { if (!res.writableFinished) { isAborted = true; onAbort() } })
+  res.on('close', () => {
+    if (!res.writableFinished) {
+      isAborted = true
+      onAbort()
+    }
+  })
   const method = (req.method ?? 'GET').toUpperCase()
   const target = req.url ?? '/'
   const mark = target.indexOf('?')
@@ -102,14 +108,23 @@ const silentLog = pino({ level: 'silent' })
  */
 function answerUnparsable(error: NodeJS.ErrnoException & { bytesParsed?: number }, socket: Duplex) {
   if (!socket.writable || (socket as Duplex & { _httpMessage?: unknown })._httpMessage) return socket.destroy()
-  const reply = problemReply(error.code === 'HPE_INVALID_METHOD'
-    ? new ServiceError('not_implemented', 'the request method is not one HTTP defines')
-    : error.code === 'HPE_HEADER_OVERFLOW'
-    ? new ServiceError('header_fields_too_large', `the request's header fields exceed ${HEADER_LIMIT_BYTES} bytes`)
-    // Two Content-Length headers, or one with Transfer-Encoding, land here too (HPE_UNEXPECTED_CONTENT_LENGTH).
-    : new ServiceError('invalid_request', 'the request is not well-formed HTTP/1.1'), newId(), () => silentLog)
+  const reply = problemReply(
+    error.code === 'HPE_INVALID_METHOD'
+      ? new ServiceError('not_implemented', 'the request method is not one HTTP defines')
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? new ServiceError('header_fields_too_large', `the request's header fields exceed ${HEADER_LIMIT_BYTES} bytes`)
+        : // Two Content-Length headers, or one with Transfer-Encoding, land here too (HPE_UNEXPECTED_CONTENT_LENGTH).
+          new ServiceError('invalid_request', 'the request is not well-formed HTTP/1.1'),
+    newId(),
+    () => silentLog,
+  )
   const body = reply.body as string
-  const head = [`HTTP/1.1 ${reply.status} ${STATUS_CODES[reply.status]}`, `Content-Type: ${reply.contentType}`, `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close']
+  const head = [
+    `HTTP/1.1 ${reply.status} ${STATUS_CODES[reply.status]}`,
+    `Content-Type: ${reply.contentType}`,
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Connection: close',
+  ]
   socket.end(`${head.join('\r\n')}\r\n\r\n${body}`)
 }
 
@@ -124,7 +139,9 @@ export function nodeTransport(tls?: TlsMaterial): Transport {
       ? `node:https (Node ${process.version}), ${tls.minVersion === 'TLSv1.3' ? 'TLS 1.3 only' : 'TLS 1.2 and 1.3'}`
       : `node:http (Node ${process.version})`,
     listen(host, port, onExchange) {
-      server.on('request', (req, res) => { onExchange(exchangeOf(req, res)) })
+      server.on('request', (req, res) => {
+        onExchange(exchangeOf(req, res))
+      })
       return new Promise((resolve, reject) => {
         const failed = (error: NodeJS.ErrnoException) => {
           reject(new Error(`cannot listen on ${host}:${port}: ${error.code === 'EADDRINUSE' ? 'the address is in use' : error.message}`))

@@ -28,7 +28,12 @@ function packageVersion(name: string, main: string): string {
 
 function firstLine(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error)
-  return message.split('\n').find((line) => line.trim() !== '')?.trim() ?? message
+  return (
+    message
+      .split('\n')
+      .find((line) => line.trim() !== '')
+      ?.trim() ?? message
+  )
 }
 
 let cached: UwsBuild | null = null
@@ -47,13 +52,15 @@ export function loadUwsBuild(): UwsBuild {
     const binary = path.join(path.dirname(main), candidate.binaries, binaryName)
     try {
       const module = require(binary) as UwsModule
-      return cached = { ok: true, module, description: `uWebSockets.js ${packageVersion(candidate.name, main)} (${candidate.name})` }
+      return (cached = { ok: true, module, description: `uWebSockets.js ${packageVersion(candidate.name, main)} (${candidate.name})` })
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
-      reasons.push(code === 'MODULE_NOT_FOUND'
-        ? `${candidate.name}: no binary for Node ${process.version} (ABI ${process.versions.modules}, ${process.platform}-${process.arch})`
-        : `${candidate.name}: ${firstLine(error)}`)
+      reasons.push(
+        code === 'MODULE_NOT_FOUND'
+          ? `${candidate.name}: no binary for Node ${process.version} (ABI ${process.versions.modules}, ${process.platform}-${process.arch})`
+          : `${candidate.name}: ${firstLine(error)}`,
+      )
     }
   }
-  return cached = { ok: false, reasons }
+  return (cached = { ok: false, reasons })
 }

@@ -56,8 +56,13 @@ function refuseHead(res: HttpResponse, error: ServiceError) {
 function exchangeOf(res: HttpResponse, req: HttpRequest, fields: ReadonlyArray<readonly [string, string]>): Exchange {
   const state = { aborted: false }
   let onAbort!: () => void
-  const aborted = new Promise<void>((resolve) => { onAbort = resolve })
-  res.onAborted(() => { state.aborted = true; onAbort() })
+  const aborted = new Promise<void>((resolve) => {
+    onAbort = resolve
+  })
+  res.onAborted(() => {
+    state.aborted = true
+    onAbort()
+  })
   const method = req.getMethod().toUpperCase()
   const headers: Record<string, string> = Object.fromEntries(fields)
   const isHead = method === 'HEAD'
@@ -81,21 +86,37 @@ function exchangeOf(res: HttpResponse, req: HttpRequest, fields: ReadonlyArray<r
     },
     async stream(head, chunks) {
       if (state.aborted) return
-      res.cork(() => { writeHead(res, head) })
+      res.cork(() => {
+        writeHead(res, head)
+      })
       try {
         if (isHead) await releaseChunks(chunks)
         else {
           for await (const chunk of chunks) {
             if (state.aborted) return
             let flushed = true
-            res.cork(() => { flushed = res.write(chunk) })
+            res.cork(() => {
+              flushed = res.write(chunk)
+            })
             if (!flushed) {
-              await Promise.race([aborted, new Promise<void>((resolve) => { res.onWritable(() => { resolve(); return true }) })])
+              await Promise.race([
+                aborted,
+                new Promise<void>((resolve) => {
+                  res.onWritable(() => {
+                    resolve()
+                    return true
+                  })
+                }),
+              ])
               if (state.aborted) return
             }
           }
         }
-        if (!state.aborted) res.cork(() => { if (isHead) res.endWithoutBody(); else res.end() })
+        if (!state.aborted)
+          res.cork(() => {
+            if (isHead) res.endWithoutBody()
+            else res.end()
+          })
       } catch (error) {
         if (!state.aborted) res.close()
         throw error
@@ -114,19 +135,25 @@ export function uwsTransport(uws: UwsModule, description: string): Transport {
       app.any('/*', (res, req) => {
         // Every field, repeats included: the framing checks need to see a second Content-Length.
         const fields: Array<[string, string]> = []
-        req.forEach((name, value) => { fields.push([name, value]) })
+        req.forEach((name, value) => {
+          fields.push([name, value])
+        })
         const refused = framingError(fields)
         if (refused) return refuseHead(res, refused)
         onExchange(exchangeOf(res, req, fields))
       })
       return new Promise((resolve, reject) => {
         // Exclusive: a second server on the same port must fail, not split the traffic with the first.
-        ;(app as unknown as { listen(host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void): void })
-          .listen(host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
+        ;(app as unknown as { listen(host: string, port: number, options: number, cb: (socket: us_listen_socket | false) => void): void }).listen(
+          host,
+          port,
+          LIBUS_LISTEN_EXCLUSIVE_PORT,
+          (socket) => {
             if (!socket) return reject(new Error(`cannot listen on ${host}:${port}: the address is in use or not available`))
             listenSocket = socket
             resolve(uws.us_socket_local_port(socket as never))
-          })
+          },
+        )
       })
     },
     stopListening() {

@@ -7,8 +7,16 @@ import { consoleOidc } from './oidc.js'
 
 export function consoleCsp(connectOrigins: string[] = []): string {
   return [
-    "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data: blob:", ["connect-src 'self'", ...connectOrigins].join(' '),
-    "font-src 'self'", "object-src 'none'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data: blob:",
+    ["connect-src 'self'", ...connectOrigins].join(' '),
+    "font-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
   ].join('; ')
 }
 

@@ -7,26 +7,32 @@ const uuid = (description?: string) => Type.String({ format: 'uuid', description
 
 const time = (description: string) => Nullable(Type.String({ format: 'date-time', description }))
 
-export const ApiKeyRecordSchema = Type.Object({
-  id: uuid('the key id (the part before the dot of the plaintext key)'),
-  prefix: Type.String({ description: 'the first 8 characters of the secret, to recognise a key' }),
-  organization_id: uuid(),
-  name: Type.String(),
-  created_by_user_id: Type.String({ description: 'identity-token subject of the admin who created the key' }),
-  project_ids: Nullable(Type.Array(uuid(), { description: 'projects the key may reach; null = organization-wide' })),
-  created_at: Type.String({ format: 'date-time' }),
-  last_used_at: time('last successful authentication, updated at most once a minute; null if never used'),
-  revoked_at: time('when the key was revoked; null while it is active'),
-}, { $id: 'ApiKeyRecord' })
+export const ApiKeyRecordSchema = Type.Object(
+  {
+    id: uuid('the key id (the part before the dot of the plaintext key)'),
+    prefix: Type.String({ description: 'the first 8 characters of the secret, to recognise a key' }),
+    organization_id: uuid(),
+    name: Type.String(),
+    created_by_user_id: Type.String({ description: 'identity-token subject of the admin who created the key' }),
+    project_ids: Nullable(Type.Array(uuid(), { description: 'projects the key may reach; null = organization-wide' })),
+    created_at: Type.String({ format: 'date-time' }),
+    last_used_at: time('last successful authentication, updated at most once a minute; null if never used'),
+    revoked_at: time('when the key was revoked; null while it is active'),
+  },
+  { $id: 'ApiKeyRecord' },
+)
 
-export const ApiKeyCreatedSchema = Type.Object({
-  id: uuid(),
-  prefix: Type.String(),
-  name: Type.String(),
-  key: Type.String({ description: 'the plaintext key `{key_id}.{api_key}`; shown only in this response' }),
-  project_ids: Nullable(Type.Array(uuid())),
-  created_at: Type.String({ format: 'date-time' }),
-}, { $id: 'ApiKeyCreated' })
+export const ApiKeyCreatedSchema = Type.Object(
+  {
+    id: uuid(),
+    prefix: Type.String(),
+    name: Type.String(),
+    key: Type.String({ description: 'the plaintext key `{key_id}.{api_key}`; shown only in this response' }),
+    project_ids: Nullable(Type.Array(uuid())),
+    created_at: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'ApiKeyCreated' },
+)
 
 export const KeyName = Text({ minLength: 1, maxLength: 200 })
 

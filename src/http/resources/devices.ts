@@ -4,22 +4,28 @@ import { timestamp } from '../../ids.js'
 import type { DeviceRow } from '../../store/devices.js'
 import { Nullable, Type } from '../schema.js'
 
-export const DeviceModeSchema = Type.Union(DEVICE_MODES.map((mode) => Type.Literal(mode)), {
-  description: 'access, payment, enrollment or demo',
-})
+export const DeviceModeSchema = Type.Union(
+  DEVICE_MODES.map((mode) => Type.Literal(mode)),
+  {
+    description: 'access, payment, enrollment or demo',
+  },
+)
 
-export const DeviceSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  name: Nullable(Type.String()),
-  address_city: Nullable(Type.String()),
-  address_state: Nullable(Type.String()),
-  address_country: Nullable(Type.String()),
-  last_auth_at: Nullable(Type.String({ format: 'date-time', description: 'last request authenticated with the device token' })),
-  last_activity_at: Nullable(Type.String({ format: 'date-time', description: 'last identify, enrollment or transaction of the terminal' })),
-  mode: DeviceModeSchema,
-  hardware_platform: Type.String(),
-  enabled: Type.Boolean(),
-}, { $id: 'Device' })
+export const DeviceSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    name: Nullable(Type.String()),
+    address_city: Nullable(Type.String()),
+    address_state: Nullable(Type.String()),
+    address_country: Nullable(Type.String()),
+    last_auth_at: Nullable(Type.String({ format: 'date-time', description: 'last request authenticated with the device token' })),
+    last_activity_at: Nullable(Type.String({ format: 'date-time', description: 'last identify, enrollment or transaction of the terminal' })),
+    mode: DeviceModeSchema,
+    hardware_platform: Type.String(),
+    enabled: Type.Boolean(),
+  },
+  { $id: 'Device' },
+)
 
 export function deviceResource(row: DeviceRow) {
   return {

@@ -7,13 +7,16 @@ import { compile, Nullable, Type } from '../schema.js'
 import { DisplayName, Metadata } from './members.js'
 import { EnrollHand } from './palms.js'
 
-export const ImportLineSchema = Type.Object({
-  member_id: Type.Optional(Type.String({ format: 'uuid', description: 'keep this id (an import run again skips members already present)' })),
-  display_name: DisplayName,
-  metadata: Type.Optional(Metadata),
-  left_hand: Type.Optional(Nullable(EnrollHand)),
-  right_hand: Type.Optional(Nullable(EnrollHand)),
-}, { additionalProperties: false })
+export const ImportLineSchema = Type.Object(
+  {
+    member_id: Type.Optional(Type.String({ format: 'uuid', description: 'keep this id (an import run again skips members already present)' })),
+    display_name: DisplayName,
+    metadata: Type.Optional(Metadata),
+    left_hand: Type.Optional(Nullable(EnrollHand)),
+    right_hand: Type.Optional(Nullable(EnrollHand)),
+  },
+  { additionalProperties: false },
+)
 
 let validLine: ReturnType<typeof compile<typeof ImportLineSchema>> | undefined
 
@@ -38,12 +41,28 @@ export function parseLineBatch(batch: LineBatch): ImportItem[] {
     }
     if (!validLine(value)) {
       // A rule the schema states for a field keeps that field's code (a capture's alphabet or size: capture_invalid), as over HTTP.
-      items.push({ line, rejection: { line, code: validLine.errorCode ?? 'invalid_request', detail: `line ${line} does not match the import schema`, ...(validLine.errors ? { errors: validLine.errors } : {}) } })
+      items.push({
+        line,
+        rejection: {
+          line,
+          code: validLine.errorCode ?? 'invalid_request',
+          detail: `line ${line} does not match the import schema`,
+          ...(validLine.errors ? { errors: validLine.errors } : {}),
+        },
+      })
       continue
     }
     const member = value as ImportMember
     if (!member.left_hand && !member.right_hand) {
-      items.push({ line, rejection: { line, code: 'invalid_request', detail: 'at least one of left_hand and right_hand is required', errors: [{ path: '/left_hand', message: 'is required when right_hand is absent' }] } })
+      items.push({
+        line,
+        rejection: {
+          line,
+          code: 'invalid_request',
+          detail: 'at least one of left_hand and right_hand is required',
+          errors: [{ path: '/left_hand', message: 'is required when right_hand is absent' }],
+        },
+      })
       continue
     }
     items.push({ line, member })

@@ -4,16 +4,19 @@ import { timestamp } from '../../ids.js'
 import type { MemberRow } from '../../store/members.js'
 import { Nullable, Text, Type } from '../schema.js'
 
-export const MemberSchema = Type.Object({
-  member_id: Type.String({ format: 'uuid' }),
-  display_name: Type.String(),
-  metadata: Nullable(Type.String({ description: 'the metadata sent: a string as itself, any other JSON value as its JSON text' })),
-  created_at: Type.String({ format: 'date-time' }),
-  updated_at: Type.String({ format: 'date-time' }),
-  palm_templates_enrolled: Type.Integer({ minimum: 0, description: 'captures stored (2 per enrolled hand)' }),
-  last_enrolled_at: Nullable(Type.String({ format: 'date-time' })),
-  last_used_at: Nullable(Type.String({ format: 'date-time', description: 'last successful identification' })),
-}, { $id: 'Member' })
+export const MemberSchema = Type.Object(
+  {
+    member_id: Type.String({ format: 'uuid' }),
+    display_name: Type.String(),
+    metadata: Nullable(Type.String({ description: 'the metadata sent: a string as itself, any other JSON value as its JSON text' })),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+    palm_templates_enrolled: Type.Integer({ minimum: 0, description: 'captures stored (2 per enrolled hand)' }),
+    last_enrolled_at: Nullable(Type.String({ format: 'date-time' })),
+    last_used_at: Nullable(Type.String({ format: 'date-time', description: 'last successful identification' })),
+  },
+  { $id: 'Member' },
+)
 
 export const DisplayName = Text({ minLength: 1, maxLength: 200 })
 

@@ -9,10 +9,28 @@ import type { TransactionRow } from '../../store/transactions.js'
 import { transactionResource } from './transactions.js'
 
 export const CSV_COLUMNS = [
-  'id', 'transaction_type', 'transaction_state', 'timestamp', 'base_amount', 'tip_amount', 'total_amount', 'fee',
-  'currency', 'vendor', 'vendor_payment_reference', 'vendor_merchant_id', 'merchant_name', 'merchant_icon_path',
-  'address_line1', 'address_line2', 'address_city', 'address_state', 'address_country', 'address_postal_code',
-  'latitude', 'longitude',
+  'id',
+  'transaction_type',
+  'transaction_state',
+  'timestamp',
+  'base_amount',
+  'tip_amount',
+  'total_amount',
+  'fee',
+  'currency',
+  'vendor',
+  'vendor_payment_reference',
+  'vendor_merchant_id',
+  'merchant_name',
+  'merchant_icon_path',
+  'address_line1',
+  'address_line2',
+  'address_city',
+  'address_state',
+  'address_country',
+  'address_postal_code',
+  'latitude',
+  'longitude',
 ] as const
 
 export const CSV_CONTENT_TYPE = 'text/csv; charset=utf-8'

@@ -9,12 +9,17 @@ const tags = ['API keys']
 
 function subjectOf(principal: { kind: string; subject?: string }): string {
   // Routes here accept only tokens, so the subject is always there.
-  return principal.kind === 'token' ? principal.subject ?? '' : ''
+  return principal.kind === 'token' ? (principal.subject ?? '') : ''
 }
 
 export const apiKeyRoutes: Route[] = [
   defineRoute({
-    operationId: 'listOrganizationApiKeys', method: 'get', path: '/v1/organization/:org_id/api-keys', auth: ['token'], access: 'org-admin', tags,
+    operationId: 'listOrganizationApiKeys',
+    method: 'get',
+    path: '/v1/organization/:org_id/api-keys',
+    auth: ['token'],
+    access: 'org-admin',
+    tags,
     summary: "List the organization's API keys, organization-wide and project-scoped, oldest first; revoked keys are included with revoked_at set",
     params: PathIds('org_id'),
     responses: [{ status: 200, description: 'API key records (never the plaintext key)', schema: Type.Array(ApiKeyRecordSchema) }],
@@ -23,15 +28,25 @@ export const apiKeyRoutes: Route[] = [
     },
   }),
   defineRoute({
-    operationId: 'createOrganizationApiKey', method: 'post', path: '/v1/organization/:org_id/api-keys', auth: ['token'], access: 'org-admin', tags,
+    operationId: 'createOrganizationApiKey',
+    method: 'post',
+    path: '/v1/organization/:org_id/api-keys',
+    auth: ['token'],
+    access: 'org-admin',
+    tags,
     summary: 'Create an API key: organization-wide (project_ids null) or scoped to projects of the organization; the plaintext key is returned only here',
     params: PathIds('org_id'),
     body: Body({
       name: KeyName,
-      project_ids: Nullable(Type.Array(Uuid(), {
-        minItems: 1, maxItems: 1000, uniqueItems: true,
-        description: 'projects of this organization the key may reach; null for an organization-wide key (required, so a key is never organization-wide by omission)',
-      })),
+      project_ids: Nullable(
+        Type.Array(Uuid(), {
+          minItems: 1,
+          maxItems: 1000,
+          uniqueItems: true,
+          description:
+            'projects of this organization the key may reach; null for an organization-wide key (required, so a key is never organization-wide by omission)',
+        }),
+      ),
     }),
     responses: [
       { status: 201, description: 'the new key, with its plaintext `key` (shown once)', schema: ApiKeyCreatedSchema },
@@ -43,8 +58,14 @@ export const apiKeyRoutes: Route[] = [
     },
   }),
   defineRoute({
-    operationId: 'revokeApiKey', method: 'delete', path: '/v1/organization/:org_id/api-keys/:key_id', auth: ['token'], access: 'org-admin', tags,
-    summary: 'Revoke an API key: it stops working on the very next request, on every process. Soft delete (the record stays, with revoked_at); revoking again answers 204 and keeps the first revocation time',
+    operationId: 'revokeApiKey',
+    method: 'delete',
+    path: '/v1/organization/:org_id/api-keys/:key_id',
+    auth: ['token'],
+    access: 'org-admin',
+    tags,
+    summary:
+      'Revoke an API key: it stops working on the very next request, on every process. Soft delete (the record stays, with revoked_at); revoking again answers 204 and keeps the first revocation time',
     params: PathIds('org_id', 'key_id'),
     responses: [{ status: 204, description: 'revoked' }],
     async handler(context) {
@@ -53,7 +74,13 @@ export const apiKeyRoutes: Route[] = [
     },
   }),
   defineRoute({
-    operationId: 'listProjectApiKeys', method: 'get', path: '/v1/projects/:project_id/api-keys', auth: ['token'], access: 'project', tags, rateLimited: true,
+    operationId: 'listProjectApiKeys',
+    method: 'get',
+    path: '/v1/projects/:project_id/api-keys',
+    auth: ['token'],
+    access: 'project',
+    tags,
+    rateLimited: true,
     summary: 'List the API keys that can reach the project (organization-wide and scoped to it), oldest first; revoked keys are included with revoked_at set',
     params: PathIds('project_id'),
     responses: [{ status: 200, description: 'API key records (never the plaintext key)', schema: Type.Array(ApiKeyRecordSchema) }],
@@ -63,7 +90,13 @@ export const apiKeyRoutes: Route[] = [
     },
   }),
   defineRoute({
-    operationId: 'createProjectApiKey', method: 'post', path: '/v1/projects/:project_id/api-keys', auth: ['token'], access: 'project', tags, rateLimited: true,
+    operationId: 'createProjectApiKey',
+    method: 'post',
+    path: '/v1/projects/:project_id/api-keys',
+    auth: ['token'],
+    access: 'project',
+    tags,
+    rateLimited: true,
     summary: 'Create an API key scoped to this project only; the plaintext key is returned only here',
     params: PathIds('project_id'),
     body: Body({ name: KeyName }),

@@ -21,24 +21,44 @@ function filterOf(orgId: string, query: { from: string; to: string; project_id?:
 
 export const auditRoutes: Route[] = [
   defineRoute({
-    operationId: 'listAuditLog', method: 'get', path: '/v1/organization/:org_id/audit-log', auth: ['token'], access: 'org-admin', tags, extension: true,
-    summary: "The organization's audit records created in [from, to], newest first, one page: every request of its API keys and terminals, and every request its admins' tokens were granted, with the outcome",
+    operationId: 'listAuditLog',
+    method: 'get',
+    path: '/v1/organization/:org_id/audit-log',
+    auth: ['token'],
+    access: 'org-admin',
+    tags,
+    extension: true,
+    summary:
+      "The organization's audit records created in [from, to], newest first, one page: every request of its API keys and terminals, and every request its admins' tokens were granted, with the outcome",
     params: PathIds('org_id'),
     query: Type.Object({ ...TimeWindow, ...Pagination(1_000), ...Filters }, { additionalProperties: false }),
     checkInput: requireOrderedWindow,
-    responses: [{ status: 200, description: 'a page of records and how many match', schema: Type.Object({ items: Type.Array(AuditRecordSchema), total_count: Type.Integer({ minimum: 0 }) }) }],
+    responses: [
+      {
+        status: 200,
+        description: 'a page of records and how many match',
+        schema: Type.Object({ items: Type.Array(AuditRecordSchema), total_count: Type.Integer({ minimum: 0 }) }),
+      },
+    ],
     async handler(context) {
       const { query, params, app } = context
       const filter = filterOf(params.org_id, query)
       const { items, total } = await auditPage(app.sql, filter, query.page, query.per_page)
       // A page that could hide or misstate records is refused rather than shown.
       const broken = await auditWindowProblem(app.sql, app.audit.keys, filter, items)
-      if (broken) throw new ServiceError('audit_trail_broken', `record ${broken.seq} of this organization's audit trail: ${broken.reason}; run palmvein audit verify`)
+      if (broken)
+        throw new ServiceError('audit_trail_broken', `record ${broken.seq} of this organization's audit trail: ${broken.reason}; run palmvein audit verify`)
       return { items: items.map(auditResource), total_count: total }
     },
   }),
   defineRoute({
-    operationId: 'exportAuditLog', method: 'get', path: '/v1/organization/:org_id/audit-log/export', auth: ['token'], access: 'org-admin', tags, extension: true,
+    operationId: 'exportAuditLog',
+    method: 'get',
+    path: '/v1/organization/:org_id/audit-log/export',
+    auth: ['token'],
+    access: 'org-admin',
+    tags,
+    extension: true,
     summary: 'The same records as the list for [from, to] (and filters), oldest first, as NDJSON: one record per line (streamed)',
     params: PathIds('org_id'),
     query: Type.Object({ ...TimeWindow, ...Filters }, { additionalProperties: false }),
@@ -48,7 +68,7 @@ export const auditRoutes: Route[] = [
       const { query, params, app } = context
       const filter = filterOf(params.org_id, query)
       async function* lines() {
-        for (let after = 0; ;) {
+        for (let after = 0; ; ) {
           const page = await auditRowsAfter(app.sql, filter, after, EXPORT_PAGE)
           if (page.length > 0) yield page.map((row) => JSON.stringify(auditResource(row)) + '\n').join('')
           if (page.length < EXPORT_PAGE) return

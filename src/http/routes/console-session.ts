@@ -38,18 +38,23 @@ function cookie(value: string, maxAge: number, config: Config, headers: Record<s
 
 function refuseCrossSite(headers: Record<string, string>): void {
   const site = headers['sec-fetch-site']
-  if (site && site !== 'same-origin') throw new ServiceError('forbidden', 'the console session is used by the console\'s own pages only')
+  if (site && site !== 'same-origin') throw new ServiceError('forbidden', "the console session is used by the console's own pages only")
 }
 
 const tokenBody = (token: ConsoleToken) => ({
-  token: token.token, subject: token.subject,
-  expires_at: token.expiresAt.toISOString(), session_expires_at: token.sessionExpiresAt.toISOString(),
+  token: token.token,
+  subject: token.subject,
+  expires_at: token.expiresAt.toISOString(),
+  session_expires_at: token.sessionExpiresAt.toISOString(),
 })
 
 const noStore = (config: Config) => ({ ...consoleHeaders(config), 'Cache-Control': 'no-store' })
 
 const TokenSchema = Type.Object({
-  token: Type.String(), subject: Type.String(), expires_at: Type.String(), session_expires_at: Type.String(),
+  token: Type.String(),
+  subject: Type.String(),
+  expires_at: Type.String(),
+  session_expires_at: Type.String(),
 })
 
 const StateSchema = Type.Object({
@@ -60,21 +65,36 @@ const StateSchema = Type.Object({
 
 export const consoleSessionRoutes: Route[] = [
   defineRoute({
-    operationId: 'getConsoleSession', method: 'get', path: '/console/session', auth: ['none'], access: 'none', tags,
+    operationId: 'getConsoleSession',
+    method: 'get',
+    path: '/console/session',
+    auth: ['none'],
+    access: 'none',
+    tags,
     summary: 'How to sign in to this console, and the open session its cookie names (null when none)',
     responses: [{ status: 200, description: 'the sign-in state', schema: StateSchema }],
     async handler({ app, headers }) {
       refuseCrossSite(headers)
       const oidc = consoleOidc(app.config)
       const session = oidc ? null : await openSessionOf(app.sql, cookieOf(headers))
-      return Reply.json(200, {
-        sign_in: oidc ? 'oidc' : 'link', oidc,
-        session: session && { subject: session.subject, session_expires_at: session.expires_at.toISOString() },
-      }, noStore(app.config))
+      return Reply.json(
+        200,
+        {
+          sign_in: oidc ? 'oidc' : 'link',
+          oidc,
+          session: session && { subject: session.subject, session_expires_at: session.expires_at.toISOString() },
+        },
+        noStore(app.config),
+      )
     },
   }),
   defineRoute({
-    operationId: 'signInToConsole', method: 'post', path: '/console/session', auth: ['none'], access: 'none', tags,
+    operationId: 'signInToConsole',
+    method: 'post',
+    path: '/console/session',
+    auth: ['none'],
+    access: 'none',
+    tags,
     summary: 'Redeem a one-time sign-in link: sets the session cookie, answers a first identity token',
     body: Body({ code: Text({ minLength: 1, maxLength: 200 }) }),
     responses: [{ status: 200, description: 'signed in', schema: TokenSchema }],
@@ -82,11 +102,19 @@ export const consoleSessionRoutes: Route[] = [
       refuseCrossSite(headers)
       const session = await redeemSignInLink(app.sql, app.config, body.code)
       const token = await consoleToken(app.sql, app.config, session.credential)
-      return Reply.json(200, tokenBody(token), { ...noStore(app.config), 'Set-Cookie': cookie(session.credential, CONSOLE_SESSION_SECONDS, app.config, headers) })
+      return Reply.json(200, tokenBody(token), {
+        ...noStore(app.config),
+        'Set-Cookie': cookie(session.credential, CONSOLE_SESSION_SECONDS, app.config, headers),
+      })
     },
   }),
   defineRoute({
-    operationId: 'renewConsoleToken', method: 'post', path: '/console/session/token', auth: ['none'], access: 'none', tags,
+    operationId: 'renewConsoleToken',
+    method: 'post',
+    path: '/console/session/token',
+    auth: ['none'],
+    access: 'none',
+    tags,
     summary: 'A fresh identity token for the session its cookie names',
     responses: [{ status: 200, description: 'a token', schema: TokenSchema }],
     async handler({ app, headers }) {
@@ -95,7 +123,12 @@ export const consoleSessionRoutes: Route[] = [
     },
   }),
   defineRoute({
-    operationId: 'signOutOfConsole', method: 'delete', path: '/console/session', auth: ['none'], access: 'none', tags,
+    operationId: 'signOutOfConsole',
+    method: 'delete',
+    path: '/console/session',
+    auth: ['none'],
+    access: 'none',
+    tags,
     summary: 'Sign out: the session gives no further token and its cookie is cleared',
     responses: [{ status: 204, description: 'signed out' }],
     async handler({ app, headers }) {

@@ -19,12 +19,22 @@ function fileReply(config: Config, file: ConsoleFile, cacheControl: string, ifNo
   return matches ? new Reply(304, null, null, headers) : new Reply(200, file.body, file.contentType, headers)
 }
 
-const notBuilt = () => new ServiceError('unavailable', 'the console is not built in this installation: run `npm run build` (or `npm run build -w @palmvein/console`) and restart the service')
+const notBuilt = () =>
+  new ServiceError(
+    'unavailable',
+    'the console is not built in this installation: run `npm run build` (or `npm run build -w @palmvein/console`) and restart the service',
+  )
 
 export function consoleRoutes(assets: ConsoleAssets | null): Route[] {
   return [
     defineRoute({
-      operationId: 'getConsole', method: 'get', path: '/console', auth: ['none'], access: 'none', tags, usesDatabase: false,
+      operationId: 'getConsole',
+      method: 'get',
+      path: '/console',
+      auth: ['none'],
+      access: 'none',
+      tags,
+      usesDatabase: false,
       summary: 'The web console (index.html; /console/ too)',
       responses: [{ status: 200, description: 'the console page', contentType: 'text/html' }],
       async handler({ app, headers }) {
@@ -33,7 +43,13 @@ export function consoleRoutes(assets: ConsoleAssets | null): Route[] {
       },
     }),
     defineRoute({
-      operationId: 'getConsoleAsset', method: 'get', path: '/console/assets/:file', auth: ['none'], access: 'none', tags, usesDatabase: false,
+      operationId: 'getConsoleAsset',
+      method: 'get',
+      path: '/console/assets/:file',
+      auth: ['none'],
+      access: 'none',
+      tags,
+      usesDatabase: false,
       summary: 'A built console asset, named by the hash of its content',
       params: Type.Object({ file: Type.String({ pattern: '^[A-Za-z0-9._-]{1,128}$' }) }),
       responses: [{ status: 200, description: 'the asset' }],

@@ -10,15 +10,25 @@ const DeviceParams = PathIds('device_id')
 
 // The client's copy of a session: only enroll_id decides; the other fields may come along as
 // they were received (so a client can send back exactly what it got).
-const ClientSession = Type.Object({
-  ...Object.fromEntries(Object.entries(EnrollmentSessionSchema.properties).map(([name, schema]) => [name, Type.Optional(schema)])),
-  enroll_id: EnrollmentSessionSchema.properties.enroll_id,
-}, { additionalProperties: false })
+const ClientSession = Type.Object(
+  {
+    ...Object.fromEntries(Object.entries(EnrollmentSessionSchema.properties).map(([name, schema]) => [name, Type.Optional(schema)])),
+    enroll_id: EnrollmentSessionSchema.properties.enroll_id,
+  },
+  { additionalProperties: false },
+)
 
 export const enrollmentSessionRoutes: Route[] = [
   defineRoute({
-    operationId: 'startEnrollmentSession', method: 'post', path: '/v1/devices/:device_id/enroll/member/start', auth: ['token', 'key'], access: 'tenant-device', tags, rateLimited: true,
-    summary: "Start an enrollment session for a member of the device's project. The terminal long-polling Device-Com gets it at once; a session already active on the device is superseded (cancelled). Expires 300 s after iat",
+    operationId: 'startEnrollmentSession',
+    method: 'post',
+    path: '/v1/devices/:device_id/enroll/member/start',
+    auth: ['token', 'key'],
+    access: 'tenant-device',
+    tags,
+    rateLimited: true,
+    summary:
+      "Start an enrollment session for a member of the device's project. The terminal long-polling Device-Com gets it at once; a session already active on the device is superseded (cancelled). Expires 300 s after iat",
     params: DeviceParams,
     body: Body({ member_id: Uuid('the member to enroll (user_id of the session)') }),
     responses: [
@@ -33,7 +43,13 @@ export const enrollmentSessionRoutes: Route[] = [
     },
   }),
   defineRoute({
-    operationId: 'getEnrollmentSession', method: 'get', path: '/v1/devices/:device_id/enroll/status', auth: ['token', 'key'], access: 'device', tags, rateLimited: true,
+    operationId: 'getEnrollmentSession',
+    method: 'get',
+    path: '/v1/devices/:device_id/enroll/status',
+    auth: ['token', 'key'],
+    access: 'device',
+    tags,
+    rateLimited: true,
     summary: "The device's active (pending or in-progress) session, or session: null when there is none or session_id names another",
     params: DeviceParams,
     query: Type.Object({ session_id: Type.Optional(Uuid('answer null unless the active session is this one')) }, { additionalProperties: false }),
@@ -45,8 +61,15 @@ export const enrollmentSessionRoutes: Route[] = [
     },
   }),
   defineRoute({
-    operationId: 'refreshEnrollmentSession', method: 'post', path: '/v1/devices/:device_id/enroll/status', auth: ['token', 'key'], access: 'device', tags, rateLimited: true,
-    summary: "The current state of the client's copy of a session (completed, cancelled and expired included), or session: null when a newer session superseded it or it does not exist on this device",
+    operationId: 'refreshEnrollmentSession',
+    method: 'post',
+    path: '/v1/devices/:device_id/enroll/status',
+    auth: ['token', 'key'],
+    access: 'device',
+    tags,
+    rateLimited: true,
+    summary:
+      "The current state of the client's copy of a session (completed, cancelled and expired included), or session: null when a newer session superseded it or it does not exist on this device",
     params: DeviceParams,
     body: Body({ session: ClientSession }),
     responses: [{ status: 200, description: 'the session as it is now, or null', schema: SessionEnvelopeSchema }],
@@ -57,8 +80,15 @@ export const enrollmentSessionRoutes: Route[] = [
     },
   }),
   defineRoute({
-    operationId: 'cancelEnrollmentSession', method: 'delete', path: '/v1/devices/:device_id/enroll/cancel', auth: ['token', 'key'], access: 'device', tags, rateLimited: true,
-    summary: 'Cancel exactly the named session. An unknown session_id (or another device\'s) is 404 and changes nothing; an already cancelled one is answered as is; a completed or expired one is 409',
+    operationId: 'cancelEnrollmentSession',
+    method: 'delete',
+    path: '/v1/devices/:device_id/enroll/cancel',
+    auth: ['token', 'key'],
+    access: 'device',
+    tags,
+    rateLimited: true,
+    summary:
+      "Cancel exactly the named session. An unknown session_id (or another device's) is 404 and changes nothing; an already cancelled one is answered as is; a completed or expired one is 409",
     params: DeviceParams,
     query: Type.Object({ session_id: Uuid('the session to cancel') }, { additionalProperties: false }),
     responses: [

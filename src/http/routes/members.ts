@@ -12,7 +12,13 @@ const notTenantManaged = { status: 403, description: 'environment_not_tenant_man
 
 export const memberRoutes: Route[] = [
   defineRoute({
-    operationId: 'listMembers', method: 'get', path: '/v1/projects/:project_id/members', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
+    operationId: 'listMembers',
+    method: 'get',
+    path: '/v1/projects/:project_id/members',
+    auth: ['token', 'key'],
+    access: 'tenant-project',
+    tags,
+    rateLimited: true,
     summary: "List the project's members, oldest first",
     params: ProjectParams,
     // An extension: without page and per_page, every member (the spec's array); with either, one page.
@@ -25,8 +31,15 @@ export const memberRoutes: Route[] = [
     },
   }),
   defineRoute({
-    operationId: 'createMember', method: 'post', path: '/v1/projects/:project_id/members', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
-    summary: "Create a member (no palms yet: enroll them with POST .../biometrics/enroll). Refused with 422 headcount_reached once the plan's headcount is reached",
+    operationId: 'createMember',
+    method: 'post',
+    path: '/v1/projects/:project_id/members',
+    auth: ['token', 'key'],
+    access: 'tenant-project',
+    tags,
+    rateLimited: true,
+    summary:
+      "Create a member (no palms yet: enroll them with POST .../biometrics/enroll). Refused with 422 headcount_reached once the plan's headcount is reached",
     params: ProjectParams,
     body: Body({ display_name: DisplayName, metadata: Type.Optional(Metadata) }),
     responses: [
@@ -40,7 +53,13 @@ export const memberRoutes: Route[] = [
     },
   }),
   defineRoute({
-    operationId: 'getMember', method: 'get', path: '/v1/projects/:project_id/members/:member_id', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
+    operationId: 'getMember',
+    method: 'get',
+    path: '/v1/projects/:project_id/members/:member_id',
+    auth: ['token', 'key'],
+    access: 'tenant-project',
+    tags,
+    rateLimited: true,
     summary: 'Read a member',
     params: MemberParams,
     responses: [{ status: 200, description: 'the member', schema: MemberSchema }, notTenantManaged],
@@ -50,8 +69,15 @@ export const memberRoutes: Route[] = [
     },
   }),
   defineRoute({
-    operationId: 'updateMember', method: 'put', path: '/v1/projects/:project_id/members/:member_id', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
-    summary: 'Change a member: the fields sent (display_name, metadata, at least one) replace the stored ones; a field left out keeps its value; metadata null clears it',
+    operationId: 'updateMember',
+    method: 'put',
+    path: '/v1/projects/:project_id/members/:member_id',
+    auth: ['token', 'key'],
+    access: 'tenant-project',
+    tags,
+    rateLimited: true,
+    summary:
+      'Change a member: the fields sent (display_name, metadata, at least one) replace the stored ones; a field left out keeps its value; metadata null clears it',
     params: MemberParams,
     body: Body({ display_name: Type.Optional(DisplayName), metadata: Type.Optional(Metadata) }, { minProperties: 1 }),
     responses: [{ status: 200, description: 'the member', schema: MemberSchema }, notTenantManaged],
@@ -61,8 +87,15 @@ export const memberRoutes: Route[] = [
     },
   }),
   defineRoute({
-    operationId: 'deleteMember', method: 'delete', path: '/v1/projects/:project_id/members/:member_id', auth: ['token', 'key'], access: 'tenant-project', tags, rateLimited: true,
-    summary: "Delete a member: its data key is destroyed (its encrypted templates become unreadable everywhere, backups included) and its palms leave the gallery at once. Scan results and transactions keep the member id",
+    operationId: 'deleteMember',
+    method: 'delete',
+    path: '/v1/projects/:project_id/members/:member_id',
+    auth: ['token', 'key'],
+    access: 'tenant-project',
+    tags,
+    rateLimited: true,
+    summary:
+      'Delete a member: its data key is destroyed (its encrypted templates become unreadable everywhere, backups included) and its palms leave the gallery at once. Scan results and transactions keep the member id',
     params: MemberParams,
     responses: [{ status: 204, description: 'deleted' }, notTenantManaged],
     async handler(context) {

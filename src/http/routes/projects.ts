@@ -9,15 +9,27 @@ const ProjectParams = PathIds('project_id')
 
 export const projectRoutes: Route[] = [
   defineRoute({
-    operationId: 'listProjects', method: 'get', path: '/v1/projects', auth: ['token', 'key'], access: 'caller', tags,
-    summary: 'List projects: with a token, every project of the organizations the user administers; with an API key, every project the key can reach. Not rate-limited',
+    operationId: 'listProjects',
+    method: 'get',
+    path: '/v1/projects',
+    auth: ['token', 'key'],
+    access: 'caller',
+    tags,
+    summary:
+      'List projects: with a token, every project of the organizations the user administers; with an API key, every project the key can reach. Not rate-limited',
     responses: [{ status: 200, description: 'projects, oldest first', schema: Type.Array(ProjectSchema) }],
     async handler({ app, principal }) {
       return (await reachableProjects(app.sql, principal)).map(projectResource)
     },
   }),
   defineRoute({
-    operationId: 'getProject', method: 'get', path: '/v1/projects/:project_id', auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
+    operationId: 'getProject',
+    method: 'get',
+    path: '/v1/projects/:project_id',
+    auth: ['token', 'key'],
+    access: 'project',
+    tags,
+    rateLimited: true,
     summary: 'Read a project',
     params: ProjectParams,
     responses: [{ status: 200, description: 'the project', schema: ProjectSchema }],
@@ -26,8 +38,15 @@ export const projectRoutes: Route[] = [
     },
   }),
   defineRoute({
-    operationId: 'setServerLookup', method: 'put', path: '/v1/projects/:project_id/server-lookup', auth: ['token'], access: 'project', tags, rateLimited: true,
-    summary: "Enable or disable server lookup: 1:N identification by the service for the project's terminals (POST /v1/device-com/identify; while off they get 403 server_lookup_disabled). Enabling needs the project's environment to allow it (environment_enables_server_lookup), else 422 server_lookup_not_allowed; disabling is always allowed. REST identify with an API key is not affected",
+    operationId: 'setServerLookup',
+    method: 'put',
+    path: '/v1/projects/:project_id/server-lookup',
+    auth: ['token'],
+    access: 'project',
+    tags,
+    rateLimited: true,
+    summary:
+      "Enable or disable server lookup: 1:N identification by the service for the project's terminals (POST /v1/device-com/identify; while off they get 403 server_lookup_disabled). Enabling needs the project's environment to allow it (environment_enables_server_lookup), else 422 server_lookup_not_allowed; disabling is always allowed. REST identify with an API key is not affected",
     params: ProjectParams,
     body: Body({ enable_server_lookup: Type.Boolean() }),
     responses: [

@@ -6,7 +6,13 @@ import { Pagination, parseWindow, PathIds, requireOrderedWindow, TimeWindow, Typ
 
 export const scanRoutes: Route[] = [
   defineRoute({
-    operationId: 'listScanResults', method: 'get', path: '/v1/projects/:project_id/scans/results', auth: ['token', 'key'], access: 'project', tags: ['Scans'], rateLimited: true,
+    operationId: 'listScanResults',
+    method: 'get',
+    path: '/v1/projects/:project_id/scans/results',
+    auth: ['token', 'key'],
+    access: 'project',
+    tags: ['Scans'],
+    rateLimited: true,
     summary: 'Scan results created in [from, to], newest first, one page',
     params: PathIds('project_id'),
     query: Type.Object({ ...TimeWindow, ...Pagination(10_000) }, { additionalProperties: false }),

@@ -11,7 +11,13 @@ const WindowQuery = Type.Object(TimeWindow, { additionalProperties: false })
 
 export const transactionRoutes: Route[] = [
   defineRoute({
-    operationId: 'listTransactions', method: 'get', path: '/v1/projects/:project_id/transactions', auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
+    operationId: 'listTransactions',
+    method: 'get',
+    path: '/v1/projects/:project_id/transactions',
+    auth: ['token', 'key'],
+    access: 'project',
+    tags,
+    rateLimited: true,
     summary: 'Transactions whose timestamp is in [from, to], newest first (streamed)',
     params: PathIds('project_id'),
     query: WindowQuery,
@@ -24,7 +30,13 @@ export const transactionRoutes: Route[] = [
     },
   }),
   defineRoute({
-    operationId: 'exportTransactions', method: 'get', path: '/v1/projects/:project_id/transactions/export', auth: ['token', 'key'], access: 'project', tags, rateLimited: true,
+    operationId: 'exportTransactions',
+    method: 'get',
+    path: '/v1/projects/:project_id/transactions/export',
+    auth: ['token', 'key'],
+    access: 'project',
+    tags,
+    rateLimited: true,
     summary: `The same rows as the list, as CSV (RFC 4180, CRLF, header row; streamed). Columns: ${CSV_COLUMNS.join(', ')}. Absent values are empty cells; text cells starting with = + - @ tab or CR get a leading ' so spreadsheets do not run them as formulas`,
     params: PathIds('project_id'),
     query: WindowQuery,

@@ -14,9 +14,22 @@ export const DATABASE_RETRY_AFTER_SECONDS = 2
 // Errors of a database that cannot be reached or went away mid-query, as node, postgres.js and
 // PostgreSQL name them (class 08: connection exception; 57P01..57P03: shutting down or starting).
 const UNREACHABLE_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
-  'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECTION_ENDED', 'DATABASE_CUT',
-  '57P01', '57P02', '57P03',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_DESTROYED',
+  'CONNECTION_ENDED',
+  'DATABASE_CUT',
+  '57P01',
+  '57P02',
+  '57P03',
 ])
 
 export function isDatabaseUnreachable(error: unknown): boolean {
@@ -66,13 +79,21 @@ export function watchAvailability(options: AvailabilityOptions): Availability {
         handle = setTimeout(() => {
           const lag = performance.now() - due
           if (lag > LAG_TOLERANCE_MS) return arm(LAG_TOLERANCE_MS)
-          setImmediate(() => { if (!cleared) reject(new Error(`no answer within ${timeoutMs} ms`)) })
+          setImmediate(() => {
+            if (!cleared) reject(new Error(`no answer within ${timeoutMs} ms`))
+          })
         }, ms)
       }
       arm(timeoutMs)
     })
     promise.catch(() => {})
-    return { promise, clear() { cleared = true; clearTimeout(handle) } }
+    return {
+      promise,
+      clear() {
+        cleared = true
+        clearTimeout(handle)
+      },
+    }
   }
 
   async function probeOnce(): Promise<void> {
@@ -92,13 +113,20 @@ export function watchAvailability(options: AvailabilityOptions): Availability {
       options.onProbeFailed((error as Error).message, first)
     } finally {
       limit.clear()
-      if (!stopped) timer = setTimeout(() => { void probeOnce() }, intervalMs).unref()
+      if (!stopped)
+        timer = setTimeout(() => {
+          void probeOnce()
+        }, intervalMs).unref()
     }
   }
-  timer = setTimeout(() => { void probeOnce() }, intervalMs).unref()
+  timer = setTimeout(() => {
+    void probeOnce()
+  }, intervalMs).unref()
 
   return {
-    get up() { return up },
+    get up() {
+      return up
+    },
     stop() {
       stopped = true
       clearTimeout(timer)

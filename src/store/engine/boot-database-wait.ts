@@ -18,8 +18,7 @@ export interface BootDatabaseWait {
   waiting(): string | null
 }
 
-const unreachable = (error: unknown) =>
-  isDatabaseUnreachable(error) || (error instanceof ServiceError && error.code === 'database_unavailable')
+const unreachable = (error: unknown) => isDatabaseUnreachable(error) || (error instanceof ServiceError && error.code === 'database_unavailable')
 
 export function createBootDatabaseWait(db: Pick<Database, 'available' | 'describe'>, log: Logger): BootDatabaseWait {
   let since: number | null = null

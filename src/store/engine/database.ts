@@ -71,7 +71,10 @@ export class SocketTracker {
       // leaves the startup message queued in the client and its next connection never starts.
       const refused = new net.Socket()
       const error = Object.assign(new Error(`database unreachable: ${this.refusing}`), { code: 'DATABASE_CUT' })
-      refused.write = () => { setImmediate(() => refused.destroy(error)); return false }
+      refused.write = () => {
+        setImmediate(() => refused.destroy(error))
+        return false
+      }
       return refused
     }
     return this.connectAlways(options)
@@ -106,7 +109,12 @@ const CONNECT_TIMEOUT_SECONDS = 2
 const RECONNECT_DELAY_SECONDS = 0.05
 
 export function createClient(options: {
-  url?: string; host?: string; port?: number; password?: string; max?: number; sockets?: SocketTracker
+  url?: string
+  host?: string
+  port?: number
+  password?: string
+  max?: number
+  sockets?: SocketTracker
   /** A connection of another kind than TCP (the embedded database's thread in this process). */
   connect?: () => Duplex
   /** Connect even while the tracker refuses (the probe, the notification connection). */
@@ -163,9 +171,14 @@ export interface OpenOptions {
   watchAvailability?: boolean
 }
 
-export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'embeddedSharedBuffers'>>, options: OpenOptions = {}): Promise<Database> {
+export async function openDatabase(
+  config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'embeddedSharedBuffers'>>,
+  options: OpenOptions = {},
+): Promise<Database> {
   if (!postgresIsPatched()) {
-    options.log?.warn("DB: the installed postgres.js lacks palmvein's fixes (installed with --ignore-scripts?): a connection lost mid-transaction would end the process, a boot's COPY could stall a connection, and queries slow down as the pool's queue grows. Run: node node_modules/palmvein/scripts/patch-postgres.mjs")
+    options.log?.warn(
+      "DB: the installed postgres.js lacks palmvein's fixes (installed with --ignore-scripts?): a connection lost mid-transaction would end the process, a boot's COPY could stall a connection, and queries slow down as the pool's queue grows. Run: node node_modules/palmvein/scripts/patch-postgres.mjs",
+    )
   }
   if (config.databaseUrl) {
     const sockets = new SocketTracker()
@@ -180,23 +193,31 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
     )
     const url = new URL(config.databaseUrl)
     const where = `PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}`
-    const availability = options.watchAvailability ? watchAvailability({
-      probe: async () => { await probe`SELECT 1` },
-      onProbeFailed(reason, first) {
-        sockets.cut(reason)
-        if (first) options.log?.warn(`DB: ${where} is unreachable (${reason}); requests that need it answer 503 database_unavailable`)
-      },
-      onUp(downForMs) {
-        sockets.reopen()
-        options.log?.info(`DB: ${where} is reachable again after ${(downForMs / 1000).toFixed(1)} s`)
-      },
-    }) : null
+    const availability = options.watchAvailability
+      ? watchAvailability({
+          probe: async () => {
+            await probe`SELECT 1`
+          },
+          onProbeFailed(reason, first) {
+            sockets.cut(reason)
+            if (first) options.log?.warn(`DB: ${where} is unreachable (${reason}); requests that need it answer 503 database_unavailable`)
+          },
+          onUp(downForMs) {
+            sockets.reopen()
+            options.log?.info(`DB: ${where} is reachable again after ${(downForMs / 1000).toFixed(1)} s`)
+          },
+        })
+      : null
     return {
       sql,
       kind: 'postgres',
-      get available() { return availability?.up ?? true },
+      get available() {
+        return availability?.up ?? true
+      },
       describe: where,
-      notify: async (channel, payload) => { await sql.notify(channel, payload) },
+      notify: async (channel, payload) => {
+        await sql.notify(channel, payload)
+      },
       listen: (channel, onPayload, onReconnect) => listener.listen(channel, { onPayload, onReconnect }),
       async health() {
         await ping(sql)
@@ -208,7 +229,10 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
       },
     }
   }
-  const embedded: EmbeddedDatabase = await openEmbedded(config.dataDir, { exclusive: options.exclusive, sharedBuffers: config.embeddedSharedBuffers ?? undefined })
+  const embedded: EmbeddedDatabase = await openEmbedded(config.dataDir, {
+    exclusive: options.exclusive,
+    sharedBuffers: config.embeddedSharedBuffers ?? undefined,
+  })
   const sql = createClient({ host: embedded.host, port: embedded.port, password: embedded.password, max: options.max, connect: embedded.thread?.connect })
   // The loopback server does not carry notifications; one process serves PGlite, so an emitter is exact.
   // One emitter per data directory: services sharing the in-process PGlite (tests) hear each other.
@@ -216,10 +240,16 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
   const activity = embedded.thread?.activity
   return {
     sql,
-    notify: async (channel, payload) => { bus.emit(channel, payload) },
+    notify: async (channel, payload) => {
+      bus.emit(channel, payload)
+    },
     listen: async (channel, onPayload) => {
       bus.on(channel, onPayload)
-      return { unlisten: async () => { bus.off(channel, onPayload) } }
+      return {
+        unlisten: async () => {
+          bus.off(channel, onPayload)
+        },
+      }
     },
     kind: 'embedded',
     accessVersion: activity ? () => activity.accessVersion() : undefined,
@@ -230,7 +260,7 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
         await ping(sql)
         return 'ok (embedded, joined)'
       }
-      if (thread.exited()) throw new Error('the embedded database\'s thread has stopped')
+      if (thread.exited()) throw new Error("the embedded database's thread has stopped")
       const busy = thread.activity.busyForMs()
       if (busy > STUCK_AFTER_MS) throw new Error(`the embedded database has been running one statement for ${Math.round(busy / 1000)} s`)
       return busy > 0 ? `ok (embedded; a statement running for ${busy} ms)` : 'ok (embedded)'

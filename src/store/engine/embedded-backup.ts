@@ -82,7 +82,13 @@ export async function restoreEmbedded(file: string, dataDir: string): Promise<vo
   try {
     await tar.x({ file, cwd: directory, strict: true })
     // Without its files PGlite would make a new, empty database here.
-    if (!await fs.stat(path.join(directory, 'PG_VERSION')).then(() => true, () => false)) throw new Error('it holds no database files')
+    if (
+      !(await fs.stat(path.join(directory, 'PG_VERSION')).then(
+        () => true,
+        () => false,
+      ))
+    )
+      throw new Error('it holds no database files')
     const db = await PGlite.create(directory)
     await db.close()
     await restrictToOwner(directory)

@@ -45,9 +45,15 @@ function processAlive(pid: number): boolean {
 function portAnswers(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: HOST, port })
-    socket.once('connect', () => { socket.destroy(); resolve(true) })
+    socket.once('connect', () => {
+      socket.destroy()
+      resolve(true)
+    })
     socket.once('error', () => resolve(false))
-    socket.setTimeout(1000, () => { socket.destroy(); resolve(false) })
+    socket.setTimeout(1000, () => {
+      socket.destroy()
+      resolve(false)
+    })
   })
 }
 
@@ -74,7 +80,7 @@ export class DataDirectoryInUse extends Error {
  * would never hear its gallery changes (notifications are in-process), so it is refused; the CLI's
  * short commands join.
  */
-export async function openEmbedded(dataDir: string, options: { exclusive?: boolean, sharedBuffers?: string } = {}): Promise<EmbeddedDatabase> {
+export async function openEmbedded(dataDir: string, options: { exclusive?: boolean; sharedBuffers?: string } = {}): Promise<EmbeddedDatabase> {
   const key = path.resolve(dataDir)
   let entry = openInProcess.get(key)
   if (!entry) {
@@ -108,7 +114,9 @@ async function openOnce(dataDir: string, exclusive: boolean, sharedBuffers: stri
   const existing = await runningServer(portFile)
   if (existing !== null) {
     if (exclusive) {
-      throw new DataDirectoryInUse(`the data directory ${dataDir} is served by another palmvein process (pid ${existing.pid}): a second service on its embedded database would not hear the first one's changes. Stop that one, or run several processes on PostgreSQL (DATABASE_URL)`)
+      throw new DataDirectoryInUse(
+        `the data directory ${dataDir} is served by another palmvein process (pid ${existing.pid}): a second service on its embedded database would not hear the first one's changes. Stop that one, or run several processes on PostgreSQL (DATABASE_URL)`,
+      )
     }
     return { host: HOST, port: existing.port, password: existing.password, directory, owned: false, close: async () => {} }
   }
@@ -119,7 +127,9 @@ async function openOnce(dataDir: string, exclusive: boolean, sharedBuffers: stri
   // Once PGlite has made (or found) its files: they are the owner's alone.
   await restrictToOwner(directory)
   let exited = false
-  worker.once('exit', () => { exited = true })
+  worker.once('exit', () => {
+    exited = true
+  })
   // Written with O_EXCL after removing a stale file, so the mode is ours (0600) from the first byte.
   await fs.rm(portFile, { force: true })
   await fs.writeFile(portFile, JSON.stringify({ pid: process.pid, port, password }), { mode: 0o600, flag: 'wx' })

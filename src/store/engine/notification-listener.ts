@@ -24,7 +24,7 @@ export function createNotificationListener(
 ): NotificationListener {
   const channels = new Map<string, Set<Subscription>>()
   let closed = false
-  let resubscribing: Promise<void> | null = null
+  let _resubscribing: Promise<void> | null = null
   let dropped = false
   const quote = (channel: string) => `"${channel.replace(/"/g, '""')}"`
 
@@ -35,7 +35,9 @@ export function createNotificationListener(
     onclose() {
       if (closed || channels.size === 0) return
       dropped = true
-      resubscribing ??= resubscribe().finally(() => { resubscribing = null })
+      _resubscribing ??= resubscribe().finally(() => {
+        _resubscribing = null
+      })
     },
   })
 

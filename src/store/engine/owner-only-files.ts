@@ -23,11 +23,16 @@ export async function restrictToOwner(directory: string): Promise<number> {
     if (stats.isSymbolicLink()) return
     const mode = stats.isDirectory() ? DIRECTORY_MODE : FILE_MODE
     if ((stats.mode & 0o777) !== mode) {
-      await fs.chmod(entry, mode).catch((error: NodeJS.ErrnoException) => { if (error.code !== 'ENOENT') throw error })
+      await fs.chmod(entry, mode).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error
+      })
       changed += 1
     }
     if (stats.isDirectory()) {
-      const names = await fs.readdir(entry).catch((error: NodeJS.ErrnoException) => { if (error.code === 'ENOENT') return []; throw error })
+      const names = await fs.readdir(entry).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return []
+        throw error
+      })
       for (const name of names) await visit(path.join(entry, name))
     }
   }

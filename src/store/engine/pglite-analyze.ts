@@ -25,11 +25,13 @@ const runNow: RunBetweenUnits = (task) => task()
  * took 144 ms in one piece (78 ms of it palm_templates), a stall REST GETs saw as p99 > 100 ms.
  */
 export async function analyzeGrownTables(db: PGlite, runBetweenUnits: RunBetweenUnits = runNow): Promise<string[]> {
-  const { rows } = await runBetweenUnits(() => db.query<{ name: string }>(`
+  const { rows } = await runBetweenUnits(() =>
+    db.query<{ name: string }>(`
     SELECT c.oid::regclass::text AS name FROM pg_class c
     WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace
       AND pg_relation_size(c.oid) / 8192 > greatest(c.relpages, 0) * 1.2 + 8
-    ORDER BY 1`))
+    ORDER BY 1`),
+  )
   // regclass text is the table's name quoted where it needs to be.
   for (const { name } of rows) {
     await runBetweenUnits(() => db.exec(`BEGIN; SET LOCAL default_statistics_target = ${STATISTICS_TARGET}; ANALYZE ${name}; COMMIT`))

@@ -56,7 +56,10 @@ class Connection {
   sawReady = false
   closed = false
 
-  constructor(readonly socket: Duplex, private readonly server: PgliteServer) {}
+  constructor(
+    readonly socket: Duplex,
+    private readonly server: PgliteServer,
+  ) {}
 
   receive(chunk: Buffer): void {
     this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk
@@ -189,7 +192,11 @@ export class PgliteServer {
    * `onNotification`: a NOTIFY on a channel the session LISTENs to, seen in the committing unit's
    * answer before it is passed on (PGlite has one session: whichever connection commits gets it).
    */
-  constructor(private readonly db: PGlite, readonly password: string, options: { directory?: string, activity?: PgliteActivity, onNotification?: (channel: string) => void } = {}) {
+  constructor(
+    private readonly db: PGlite,
+    readonly password: string,
+    options: { directory?: string; activity?: PgliteActivity; onNotification?: (channel: string) => void } = {},
+  ) {
     this.directory = options.directory
     this.activity = options.activity
     this.onNotification = options.onNotification
@@ -242,8 +249,9 @@ export class PgliteServer {
       socket.end(fatal('28P01', 'password authentication failed'))
       return
     }
-    sendBackup(this.directory, socket, (task) => this.whenIdle(task))
-      .catch((error: unknown) => { if (!socket.destroyed) socket.end(fatal('58000', `backup failed: ${error instanceof Error ? error.message : String(error)}`)) })
+    sendBackup(this.directory, socket, (task) => this.whenIdle(task)).catch((error: unknown) => {
+      if (!socket.destroyed) socket.end(fatal('58000', `backup failed: ${error instanceof Error ? error.message : String(error)}`))
+    })
   }
 
   notified(channel: string): void {
@@ -300,24 +308,26 @@ export class PgliteServer {
         // One write per unit rather than one per chunk PGlite emits (a syscall each: 0.7 s of this
         // thread's 2.3 s at 1 000 GETs/s).
         connection.socket.cork()
-        await this.db.runExclusive(async () => {
-          for (const batch of protocolBatches(unit.messages)) {
-            if (batch === END_SESSION) {
-              connection.sawReady = true
-              connection.socket.end()
-              continue
+        await this.db
+          .runExclusive(async () => {
+            for (const batch of protocolBatches(unit.messages)) {
+              if (batch === END_SESSION) {
+                connection.sawReady = true
+                connection.socket.end()
+                continue
+              }
+              await this.db.execProtocolRawStream(batch, {
+                onRawData: (data: Uint8Array) => {
+                  connection.observeOutput(data)
+                  if (!connection.closed && connection.socket.writable) connection.socket.write(Buffer.from(data))
+                },
+              })
             }
-            await this.db.execProtocolRawStream(batch, {
-              onRawData: (data: Uint8Array) => {
-                connection.observeOutput(data)
-                if (!connection.closed && connection.socket.writable) connection.socket.write(Buffer.from(data))
-              },
-            })
-          }
-        }).finally(() => {
-          connection.socket.uncork()
-          this.activity?.unitEnded()
-        })
+          })
+          .finally(() => {
+            connection.socket.uncork()
+            this.activity?.unitEnded()
+          })
         // In a transaction (T or E), or mid-exchange (no ReadyForQuery yet), this connection keeps
         // the session until it is done; one that left meanwhile is rolled back.
         const holds = connection.transactionStatus !== 'I' || !connection.sawReady

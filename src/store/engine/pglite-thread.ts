@@ -48,7 +48,7 @@ async function initialiseDataDirectory(data: PgliteWorkerData): Promise<void> {
   }
 }
 
-export async function startPgliteWorker(data: PgliteWorkerData): Promise<{ worker: Worker, port: number }> {
+export async function startPgliteWorker(data: PgliteWorkerData): Promise<{ worker: Worker; port: number }> {
   await initialiseDataDirectory(data)
   const worker = spawn(data)
   // After the start, a failure shows as refused connections (answered like any database outage);
@@ -91,7 +91,10 @@ export async function stopPgliteWorker(worker: Worker): Promise<void> {
       if (message.kind === 'closed') resolve()
       else reject(new Error(`the embedded database did not close cleanly: ${message.kind === 'failed' ? message.message : message.kind}`))
     })
-    worker.once('exit', () => { clearTimeout(timer); resolve() })
+    worker.once('exit', () => {
+      clearTimeout(timer)
+      resolve()
+    })
   })
   const close: PgliteThreadRequest = 'close'
   worker.postMessage(close)

@@ -21,13 +21,9 @@ export interface PgliteWorkerData {
 }
 
 /** What the owning thread sends: a connection's port, or "close". */
-export type PgliteThreadRequest = { kind: 'connect', port: MessagePort } | 'close'
+export type PgliteThreadRequest = { kind: 'connect'; port: MessagePort } | 'close'
 
-export type PgliteWorkerMessage =
-  | { kind: 'listening', port: number }
-  | { kind: 'failed', message: string }
-  | { kind: 'closed' }
-  | { kind: 'initialised' }
+export type PgliteWorkerMessage = { kind: 'listening'; port: number } | { kind: 'failed'; message: string } | { kind: 'closed' } | { kind: 'initialised' }
 
 const { directory, host, password, sharedBuffers, activity, initialiseOnly } = workerData as PgliteWorkerData
 const post = (message: PgliteWorkerMessage) => parentPort!.postMessage(message)
@@ -43,21 +39,29 @@ async function serve(): Promise<void> {
   // streamed raw), in this thread's own statements through PGlite.
   const shown = new PgliteActivity(activity)
   await db.listen(ACCESS_CHANNEL, () => shown.accessChanged())
-  const onNotification = (channel: string) => { if (channel === ACCESS_CHANNEL) shown.accessChanged() }
+  const onNotification = (channel: string) => {
+    if (channel === ACCESS_CHANNEL) shown.accessChanged()
+  }
   // Connections are multiplexed over PGlite's single session; keep transactions short.
   const server = new PgliteServer(db, password, { directory, activity: shown, onNotification })
   const port = await server.listen(host)
   // Statistics as autoanalyze would keep them (see pglite-analyze.ts), between clients' units.
-  const analyze = setInterval(() => { void analyzeGrownTables(db, (task) => server.whenIdle(task)).catch(() => {}) }, ANALYZE_EVERY_MS)
+  const analyze = setInterval(() => {
+    void analyzeGrownTables(db, (task) => server.whenIdle(task)).catch(() => {})
+  }, ANALYZE_EVERY_MS)
   analyze.unref()
   parentPort!.on('message', (message: PgliteThreadRequest) => {
     // A connection of the owning process, over a MessageChannel rather than loopback TCP.
     if (message !== 'close') return server.serve(new PortSocket(message.port))
     // "close": stop serving, then close the files.
     clearInterval(analyze)
-    void server.close()
+    void server
+      .close()
       .then(() => db.close())
-      .then(() => post({ kind: 'closed' }), (error: unknown) => post({ kind: 'failed', message: String(error) }))
+      .then(
+        () => post({ kind: 'closed' }),
+        (error: unknown) => post({ kind: 'failed', message: String(error) }),
+      )
   })
   post({ kind: 'listening', port })
 }

@@ -19,9 +19,10 @@ export function postgresIsPatched(): boolean {
   const entry = createRequire(import.meta.url).resolve('postgres')
   // The CommonJS entry is cjs/src/index.js; the ES build sits in src/ beside cjs/.
   const root = path.resolve(path.dirname(entry), '..', '..')
-  return Object.entries(MARKERS).every(([name, markers]) => [path.join(root, 'src', name), path.join(root, 'cjs', 'src', name)]
-    .every((file) => {
+  return Object.entries(MARKERS).every(([name, markers]) =>
+    [path.join(root, 'src', name), path.join(root, 'cjs', 'src', name)].every((file) => {
       const source = readFileSync(file, 'utf8')
       return markers.every((marker) => source.includes(marker))
-    }))
+    }),
+  )
 }

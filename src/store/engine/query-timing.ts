@@ -36,5 +36,7 @@ export function observeQueries(sql: Sql, observer: Observer): () => void {
     }
   }
   observers.add(observer)
-  return () => { observers.delete(observer) }
+  return () => {
+    observers.delete(observer)
+  }
 }

@@ -21,19 +21,33 @@ export async function createClientTenant(svc: TestService, subject: string): Pro
   const token = await svc.token(subject)
   const admin = createPalmveinClient({ baseUrl: svc.url, credential: token })
   const org = await ok(admin.POST('/v1/organizations', { body: { name: `${subject} org` } }))
-  const environment = await ok(admin.POST('/v1/organization/{org_id}/environments', {
-    params: { path: { org_id: org.id } }, body: { name: 'palms', enables_server_lookup: true },
-  }))
-  const project = await ok(admin.POST('/v1/organization/{org_id}/projects', {
-    params: { path: { org_id: org.id } }, body: { name: 'front desk', environment_id: environment.id, plan: 'sandbox' },
-  }))
+  const environment = await ok(
+    admin.POST('/v1/organization/{org_id}/environments', {
+      params: { path: { org_id: org.id } },
+      body: { name: 'palms', enables_server_lookup: true },
+    }),
+  )
+  const project = await ok(
+    admin.POST('/v1/organization/{org_id}/projects', {
+      params: { path: { org_id: org.id } },
+      body: { name: 'front desk', environment_id: environment.id, plan: 'sandbox' },
+    }),
+  )
   // The operator's step (tests only): sandbox projects allow 5 requests a minute.
   await liftRateLimits(svc, project.id)
-  const created = await ok(admin.POST('/v1/organization/{org_id}/api-keys', {
-    params: { path: { org_id: org.id } }, body: { name: 'tests', project_ids: null },
-  }))
+  const created = await ok(
+    admin.POST('/v1/organization/{org_id}/api-keys', {
+      params: { path: { org_id: org.id } },
+      body: { name: 'tests', project_ids: null },
+    }),
+  )
   return {
-    token, admin, orgId: org.id, environmentId: environment.id, projectId: project.id, key: created.key,
+    token,
+    admin,
+    orgId: org.id,
+    environmentId: environment.id,
+    projectId: project.id,
+    key: created.key,
     keyed: createPalmveinClient({ baseUrl: svc.url, credential: created.key }),
   }
 }

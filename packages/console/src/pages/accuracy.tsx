@@ -18,7 +18,13 @@ function TargetForm({ orgId, accuracy, changed }: { orgId: string; accuracy: Sch
   const [target, setTarget] = useState(accuracy.target_fpir === null ? '' : String(accuracy.target_fpir))
   const path = { org_id: orgId, environment_id: accuracy.environment_id }
   const { refused, submit } = useSubmit(
-    () => call(api.PATCH('/v1/organization/{org_id}/environments/{environment_id}', { params: { path }, body: { target_fpir: target.trim() === '' ? null : Number(target) } })),
+    () =>
+      call(
+        api.PATCH('/v1/organization/{org_id}/environments/{environment_id}', {
+          params: { path },
+          body: { target_fpir: target.trim() === '' ? null : Number(target) },
+        }),
+      ),
     changed,
   )
   return (
@@ -35,7 +41,11 @@ function TargetForm({ orgId, accuracy, changed }: { orgId: string; accuracy: Sch
 }
 
 export function AccuracyPage({ orgId, environmentId }: { orgId: string; environmentId: string }) {
-  const accuracy = useLoad(() => call(api.GET('/v1/organization/{org_id}/environments/{environment_id}/accuracy', { params: { path: { org_id: orgId, environment_id: environmentId } } })), [orgId, environmentId])
+  const accuracy = useLoad(
+    () =>
+      call(api.GET('/v1/organization/{org_id}/environments/{environment_id}/accuracy', { params: { path: { org_id: orgId, environment_id: environmentId } } })),
+    [orgId, environmentId],
+  )
   const data = accuracy.data
   // A new target is calibrated by the service within moments: ask again every 2 s until it is.
   useEffect(() => {
@@ -46,19 +56,29 @@ export function AccuracyPage({ orgId, environmentId }: { orgId: string; environm
   const calibration = data?.calibration
   return (
     <>
-      <p><a href={`#/orgs/${orgId}`}>← Organization</a></p>
+      <p>
+        <a href={`#/orgs/${orgId}`}>← Organization</a>
+      </p>
       <h1>Accuracy</h1>
       <ProblemView problem={accuracy.problem} />
       {data && (
         <>
-          <p data-testid="accuracy-status" role="status">{STATUS[data.status]}</p>
+          <p data-testid="accuracy-status" role="status">
+            {STATUS[data.status]}
+          </p>
           <dl class="facts">
-            <dt>Match threshold</dt><dd data-testid="accuracy-threshold">{data.match_threshold}</dd>
-            <dt>Target FPIR</dt><dd>{data.target_fpir ?? '—'}</dd>
-            <dt>Lowest threshold calibration may set</dt><dd>{data.min_match_threshold}</dd>
-            <dt>Gallery size (references)</dt><dd data-testid="accuracy-gallery">{data.gallery_size}</dd>
-            <dt>Estimated FPIR now</dt><dd data-testid="accuracy-fpir">{rate(data.estimated_fpir)}</dd>
-            <dt>Next calibration at a gallery of</dt><dd>{data.recalibrates_at ? `${data.recalibrates_at.at_most} or fewer, ${data.recalibrates_at.at_least} or more` : '—'}</dd>
+            <dt>Match threshold</dt>
+            <dd data-testid="accuracy-threshold">{data.match_threshold}</dd>
+            <dt>Target FPIR</dt>
+            <dd>{data.target_fpir ?? '—'}</dd>
+            <dt>Lowest threshold calibration may set</dt>
+            <dd>{data.min_match_threshold}</dd>
+            <dt>Gallery size (references)</dt>
+            <dd data-testid="accuracy-gallery">{data.gallery_size}</dd>
+            <dt>Estimated FPIR now</dt>
+            <dd data-testid="accuracy-fpir">{rate(data.estimated_fpir)}</dd>
+            <dt>Next calibration at a gallery of</dt>
+            <dd>{data.recalibrates_at ? `${data.recalibrates_at.at_most} or fewer, ${data.recalibrates_at.at_least} or more` : '—'}</dd>
           </dl>
           <section aria-labelledby="curve-heading">
             <h2 id="curve-heading">FPIR by threshold</h2>
@@ -68,13 +88,25 @@ export function AccuracyPage({ orgId, environmentId }: { orgId: string; environm
             <section aria-labelledby="calibration-heading">
               <h2 id="calibration-heading">Last calibration</h2>
               <dl class="facts">
-                <dt>Computed</dt><dd>{when(calibration.computed_at)}</dd>
-                <dt>Method</dt><dd data-testid="calibration-method">{calibration.method}</dd>
-                <dt>For target FPIR</dt><dd>{calibration.target_fpir}</dd>
-                <dt>Threshold</dt><dd>{calibration.threshold}{calibration.floor_applied ? ` (the floor; derived ${calibration.derived_threshold})` : ''}</dd>
-                <dt>Gallery size then</dt><dd>{calibration.gallery_size}</dd>
-                <dt>Non-mated samples</dt><dd>{calibration.non_mated_samples}, {calibration.exceedances} at or above the threshold</dd>
-                <dt>Estimated FPIR then</dt><dd>{rate(calibration.estimated_fpir)}</dd>
+                <dt>Computed</dt>
+                <dd>{when(calibration.computed_at)}</dd>
+                <dt>Method</dt>
+                <dd data-testid="calibration-method">{calibration.method}</dd>
+                <dt>For target FPIR</dt>
+                <dd>{calibration.target_fpir}</dd>
+                <dt>Threshold</dt>
+                <dd>
+                  {calibration.threshold}
+                  {calibration.floor_applied ? ` (the floor; derived ${calibration.derived_threshold})` : ''}
+                </dd>
+                <dt>Gallery size then</dt>
+                <dd>{calibration.gallery_size}</dd>
+                <dt>Non-mated samples</dt>
+                <dd>
+                  {calibration.non_mated_samples}, {calibration.exceedances} at or above the threshold
+                </dd>
+                <dt>Estimated FPIR then</dt>
+                <dd>{rate(calibration.estimated_fpir)}</dd>
               </dl>
             </section>
           )}

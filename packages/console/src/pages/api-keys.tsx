@@ -19,16 +19,40 @@ export function ApiKeysPage({ orgId, projectId }: { orgId: string; projectId: st
       {keys.data && (
         <table>
           <caption>Keys that can reach this project</caption>
-          <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Scope</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Prefix</th>
+              <th scope="col">Scope</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Status</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
           <tbody>
             {keys.data.map((key) => (
               <tr key={key.id}>
-                <td>{key.name}</td><td><code>{key.prefix}</code></td>
+                <td>{key.name}</td>
+                <td>
+                  <code>{key.prefix}</code>
+                </td>
                 <td>{key.project_ids === null ? 'organization-wide' : `${key.project_ids.length} project(s)`}</td>
                 <td>{when(key.last_used_at)}</td>
                 <td>{key.revoked_at ? `revoked ${when(key.revoked_at)}` : 'active'}</td>
                 <td>
-                  {!key.revoked_at && <ConfirmButton label="Revoke…" confirmLabel={`Revoke ${key.name} for good`} onConfirm={() => void revoke.run(call(api.DELETE('/v1/organization/{org_id}/api-keys/{key_id}', { params: { path: { org_id: orgId, key_id: key.id } } })))} />}
+                  {!key.revoked_at && (
+                    <ConfirmButton
+                      label="Revoke…"
+                      confirmLabel={`Revoke ${key.name} for good`}
+                      onConfirm={() =>
+                        void revoke.run(
+                          call(api.DELETE('/v1/organization/{org_id}/api-keys/{key_id}', { params: { path: { org_id: orgId, key_id: key.id } } })),
+                        )
+                      }
+                    />
+                  )}
                 </td>
               </tr>
             ))}
@@ -36,9 +60,18 @@ export function ApiKeysPage({ orgId, projectId }: { orgId: string; projectId: st
         </table>
       )}
       <ProblemView problem={revoke.problem} />
-      <NameForm id="key-name" heading="New key for this project" label="Key name" field="/name" button="Create key"
+      <NameForm
+        id="key-name"
+        heading="New key for this project"
+        label="Key name"
+        field="/name"
+        button="Create key"
         send={(name) => call(api.POST('/v1/projects/{project_id}/api-keys', { ...path, body: { name } }))}
-        done={(key) => { setCreated(key as Created); keys.reload() }} />
+        done={(key) => {
+          setCreated(key as Created)
+          keys.reload()
+        }}
+      />
     </>
   )
 }

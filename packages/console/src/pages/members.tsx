@@ -10,7 +10,10 @@ export function MembersPage({ projectId }: { projectId: string }) {
   const path = { params: { path: { project_id: projectId } } }
   const [page, setPage] = useState(1)
   // Paged by the service: a project may hold a million members.
-  const members = useLoad(() => call(api.GET('/v1/projects/{project_id}/members', { params: { path: { project_id: projectId }, query: { page, per_page: PER_PAGE } } })), [projectId, page])
+  const members = useLoad(
+    () => call(api.GET('/v1/projects/{project_id}/members', { params: { path: { project_id: projectId }, query: { page, per_page: PER_PAGE } } })),
+    [projectId, page],
+  )
   const erase = useAction(members.reload)
   return (
     <>
@@ -19,14 +22,40 @@ export function MembersPage({ projectId }: { projectId: string }) {
       {members.data && (
         <table>
           <caption>Members of this project, page {page}</caption>
-          <thead><tr><th scope="col">Name</th><th scope="col">Member id</th><th scope="col">Templates</th><th scope="col">Last enrolled</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Member id</th>
+              <th scope="col">Templates</th>
+              <th scope="col">Last enrolled</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
           <tbody>
             {members.data.map((member) => (
               <tr key={member.member_id}>
-                <td>{member.display_name}</td><td><code>{member.member_id}</code></td><td>{member.palm_templates_enrolled}</td>
+                <td>{member.display_name}</td>
+                <td>
+                  <code>{member.member_id}</code>
+                </td>
+                <td>{member.palm_templates_enrolled}</td>
                 <td>{when(member.last_enrolled_at)}</td>
                 <td>
-                  <ConfirmButton label="Erase…" confirmLabel={`Erase ${member.display_name} and their palms`} onConfirm={() => void erase.run(call(api.DELETE('/v1/projects/{project_id}/members/{member_id}', { params: { path: { project_id: projectId, member_id: member.member_id } } })))} />
+                  <ConfirmButton
+                    label="Erase…"
+                    confirmLabel={`Erase ${member.display_name} and their palms`}
+                    onConfirm={() =>
+                      void erase.run(
+                        call(
+                          api.DELETE('/v1/projects/{project_id}/members/{member_id}', {
+                            params: { path: { project_id: projectId, member_id: member.member_id } },
+                          }),
+                        ),
+                      )
+                    }
+                  />
                 </td>
               </tr>
             ))}
@@ -35,8 +64,15 @@ export function MembersPage({ projectId }: { projectId: string }) {
       )}
       <Pager label="Member pages" page={page} setPage={setPage} last={(members.data?.length ?? 0) < PER_PAGE} />
       <ProblemView problem={erase.problem} />
-      <NameForm id="member-name" heading="New member" label="Display name" field="/display_name" button="Create member"
-        send={(name) => call(api.POST('/v1/projects/{project_id}/members', { ...path, body: { display_name: name, metadata: null } }))} done={members.reload} />
+      <NameForm
+        id="member-name"
+        heading="New member"
+        label="Display name"
+        field="/display_name"
+        button="Create member"
+        send={(name) => call(api.POST('/v1/projects/{project_id}/members', { ...path, body: { display_name: name, metadata: null } }))}
+        done={members.reload}
+      />
     </>
   )
 }

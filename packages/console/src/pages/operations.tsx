@@ -4,7 +4,11 @@
 import { api, call, type Schemas } from '../api'
 import { ProblemView, useLoad } from '../components'
 
-interface GalleryRow { org: Schemas['Organization']; environment: Schemas['Environment']; accuracy: Schemas['EnvironmentAccuracy'] | null }
+interface GalleryRow {
+  org: Schemas['Organization']
+  environment: Schemas['Environment']
+  accuracy: Schemas['EnvironmentAccuracy'] | null
+}
 
 /** The readiness report is text, 200 when ready and 503 when a critical service is down: both are worth showing. */
 async function readiness(): Promise<{ data: { ready: boolean; text: string } }> {
@@ -24,8 +28,11 @@ async function galleries(): Promise<{ data: GalleryRow[] } | { problem: Schemas[
     const path = { org_id: org.id }
     const environments = await call(api.GET('/v1/organization/{org_id}/environments', { params: { path } }))
     if ('problem' in environments) return environments
-    const accuracies = await Promise.all(environments.data.map((environment) =>
-      call(api.GET('/v1/organization/{org_id}/environments/{environment_id}/accuracy', { params: { path: { ...path, environment_id: environment.id } } }))))
+    const accuracies = await Promise.all(
+      environments.data.map((environment) =>
+        call(api.GET('/v1/organization/{org_id}/environments/{environment_id}/accuracy', { params: { path: { ...path, environment_id: environment.id } } })),
+      ),
+    )
     environments.data.forEach((environment, index) => {
       const accuracy = accuracies[index]
       rows.push({ org, environment, accuracy: 'data' in accuracy ? accuracy.data : null })
@@ -40,30 +47,60 @@ export function OperationsPage() {
   const total = list.data?.reduce((sum, row) => sum + (row.accuracy?.gallery_size ?? 0), 0)
   return (
     <>
-      <p><a href="#/">← Organizations</a></p>
+      <p>
+        <a href="#/">← Organizations</a>
+      </p>
       <h1>Operations</h1>
       <section aria-labelledby="health-heading">
         <h2 id="health-heading">Health</h2>
         {health.data && (
           <>
-            <p role="status" data-testid="health-state">{health.data.ready ? 'Ready' : 'Unavailable'}</p>
-            <pre class="health" data-testid="health-report">{health.data.text}</pre>
+            <p role="status" data-testid="health-state">
+              {health.data.ready ? 'Ready' : 'Unavailable'}
+            </p>
+            <pre class="health" data-testid="health-report">
+              {health.data.text}
+            </pre>
           </>
         )}
-        <button type="button" onClick={() => { health.reload(); list.reload() }}>Refresh</button>
+        <button
+          type="button"
+          onClick={() => {
+            health.reload()
+            list.reload()
+          }}
+        >
+          Refresh
+        </button>
       </section>
       <section aria-labelledby="galleries-heading">
         <h2 id="galleries-heading">Galleries</h2>
         <ProblemView problem={list.problem} />
         {list.data && (
           <table>
-            <caption>The environments of the organizations you administer: {list.data.length} galleries, {total} references in all</caption>
-            <thead><tr><th scope="col">Organization</th><th scope="col">Environment</th><th scope="col">Kind</th><th scope="col">References</th><th scope="col">Shards</th><th scope="col">Match threshold</th><th scope="col">Calibration</th></tr></thead>
+            <caption>
+              The environments of the organizations you administer: {list.data.length} galleries, {total} references in all
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Organization</th>
+                <th scope="col">Environment</th>
+                <th scope="col">Kind</th>
+                <th scope="col">References</th>
+                <th scope="col">Shards</th>
+                <th scope="col">Match threshold</th>
+                <th scope="col">Calibration</th>
+              </tr>
+            </thead>
             <tbody>
               {list.data.map(({ org, environment, accuracy }) => (
                 <tr key={environment.id} data-testid="gallery-row">
-                  <td><a href={`#/orgs/${org.id}`}>{org.name}</a></td>
-                  <td><a href={`#/orgs/${org.id}/environments/${environment.id}/accuracy`}>{environment.name}</a></td>
+                  <td>
+                    <a href={`#/orgs/${org.id}`}>{org.name}</a>
+                  </td>
+                  <td>
+                    <a href={`#/orgs/${org.id}/environments/${environment.id}/accuracy`}>{environment.name}</a>
+                  </td>
                   <td>{environment.kind}</td>
                   <td data-testid="gallery-size">{accuracy?.gallery_size ?? '—'}</td>
                   <td>{environment.shards}</td>
@@ -75,7 +112,10 @@ export function OperationsPage() {
           </table>
         )}
       </section>
-      <p>The public API does not expose cluster nodes and replicas, identify latency, request rates or rate-limit use: those are on the service's metrics listener (Prometheus), not the API.</p>
+      <p>
+        The public API does not expose cluster nodes and replicas, identify latency, request rates or rate-limit use: those are on the service's metrics
+        listener (Prometheus), not the API.
+      </p>
     </>
   )
 }

@@ -8,8 +8,17 @@ function NewProject({ orgId, environments, created }: { orgId: string; environme
   const [environmentId, setEnvironmentId] = useState('')
   const [plan, setPlan] = useState<'sandbox' | 'business' | 'enterprise'>('sandbox')
   const { refused, submit } = useSubmit(
-    () => call(api.POST('/v1/organization/{org_id}/projects', { params: { path: { org_id: orgId } }, body: { name, plan, environment_id: environmentId || environments[0]?.id || null } })),
-    () => { setName(''); created() },
+    () =>
+      call(
+        api.POST('/v1/organization/{org_id}/projects', {
+          params: { path: { org_id: orgId } },
+          body: { name, plan, environment_id: environmentId || environments[0]?.id || null },
+        }),
+      ),
+    () => {
+      setName('')
+      created()
+    },
   )
   return (
     <form onSubmit={submit} aria-labelledby="new-project">
@@ -19,16 +28,24 @@ function NewProject({ orgId, environments, created }: { orgId: string; environme
       </Field>
       <Field label="Environment" id="project-env" error={fieldError(refused, '/environment_id')}>
         <select id="project-env" value={environmentId} onChange={(event) => setEnvironmentId(event.currentTarget.value)}>
-          {environments.map((environment) => <option key={environment.id} value={environment.id}>{environment.name}</option>)}
+          {environments.map((environment) => (
+            <option key={environment.id} value={environment.id}>
+              {environment.name}
+            </option>
+          ))}
         </select>
       </Field>
       <Field label="Plan" id="project-plan" error={fieldError(refused, '/plan')}>
         <select id="project-plan" value={plan} onChange={(event) => setPlan(event.currentTarget.value as typeof plan)}>
-          <option value="sandbox">sandbox</option><option value="business">business</option><option value="enterprise">enterprise</option>
+          <option value="sandbox">sandbox</option>
+          <option value="business">business</option>
+          <option value="enterprise">enterprise</option>
         </select>
       </Field>
       <ProblemView problem={refused} />
-      <button type="submit" disabled={environments.length === 0}>Create project</button>
+      <button type="submit" disabled={environments.length === 0}>
+        Create project
+      </button>
     </form>
   )
 }
@@ -40,25 +57,52 @@ export function OrganizationPage({ orgId }: { orgId: string }) {
   const environmentName = (id: string | null) => environments.data?.find((environment) => environment.id === id)?.name ?? '—'
   return (
     <>
-      <p><a href="#/">← Organizations</a></p>
+      <p>
+        <a href="#/">← Organizations</a>
+      </p>
       <h1>Organization</h1>
-      <nav aria-label="Organization" class="tabs"><a href={`#/orgs/${orgId}/audit`}>Audit trail</a></nav>
+      <nav aria-label="Organization" class="tabs">
+        <a href={`#/orgs/${orgId}/audit`}>Audit trail</a>
+      </nav>
       <section aria-labelledby="environments">
         <h2 id="environments">Environments</h2>
         <ProblemView problem={environments.problem} />
         {environments.data && (
           <table>
             <caption>Environments owned by this organization (a name opens its accuracy)</caption>
-            <thead><tr><th scope="col">Name</th><th scope="col">Kind</th><th scope="col">Dimension</th><th scope="col">Match threshold</th><th scope="col">Margin</th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Dimension</th>
+                <th scope="col">Match threshold</th>
+                <th scope="col">Margin</th>
+              </tr>
+            </thead>
             <tbody>
               {environments.data.map((environment) => (
-                <tr key={environment.id}><td><a href={`#/orgs/${orgId}/environments/${environment.id}/accuracy`}>{environment.name}</a></td><td>{environment.kind}</td><td>{environment.dimension}</td><td>{environment.match_threshold}</td><td>{environment.margin}</td></tr>
+                <tr key={environment.id}>
+                  <td>
+                    <a href={`#/orgs/${orgId}/environments/${environment.id}/accuracy`}>{environment.name}</a>
+                  </td>
+                  <td>{environment.kind}</td>
+                  <td>{environment.dimension}</td>
+                  <td>{environment.match_threshold}</td>
+                  <td>{environment.margin}</td>
+                </tr>
               ))}
             </tbody>
           </table>
         )}
-        <NameForm id="env-name" heading="New environment" label="Environment name" field="/name" button="Create environment"
-          send={(name) => call(api.POST('/v1/organization/{org_id}/environments', { ...path, body: { name } }))} done={environments.reload} />
+        <NameForm
+          id="env-name"
+          heading="New environment"
+          label="Environment name"
+          field="/name"
+          button="Create environment"
+          send={(name) => call(api.POST('/v1/organization/{org_id}/environments', { ...path, body: { name } }))}
+          done={environments.reload}
+        />
       </section>
       <section aria-labelledby="projects">
         <h2 id="projects">Projects</h2>
@@ -66,12 +110,21 @@ export function OrganizationPage({ orgId }: { orgId: string }) {
         {projects.data && (
           <table>
             <caption>Projects of this organization</caption>
-            <thead><tr><th scope="col">Name</th><th scope="col">Plan</th><th scope="col">Environment</th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Plan</th>
+                <th scope="col">Environment</th>
+              </tr>
+            </thead>
             <tbody>
               {projects.data.map((project) => (
                 <tr key={project.id}>
-                  <td><a href={`#/orgs/${orgId}/projects/${project.id}/keys`}>{project.name}</a></td>
-                  <td>{project.plan.name}</td><td>{environmentName(project.environment_id)}</td>
+                  <td>
+                    <a href={`#/orgs/${orgId}/projects/${project.id}/keys`}>{project.name}</a>
+                  </td>
+                  <td>{project.plan.name}</td>
+                  <td>{environmentName(project.environment_id)}</td>
                 </tr>
               ))}
             </tbody>

@@ -20,7 +20,11 @@ function base64url(bytes: Uint8Array): string {
 
 function synthetic(environment: Schemas['Environment'], identity: number, hand: Hand, session: number, attempt: number): string {
   const population = createSyntheticPopulation({
-    seed: SYNTHETIC_SEED, dimension: environment.dimension, identities: identity + 1, extractorId: environment.extractor_id, ...DEMO_CAPTURES,
+    seed: SYNTHETIC_SEED,
+    dimension: environment.dimension,
+    identities: identity + 1,
+    extractorId: environment.extractor_id,
+    ...DEMO_CAPTURES,
   })
   return base64url(population.template(identity, hand, session, attempt, { quality: 90 }))
 }
@@ -33,14 +37,22 @@ async function captureOfFile(file: File): Promise<string> {
 }
 
 function Decision({ result, threshold, latencyMs, names }: { result: IdentifyResult; threshold: number; latencyMs: number; names: Map<string, string> }) {
-  const name = (id: string | null) => (id ? names.get(id) ?? id : '—')
+  const name = (id: string | null) => (id ? (names.get(id) ?? id) : '—')
   return (
     <section aria-labelledby="decision" class="decision">
-      <h2 id="decision">Decision: <span data-testid="identify-status">{result.status}</span></h2>
+      <h2 id="decision">
+        Decision: <span data-testid="identify-status">{result.status}</span>
+      </h2>
       <dl>
-        <dt>Member</dt><dd data-testid="identify-member">{name(result.member_id)}</dd>
-        <dt>Score</dt><dd><span data-testid="identify-score">{result.match_score.toFixed(4)}</span> against the threshold {threshold.toFixed(2)} ({result.match_score >= threshold ? 'at or above' : 'below'})</dd>
-        <dt>Latency</dt><dd>{latencyMs.toFixed(0)} ms (round trip from this browser)</dd>
+        <dt>Member</dt>
+        <dd data-testid="identify-member">{name(result.member_id)}</dd>
+        <dt>Score</dt>
+        <dd>
+          <span data-testid="identify-score">{result.match_score.toFixed(4)}</span> against the threshold {threshold.toFixed(2)} (
+          {result.match_score >= threshold ? 'at or above' : 'below'})
+        </dd>
+        <dt>Latency</dt>
+        <dd>{latencyMs.toFixed(0)} ms (round trip from this browser)</dd>
       </dl>
       <div class="scale" aria-hidden="true">
         <div class="score-bar" style={{ width: `${result.match_score * 100}%` }} />
@@ -49,8 +61,22 @@ function Decision({ result, threshold, latencyMs, names }: { result: IdentifyRes
       {result.candidates && result.candidates.length > 0 && (
         <table>
           <caption>Best candidates</caption>
-          <thead><tr><th scope="col">Member</th><th scope="col">Hand</th><th scope="col">Score</th></tr></thead>
-          <tbody>{result.candidates.map((candidate) => <tr key={candidate.member_id + candidate.hand}><td>{name(candidate.member_id)}</td><td>{candidate.hand}</td><td>{candidate.match_score.toFixed(4)}</td></tr>)}</tbody>
+          <thead>
+            <tr>
+              <th scope="col">Member</th>
+              <th scope="col">Hand</th>
+              <th scope="col">Score</th>
+            </tr>
+          </thead>
+          <tbody>
+            {result.candidates.map((candidate) => (
+              <tr key={candidate.member_id + candidate.hand}>
+                <td>{name(candidate.member_id)}</td>
+                <td>{candidate.hand}</td>
+                <td>{candidate.match_score.toFixed(4)}</td>
+              </tr>
+            ))}
+          </tbody>
         </table>
       )}
     </section>
@@ -61,7 +87,10 @@ export function PlaygroundPage({ orgId, projectId }: { orgId: string; projectId:
   const project = useLoad(() => call(api.GET('/v1/projects/{project_id}', { params: { path: { project_id: projectId } } })), [projectId])
   const environments = useLoad(() => call(api.GET('/v1/organization/{org_id}/environments', { params: { path: { org_id: orgId } } })), [orgId])
   // The enroll picker offers the first members only (the members page lists them all, paged).
-  const members = useLoad(() => call(api.GET('/v1/projects/{project_id}/members', { params: { path: { project_id: projectId }, query: { page: 1, per_page: 100 } } })), [projectId])
+  const members = useLoad(
+    () => call(api.GET('/v1/projects/{project_id}/members', { params: { path: { project_id: projectId }, query: { page: 1, per_page: 100 } } })),
+    [projectId],
+  )
   const environment = environments.data?.find((candidate) => candidate.id === project.data?.environment_id)
   const [key, setKey] = useState('')
   const [identity, setIdentity] = useState(0)
@@ -75,7 +104,9 @@ export function PlaygroundPage({ orgId, projectId }: { orgId: string; projectId:
   const names = new Map((members.data ?? []).map((member) => [member.member_id, member.display_name] as [string, string]))
 
   const createKey = async () => {
-    const result = await call(api.POST('/v1/projects/{project_id}/api-keys', { params: { path: { project_id: projectId } }, body: { name: 'console playground' } }))
+    const result = await call(
+      api.POST('/v1/projects/{project_id}/api-keys', { params: { path: { project_id: projectId } }, body: { name: 'console playground' } }),
+    )
     if ('problem' in result) return setProblem(result.problem)
     setKey((result.data as Schemas['ApiKeyCreated']).key)
   }
@@ -83,20 +114,34 @@ export function PlaygroundPage({ orgId, projectId }: { orgId: string; projectId:
     if (!environment) return
     const capture = dropped?.capture ?? synthetic(environment, identity, hand, 1, 0)
     const started = performance.now()
-    const result = await call(api.POST('/v1/projects/{project_id}/biometrics/identify', {
-      params: { path: { project_id: projectId }, query: { k: 5 } }, body: { palm: { identify_capture: capture } }, ...withKey,
-    }))
+    const result = await call(
+      api.POST('/v1/projects/{project_id}/biometrics/identify', {
+        params: { path: { project_id: projectId }, query: { k: 5 } },
+        body: { palm: { identify_capture: capture } },
+        ...withKey,
+      }),
+    )
     const latencyMs = performance.now() - started
-    if ('problem' in result) { setOutcome(null); return setProblem(result.problem) }
+    if ('problem' in result) {
+      setOutcome(null)
+      return setProblem(result.problem)
+    }
     setProblem(null)
     setOutcome({ result: result.data as IdentifyResult, latencyMs })
   }
   const enroll = async () => {
     if (!environment || !memberId) return
-    const handOf = (side: Hand) => ({ enroll_capture: synthetic(environment, identity, side, 0, 0), identify_capture: synthetic(environment, identity, side, 0, 1) })
-    const result = await call(api.POST('/v1/projects/{project_id}/biometrics/enroll', {
-      params: { path: { project_id: projectId } }, body: { member_id: memberId, left_hand: handOf('left'), right_hand: handOf('right') }, ...withKey,
-    }))
+    const handOf = (side: Hand) => ({
+      enroll_capture: synthetic(environment, identity, side, 0, 0),
+      identify_capture: synthetic(environment, identity, side, 0, 1),
+    })
+    const result = await call(
+      api.POST('/v1/projects/{project_id}/biometrics/enroll', {
+        params: { path: { project_id: projectId } },
+        body: { member_id: memberId, left_hand: handOf('left'), right_hand: handOf('right') },
+        ...withKey,
+      }),
+    )
     if ('problem' in result) return setProblem(result.problem)
     setProblem(null)
     setEnrolled(`Synthetic person ${identity} enrolled as ${names.get(memberId) ?? memberId} (both hands).`)
@@ -111,42 +156,83 @@ export function PlaygroundPage({ orgId, projectId }: { orgId: string; projectId:
     <>
       <h1>Identify playground</h1>
       <ProblemView problem={project.problem ?? environments.problem} />
-      {environment && <p>Environment <strong>{environment.name}</strong>: dimension {environment.dimension}, match threshold {environment.match_threshold}, margin {environment.margin}.</p>}
+      {environment && (
+        <p>
+          Environment <strong>{environment.name}</strong>: dimension {environment.dimension}, match threshold {environment.match_threshold}, margin{' '}
+          {environment.margin}.
+        </p>
+      )}
       <section aria-labelledby="credential">
         <h2 id="credential">Credential</h2>
         <p>Identify and enroll take an API key of this project. It stays in this page's memory only.</p>
         <Field label="API key" id="playground-key">
           <input id="playground-key" type="password" autoComplete="off" value={key} onInput={(event) => setKey(event.currentTarget.value)} />
         </Field>
-        <button type="button" onClick={() => void createKey()}>Create a playground key</button>
+        <button type="button" onClick={() => void createKey()}>
+          Create a playground key
+        </button>
       </section>
       <section aria-labelledby="probe">
         <h2 id="probe">Capture</h2>
         <Field label="Synthetic person (seed 7)" id="identity">
-          <input id="identity" type="number" min={0} max={100000} value={identity} onInput={(event) => { setIdentity(Number(event.currentTarget.value) || 0); setDropped(null) }} />
+          <input
+            id="identity"
+            type="number"
+            min={0}
+            max={100000}
+            value={identity}
+            onInput={(event) => {
+              setIdentity(Number(event.currentTarget.value) || 0)
+              setDropped(null)
+            }}
+          />
         </Field>
         <Field label="Hand" id="hand">
           <select id="hand" value={hand} onChange={(event) => setHand(event.currentTarget.value as Hand)}>
-            <option value="right">right</option><option value="left">left</option>
+            <option value="right">right</option>
+            <option value="left">left</option>
           </select>
         </Field>
-        <div class="drop" onDragOver={(event) => event.preventDefault()} onDrop={(event) => { event.preventDefault(); void drop(event.dataTransfer?.files) }}>
+        <section
+          class="drop"
+          aria-label="Drop a capture file"
+          onDragOver={(event) => event.preventDefault()}
+          onDrop={(event) => {
+            event.preventDefault()
+            void drop(event.dataTransfer?.files)
+          }}
+        >
           <Field label="Or drop a capture file (PVT1, or the base64url text of palmvein capture)" id="capture-file">
             <input id="capture-file" type="file" onChange={(event) => void drop(event.currentTarget.files)} />
           </Field>
-          {dropped && <p>Using <strong>{dropped.name}</strong>. <button type="button" onClick={() => setDropped(null)}>Use the synthetic person</button></p>}
-        </div>
-        <button type="button" disabled={!key || !environment} onClick={() => void identify()}>Identify</button>
+          {dropped && (
+            <p>
+              Using <strong>{dropped.name}</strong>.{' '}
+              <button type="button" onClick={() => setDropped(null)}>
+                Use the synthetic person
+              </button>
+            </p>
+          )}
+        </section>
+        <button type="button" disabled={!key || !environment} onClick={() => void identify()}>
+          Identify
+        </button>
       </section>
       <section aria-labelledby="enroll">
         <h2 id="enroll">Enroll the synthetic person</h2>
         <Field label="Member" id="enroll-member">
           <select id="enroll-member" value={memberId} onChange={(event) => setMemberId(event.currentTarget.value)}>
             <option value="">Choose a member</option>
-            {(members.data ?? []).map((member) => <option key={member.member_id} value={member.member_id}>{member.display_name}</option>)}
+            {(members.data ?? []).map((member) => (
+              <option key={member.member_id} value={member.member_id}>
+                {member.display_name}
+              </option>
+            ))}
           </select>
         </Field>
-        <button type="button" disabled={!key || !memberId || !environment} onClick={() => void enroll()}>Enroll both hands</button>
+        <button type="button" disabled={!key || !memberId || !environment} onClick={() => void enroll()}>
+          Enroll both hands
+        </button>
         {enrolled && <p role="status">{enrolled}</p>}
       </section>
       <ProblemView problem={problem} />

@@ -3,27 +3,57 @@
 // test event. The API filters deliveries by creation time only.
 import { useState } from 'preact/hooks'
 import { api, call, type Problem, type Schemas } from '../api'
-import { DAY_MS, Field, fieldError, Pager, ProblemView, TimeWindowFields, toInstant, toLocalInput, useLoad, useSubmit, useTimeWindow, when } from '../components'
+import {
+  DAY_MS,
+  Field,
+  fieldError,
+  Pager,
+  ProblemView,
+  TimeWindowFields,
+  toInstant,
+  toLocalInput,
+  useLoad,
+  useSubmit,
+  useTimeWindow,
+  when,
+} from '../components'
 
 type Delivery = Schemas['WebhookDelivery']
 const PER_PAGE = 20
 
 function Attempts({ projectId, webhookId, deliveryId }: { projectId: string; webhookId: string; deliveryId: string }) {
-  const attempts = useLoad(() => call(api.GET('/v1/projects/{project_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/attempts', {
-    params: { path: { project_id: projectId, webhook_id: webhookId, delivery_id: deliveryId } },
-  })), [deliveryId])
+  const attempts = useLoad(
+    () =>
+      call(
+        api.GET('/v1/projects/{project_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/attempts', {
+          params: { path: { project_id: projectId, webhook_id: webhookId, delivery_id: deliveryId } },
+        }),
+      ),
+    [deliveryId],
+  )
   return (
     <>
       <ProblemView problem={attempts.problem} />
       {attempts.data && (
         <table>
           <caption>Attempts of delivery {deliveryId}</caption>
-          <thead><tr><th scope="col">#</th><th scope="col">At</th><th scope="col">Answer</th><th scope="col">Duration</th><th scope="col">Error</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">#</th>
+              <th scope="col">At</th>
+              <th scope="col">Answer</th>
+              <th scope="col">Duration</th>
+              <th scope="col">Error</th>
+            </tr>
+          </thead>
           <tbody>
             {attempts.data.map((attempt) => (
               <tr key={attempt.id}>
-                <td>{attempt.attempt_number}</td><td>{when(attempt.attempted_at)}</td>
-                <td>{attempt.response_status ?? 'no answer'}</td><td>{attempt.duration_ms} ms</td><td>{attempt.error_message ?? '—'}</td>
+                <td>{attempt.attempt_number}</td>
+                <td>{when(attempt.attempted_at)}</td>
+                <td>{attempt.response_status ?? 'no answer'}</td>
+                <td>{attempt.duration_ms} ms</td>
+                <td>{attempt.error_message ?? '—'}</td>
               </tr>
             ))}
           </tbody>
@@ -33,26 +63,55 @@ function Attempts({ projectId, webhookId, deliveryId }: { projectId: string; web
   )
 }
 
-function DeliveryRow({ delivery, projectId, webhookId, resent }: { delivery: Delivery; projectId: string; webhookId: string; resent: (problem: Problem | null) => void }) {
+function DeliveryRow({
+  delivery,
+  projectId,
+  webhookId,
+  resent,
+}: {
+  delivery: Delivery
+  projectId: string
+  webhookId: string
+  resent: (problem: Problem | null) => void
+}) {
   const [open, setOpen] = useState(false)
   const resend = async () => {
-    const result = await call(api.POST('/v1/projects/{project_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/resend', {
-      params: { path: { project_id: projectId, webhook_id: webhookId, delivery_id: delivery.id } },
-    }))
+    const result = await call(
+      api.POST('/v1/projects/{project_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/resend', {
+        params: { path: { project_id: projectId, webhook_id: webhookId, delivery_id: delivery.id } },
+      }),
+    )
     resent('problem' in result ? result.problem : null)
   }
   return (
     <>
       <tr>
-        <td>{when(delivery.created_at)}</td><td><code>{delivery.payload.data.event_type}</code></td>
-        <td data-testid="delivery-status">{delivery.status}{delivery.attempt_pending ? ' (retry scheduled)' : ''}</td>
-        <td>{delivery.attempt_count}</td><td>{delivery.response_status ?? '—'}</td>
+        <td>{when(delivery.created_at)}</td>
         <td>
-          <button type="button" aria-expanded={open} onClick={() => setOpen(!open)}>{open ? 'Hide attempts' : 'Attempts'}</button>{' '}
-          <button type="button" onClick={() => void resend()}>Resend</button>
+          <code>{delivery.payload.data.event_type}</code>
+        </td>
+        <td data-testid="delivery-status">
+          {delivery.status}
+          {delivery.attempt_pending ? ' (retry scheduled)' : ''}
+        </td>
+        <td>{delivery.attempt_count}</td>
+        <td>{delivery.response_status ?? '—'}</td>
+        <td>
+          <button type="button" aria-expanded={open} onClick={() => setOpen(!open)}>
+            {open ? 'Hide attempts' : 'Attempts'}
+          </button>{' '}
+          <button type="button" onClick={() => void resend()}>
+            Resend
+          </button>
         </td>
       </tr>
-      {open && <tr><td colSpan={6}><Attempts projectId={projectId} webhookId={webhookId} deliveryId={delivery.id} /></td></tr>}
+      {open && (
+        <tr>
+          <td colSpan={6}>
+            <Attempts projectId={projectId} webhookId={webhookId} deliveryId={delivery.id} />
+          </td>
+        </tr>
+      )}
     </>
   )
 }
@@ -61,8 +120,17 @@ function Recover({ projectId, webhookId, done }: { projectId: string; webhookId:
   const [since, setSince] = useState(() => toLocalInput(new Date(Date.now() - DAY_MS)))
   const [resent, setResent] = useState<number | null>(null)
   const { refused, submit } = useSubmit(
-    () => call(api.POST('/v1/projects/{project_id}/webhooks/{webhook_id}/recover', { params: { path: { project_id: projectId, webhook_id: webhookId } }, body: { since: toInstant(since) } })),
-    (answer) => { setResent(answer.resent); done() },
+    () =>
+      call(
+        api.POST('/v1/projects/{project_id}/webhooks/{webhook_id}/recover', {
+          params: { path: { project_id: projectId, webhook_id: webhookId } },
+          body: { since: toInstant(since) },
+        }),
+      ),
+    (answer) => {
+      setResent(answer.resent)
+      done()
+    },
   )
   return (
     <form onSubmit={submit} aria-labelledby="recover">
@@ -73,7 +141,11 @@ function Recover({ projectId, webhookId, done }: { projectId: string; webhookId:
       </Field>
       <ProblemView problem={refused} />
       <button type="submit">Send failed deliveries again</button>
-      {resent !== null && <p role="status">{resent} failed {resent === 1 ? 'delivery' : 'deliveries'} sent again.</p>}
+      {resent !== null && (
+        <p role="status">
+          {resent} failed {resent === 1 ? 'delivery' : 'deliveries'} sent again.
+        </p>
+      )}
     </form>
   )
 }
@@ -84,9 +156,15 @@ export function WebhookPage({ orgId, projectId, webhookId }: { orgId: string; pr
   const range = useTimeWindow()
   const [page, setPage] = useState(1)
   const [loads, setLoads] = useState(0)
-  const deliveries = useLoad(() => call(api.GET('/v1/projects/{project_id}/webhooks/{webhook_id}/deliveries', {
-    params: { ...path.params, query: { ...range.query(), page, per_page: PER_PAGE } },
-  })), [webhookId, page, loads])
+  const deliveries = useLoad(
+    () =>
+      call(
+        api.GET('/v1/projects/{project_id}/webhooks/{webhook_id}/deliveries', {
+          params: { ...path.params, query: { ...range.query(), page, per_page: PER_PAGE } },
+        }),
+      ),
+    [webhookId, page, loads],
+  )
   const refresh = () => setLoads(loads + 1)
   const [actionProblem, setActionProblem] = useState<Problem | null>(null)
   const [tested, setTested] = useState<string | null>(null)
@@ -99,34 +177,74 @@ export function WebhookPage({ orgId, projectId, webhookId }: { orgId: string; pr
   const total = deliveries.data?.total_count ?? 0
   return (
     <>
-      <p><a href={`#/orgs/${orgId}/projects/${projectId}/webhooks`}>← Webhooks</a></p>
+      <p>
+        <a href={`#/orgs/${orgId}/projects/${projectId}/webhooks`}>← Webhooks</a>
+      </p>
       <h1>Webhook endpoint</h1>
       <ProblemView problem={endpoint.problem} />
       {endpoint.data && (
         <dl class="facts">
-          <dt>URL</dt><dd><code>{endpoint.data.url}</code></dd>
-          <dt>Event types</dt><dd>{endpoint.data.event_types.join(', ')}</dd>
-          <dt>Status</dt><dd>{endpoint.data.enabled ? 'enabled' : `disabled${endpoint.data.disabled_reason ? ` (${endpoint.data.disabled_reason})` : ''}`}</dd>
+          <dt>URL</dt>
+          <dd>
+            <code>{endpoint.data.url}</code>
+          </dd>
+          <dt>Event types</dt>
+          <dd>{endpoint.data.event_types.join(', ')}</dd>
+          <dt>Status</dt>
+          <dd>{endpoint.data.enabled ? 'enabled' : `disabled${endpoint.data.disabled_reason ? ` (${endpoint.data.disabled_reason})` : ''}`}</dd>
         </dl>
       )}
-      <p><button type="button" onClick={() => void sendTest()}>Send a test event</button></p>
+      <p>
+        <button type="button" onClick={() => void sendTest()}>
+          Send a test event
+        </button>
+      </p>
       {tested && <p role="status">{tested}</p>}
       <ProblemView problem={actionProblem} />
 
       <section aria-labelledby="deliveries">
         <h2 id="deliveries">Deliveries</h2>
-        <form class="filters" onSubmit={(event) => { event.preventDefault(); setPage(1); refresh() }}>
+        <form
+          class="filters"
+          onSubmit={(event) => {
+            event.preventDefault()
+            setPage(1)
+            refresh()
+          }}
+        >
           <TimeWindowFields id="deliveries" noun="Created" window={range} />
           <button type="submit">Show deliveries</button>
         </form>
         <ProblemView problem={deliveries.problem} />
         {deliveries.data && (
           <table>
-            <caption>{total} {total === 1 ? 'delivery' : 'deliveries'} in the window, newest first, page {page}</caption>
-            <thead><tr><th scope="col">Created</th><th scope="col">Event type</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+            <caption>
+              {total} {total === 1 ? 'delivery' : 'deliveries'} in the window, newest first, page {page}
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Created</th>
+                <th scope="col">Event type</th>
+                <th scope="col">Status</th>
+                <th scope="col">Attempts</th>
+                <th scope="col">Last answer</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
             <tbody>
               {deliveries.data.items.map((delivery) => (
-                <DeliveryRow key={delivery.id} delivery={delivery} projectId={projectId} webhookId={webhookId} resent={(problem) => { setActionProblem(problem); refresh() }} />
+                <DeliveryRow
+                  key={delivery.id}
+                  delivery={delivery}
+                  projectId={projectId}
+                  webhookId={webhookId}
+                  resent={(problem) => {
+                    setActionProblem(problem)
+                    refresh()
+                  }}
+                />
               ))}
             </tbody>
           </table>

@@ -25,10 +25,10 @@ export interface FaissTiming {
 }
 
 export type FaissMeasurement =
-  | { available: true, version: string, python: string, buildSeconds: number, timings: FaissTiming[], top1: { sq8: number[], binary: number[] } }
-  | { available: false, reason: string }
+  | { available: true; version: string; python: string; buildSeconds: number; timings: FaissTiming[]; top1: { sq8: number[]; binary: number[] } }
+  | { available: false; reason: string }
 
-type PythonLookup = { ok: true, python: string } | { ok: false, reason: string }
+type PythonLookup = { ok: true; python: string } | { ok: false; reason: string }
 
 const importsFaiss = (python: string) => spawnSync(python, ['-c', 'import faiss, numpy'], { encoding: 'utf8' }).status === 0
 const lastLines = (text: string | null | undefined) => (text ?? '').trim().split('\n').slice(-3).join(' / ')
@@ -40,7 +40,7 @@ const lookups = new Map<string, PythonLookup>()
 export function faissPython(): PythonLookup {
   const key = ['PALMVEIN_BENCH_FAISS', 'PALMVEIN_BENCH_PYTHON', 'PALMVEIN_BENCH_CACHE'].map((name) => process.env[name] ?? '').join('\0')
   let lookup = lookups.get(key)
-  if (!lookup) lookups.set(key, lookup = findOrMakePython())
+  if (!lookup) lookups.set(key, (lookup = findOrMakePython()))
   return lookup
 }
 
@@ -60,7 +60,9 @@ function findOrMakePython(): PythonLookup {
   console.log(`[bench] FAISS: installing faiss-cpu==${FAISS_VERSION} and numpy into ${venv} (once)`)
   const made = spawnSync('python3', ['-m', 'venv', staging], { encoding: 'utf8' })
   if (made.status !== 0) return { ok: false, reason: `python3 -m venv failed: ${lastLines(made.stderr)}` }
-  const pip = spawnSync(path.join(staging, 'bin', 'pip'), ['install', '-q', '--disable-pip-version-check', `faiss-cpu==${FAISS_VERSION}`, 'numpy'], { encoding: 'utf8' })
+  const pip = spawnSync(path.join(staging, 'bin', 'pip'), ['install', '-q', '--disable-pip-version-check', `faiss-cpu==${FAISS_VERSION}`, 'numpy'], {
+    encoding: 'utf8',
+  })
   if (pip.status !== 0) {
     fs.rmSync(staging, { recursive: true, force: true })
     return { ok: false, reason: `pip install faiss-cpu==${FAISS_VERSION} failed: ${lastLines(pip.stderr)}` }
@@ -78,7 +80,7 @@ function writeLargeFile(file: string, bytes: Int8Array): void {
   try {
     for (let offset = 0; offset < bytes.byteLength; offset += PIECE) {
       const piece = bytes.subarray(offset, Math.min(offset + PIECE, bytes.byteLength))
-      for (let written = 0; written < piece.byteLength;) written += fs.writeSync(descriptor, piece, written)
+      for (let written = 0; written < piece.byteLength; ) written += fs.writeSync(descriptor, piece, written)
     }
   } finally {
     fs.closeSync(descriptor)
@@ -87,7 +89,13 @@ function writeLargeFile(file: string, bytes: Int8Array): void {
 
 /** Times FAISS's exact int8 scan and its binary scan over `rows` for the first 1 and 16 `probes`. */
 export function measureFaiss(options: {
-  rows: Int8Array, probes: Int8Array, dimension: number, k: number, threads: readonly number[], budgetMs: number, maxIterations: number,
+  rows: Int8Array
+  probes: Int8Array
+  dimension: number
+  k: number
+  threads: readonly number[]
+  budgetMs: number
+  maxIterations: number
 }): FaissMeasurement {
   const lookup = faissPython()
   if (!lookup.ok) return { available: false, reason: lookup.reason }
@@ -97,12 +105,29 @@ export function measureFaiss(options: {
     const probesFile = path.join(directory, 'probes.i8')
     writeLargeFile(rowsFile, options.rows)
     writeLargeFile(probesFile, options.probes)
-    const run = spawnSync(lookup.python, [
-      SCRIPT, '--rows', rowsFile, '--probes', probesFile, '--dimension', String(options.dimension), '--k', String(options.k),
-      '--threads', options.threads.join(','), '--budget-ms', String(options.budgetMs), '--max-iterations', String(options.maxIterations),
-    ], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 })
+    const run = spawnSync(
+      lookup.python,
+      [
+        SCRIPT,
+        '--rows',
+        rowsFile,
+        '--probes',
+        probesFile,
+        '--dimension',
+        String(options.dimension),
+        '--k',
+        String(options.k),
+        '--threads',
+        options.threads.join(','),
+        '--budget-ms',
+        String(options.budgetMs),
+        '--max-iterations',
+        String(options.maxIterations),
+      ],
+      { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 },
+    )
     if (run.status !== 0) return { available: false, reason: `faiss_peer.py exited with ${run.status ?? run.signal}: ${lastLines(run.stderr)}` }
-    const document = JSON.parse(run.stdout) as { version: string, buildSeconds: number, timings: FaissTiming[], top1: { sq8: number[], binary: number[] } }
+    const document = JSON.parse(run.stdout) as { version: string; buildSeconds: number; timings: FaissTiming[]; top1: { sq8: number[]; binary: number[] } }
     return { available: true, python: lookup.python, ...document }
   } finally {
     fs.rmSync(directory, { recursive: true, force: true })
