@@ -10,6 +10,7 @@ mod prefetch;
 pub mod scan;
 mod scan_arguments;
 mod scan_tile;
+mod scan_view;
 pub mod top_k;
 pub mod two_stage;
 

@@ -25,8 +25,6 @@
 use std::ops::Range;
 use std::sync::OnceLock;
 
-use crate::kernel::{Isa, Kernels};
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PrefetchPlan {
     /// Rows between the tile being scored and the tile being asked for.
@@ -64,17 +62,6 @@ pub(crate) fn prefetch_plan() -> PrefetchPlan {
         Some(family) if family > 0x19 => AMD_ZEN5_PLAN,
         _ => DEFAULT_PLAN,
     })
-}
-
-/// The plan a scan with these kernels and this many probes follows; `None`: no software prefetch.
-pub(crate) fn scan_prefetch(kernels: &Kernels, probes: usize) -> Option<PrefetchPlan> {
-    let plan = prefetch_plan();
-    let below_batch = match kernels.isa() {
-        Isa::Avx512Vnni => plan.avx512_below_batch,
-        Isa::Avx2 => plan.avx2_below_batch,
-        _ => usize::MAX,
-    };
-    (probes < below_batch).then_some(plan)
 }
 
 /// The CPU family of an AMD processor; `None` on any other vendor or architecture.

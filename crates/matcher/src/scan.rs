@@ -22,64 +22,14 @@
 
 use std::ops::Range;
 
-#[cfg(target_arch = "x86_64")]
-use crate::kernel::Isa;
-use crate::kernel::{active_kernels, EncodedProbes, Kernels};
-use crate::prefetch::{prefetch_bytes, scan_prefetch, PrefetchPlan};
+use crate::kernel::{active_kernels, EncodedProbes, Isa, Kernels};
+use crate::prefetch::{prefetch_bytes, prefetch_plan, PrefetchPlan};
 use crate::scan_tile::{score_tile, ProbeState, Tile, TILE_ROWS};
 use crate::CoreError;
 
 use crate::scan_arguments::check_per_row;
 pub use crate::scan_arguments::validate_scan;
-
-/// Largest k of one scan.
-pub const MAX_K: usize = 1024;
-
-/// A gallery slice: row `r` is `rows[r * stride_in_bytes ..][..dimension]`; norms and the live
-/// mask (0 = dead) are indexed by absolute row.
-#[derive(Clone, Copy)]
-pub struct GalleryView<'a> {
-    pub rows: &'a [i8],
-    pub stride_in_bytes: usize,
-    pub dimension: usize,
-    pub norms_squared: &'a [u32],
-    pub live: &'a [u8],
-}
-
-/// A batch of probes: probe `p` is `vectors[p * dimension ..][..dimension]`.
-#[derive(Clone, Copy)]
-pub struct ProbeBatch<'a> {
-    pub vectors: &'a [i8],
-    pub norms_squared: &'a [u32],
-    /// Empty, or one per probe: the scan may leave out rows scoring below their probe's floor.
-    /// A caller scanning a gallery slice by slice passes the k-th best score it holds so far, so
-    /// each slice's lists start with the filter of the whole scan's instead of refilling from
-    /// nothing (a floor that is not positive, NaN included, is no floor).
-    pub score_floors: &'a [f64],
-}
-
-impl ProbeBatch<'_> {
-    pub fn count(&self) -> usize {
-        self.norms_squared.len()
-    }
-}
-
-/// Per probe `p`, slots `[p * k, (p + 1) * k)`: best first, `-1` and `0.0` in unused slots.
-pub struct TopKOutput<'a> {
-    pub rows: &'a mut [i32],
-    pub scores: &'a mut [f64],
-}
-
-/// The score of a row for a probe (the contract's statement 6), the same in every backend.
-#[inline]
-pub fn score(dot: i32, probe_norm_squared: u32, row_norm_squared: u32) -> f64 {
-    let product = f64::from(probe_norm_squared) * f64::from(row_norm_squared);
-    if product == 0.0 {
-        0.0
-    } else {
-        f64::from(dot.max(0)) / product.sqrt()
-    }
-}
+pub use crate::scan_view::{score, GalleryView, ProbeBatch, TopKOutput, MAX_K};
 
 /// [`scan_top_k_with`] on the active kernels.
 pub fn scan_top_k(
@@ -258,4 +208,15 @@ impl TileScan<'_> {
             tile_start += tile_rows;
         }
     }
+}
+
+/// The plan a scan with these kernels and this many probes follows; `None`: no software prefetch.
+fn scan_prefetch(kernels: &Kernels, probes: usize) -> Option<PrefetchPlan> {
+    let plan = prefetch_plan();
+    let below_batch = match kernels.isa() {
+        Isa::Avx512Vnni => plan.avx512_below_batch,
+        Isa::Avx2 => plan.avx2_below_batch,
+        _ => usize::MAX,
+    };
+    (probes < below_batch).then_some(plan)
 }

@@ -4,7 +4,7 @@
 use std::ops::Range;
 
 use crate::kernel::MAX_DIMENSION;
-use crate::scan::{GalleryView, ProbeBatch, MAX_K};
+use crate::scan_view::{GalleryView, ProbeBatch, MAX_K};
 use crate::CoreError;
 
 /// Checks every argument of a scan but the live flags (stage 2 of a two-stage search scores the

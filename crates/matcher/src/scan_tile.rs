@@ -3,7 +3,7 @@
 //! of the `scan` module).
 
 use crate::kernel::{BlockGate, EncodedProbes, Kernels};
-use crate::scan::score;
+use crate::scan_view::score;
 use crate::top_k::{Candidate, TopK};
 
 /// Rows per tile: 16 x 256 bytes = 4 KB, well inside L1.
