@@ -49,8 +49,28 @@ export function disabledMetrics(): ServiceMetrics {
 
 export function createMetrics(sources: MetricsSources): ServiceMetrics {
   const registry = new Registry()
-  const registers = [registry]
   collectDefaultMetrics({ register: registry })
+  const series = createHotPathSeries(registry)
+  registerStateGauges(registry, sources)
+  return {
+    registry,
+    request(rawMethod, route, status, seconds) {
+      const method = METHODS.has(rawMethod) ? rawMethod : 'OTHER'
+      series.requests.inc({ method, route, status })
+      series.requestSeconds.observe({ method, route }, seconds)
+      if (status === 429) series.rateLimited.inc()
+    },
+    identified: (status) => series.identifies.inc({ status }),
+    scan: (probes, seconds) => series.scanSeconds.observe({ batch: probes }, seconds),
+    webhookAttempt: (outcome) => series.attempts.inc({ outcome }),
+    dbQuery: (seconds) => series.dbSeconds.observe(seconds),
+    peerRefused: (reason) => series.peerRefusals.inc({ reason }),
+  }
+}
+
+/** The counters and histograms the hot path records into. */
+function createHotPathSeries(registry: Registry) {
+  const registers = [registry]
   const requests = new Counter({
     name: 'palmvein_http_requests_total',
     help: 'HTTP requests answered, by method, route template and status',
@@ -100,37 +120,34 @@ export function createMetrics(sources: MetricsSources): ServiceMetrics {
     help: 'Requests refused with 429 (plan rate, daily limit, terminal registrations)',
     registers,
   })
-  new Gauge({
-    name: 'palmvein_gallery_rows',
-    help: 'Reference rows in the matcher gallery of an environment (two per member with both hands)',
-    labelNames: ['environment_id'],
-    registers,
-    collect() {
-      this.reset()
-      for (const gallery of sources.galleries()) this.set({ environment_id: gallery.environmentId }, gallery.rows)
-    },
-  })
-  new Gauge({
-    name: 'palmvein_gallery_loading',
-    help: "1 while an environment's gallery is loading (identify answers 503), else 0",
-    labelNames: ['environment_id'],
-    registers,
-    collect() {
-      this.reset()
-      for (const gallery of sources.galleries()) this.set({ environment_id: gallery.environmentId }, gallery.loading ? 1 : 0)
-    },
-  })
-  new Gauge({
-    name: 'palmvein_match_threshold',
-    help: 'The match threshold identify uses in an environment (derived by calibration when it has a target_fpir)',
-    labelNames: ['environment_id'],
-    registers,
-    collect() {
-      this.reset()
-      for (const gallery of sources.galleries())
-        if (gallery.matchThreshold !== null) this.set({ environment_id: gallery.environmentId }, gallery.matchThreshold)
-    },
-  })
+  return { requests, requestSeconds, identifies, scanSeconds, attempts, dbSeconds, peerRefusals, rateLimited }
+}
+
+/** The gauges read when scraped: each gallery's state and the deliveries waiting. */
+function registerStateGauges(registry: Registry, sources: MetricsSources): void {
+  const registers = [registry]
+  const perGallery = (name: string, help: string, valueOf: (gallery: GalleryGauge) => number | null) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['environment_id'],
+      registers,
+      collect() {
+        this.reset()
+        for (const gallery of sources.galleries()) {
+          const value = valueOf(gallery)
+          if (value !== null) this.set({ environment_id: gallery.environmentId }, value)
+        }
+      },
+    })
+  perGallery('palmvein_gallery_rows', 'Reference rows in the matcher gallery of an environment (two per member with both hands)', (gallery) => gallery.rows)
+  perGallery('palmvein_gallery_loading', "1 while an environment's gallery is loading (identify answers 503), else 0", (gallery) => (gallery.loading ? 1 : 0))
+  // Left out until the environment's settings are read (matchThreshold null).
+  perGallery(
+    'palmvein_match_threshold',
+    'The match threshold identify uses in an environment (derived by calibration when it has a target_fpir)',
+    (gallery) => gallery.matchThreshold,
+  )
   new Gauge({
     name: 'palmvein_webhook_pending_deliveries',
     help: 'Webhook deliveries waiting for an attempt (in every process on this database)',
@@ -142,18 +159,4 @@ export function createMetrics(sources: MetricsSources): ServiceMetrics {
       if (pending !== null) this.set(pending)
     },
   })
-  return {
-    registry,
-    request(rawMethod, route, status, seconds) {
-      const method = METHODS.has(rawMethod) ? rawMethod : 'OTHER'
-      requests.inc({ method, route, status })
-      requestSeconds.observe({ method, route }, seconds)
-      if (status === 429) rateLimited.inc()
-    },
-    identified: (status) => identifies.inc({ status }),
-    scan: (probes, seconds) => scanSeconds.observe({ batch: probes }, seconds),
-    webhookAttempt: (outcome) => attempts.inc({ outcome }),
-    dbQuery: (seconds) => dbSeconds.observe(seconds),
-    peerRefused: (reason) => peerRefusals.inc({ reason }),
-  }
 }
