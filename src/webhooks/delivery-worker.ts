@@ -115,6 +115,58 @@ function logAttempt(
   }
 }
 
+/** A success ends the subscription's failing streak; a 410 or 5 days of failures disable it. */
+async function noteSubscriptionHealth(
+  sql: Sql,
+  logger: WebhookLogger,
+  delivery: ClaimedDelivery,
+  result: 'success' | 'failure' | 'gone',
+  at: Date,
+): Promise<void> {
+  try {
+    const disabled = await recordSubscriptionHealth(sql, delivery.subscription_id, result, at, DISABLE_AFTER_FAILING_MS)
+    if (disabled) {
+      logger.warn(
+        { subscriptionId: delivery.subscription_id, reason: disabled },
+        disabled === 'gone'
+          ? 'webhook subscription disabled: the receiver answered 410 Gone'
+          : 'webhook subscription disabled: every delivery failed for 5 days',
+      )
+    }
+  } catch (error) {
+    // The attempt is recorded; the streak is caught up by the next attempt's record.
+    logger.warn({ err: error, subscriptionId: delivery.subscription_id }, "recording the subscription's delivery health failed")
+  }
+}
+
+const UNOPENABLE_SECRET: AttemptOutcome = {
+  success: false,
+  status: null,
+  body: null,
+  error: 'the subscription secret cannot be opened',
+  durationMs: 0,
+  retryAfter: null,
+}
+
+/** Sends the delivery's body signed with the subscription's secret at the attempt's time. */
+function sendSigned(
+  sender: HttpSender,
+  userAgent: string,
+  request: { delivery: ClaimedDelivery; body: string; secret: string; attemptedAt: Date },
+): Promise<AttemptOutcome> {
+  const { delivery, body, secret, attemptedAt } = request
+  const timestampSeconds = Math.floor(attemptedAt.getTime() / 1000)
+  return sender.send({
+    url: delivery.url,
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'user-agent': userAgent,
+      ...signatureHeaders({ secret, eventId: delivery.payload.event_id, timestampSeconds, body }),
+    },
+  })
+}
+
 export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
   const { sql, sender, clock, workerId, leaseMs, userAgent } = options
   const logger = options.logger ?? silentLogger
@@ -135,42 +187,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     }
   }
 
-  /** A success ends the subscription's failing streak; a 410 or 5 days of failures disable it. */
-  async function noteSubscriptionHealth(delivery: ClaimedDelivery, result: 'success' | 'failure' | 'gone', at: Date): Promise<void> {
-    try {
-      const disabled = await recordSubscriptionHealth(sql, delivery.subscription_id, result, at, DISABLE_AFTER_FAILING_MS)
-      if (disabled) {
-        logger.warn(
-          { subscriptionId: delivery.subscription_id, reason: disabled },
-          disabled === 'gone'
-            ? 'webhook subscription disabled: the receiver answered 410 Gone'
-            : 'webhook subscription disabled: every delivery failed for 5 days',
-        )
-      }
-    } catch (error) {
-      // The attempt is recorded; the streak is caught up by the next attempt's record.
-      logger.warn({ err: error, subscriptionId: delivery.subscription_id }, "recording the subscription's delivery health failed")
-    }
-  }
-
   async function attempt(delivery: ClaimedDelivery): Promise<AttemptResult> {
     const attemptNumber = delivery.attempt_count + 1
     const attemptedAt = clock.now()
     const body = envelopeBody(delivery.payload)
     const secret = openSecret(delivery)
     // A secret that cannot be opened (wrong master key, damaged row) fails the attempt unsent.
-    const outcome: AttemptOutcome =
-      secret === null
-        ? { success: false, status: null, body: null, error: 'the subscription secret cannot be opened', durationMs: 0, retryAfter: null }
-        : await sender.send({
-            url: delivery.url,
-            body,
-            headers: {
-              'content-type': 'application/json',
-              'user-agent': userAgent,
-              ...signatureHeaders({ secret, eventId: delivery.payload.event_id, timestampSeconds: Math.floor(attemptedAt.getTime() / 1000), body }),
-            },
-          })
+    const outcome: AttemptOutcome = secret === null ? UNOPENABLE_SECRET : await sendSigned(sender, userAgent, { delivery, body, secret, attemptedAt })
 
     const { status, nextAttemptAt, gone } = afterOutcome(outcome, attemptNumber, clock, options.random)
 
@@ -192,7 +215,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
 
     if (recorded) {
       options.onAttempt?.(gone ? 'gone' : status === 'pending' ? 'retry' : status)
-      await noteSubscriptionHealth(delivery, outcome.success ? 'success' : gone ? 'gone' : 'failure', attemptedAt)
+      await noteSubscriptionHealth(sql, logger, delivery, outcome.success ? 'success' : gone ? 'gone' : 'failure', attemptedAt)
     }
     logAttempt(logger, { delivery, attemptNumber, outcome, status, nextAttemptAt, recorded })
     return { deliveryId: delivery.id, attemptNumber, status, recorded }

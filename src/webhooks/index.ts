@@ -76,8 +76,6 @@ export function createWebhookEngine(options: WebhookEngineOptions): WebhookEngin
 
   const inFlight = new Set<Promise<unknown>>()
   let running = false
-  let cycle: Promise<void> | null = null
-  let again = false
   let poller: NodeJS.Timeout | undefined
   const listeners: Array<{ unlisten(): Promise<void> }> = []
 
@@ -102,26 +100,12 @@ export function createWebhookEngine(options: WebhookEngineOptions): WebhookEngin
     }
   }
 
-  /** Runs a cycle now, or right after the current one (coalescing wake-ups). */
-  function wake(): void {
-    if (!running) return
-    if (cycle) {
-      again = true
-      return
-    }
-    cycle = (async () => {
-      do {
-        again = false
-        try {
-          await runCycle()
-        } catch (error) {
-          logger.error({ err: error }, 'webhook cycle failed; retrying at the next poll')
-        }
-      } while (again && running)
-    })().finally(() => {
-      cycle = null
-    })
-  }
+  const cycles = coalescedCycles(
+    runCycle,
+    () => running,
+    (error) => logger.error({ err: error }, 'webhook cycle failed; retrying at the next poll'),
+  )
+  const wake = cycles.wake
 
   return {
     guard,
@@ -140,12 +124,43 @@ export function createWebhookEngine(options: WebhookEngineOptions): WebhookEngin
       running = false
       clearInterval(poller)
       await Promise.all(listeners.splice(0).map((listener) => listener.unlisten()))
-      await cycle
+      await cycles.current()
       await Promise.all([...inFlight])
       logger.info({}, 'webhook worker stopped')
     },
     runOnce: () => runOnce(db.sql, clock, worker, concurrency),
   }
+}
+
+/**
+ * Runs a cycle now, or right after the current one: wake-ups that arrive while a cycle runs
+ * coalesce into one more cycle. A failed cycle is reported and waits for the next wake-up.
+ */
+function coalescedCycles(runCycle: () => Promise<void>, running: () => boolean, onError: (error: unknown) => void) {
+  let cycle: Promise<void> | null = null
+  let again = false
+  function wake(): void {
+    if (!running()) return
+    if (cycle) {
+      again = true
+      return
+    }
+    cycle = (async () => {
+      do {
+        again = false
+        try {
+          await runCycle()
+        } catch (error) {
+          onError(error)
+        }
+      } while (again && running())
+    })().finally(() => {
+      cycle = null
+    })
+  }
+  /** The cycle running now, if any (stop waits for it). */
+  const current = (): Promise<void> | null => cycle
+  return { wake, current }
 }
 
 function engineWorker(options: WebhookEngineOptions, secrets: WebhookSecrets, sender: HttpSender, clock: Clock, logger: WebhookLogger): DeliveryWorker {
