@@ -220,6 +220,31 @@ function createSearchQueue(
   return enqueue
 }
 
+function checkIdKind(ids: IdKind | undefined): IdKind {
+  const idKind = ids ?? 'string'
+  if (idKind !== 'string' && idKind !== 'uuid') throw new RangeError(`ids must be 'string' or 'uuid', got ${JSON.stringify(idKind)}`)
+  return idKind
+}
+
+/** Compacts a store in the background once enough of its rows are dead to be worth the copy. */
+function compactIfMostlyDead(store: GalleryStore, compactDeadRatio: number): void {
+  const dead = store.deadRows
+  if (dead >= 1024 && dead >= store.rows * compactDeadRatio) void store.compact()
+}
+
+/** The stores an id-addressed call applies to: one partition's, or every one. */
+function storesAddressed(partitions: Map<string, GalleryStore>, option: PartitionOption): GalleryStore[] {
+  if (option.partition === undefined) return [...partitions.values()]
+  const store = partitions.get(checkPartition(option.partition))
+  return store ? [store] : []
+}
+
+function sumOver(partitions: Map<string, GalleryStore>, of: (store: GalleryStore) => number): number {
+  let total = 0
+  for (const store of partitions.values()) total += of(store)
+  return total
+}
+
 export function createGallery(
   memory: SharedMemory,
   engine: ScanEngine,
@@ -228,8 +253,7 @@ export function createGallery(
   settings: GallerySettings = {},
 ): Gallery {
   const { dimension } = options
-  const idKind = settings.ids ?? 'string'
-  if (idKind !== 'string' && idKind !== 'uuid') throw new RangeError(`ids must be 'string' or 'uuid', got ${JSON.stringify(idKind)}`)
+  const idKind = checkIdKind(settings.ids)
   const partitions = new Map<string, GalleryStore>()
   const exactAudit: ExactAuditCounts = { audited: 0, disagreements: 0 }
 
@@ -241,23 +265,9 @@ export function createGallery(
 
   const enqueue = createSearchQueue(engine, partitions, options, isClosed, exactAudit)
 
-  function maybeCompact(store: GalleryStore): void {
-    const dead = store.deadRows
-    if (dead >= 1024 && dead >= store.rows * options.compactDeadRatio) void store.compact()
-  }
-
-  /** The stores an id-addressed call applies to: one partition's, or every one. */
-  function storesFor(option: PartitionOption): GalleryStore[] {
-    if (option.partition === undefined) return [...partitions.values()]
-    const store = partitions.get(checkPartition(option.partition))
-    return store ? [store] : []
-  }
-
-  const sum = (of: (store: GalleryStore) => number): number => {
-    let total = 0
-    for (const store of partitions.values()) total += of(store)
-    return total
-  }
+  const maybeCompact = (store: GalleryStore) => compactIfMostlyDead(store, options.compactDeadRatio)
+  const storesFor = (option: PartitionOption) => storesAddressed(partitions, option)
+  const sum = (of: (store: GalleryStore) => number) => sumOver(partitions, of)
 
   const gallery: Gallery = {
     upsert(id, vector, upsertOptions = {}) {

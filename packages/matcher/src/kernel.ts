@@ -155,95 +155,113 @@ function createWasmKernel(memory: SharedMemory, views: MemoryViews, module: WebA
     }
     return scratchOffset
   }
+  const wasm: WasmScratch = { exports, views, reserve }
   return {
     info: { name: 'wasm', isa: 'simd128', popcountIsa: 'simd128' },
-    scan(segment, shape, probes, probeNorms, k, outRows, outScores) {
-      const probeCount = probeNorms.length
-      const slots = probeCount * k
-      // Layout: scores (8-aligned) | rows | probe norms | probes.
-      const scoresAt = 0
-      const rowsAt = scoresAt + slots * 8
-      const normsAt = rowsAt + slots * 4
-      const probesAt = normsAt + probeCount * 4
-      const base = reserve(probesAt + probes.length)
-      const buffer = views.bufferCovering(base + probesAt + probes.length)
-      new Int8Array(buffer, base + probesAt, probes.length).set(probes)
-      new Uint32Array(buffer, base + normsAt, probeCount).set(probeNorms)
-      exports.scanTopK(
-        segment.rowsOffset,
-        shape.strideInBytes,
-        shape.dimension,
-        segment.rowStart,
-        segment.rowEnd,
-        segment.normsOffset,
-        segment.liveOffset,
-        base + probesAt,
-        base + normsAt,
-        probeCount,
-        k,
-        base + rowsAt,
-        base + scoresAt,
-      )
-      outRows.set(new Int32Array(buffer, base + rowsAt, slots))
-      outScores.set(new Float64Array(buffer, base + scoresAt, slots))
-    },
-    nearest(segment, shape, probeBits, c, outRows, outDistances) {
-      const probeCount = probeBits.length / shape.signBytes
-      const slots = probeCount * c
-      // Layout: rows | distances | probe bits.
-      const distancesAt = slots * 4
-      const bitsAt = distancesAt + slots * 4
-      const base = reserve(bitsAt + probeBits.length)
-      const buffer = views.bufferCovering(base + bitsAt + probeBits.length)
-      new Uint8Array(buffer, base + bitsAt, probeBits.length).set(probeBits)
-      new Int32Array(buffer, base, slots).set(outRows.subarray(0, slots))
-      new Uint32Array(buffer, base + distancesAt, slots).set(outDistances.subarray(0, slots))
-      exports.mergeNearestBySignBits(
-        segment.bitsOffset,
-        shape.signBytes,
-        shape.signBytes,
-        segment.rowStart,
-        segment.rowEnd,
-        segment.baseRow,
-        segment.liveOffset,
-        base + bitsAt,
-        probeCount,
-        c,
-        base,
-        base + distancesAt,
-      )
-      outRows.set(new Int32Array(buffer, base, slots))
-      outDistances.set(new Uint32Array(buffer, base + distancesAt, slots))
-    },
-    scorePairs(segment, shape, pairRows, pairProbes, probes, probeNorms, outScores) {
-      const pairs = pairRows.length
-      // Layout: scores (8-aligned) | rows | probe indexes | probe norms | probes.
-      const rowsAt = pairs * 8
-      const probeIndexesAt = rowsAt + pairs * 4
-      const normsAt = probeIndexesAt + pairs * 4
-      const probesAt = normsAt + probeNorms.length * 4
-      const base = reserve(probesAt + probes.length)
-      const buffer = views.bufferCovering(base + probesAt + probes.length)
-      new Int32Array(buffer, base + rowsAt, pairs).set(pairRows)
-      new Uint32Array(buffer, base + probeIndexesAt, pairs).set(pairProbes)
-      new Uint32Array(buffer, base + normsAt, probeNorms.length).set(probeNorms)
-      new Int8Array(buffer, base + probesAt, probes.length).set(probes)
-      exports.scorePairs(
-        segment.rowsOffset,
-        shape.strideInBytes,
-        shape.dimension,
-        segment.normsOffset,
-        base + rowsAt,
-        base + probeIndexesAt,
-        pairs,
-        base + probesAt,
-        base + normsAt,
-        base,
-      )
-      outScores.set(new Float64Array(buffer, base, pairs))
-    },
+    scan: (...args) => wasmScan(wasm, ...args),
+    nearest: (...args) => wasmNearest(wasm, ...args),
+    scorePairs: (...args) => wasmScorePairs(wasm, ...args),
     streamRead(offset, length) {
       return exports.streamRead(offset, length)
     },
   }
+}
+
+/** A WASM instance and the scratch region (reserved by this thread) its calls pass arrays through. */
+interface WasmScratch {
+  exports: WasmExports
+  views: MemoryViews
+  /** The offset of at least `bytes` of scratch, reused while big enough. */
+  reserve(bytes: number): number
+}
+
+function wasmScan(wasm: WasmScratch, ...[segment, shape, probes, probeNorms, k, outRows, outScores]: Parameters<ScanKernel['scan']>): void {
+  const probeCount = probeNorms.length
+  const slots = probeCount * k
+  // Layout: scores (8-aligned) | rows | probe norms | probes.
+  const scoresAt = 0
+  const rowsAt = scoresAt + slots * 8
+  const normsAt = rowsAt + slots * 4
+  const probesAt = normsAt + probeCount * 4
+  const base = wasm.reserve(probesAt + probes.length)
+  const buffer = wasm.views.bufferCovering(base + probesAt + probes.length)
+  new Int8Array(buffer, base + probesAt, probes.length).set(probes)
+  new Uint32Array(buffer, base + normsAt, probeCount).set(probeNorms)
+  wasm.exports.scanTopK(
+    segment.rowsOffset,
+    shape.strideInBytes,
+    shape.dimension,
+    segment.rowStart,
+    segment.rowEnd,
+    segment.normsOffset,
+    segment.liveOffset,
+    base + probesAt,
+    base + normsAt,
+    probeCount,
+    k,
+    base + rowsAt,
+    base + scoresAt,
+  )
+  outRows.set(new Int32Array(buffer, base + rowsAt, slots))
+  outScores.set(new Float64Array(buffer, base + scoresAt, slots))
+}
+
+function wasmNearest(wasm: WasmScratch, ...[segment, shape, probeBits, c, outRows, outDistances]: Parameters<ScanKernel['nearest']>): void {
+  const probeCount = probeBits.length / shape.signBytes
+  const slots = probeCount * c
+  // Layout: rows | distances | probe bits.
+  const distancesAt = slots * 4
+  const bitsAt = distancesAt + slots * 4
+  const base = wasm.reserve(bitsAt + probeBits.length)
+  const buffer = wasm.views.bufferCovering(base + bitsAt + probeBits.length)
+  new Uint8Array(buffer, base + bitsAt, probeBits.length).set(probeBits)
+  new Int32Array(buffer, base, slots).set(outRows.subarray(0, slots))
+  new Uint32Array(buffer, base + distancesAt, slots).set(outDistances.subarray(0, slots))
+  wasm.exports.mergeNearestBySignBits(
+    segment.bitsOffset,
+    shape.signBytes,
+    shape.signBytes,
+    segment.rowStart,
+    segment.rowEnd,
+    segment.baseRow,
+    segment.liveOffset,
+    base + bitsAt,
+    probeCount,
+    c,
+    base,
+    base + distancesAt,
+  )
+  outRows.set(new Int32Array(buffer, base, slots))
+  outDistances.set(new Uint32Array(buffer, base + distancesAt, slots))
+}
+
+function wasmScorePairs(
+  wasm: WasmScratch,
+  ...[segment, shape, pairRows, pairProbes, probes, probeNorms, outScores]: Parameters<ScanKernel['scorePairs']>
+): void {
+  const pairs = pairRows.length
+  // Layout: scores (8-aligned) | rows | probe indexes | probe norms | probes.
+  const rowsAt = pairs * 8
+  const probeIndexesAt = rowsAt + pairs * 4
+  const normsAt = probeIndexesAt + pairs * 4
+  const probesAt = normsAt + probeNorms.length * 4
+  const base = wasm.reserve(probesAt + probes.length)
+  const buffer = wasm.views.bufferCovering(base + probesAt + probes.length)
+  new Int32Array(buffer, base + rowsAt, pairs).set(pairRows)
+  new Uint32Array(buffer, base + probeIndexesAt, pairs).set(pairProbes)
+  new Uint32Array(buffer, base + normsAt, probeNorms.length).set(probeNorms)
+  new Int8Array(buffer, base + probesAt, probes.length).set(probes)
+  wasm.exports.scorePairs(
+    segment.rowsOffset,
+    shape.strideInBytes,
+    shape.dimension,
+    segment.normsOffset,
+    base + rowsAt,
+    base + probeIndexesAt,
+    pairs,
+    base + probesAt,
+    base + normsAt,
+    base,
+  )
+  outScores.set(new Float64Array(buffer, base, pairs))
 }
