@@ -3,7 +3,7 @@
 // same selection. The service checks every page it answers against the organization's signed hash
 // chain and refuses one it cannot vouch for (audit_trail_broken): that answer is the status shown.
 import { useState } from 'preact/hooks'
-import { api, call, problemOf, type Problem } from '../api'
+import { api, call, problemOf, type Problem, type Schemas } from '../api'
 import { Field, Pager, ProblemView, TimeWindowFields, useLoad, useTimeWindow, when } from '../components'
 
 const PER_PAGE = 50
@@ -38,6 +38,76 @@ function VerifyStatus({ problem, total }: { problem: Problem | null; total: numb
   )
 }
 
+/**
+ * Saves the NDJSON export of a selection. It needs the bearer token, which a plain link cannot
+ * carry: fetched, then saved from memory. Answers the problem when the export was refused.
+ */
+async function downloadExport(orgId: string, window: { from: string; to: string }, filters: Filters): Promise<Problem | null> {
+  const { data, error, response } = await api
+    .GET('/v1/organization/{org_id}/audit-log/export', {
+      params: { path: { org_id: orgId }, query: { ...window, ...given(filters) } },
+      parseAs: 'blob',
+    })
+    .catch((failure: unknown) => ({ data: undefined, error: failure, response: undefined }))
+  if (!response?.ok || !data) return problemOf(error)
+  const name = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? 'audit.ndjson'
+  const link = Object.assign(document.createElement('a'), { href: URL.createObjectURL(data as Blob), download: name })
+  link.click()
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000)
+  return null
+}
+
+function AuditTable({
+  records,
+  total,
+  page,
+  projectName,
+}: {
+  records: Schemas['AuditRecord'][]
+  total: number
+  page: number
+  projectName: (id: string | null) => string
+}) {
+  return (
+    <table>
+      <caption>
+        {total} {total === 1 ? 'record' : 'records'} in the window, newest first, page {page}
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">#</th>
+          <th scope="col">Recorded</th>
+          <th scope="col">Actor</th>
+          <th scope="col">Action</th>
+          <th scope="col">Project</th>
+          <th scope="col">Status</th>
+          <th scope="col">Request</th>
+        </tr>
+      </thead>
+      <tbody>
+        {records.map((record) => (
+          <tr key={record.seq}>
+            <td>{record.seq}</td>
+            <td>{when(record.created_at)}</td>
+            <td>
+              {record.actor_kind}
+              {record.actor_id ? `: ${record.actor_id}` : ''}
+            </td>
+            <td>
+              <code data-testid="audit-action">{record.action}</code>
+            </td>
+            <td>{projectName(record.project_id)}</td>
+            <td>{record.status}</td>
+            <td>
+              <code>{record.request_id}</code>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  )
+}
+
 export function AuditPage({ orgId }: { orgId: string }) {
   const orgPath = { path: { org_id: orgId } }
   const projects = useLoad(() => call(api.GET('/v1/organization/{org_id}/projects', { params: orgPath })), [orgId])
@@ -62,21 +132,7 @@ export function AuditPage({ orgId }: { orgId: string }) {
     setPage(1)
     setLoads(loads + 1)
   }
-  // The export needs the bearer token, which a plain link cannot carry: fetched, then saved from memory.
-  const download = async () => {
-    const { data, error, response } = await api
-      .GET('/v1/organization/{org_id}/audit-log/export', {
-        params: { ...orgPath, query: { ...range.query(), ...given(filters) } },
-        parseAs: 'blob',
-      })
-      .catch((failure: unknown) => ({ data: undefined, error: failure, response: undefined }))
-    if (!response?.ok || !data) return setExportProblem(problemOf(error))
-    setExportProblem(null)
-    const name = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? 'audit.ndjson'
-    const link = Object.assign(document.createElement('a'), { href: URL.createObjectURL(data as Blob), download: name })
-    link.click()
-    setTimeout(() => URL.revokeObjectURL(link.href), 10_000)
-  }
+  const download = async () => setExportProblem(await downloadExport(orgId, range.query(), filters))
   const set = (key: keyof Filters) => (event: { currentTarget: HTMLInputElement | HTMLSelectElement }) =>
     setEditing({ ...editing, [key]: event.currentTarget.value })
   const total = records.data?.total_count ?? null
@@ -113,44 +169,7 @@ export function AuditPage({ orgId }: { orgId: string }) {
       <ProblemView problem={exportProblem} />
       <VerifyStatus problem={records.problem} total={records.problem ? null : total} />
       {records.problem?.code !== 'audit_trail_broken' && <ProblemView problem={records.problem} />}
-      {records.data && !records.problem && (
-        <table>
-          <caption>
-            {total} {total === 1 ? 'record' : 'records'} in the window, newest first, page {page}
-          </caption>
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">Recorded</th>
-              <th scope="col">Actor</th>
-              <th scope="col">Action</th>
-              <th scope="col">Project</th>
-              <th scope="col">Status</th>
-              <th scope="col">Request</th>
-            </tr>
-          </thead>
-          <tbody>
-            {records.data.items.map((record) => (
-              <tr key={record.seq}>
-                <td>{record.seq}</td>
-                <td>{when(record.created_at)}</td>
-                <td>
-                  {record.actor_kind}
-                  {record.actor_id ? `: ${record.actor_id}` : ''}
-                </td>
-                <td>
-                  <code data-testid="audit-action">{record.action}</code>
-                </td>
-                <td>{projectName(record.project_id)}</td>
-                <td>{record.status}</td>
-                <td>
-                  <code>{record.request_id}</code>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      {records.data && !records.problem && <AuditTable records={records.data.items} total={total ?? 0} page={page} projectName={projectName} />}
       <Pager label="Audit pages" page={page} setPage={setPage} last={total === null || page * PER_PAGE >= total} />
     </>
   )

@@ -1,6 +1,6 @@
 // One organization: its environments (palm template stores) and its projects, and creating each.
 import { useState } from 'preact/hooks'
-import { api, call } from '../api'
+import { api, call, type Schemas } from '../api'
 import { Field, fieldError, NameForm, ProblemView, useLoad, useSubmit } from '../components'
 
 function NewProject({ orgId, environments, created }: { orgId: string; environments: Array<{ id: string; name: string }>; created: () => void }) {
@@ -50,6 +50,70 @@ function NewProject({ orgId, environments, created }: { orgId: string; environme
   )
 }
 
+function EnvironmentsTable({ orgId, environments }: { orgId: string; environments: Schemas['Environment'][] }) {
+  return (
+    <table>
+      <caption>Environments owned by this organization (a name opens its accuracy)</caption>
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Kind</th>
+          <th scope="col">Dimension</th>
+          <th scope="col">Match threshold</th>
+          <th scope="col">Margin</th>
+        </tr>
+      </thead>
+      <tbody>
+        {environments.map((environment) => (
+          <tr key={environment.id}>
+            <td>
+              <a href={`#/orgs/${orgId}/environments/${environment.id}/accuracy`}>{environment.name}</a>
+            </td>
+            <td>{environment.kind}</td>
+            <td>{environment.dimension}</td>
+            <td>{environment.match_threshold}</td>
+            <td>{environment.margin}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  )
+}
+
+function ProjectsTable({
+  orgId,
+  projects,
+  environmentName,
+}: {
+  orgId: string
+  projects: Schemas['Project'][]
+  environmentName: (id: string | null) => string
+}) {
+  return (
+    <table>
+      <caption>Projects of this organization</caption>
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Plan</th>
+          <th scope="col">Environment</th>
+        </tr>
+      </thead>
+      <tbody>
+        {projects.map((project) => (
+          <tr key={project.id}>
+            <td>
+              <a href={`#/orgs/${orgId}/projects/${project.id}/keys`}>{project.name}</a>
+            </td>
+            <td>{project.plan.name}</td>
+            <td>{environmentName(project.environment_id)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  )
+}
+
 export function OrganizationPage({ orgId }: { orgId: string }) {
   const path = { params: { path: { org_id: orgId } } }
   const environments = useLoad(() => call(api.GET('/v1/organization/{org_id}/environments', path)), [orgId])
@@ -67,33 +131,7 @@ export function OrganizationPage({ orgId }: { orgId: string }) {
       <section aria-labelledby="environments">
         <h2 id="environments">Environments</h2>
         <ProblemView problem={environments.problem} />
-        {environments.data && (
-          <table>
-            <caption>Environments owned by this organization (a name opens its accuracy)</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Dimension</th>
-                <th scope="col">Match threshold</th>
-                <th scope="col">Margin</th>
-              </tr>
-            </thead>
-            <tbody>
-              {environments.data.map((environment) => (
-                <tr key={environment.id}>
-                  <td>
-                    <a href={`#/orgs/${orgId}/environments/${environment.id}/accuracy`}>{environment.name}</a>
-                  </td>
-                  <td>{environment.kind}</td>
-                  <td>{environment.dimension}</td>
-                  <td>{environment.match_threshold}</td>
-                  <td>{environment.margin}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        {environments.data && <EnvironmentsTable orgId={orgId} environments={environments.data} />}
         <NameForm
           id="env-name"
           heading="New environment"
@@ -107,29 +145,7 @@ export function OrganizationPage({ orgId }: { orgId: string }) {
       <section aria-labelledby="projects">
         <h2 id="projects">Projects</h2>
         <ProblemView problem={projects.problem} />
-        {projects.data && (
-          <table>
-            <caption>Projects of this organization</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Plan</th>
-                <th scope="col">Environment</th>
-              </tr>
-            </thead>
-            <tbody>
-              {projects.data.map((project) => (
-                <tr key={project.id}>
-                  <td>
-                    <a href={`#/orgs/${orgId}/projects/${project.id}/keys`}>{project.name}</a>
-                  </td>
-                  <td>{project.plan.name}</td>
-                  <td>{environmentName(project.environment_id)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        {projects.data && <ProjectsTable orgId={orgId} projects={projects.data} environmentName={environmentName} />}
         <NewProject orgId={orgId} environments={environments.data ?? []} created={projects.reload} />
       </section>
     </>

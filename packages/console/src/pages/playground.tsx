@@ -83,36 +83,24 @@ function Decision({ result, threshold, latencyMs, names }: { result: IdentifyRes
   )
 }
 
-export function PlaygroundPage({ orgId, projectId }: { orgId: string; projectId: string }) {
-  const project = useLoad(() => call(api.GET('/v1/projects/{project_id}', { params: { path: { project_id: projectId } } })), [projectId])
-  const environments = useLoad(() => call(api.GET('/v1/organization/{org_id}/environments', { params: { path: { org_id: orgId } } })), [orgId])
-  // The enroll picker offers the first members only (the members page lists them all, paged).
-  const members = useLoad(
-    () => call(api.GET('/v1/projects/{project_id}/members', { params: { path: { project_id: projectId }, query: { page: 1, per_page: 100 } } })),
-    [projectId],
-  )
-  const environment = environments.data?.find((candidate) => candidate.id === project.data?.environment_id)
-  const [key, setKey] = useState('')
-  const [identity, setIdentity] = useState(0)
-  const [hand, setHand] = useState<Hand>('right')
-  const [dropped, setDropped] = useState<{ name: string; capture: string } | null>(null)
-  const [memberId, setMemberId] = useState('')
+type Environment = Schemas['Environment']
+type Member = Schemas['Member']
+
+/** The playground's calls (key, identify, enroll) and what they answered. */
+function usePlaygroundActions(projectId: string, environment: Environment | undefined, key: string, names: Map<string, string>, reloadMembers: () => void) {
   const [problem, setProblem] = useState<Problem | null>(null)
   const [outcome, setOutcome] = useState<{ result: IdentifyResult; latencyMs: number } | null>(null)
   const [enrolled, setEnrolled] = useState<string | null>(null)
   const withKey = { headers: { authorization: `Bearer ${key}` } }
-  const names = new Map((members.data ?? []).map((member) => [member.member_id, member.display_name] as [string, string]))
 
-  const createKey = async () => {
+  const createKey = async (setKey: (key: string) => void) => {
     const result = await call(
       api.POST('/v1/projects/{project_id}/api-keys', { params: { path: { project_id: projectId } }, body: { name: 'console playground' } }),
     )
     if ('problem' in result) return setProblem(result.problem)
     setKey((result.data as Schemas['ApiKeyCreated']).key)
   }
-  const identify = async () => {
-    if (!environment) return
-    const capture = dropped?.capture ?? synthetic(environment, identity, hand, 1, 0)
+  const identify = async (capture: string) => {
     const started = performance.now()
     const result = await call(
       api.POST('/v1/projects/{project_id}/biometrics/identify', {
@@ -129,7 +117,7 @@ export function PlaygroundPage({ orgId, projectId }: { orgId: string; projectId:
     setProblem(null)
     setOutcome({ result: result.data as IdentifyResult, latencyMs })
   }
-  const enroll = async () => {
+  const enroll = async (identity: number, memberId: string) => {
     if (!environment || !memberId) return
     const handOf = (side: Hand) => ({
       enroll_capture: synthetic(environment, identity, side, 0, 0),
@@ -145,12 +133,146 @@ export function PlaygroundPage({ orgId, projectId }: { orgId: string; projectId:
     if ('problem' in result) return setProblem(result.problem)
     setProblem(null)
     setEnrolled(`Synthetic person ${identity} enrolled as ${names.get(memberId) ?? memberId} (both hands).`)
-    members.reload()
+    reloadMembers()
   }
+  return { problem, outcome, enrolled, createKey, identify, enroll }
+}
+
+function CredentialSection({ value, onInput, onCreate }: { value: string; onInput: (key: string) => void; onCreate: () => void }) {
+  return (
+    <section aria-labelledby="credential">
+      <h2 id="credential">Credential</h2>
+      <p>Identify and enroll take an API key of this project. It stays in this page's memory only.</p>
+      <Field label="API key" id="playground-key">
+        <input id="playground-key" type="password" autoComplete="off" value={value} onInput={(event) => onInput(event.currentTarget.value)} />
+      </Field>
+      <button type="button" onClick={onCreate}>
+        Create a playground key
+      </button>
+    </section>
+  )
+}
+
+/** The probe: a synthetic person's hand, or a dropped capture file; identifies it on request. */
+function CaptureSection({
+  environment,
+  identity,
+  onIdentity,
+  canIdentify,
+  onIdentify,
+}: {
+  environment: Environment | undefined
+  identity: number
+  onIdentity: (identity: number) => void
+  canIdentify: boolean
+  onIdentify: (capture: string) => void
+}) {
+  const [hand, setHand] = useState<Hand>('right')
+  const [dropped, setDropped] = useState<{ name: string; capture: string } | null>(null)
   const drop = async (files: FileList | null | undefined) => {
     const file = files?.[0]
     if (file) setDropped({ name: file.name, capture: await captureOfFile(file) })
   }
+  const identify = () => {
+    if (environment) onIdentify(dropped?.capture ?? synthetic(environment, identity, hand, 1, 0))
+  }
+  return (
+    <section aria-labelledby="probe">
+      <h2 id="probe">Capture</h2>
+      <Field label="Synthetic person (seed 7)" id="identity">
+        <input
+          id="identity"
+          type="number"
+          min={0}
+          max={100000}
+          value={identity}
+          onInput={(event) => {
+            onIdentity(Number(event.currentTarget.value) || 0)
+            setDropped(null)
+          }}
+        />
+      </Field>
+      <Field label="Hand" id="hand">
+        <select id="hand" value={hand} onChange={(event) => setHand(event.currentTarget.value as Hand)}>
+          <option value="right">right</option>
+          <option value="left">left</option>
+        </select>
+      </Field>
+      <section
+        class="drop"
+        aria-label="Drop a capture file"
+        onDragOver={(event) => event.preventDefault()}
+        onDrop={(event) => {
+          event.preventDefault()
+          void drop(event.dataTransfer?.files)
+        }}
+      >
+        <Field label="Or drop a capture file (PVT1, or the base64url text of palmvein capture)" id="capture-file">
+          <input id="capture-file" type="file" onChange={(event) => void drop(event.currentTarget.files)} />
+        </Field>
+        {dropped && (
+          <p>
+            Using <strong>{dropped.name}</strong>.{' '}
+            <button type="button" onClick={() => setDropped(null)}>
+              Use the synthetic person
+            </button>
+          </p>
+        )}
+      </section>
+      <button type="button" disabled={!canIdentify} onClick={identify}>
+        Identify
+      </button>
+    </section>
+  )
+}
+
+function EnrollSection({
+  members,
+  canEnroll,
+  enrolled,
+  onEnroll,
+}: {
+  members: Member[]
+  canEnroll: boolean
+  enrolled: string | null
+  onEnroll: (memberId: string) => void
+}) {
+  const [memberId, setMemberId] = useState('')
+  return (
+    <section aria-labelledby="enroll">
+      <h2 id="enroll">Enroll the synthetic person</h2>
+      <Field label="Member" id="enroll-member">
+        <select id="enroll-member" value={memberId} onChange={(event) => setMemberId(event.currentTarget.value)}>
+          <option value="">Choose a member</option>
+          {members.map((member) => (
+            <option key={member.member_id} value={member.member_id}>
+              {member.display_name}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <button type="button" disabled={!canEnroll || !memberId} onClick={() => onEnroll(memberId)}>
+        Enroll both hands
+      </button>
+      {enrolled && <p role="status">{enrolled}</p>}
+    </section>
+  )
+}
+
+export function PlaygroundPage({ orgId, projectId }: { orgId: string; projectId: string }) {
+  const project = useLoad(() => call(api.GET('/v1/projects/{project_id}', { params: { path: { project_id: projectId } } })), [projectId])
+  const environments = useLoad(() => call(api.GET('/v1/organization/{org_id}/environments', { params: { path: { org_id: orgId } } })), [orgId])
+  // The enroll picker offers the first members only (the members page lists them all, paged).
+  const members = useLoad(
+    () => call(api.GET('/v1/projects/{project_id}/members', { params: { path: { project_id: projectId }, query: { page: 1, per_page: 100 } } })),
+    [projectId],
+  )
+  const environment = environments.data?.find((candidate) => candidate.id === project.data?.environment_id)
+  const [key, setKey] = useState('')
+  const [identity, setIdentity] = useState(0)
+  const names = new Map((members.data ?? []).map((member) => [member.member_id, member.display_name] as [string, string]))
+  const actions = usePlaygroundActions(projectId, environment, key, names, members.reload)
+  const ready = Boolean(key && environment)
 
   return (
     <>
@@ -162,81 +284,24 @@ export function PlaygroundPage({ orgId, projectId }: { orgId: string; projectId:
           {environment.margin}.
         </p>
       )}
-      <section aria-labelledby="credential">
-        <h2 id="credential">Credential</h2>
-        <p>Identify and enroll take an API key of this project. It stays in this page's memory only.</p>
-        <Field label="API key" id="playground-key">
-          <input id="playground-key" type="password" autoComplete="off" value={key} onInput={(event) => setKey(event.currentTarget.value)} />
-        </Field>
-        <button type="button" onClick={() => void createKey()}>
-          Create a playground key
-        </button>
-      </section>
-      <section aria-labelledby="probe">
-        <h2 id="probe">Capture</h2>
-        <Field label="Synthetic person (seed 7)" id="identity">
-          <input
-            id="identity"
-            type="number"
-            min={0}
-            max={100000}
-            value={identity}
-            onInput={(event) => {
-              setIdentity(Number(event.currentTarget.value) || 0)
-              setDropped(null)
-            }}
-          />
-        </Field>
-        <Field label="Hand" id="hand">
-          <select id="hand" value={hand} onChange={(event) => setHand(event.currentTarget.value as Hand)}>
-            <option value="right">right</option>
-            <option value="left">left</option>
-          </select>
-        </Field>
-        <section
-          class="drop"
-          aria-label="Drop a capture file"
-          onDragOver={(event) => event.preventDefault()}
-          onDrop={(event) => {
-            event.preventDefault()
-            void drop(event.dataTransfer?.files)
-          }}
-        >
-          <Field label="Or drop a capture file (PVT1, or the base64url text of palmvein capture)" id="capture-file">
-            <input id="capture-file" type="file" onChange={(event) => void drop(event.currentTarget.files)} />
-          </Field>
-          {dropped && (
-            <p>
-              Using <strong>{dropped.name}</strong>.{' '}
-              <button type="button" onClick={() => setDropped(null)}>
-                Use the synthetic person
-              </button>
-            </p>
-          )}
-        </section>
-        <button type="button" disabled={!key || !environment} onClick={() => void identify()}>
-          Identify
-        </button>
-      </section>
-      <section aria-labelledby="enroll">
-        <h2 id="enroll">Enroll the synthetic person</h2>
-        <Field label="Member" id="enroll-member">
-          <select id="enroll-member" value={memberId} onChange={(event) => setMemberId(event.currentTarget.value)}>
-            <option value="">Choose a member</option>
-            {(members.data ?? []).map((member) => (
-              <option key={member.member_id} value={member.member_id}>
-                {member.display_name}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <button type="button" disabled={!key || !memberId || !environment} onClick={() => void enroll()}>
-          Enroll both hands
-        </button>
-        {enrolled && <p role="status">{enrolled}</p>}
-      </section>
-      <ProblemView problem={problem} />
-      {outcome && environment && <Decision result={outcome.result} threshold={environment.match_threshold} latencyMs={outcome.latencyMs} names={names} />}
+      <CredentialSection value={key} onInput={setKey} onCreate={() => void actions.createKey(setKey)} />
+      <CaptureSection
+        environment={environment}
+        identity={identity}
+        onIdentity={setIdentity}
+        canIdentify={ready}
+        onIdentify={(capture) => void actions.identify(capture)}
+      />
+      <EnrollSection
+        members={members.data ?? []}
+        canEnroll={ready}
+        enrolled={actions.enrolled}
+        onEnroll={(memberId) => void actions.enroll(identity, memberId)}
+      />
+      <ProblemView problem={actions.problem} />
+      {actions.outcome && environment && (
+        <Decision result={actions.outcome.result} threshold={environment.match_threshold} latencyMs={actions.outcome.latencyMs} names={names} />
+      )}
     </>
   )
 }

@@ -150,6 +150,62 @@ function Recover({ projectId, webhookId, done }: { projectId: string; webhookId:
   )
 }
 
+function EndpointFacts({ endpoint }: { endpoint: Schemas['WebhookSubscription'] }) {
+  return (
+    <dl class="facts">
+      <dt>URL</dt>
+      <dd>
+        <code>{endpoint.url}</code>
+      </dd>
+      <dt>Event types</dt>
+      <dd>{endpoint.event_types.join(', ')}</dd>
+      <dt>Status</dt>
+      <dd>{endpoint.enabled ? 'enabled' : `disabled${endpoint.disabled_reason ? ` (${endpoint.disabled_reason})` : ''}`}</dd>
+    </dl>
+  )
+}
+
+function DeliveriesTable({
+  deliveries,
+  total,
+  page,
+  projectId,
+  webhookId,
+  resent,
+}: {
+  deliveries: Delivery[]
+  total: number
+  page: number
+  projectId: string
+  webhookId: string
+  resent: (problem: Problem | null) => void
+}) {
+  return (
+    <table>
+      <caption>
+        {total} {total === 1 ? 'delivery' : 'deliveries'} in the window, newest first, page {page}
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">Created</th>
+          <th scope="col">Event type</th>
+          <th scope="col">Status</th>
+          <th scope="col">Attempts</th>
+          <th scope="col">Last answer</th>
+          <th scope="col">
+            <span class="visually-hidden">Actions</span>
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {deliveries.map((delivery) => (
+          <DeliveryRow key={delivery.id} delivery={delivery} projectId={projectId} webhookId={webhookId} resent={resent} />
+        ))}
+      </tbody>
+    </table>
+  )
+}
+
 export function WebhookPage({ orgId, projectId, webhookId }: { orgId: string; projectId: string; webhookId: string }) {
   const path = { params: { path: { project_id: projectId, webhook_id: webhookId } } }
   const endpoint = useLoad(() => call(api.GET('/v1/projects/{project_id}/webhooks/{webhook_id}', path)), [webhookId])
@@ -182,18 +238,7 @@ export function WebhookPage({ orgId, projectId, webhookId }: { orgId: string; pr
       </p>
       <h1>Webhook endpoint</h1>
       <ProblemView problem={endpoint.problem} />
-      {endpoint.data && (
-        <dl class="facts">
-          <dt>URL</dt>
-          <dd>
-            <code>{endpoint.data.url}</code>
-          </dd>
-          <dt>Event types</dt>
-          <dd>{endpoint.data.event_types.join(', ')}</dd>
-          <dt>Status</dt>
-          <dd>{endpoint.data.enabled ? 'enabled' : `disabled${endpoint.data.disabled_reason ? ` (${endpoint.data.disabled_reason})` : ''}`}</dd>
-        </dl>
-      )}
+      {endpoint.data && <EndpointFacts endpoint={endpoint.data} />}
       <p>
         <button type="button" onClick={() => void sendTest()}>
           Send a test event
@@ -217,37 +262,17 @@ export function WebhookPage({ orgId, projectId, webhookId }: { orgId: string; pr
         </form>
         <ProblemView problem={deliveries.problem} />
         {deliveries.data && (
-          <table>
-            <caption>
-              {total} {total === 1 ? 'delivery' : 'deliveries'} in the window, newest first, page {page}
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Created</th>
-                <th scope="col">Event type</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Last answer</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {deliveries.data.items.map((delivery) => (
-                <DeliveryRow
-                  key={delivery.id}
-                  delivery={delivery}
-                  projectId={projectId}
-                  webhookId={webhookId}
-                  resent={(problem) => {
-                    setActionProblem(problem)
-                    refresh()
-                  }}
-                />
-              ))}
-            </tbody>
-          </table>
+          <DeliveriesTable
+            deliveries={deliveries.data.items}
+            total={total}
+            page={page}
+            projectId={projectId}
+            webhookId={webhookId}
+            resent={(problem) => {
+              setActionProblem(problem)
+              refresh()
+            }}
+          />
         )}
         <Pager label="Delivery pages" page={page} setPage={setPage} last={page * PER_PAGE >= total} />
       </section>
