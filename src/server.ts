@@ -119,10 +119,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
 
     const { master, tokens } = await loadCredentials(config, log)
     const services = await startServices({ config, db, log, metrics, masterKey: master.key, untilDatabase, stops })
-    const {
-      clusterNode,
-      app: { galleries },
-    } = services
+    const { clusterNode } = services
     const app = appContext({ config, db, log, tokens, metrics, services })
     await startLoadingGalleries(app, untilDatabase)
 
