@@ -17,7 +17,7 @@ import { createEnrollmentSignals } from './domain/enrollment/enrollment-signals.
 import { createCalibrator } from './domain/accuracy/calibrator.js'
 import { createGalleries } from './domain/galleries/galleries.js'
 import { applyErasureLedger, ensureErasureLedger } from './domain/members/erasures.js'
-import { createClusterNode } from './cluster/node.js'
+import { createClusterNode, type ClusterNode } from './cluster/node.js'
 import { createScatter } from './cluster/scatter.js'
 import { createPeerVerifier, peerSigningKey } from './cluster/peer-signature.js'
 import { clusterRoutes } from './http/routes/cluster.js'
@@ -96,10 +96,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
   try {
     log.info(`palmvein ${VERSION} starting`)
     // Listening before the database answers: /healthz says why the boot waits (boot-answers.ts).
-    const tls = config.tls ? loadTls(config.tls) : undefined
-    if (!tls && config.nodeEnv === 'production') {
-      log.warn('HTTP: NODE_ENV=production without TLS: terminate TLS 1.3 in front of the service, or set PALMVEIN_TLS_CERT_FILE and PALMVEIN_TLS_KEY_FILE')
-    }
+    const tls = loadTlsOrWarn(config, log)
     http = createHttpServer(config.httpServer, tls)
     log.info(`HTTP: ${http.describe}`)
     let wait: BootDatabaseWait | null = null
@@ -122,16 +119,9 @@ export async function start(options: StartOptions = {}): Promise<Service> {
 
     const { master, tokens } = await loadCredentials(config, log)
     const services = await startServices({ config, db, log, metrics, masterKey: master.key, untilDatabase, stops })
-    const {
-      clusterNode,
-      app: { galleries },
-    } = services
+    const { clusterNode } = services
     const app = appContext({ config, db, log, tokens, metrics, services })
-    // Before any gallery loads: members a restored backup brought back after their erasure go again.
-    await ensureErasureLedger(config)
-    await applyErasureLedger(app, (environmentId, memberId) => galleries.announce(environmentId, memberId))
-    // Registers every environment as loading (identify answers 503 for it), then loads in the background.
-    await untilDatabase('galleries', () => galleries.startLoading())
+    await startLoadingGalleries(app, untilDatabase)
 
     const describeHttp = http.describe
     app.health.push({ name: 'http', critical: false, check: async () => describeHttp })
@@ -148,28 +138,9 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     log.info(`HTTP: listening on ${bound}`)
     log.info(consoleBanner(url, consoleAssets))
     const peerUrl = peerListener ? await listenForPeers(app, peerListener, peerRoutes, tls, stops) : null
-    // Once peers can reach it; it leaves the cluster first on shutdown (stops run in reverse).
-    if (clusterNode) await untilDatabase('cluster registration', () => clusterNode.start(galleries))
-    if (clusterNode) stops.push(() => clusterNode.close())
-    if (clusterNode) app.health.push(clusterNode.health)
-    const metricsUrl = config.metrics ? await openMetrics(app, metrics, config.metrics, stops) : null
-    if (!config.metrics) log.info('Metrics: off (PALMVEIN_METRICS_PORT=0)')
-
-    let closing: Promise<void> | null = null
-    return {
-      url,
-      port,
-      peerUrl,
-      metricsUrl,
-      app,
-      close() {
-        closing ??= (async () => {
-          for (const stop of stops.reverse()) await stop()
-          log.info('stopped')
-        })()
-        return closing
-      },
-    }
+    if (clusterNode) await joinCluster(app, clusterNode, untilDatabase, stops)
+    const metricsUrl = await openMetrics(app, metrics, config.metrics, stops)
+    return { url, port, peerUrl, metricsUrl, app, close: closeOnce(stops, log) }
   } catch (error) {
     await stopHttp().catch(() => {})
     for (const stop of stops.reverse()) await stop().catch(() => {})
@@ -178,6 +149,43 @@ export async function start(options: StartOptions = {}): Promise<Service> {
 }
 
 type Stops = Array<() => Promise<void>>
+
+/** The TLS material when configured; without it in production, a warning that something in front must terminate TLS. */
+function loadTlsOrWarn(config: Config, log: Logger): TlsMaterial | undefined {
+  const tls = config.tls ? loadTls(config.tls) : undefined
+  if (!tls && config.nodeEnv === 'production') {
+    log.warn('HTTP: NODE_ENV=production without TLS: terminate TLS 1.3 in front of the service, or set PALMVEIN_TLS_CERT_FILE and PALMVEIN_TLS_KEY_FILE')
+  }
+  return tls
+}
+
+async function startLoadingGalleries(app: AppContext, untilDatabase: BootDatabaseWait['untilDatabase']): Promise<void> {
+  const { galleries } = app
+  // Before any gallery loads: members a restored backup brought back after their erasure go again.
+  await ensureErasureLedger(app.config)
+  await applyErasureLedger(app, (environmentId, memberId) => galleries.announce(environmentId, memberId))
+  // Registers every environment as loading (identify answers 503 for it), then loads in the background.
+  await untilDatabase('galleries', () => galleries.startLoading())
+}
+
+/** Registers this node once peers can reach it; it leaves the cluster first on shutdown (stops run in reverse). */
+async function joinCluster(app: AppContext, clusterNode: ClusterNode, untilDatabase: BootDatabaseWait['untilDatabase'], stops: Stops): Promise<void> {
+  await untilDatabase('cluster registration', () => clusterNode.start(app.galleries))
+  stops.push(() => clusterNode.close())
+  app.health.push(clusterNode.health)
+}
+
+/** The service's close: runs the stops in reverse order, once however often it is called. */
+function closeOnce(stops: Stops, log: Logger): () => Promise<void> {
+  let closing: Promise<void> | null = null
+  return () => {
+    closing ??= (async () => {
+      for (const stop of stops.reverse()) await stop()
+      log.info('stopped')
+    })()
+    return closing
+  }
+}
 
 /** The service's long-lived parts below HTTP, each with its stop pushed where the reverse order needs it. */
 async function startServices(boot: {
@@ -268,7 +276,11 @@ async function listenForPeers(
 }
 
 /** The Prometheus listener; a port that cannot be opened is a non-critical /healthz failure, not a failed boot. */
-async function openMetrics(app: AppContext, metrics: ServiceMetrics, listen: NonNullable<Config['metrics']>, stops: Stops): Promise<string | null> {
+async function openMetrics(app: AppContext, metrics: ServiceMetrics, listen: Config['metrics'], stops: Stops): Promise<string | null> {
+  if (!listen) {
+    app.log.info('Metrics: off (PALMVEIN_METRICS_PORT=0)')
+    return null
+  }
   const opened = await openMetricsListener(metrics.registry, listen, app.log)
   if ('failure' in opened) {
     app.health.push({

@@ -93,40 +93,15 @@ export function createScatter(options: ScatterOptions): Scatter {
     }
     const url = directory.urlOf(nodeId)
     const attempt = url ? peers.search(url, { ...request, shards }) : Promise.reject(new Error(`node ${nodeId} has no URL`))
-    return new Promise<Hit[]>((resolve, reject) => {
-      let settled = false
-      let fallback: Promise<Hit[]> | null = null
-      const win = (hits: Hit[]) => {
-        if (!settled) {
-          settled = true
-          clearTimeout(timer)
-          resolve(hits)
-        }
-      }
-      const lose = (error: unknown) => {
-        if (!settled) {
-          settled = true
-          reject(error)
-        }
-      }
-      /** `afterFailure`: the attempt failed; otherwise a hedge while it is pending (its answer may still come). */
-      const startFallback = (afterFailure: boolean) => {
-        fallback = cover(environment, shards, request, tried)
-        fallback.then(win, (error) => {
-          if (afterFailure) lose(error)
-        })
-      }
-      const timer = setTimeout(() => startFallback(false), options.hedgeMs)
-      attempt.then(win, (error) => {
+    return hedged(
+      attempt,
+      options.hedgeMs,
+      () => cover(environment, shards, request, tried),
+      (error) => {
         replicas.failed(nodeId)
         log.warn({ node_id: nodeId, shards, reason: (error as Error).message }, 'Cluster: a replica did not answer; asking another')
-        clearTimeout(timer)
-        if (!fallback) return startFallback(true)
-        // The hedge was planned before this failure: if it found no other replica, plan again now
-        // (this node gave the shards up, so their new holder is ready: a re-read finds it).
-        fallback.catch(() => cover(environment, shards, request, tried)).then(win, lose)
-      })
-    })
+      },
+    )
   }
 
   const search: Scatter['search'] = (environment, probe, searchOptions, minSeq) => {
@@ -140,4 +115,44 @@ export function createScatter(options: ScatterOptions): Scatter {
     wrap: (environment, local, syncedSeq) =>
       scatteredGallery(local, (probe, searchOptions = {}) => search(environment, toInt8Vector(probe, environment.dimension), searchOptions, syncedSeq())),
   }
+}
+
+/**
+ * The attempt's answer, or the fallback's: the fallback starts when the attempt is slower than
+ * `hedgeMs` (a hedge; the attempt's answer may still come first) or fails (`onFailure` hears why).
+ */
+function hedged<T>(attempt: Promise<T>, hedgeMs: number, fallback: () => Promise<T>, onFailure: (error: unknown) => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let settled = false
+    let started: Promise<T> | null = null
+    const win = (answer: T) => {
+      if (!settled) {
+        settled = true
+        clearTimeout(timer)
+        resolve(answer)
+      }
+    }
+    const lose = (error: unknown) => {
+      if (!settled) {
+        settled = true
+        reject(error)
+      }
+    }
+    /** `afterFailure`: the attempt failed; otherwise a hedge while it is pending (its answer may still come). */
+    const startFallback = (afterFailure: boolean) => {
+      started = fallback()
+      started.then(win, (error) => {
+        if (afterFailure) lose(error)
+      })
+    }
+    const timer = setTimeout(() => startFallback(false), hedgeMs)
+    attempt.then(win, (error) => {
+      onFailure(error)
+      clearTimeout(timer)
+      if (!started) return startFallback(true)
+      // The hedge was planned before this failure: if it found no other replica, plan again now
+      // (this node gave the shards up, so their new holder is ready: a re-read finds it).
+      started.catch(fallback).then(win, lose)
+    })
+  })
 }

@@ -53,6 +53,22 @@ function clientAddressOf(exchange: Exchange, trustProxy: boolean): string {
   return forwarded || exchange.remoteAddress
 }
 
+/** The query and the body, parsed and checked against the route's schemas and its own input check. */
+async function checkedInput(compiled: CompiledRoute, exchange: Exchange): Promise<{ query: Record<string, unknown>; body: unknown }> {
+  const query: Record<string, unknown> = parseQuery(exchange.query)
+  if (compiled.validateQuery && !compiled.validateQuery(query)) throw invalid('query', compiled.validateQuery)
+  let body: unknown
+  if (BODY_METHODS.has(exchange.method)) {
+    const raw = await exchange.body
+    if (compiled.validateBody) {
+      body = parseJsonBody(raw, exchange.headers['content-type'] ?? '')
+      if (!compiled.validateBody(body)) throw invalid('body', compiled.validateBody)
+    } else body = {}
+  }
+  compiled.route.checkInput?.({ query, body })
+  return { query, body }
+}
+
 /** Runs one route: authenticate, validate, grant access, handle. Errors come back as problem replies. */
 async function answer(
   app: AppContext,
@@ -94,17 +110,7 @@ async function answer(
     if (!paramsValid) {
       throw new ServiceError('invalid_request', `path: ${paramErrors[0]?.path.slice(1)} must be a UUID`, { errors: paramErrors })
     }
-    const query: Record<string, unknown> = parseQuery(exchange.query)
-    if (compiled.validateQuery && !compiled.validateQuery(query)) throw invalid('query', compiled.validateQuery)
-    let body: unknown
-    if (BODY_METHODS.has(exchange.method)) {
-      const raw = await exchange.body
-      if (compiled.validateBody) {
-        body = parseJsonBody(raw, exchange.headers['content-type'] ?? '')
-        if (!compiled.validateBody(body)) throw invalid('body', compiled.validateBody)
-      } else body = {}
-    }
-    route.checkInput?.({ query, body })
+    const { query, body } = await checkedInput(compiled, exchange)
     const granted = await grantAccess(app, route, principal, params, responseHeaders)
     facts.granted = true
     facts.project = granted.project

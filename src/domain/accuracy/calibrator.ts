@@ -95,6 +95,46 @@ async function nonMatedScores(
   return scores
 }
 
+/**
+ * Under this process's claim: derives the threshold from a fresh sample of non-mated scores and
+ * stores it, or remembers the gallery size at which the sample was too small.
+ */
+async function calibrateClaimed(
+  options: CalibratorOptions,
+  id: string,
+  environment: EnvironmentGallery,
+  settings: CalibrationSettings,
+  { claimant, tooSmallAt }: { claimant: string; tooSmallAt: Map<string, number> },
+): Promise<void> {
+  const { config, sql, galleries, log } = options
+  const size = environment.gallery.size
+  const started = performance.now()
+  const scores = await nonMatedScores(options, environment, config.calibrationSamples)
+  const result = calibrate(scores, settings)
+  if (!result) {
+    tooSmallAt.set(id, size)
+    log.info(
+      `Calibration: environment ${id} has ${scores.length} non-mated samples at ${size} rows; its threshold stays ${environment.environment.match_threshold} until there are more`,
+    )
+    return
+  }
+  tooSmallAt.delete(id)
+  if (await saveCalibration(sql, id, claimant, settings, size, result)) await galleries.environmentChanged(id)
+  log.info(
+    {
+      environment_id: id,
+      threshold: result.threshold,
+      derived_threshold: result.derived_threshold,
+      method: result.method,
+      gallery_size: size,
+      non_mated_samples: result.non_mated_samples,
+      estimated_fpir: result.estimated_fpir.rate,
+      seconds: Math.round(performance.now() - started) / 1000,
+    },
+    'Calibration: match threshold derived from the target FPIR',
+  )
+}
+
 export function createCalibrator(options: CalibratorOptions): Calibrator {
   const { config, sql, galleries, log } = options
   const claimant = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`
@@ -116,31 +156,7 @@ export function createCalibrator(options: CalibratorOptions): Calibrator {
     if (!calibrationDue(calibrated, settings, size) || tooSmallAt.get(id) === size) return
     if (!(await claimCalibration(sql, id, claimant, CLAIM_MS))) return
     try {
-      const started = performance.now()
-      const scores = await nonMatedScores(options, environment, config.calibrationSamples)
-      const result = calibrate(scores, settings)
-      if (!result) {
-        tooSmallAt.set(id, size)
-        log.info(
-          `Calibration: environment ${id} has ${scores.length} non-mated samples at ${size} rows; its threshold stays ${environment.environment.match_threshold} until there are more`,
-        )
-        return
-      }
-      tooSmallAt.delete(id)
-      if (await saveCalibration(sql, id, claimant, settings, size, result)) await galleries.environmentChanged(id)
-      log.info(
-        {
-          environment_id: id,
-          threshold: result.threshold,
-          derived_threshold: result.derived_threshold,
-          method: result.method,
-          gallery_size: size,
-          non_mated_samples: result.non_mated_samples,
-          estimated_fpir: result.estimated_fpir.rate,
-          seconds: Math.round(performance.now() - started) / 1000,
-        },
-        'Calibration: match threshold derived from the target FPIR',
-      )
+      await calibrateClaimed(options, id, environment, settings, { claimant, tooSmallAt })
     } finally {
       await releaseCalibrationClaim(sql, id, claimant)
     }

@@ -43,6 +43,25 @@ export interface AuditTrail {
   readonly keys: AuditKeys
 }
 
+/** Runs `task` every `ms` without keeping the process alive. */
+function every(ms: number, task: () => void): NodeJS.Timeout {
+  const timer = setInterval(task, ms)
+  timer.unref()
+  return timer
+}
+
+/** The retention purge: a minute after start, then daily. Returns what stops the daily one. */
+function scheduleRetentionPurges(options: Parameters<typeof retentionPurge>[0]): () => void {
+  const purge = retentionPurge(options)
+  const daily = every(PURGE_EVERY_MS, () => {
+    void purge()
+  })
+  setTimeout(() => {
+    void purge()
+  }, 60_000).unref()
+  return () => clearInterval(daily)
+}
+
 /**
  * `flushEveryMs`: how often a light trickle of records is appended (default 250 ms);
  * `checkpointEveryMs`: how often the chains appended to are checkpointed (default 15 minutes).
@@ -97,25 +116,13 @@ export function createAuditTrail(options: {
     return flushing
   }
 
-  const timer = setInterval(() => {
+  const timer = every(options.flushEveryMs ?? FLUSH_EVERY_MS, () => {
     if (queue.length > 0 && !flushPending) void flush()
-  }, options.flushEveryMs ?? FLUSH_EVERY_MS)
-  timer.unref()
-  const checkpointTimer = setInterval(() => {
+  })
+  const checkpointTimer = every(options.checkpointEveryMs ?? CHECKPOINT_EVERY_MS, () => {
     void writer.checkpoint()
-  }, options.checkpointEveryMs ?? CHECKPOINT_EVERY_MS)
-  checkpointTimer.unref()
-  const purge = retentionPurge(options)
-  const purgeTimer = options.purge
-    ? setInterval(() => {
-        void purge()
-      }, PURGE_EVERY_MS)
-    : null
-  purgeTimer?.unref()
-  if (options.purge)
-    setTimeout(() => {
-      void purge()
-    }, 60_000).unref()
+  })
+  const stopPurges = options.purge ? scheduleRetentionPurges(options) : () => {}
 
   return {
     record(record) {
@@ -131,7 +138,7 @@ export function createAuditTrail(options: {
       closed = true
       clearInterval(timer)
       clearInterval(checkpointTimer)
-      if (purgeTimer) clearInterval(purgeTimer)
+      stopPurges()
       await flush()
       if (queue.length > 0) log.error({ lost: queue.length }, 'Audit: records could not be appended before shutdown')
       await writer.checkpoint()

@@ -156,6 +156,25 @@ async function lockMemberKey(tx: Queryable, projectId: string, memberId: string,
   await setMemberKey(tx, memberId, freshKey)
 }
 
+/** Refuses hands that match another member of the environment, recording the refused scan. */
+async function refuseDuplicatePalm(
+  app: Pick<DomainResources, 'scans'>,
+  environment: EnvironmentGallery,
+  memberId: string,
+  hands: PreparedHand[],
+  { scan, started }: { scan: ScanInsert; started: number },
+): Promise<void> {
+  const duplicate = await findDuplicate(environment, memberId, handProbes(hands))
+  if (!duplicate) return
+  app.scans.record({
+    ...scan,
+    success: false,
+    results: [{ match_score: duplicate.score, position: 1 }],
+    response_time_ms: Math.round(performance.now() - started),
+  })
+  throw new ServiceError('duplicate_palm', `the ${duplicate.hand} hand matches another member of this environment (score ${duplicate.score.toFixed(4)})`)
+}
+
 /** The rows enrollment stores per hand, sealed under the member's key: both captures and the reference. */
 export async function enrollMember(
   app: Pick<DomainResources, 'db' | 'galleries' | 'keyring' | 'log' | 'scans' | 'sql'>,
@@ -196,19 +215,7 @@ export async function enrollMember(
         // ones they committed before are read into the gallery, so the duplicate check sees them all.
         await lockEnvironmentGallery(tx, environmentId)
         await app.galleries.catchUp(environment, tx)
-        const duplicate = await findDuplicate(environment, member.id, handProbes(hands))
-        if (duplicate) {
-          app.scans.record({
-            ...scan,
-            success: false,
-            results: [{ match_score: duplicate.score, position: 1 }],
-            response_time_ms: Math.round(performance.now() - started),
-          })
-          throw new ServiceError(
-            'duplicate_palm',
-            `the ${duplicate.hand} hand matches another member of this environment (score ${duplicate.score.toFixed(4)})`,
-          )
-        }
+        await refuseDuplicatePalm(app, environment, member.id, hands, { scan, started })
         await lockMemberKey(tx, project.id, member.id, freshKey ? wrappedKey : null)
         const captures = await replaceHandTemplates(tx, member.id, options.replaceAllHands ? [...HANDS] : hands.map((hand) => hand.hand), rows)
         await markMemberEnrolled(tx, member.id, captures, completedAt)

@@ -32,6 +32,37 @@ export interface ReferenceReader {
   ): Promise<number>
 }
 
+/**
+ * The environment's (or shard's) reference pages in id order, until `stopped()`. Pages are ranges
+ * of template ids: a walk over the index finds where each ends, so PAGES_AHEAD of them are read at
+ * once (on PostgreSQL, each on a backend of its own) while the caller decrypts and stores the one before.
+ */
+async function* referencePages(sql: Sql, environmentId: string, only: ShardFilter | undefined, stopped: () => boolean): AsyncGenerator<PackedReferencePage> {
+  const pages: Array<Promise<PackedReferencePage>> = []
+  let after: string | null = null
+  let walked = false
+  const walk = async () => {
+    while (!walked && pages.length < PAGES_AHEAD && !stopped()) {
+      const through: string | null = await referencePageEnd(sql, environmentId, after, PAGE_ROWS, only)
+      const page = environmentReferencePage(sql, environmentId, after, through, PAGE_ROWS, only)
+      // Awaited in turn below: until then a failure must not count as unhandled.
+      page.catch(() => {})
+      pages.push(page)
+      walked = through === null
+      after = through
+    }
+  }
+  let walking = walk()
+  for (;;) {
+    await walking
+    const next = pages.shift()
+    if (!next || stopped()) return
+    walking = walk()
+    walking.catch(() => {})
+    yield await next
+  }
+}
+
 export function createReferenceReader(options: { config: Config; sql: Sql; keyring: Keyring; log: Logger; stopped: () => boolean }): ReferenceReader {
   const { config, sql, keyring, log } = options
   // A forced wasm or js matcher means no native code: node:crypto then, as without the addon.
@@ -68,31 +99,7 @@ export function createReferenceReader(options: { config: Config; sql: Sql; keyri
           ? createDecryptPool(config.bootDecryptThreads)
           : null
       try {
-        // Pages are ranges of template ids: a walk over the index finds where each ends, so
-        // PAGES_AHEAD of them are read at once (on PostgreSQL, each on a backend of its own)
-        // while this thread decrypts and stores the one before.
-        const pages: Array<Promise<PackedReferencePage>> = []
-        let after: string | null = null
-        let walked = false
-        const walk = async () => {
-          while (!walked && pages.length < PAGES_AHEAD && !options.stopped()) {
-            const through: string | null = await referencePageEnd(sql, environment.id, after, PAGE_ROWS, only)
-            const page = environmentReferencePage(sql, environment.id, after, through, PAGE_ROWS, only)
-            // Awaited in turn below: until then a failure must not count as unhandled.
-            page.catch(() => {})
-            pages.push(page)
-            walked = through === null
-            after = through
-          }
-        }
-        let walking = walk()
-        for (;;) {
-          await walking
-          const next = pages.shift()
-          if (!next || options.stopped()) break
-          walking = walk()
-          walking.catch(() => {})
-          const page = await next
+        for await (const page of referencePages(sql, environment.id, only, options.stopped)) {
           const memberId = (index: number) => page.member_ids.slice(36 * index, 36 * index + 36)
           const hand = (index: number): Hand => (page.hands[index] === 'l' ? 'left' : 'right')
           const vectors = await open(taskOfPage(environmentKeyOf(environment), environment.dimension, page), pool, (index) => ({

@@ -119,11 +119,7 @@ export async function importMembers(
   const headcount: HeadcountEstimate = { members: null, pending: 0 }
   // On PostgreSQL every batch but the last commits without waiting for its WAL flush (commit-durability.ts).
   const flushes = { deferred: app.db.kind === 'postgres', pending: false }
-  const reject = (rejection: ImportRejection) => {
-    summary.rejected += 1
-    if (rejection.code === 'duplicate_palm') summary.duplicates += 1
-    options.onRejected?.(rejection)
-  }
+  const reject = countRejections(summary, options)
 
   // Lines are parsed, checked, sealed and encoded (import-prepare.ts) ahead of the write, on
   // threads once the input has more than one batch; batches are written in input order, one at a
@@ -132,7 +128,7 @@ export async function importMembers(
   const write = bulkWriteFor(app.db)
   // Every CPU: the reading and writing thread mostly waits (for the threads and the database).
   const threads = options.threads ?? os.availableParallelism()
-  let pool: ImportPool | null = null
+  const preparer = createPreparer(threads, lines)
   const preparing: Array<Promise<PrepareResult>> = []
   // Writes in flight, oldest first. Settling one rethrows its failure.
   const writing: Array<Promise<void>> = []
@@ -145,12 +141,7 @@ export async function importMembers(
     const candidates = firstOfEachId(result, seen, summary)
     // Overlapping writes (OVERLAPPING_WRITES) are for batches the headcount estimate admits whole
     // without a recount; any other batch, and the last, waits for the writes before it.
-    const overlap =
-      !last &&
-      flushes.deferred &&
-      allowDuplicates &&
-      headcount.members !== null &&
-      headcount.members + headcount.pending + candidates.length <= project.headcount * RECOUNT_ABOVE_SHARE
+    const overlap = !last && flushes.deferred && allowDuplicates && admittedWithoutRecount(headcount, candidates.length, project)
     await settle(overlap ? OVERLAPPING_WRITES - 1 : 0)
     const batch: BatchWrite = { allowDuplicates, summary, reject, headcount, durable: last || !flushes.deferred, overlap }
     headcount.pending += candidates.length
@@ -166,20 +157,19 @@ export async function importMembers(
     written.catch(() => {})
     writing.push(written)
   }
-  const prepare = (task: PrepareTask, last: boolean): Promise<PrepareResult> => {
-    if (!pool && !last && threads > 0) pool = createImportPool(threads, lines)
-    return pool ? pool.prepare(task) : Promise.resolve().then(() => prepareImportLines(task, lines.parse))
-  }
   try {
     const batches = lineBatches(input, batchSize)
     for (let next = await batches.next(); !next.done; ) {
       const lines = next.value
       next = await batches.next()
-      const prepared = prepare({ environment: rules, environmentKey, projectId: project.id, lines, write, probes: !allowDuplicates }, next.done === true)
+      const prepared = preparer.prepare(
+        { environment: rules, environmentKey, projectId: project.id, lines, write, probes: !allowDuplicates },
+        next.done === true,
+      )
       prepared.catch(() => {})
       preparing.push(prepared)
       // The threads stay busy: up to two batches each prepared ahead of the write.
-      while (preparing.length > 2 * ((pool as ImportPool | null)?.threads ?? 0)) await writeNext(next.done === true && preparing.length === 1)
+      while (preparing.length > 2 * preparer.threads()) await writeNext(next.done === true && preparing.length === 1)
     }
     while (preparing.length) await writeNext(preparing.length === 1)
     await settle(0)
@@ -188,10 +178,43 @@ export async function importMembers(
   } finally {
     // A failure while reading leaves no write running behind the caller's back.
     await Promise.allSettled(writing)
-    await (pool as ImportPool | null)?.close()
+    await preparer.close()
   }
   summary.seconds = (performance.now() - started) / 1000
   return summary
+}
+
+/** Counts a rejected line in the summary and reports it. */
+function countRejections(summary: ImportSummary, options: ImportOptions): (rejection: ImportRejection) => void {
+  return (rejection) => {
+    summary.rejected += 1
+    if (rejection.code === 'duplicate_palm') summary.duplicates += 1
+    options.onRejected?.(rejection)
+  }
+}
+
+/** The headcount estimate admits this many more members whole, without counting again under the lock. */
+function admittedWithoutRecount(headcount: HeadcountEstimate, candidates: number, project: ProjectRow): boolean {
+  return headcount.members !== null && headcount.members + headcount.pending + candidates <= project.headcount * RECOUNT_ABOVE_SHARE
+}
+
+/**
+ * Prepares batches on this thread, or on a pool of threads started at the first batch that is not
+ * the last (an input of one batch is not worth starting threads for).
+ */
+function createPreparer(threads: number, lines: ImportLines) {
+  let pool: ImportPool | null = null
+  return {
+    prepare(task: PrepareTask, last: boolean): Promise<PrepareResult> {
+      if (!pool && !last && threads > 0) pool = createImportPool(threads, lines)
+      return pool ? pool.prepare(task) : Promise.resolve().then(() => prepareImportLines(task, lines.parse))
+    },
+    /** Threads preparing (0 until the pool starts). */
+    threads: () => pool?.threads ?? 0,
+    close: async () => {
+      await pool?.close()
+    },
+  }
 }
 
 /** How a batch is written, and where its outcome is counted. */
@@ -218,8 +241,18 @@ async function importBatch(
   rows: BulkRows,
   how: BatchWrite,
 ): Promise<boolean> {
-  const { allowDuplicates, summary, reject, headcount } = how
   if (!batch.length) return false
+  const fresh = await notYetPresent(app, project, batch, how)
+  if (!fresh.length) return false
+  const write = (gallery: EnvironmentGallery | null) => writeFresh(app, project, environment, { fresh, rows, gallery }, how)
+  return how.allowDuplicates ? write(null) : app.galleries.exclusive(environment.id, write)
+}
+
+/**
+ * The batch's candidates whose member_id is not stored yet: one already in the project is counted
+ * skipped (an earlier run imported it), one in another project is rejected.
+ */
+async function notYetPresent(app: ImportApp, project: ProjectRow, batch: Candidate[], { summary, reject }: BatchWrite): Promise<Candidate[]> {
   const named = batch.filter((candidate) => candidate.named).map((candidate) => candidate.id)
   const present = new Map(named.length ? (await existingMembers(app.sql, named)).map((row) => [row.id, row.project_id]) : [])
   const fresh: Candidate[] = []
@@ -235,75 +268,97 @@ async function importBatch(
         errors: [{ path: '/member_id', message: 'is taken' }],
       })
   }
-  if (!fresh.length) return false
+  return fresh
+}
 
-  const write = async (gallery: EnvironmentGallery | null): Promise<boolean> => {
-    let accepted: Candidate[] = []
-    let changeSeq = 0
-    let staged: Candidate[] = []
-    const rejectOverHeadcount = (candidate: Candidate) =>
-      reject({ line: candidate.line, code: 'headcount_reached', detail: `project ${project.id} would exceed its headcount of ${project.headcount} members` })
-    // Under the gallery lock: which of the fresh candidates the headcount (and the duplicate search) admit.
-    const admit = async (tx: Queryable): Promise<Candidate[]> => {
-      if (gallery) await app.galleries.catchUp(gallery, tx)
-      // Counted under the lock at the first batch and again near the headcount; between, the
-      // count plus what this import added (a count per batch made a 1M-member import quadratic).
-      if (headcount.members === null || headcount.members + fresh.length > project.headcount * RECOUNT_ABOVE_SHARE) {
-        headcount.members = await countMembersOfProject(tx as unknown as Sql, project.id)
+/** A batch's fresh candidates, their encoded rows, and the gallery the duplicate search reads (null: no search). */
+interface FreshBatch {
+  fresh: Candidate[]
+  rows: BulkRows
+  gallery: EnvironmentGallery | null
+}
+
+/** One transaction: admits the fresh candidates under the gallery lock, stores them and numbers their changes. */
+async function writeFresh(
+  app: ImportApp,
+  project: ProjectRow,
+  environment: EnvironmentRow,
+  { fresh, rows, gallery }: FreshBatch,
+  how: BatchWrite,
+): Promise<boolean> {
+  const { summary, headcount } = how
+  let accepted: Candidate[] = []
+  let changeSeq = 0
+  let staged: Candidate[] = []
+  try {
+    await app.sql.begin(async (tx) => {
+      if (!how.durable) await commitWithoutFlushWait(tx)
+      if (how.overlap) accepted = fresh
+      else {
+        await lockEnvironmentGallery(tx, environment.id)
+        accepted = await admitFresh(app, project, tx, fresh, gallery, how)
+        if (gallery) staged = accepted
       }
-      const headroom = project.headcount - headcount.members
-      if (!gallery) {
-        fresh.slice(Math.max(0, headroom)).forEach(rejectOverHeadcount)
-        return fresh.slice(0, Math.max(0, headroom))
-      }
-      const admitted: Candidate[] = []
-      const verdicts = await screenCandidates(app.galleries, gallery, fresh, headroom)
-      verdicts.forEach((verdict, index) => {
-        const candidate = fresh[index]
-        if (verdict.accepted) admitted.push(candidate)
-        else if (verdict.headcount) rejectOverHeadcount(candidate)
-        else
-          reject({
-            line: candidate.line,
-            code: 'duplicate_palm',
-            detail: `the ${verdict.duplicate.hand} hand matches another member of this environment (score ${verdict.duplicate.score.toFixed(4)})`,
-          })
-      })
-      return admitted
-    }
-    try {
-      await app.sql.begin(async (tx) => {
-        if (!how.durable) await commitWithoutFlushWait(tx)
-        if (how.overlap) accepted = fresh
-        else {
-          await lockEnvironmentGallery(tx, environment.id)
-          accepted = await admit(tx)
-          if (gallery) staged = accepted
-        }
-        if (!accepted.length) return
-        await insertMembersAndTemplates(
-          tx as unknown as Sql,
-          rows,
-          accepted.map((candidate) => candidate.index),
-        )
-        if (how.overlap) await lockEnvironmentGallery(tx, environment.id)
-        changeSeq = await recordGalleryChanges(
-          tx,
-          environment.id,
-          accepted.map((candidate) => candidate.id),
-        )
-      })
-    } catch (error) {
-      // Nothing was stored: the rows staged for the duplicate search leave the gallery again.
-      for (const candidate of staged) app.galleries.removeMember(environment.id, candidate.id)
-      throw error
-    }
-    summary.imported += accepted.length
-    headcount.members! += accepted.length
-    if (!accepted.length) return false
-    if (gallery) app.galleries.applied(environment.id, changeSeq)
-    await app.galleries.announce(environment.id, accepted[0].id).catch((error) => app.log.warn({ err: error }, 'import: gallery notification failed'))
-    return true
+      if (!accepted.length) return
+      await insertMembersAndTemplates(
+        tx as unknown as Sql,
+        rows,
+        accepted.map((candidate) => candidate.index),
+      )
+      if (how.overlap) await lockEnvironmentGallery(tx, environment.id)
+      changeSeq = await recordGalleryChanges(
+        tx,
+        environment.id,
+        accepted.map((candidate) => candidate.id),
+      )
+    })
+  } catch (error) {
+    // Nothing was stored: the rows staged for the duplicate search leave the gallery again.
+    for (const candidate of staged) app.galleries.removeMember(environment.id, candidate.id)
+    throw error
   }
-  return allowDuplicates ? write(null) : app.galleries.exclusive(environment.id, write)
+  summary.imported += accepted.length
+  headcount.members! += accepted.length
+  if (!accepted.length) return false
+  if (gallery) app.galleries.applied(environment.id, changeSeq)
+  await app.galleries.announce(environment.id, accepted[0].id).catch((error) => app.log.warn({ err: error }, 'import: gallery notification failed'))
+  return true
+}
+
+/** Under the gallery lock: which of the fresh candidates the headcount (and the duplicate search) admit. */
+async function admitFresh(
+  app: ImportApp,
+  project: ProjectRow,
+  tx: Queryable,
+  fresh: Candidate[],
+  gallery: EnvironmentGallery | null,
+  { reject, headcount }: BatchWrite,
+): Promise<Candidate[]> {
+  const rejectOverHeadcount = (candidate: Candidate) =>
+    reject({ line: candidate.line, code: 'headcount_reached', detail: `project ${project.id} would exceed its headcount of ${project.headcount} members` })
+  if (gallery) await app.galleries.catchUp(gallery, tx)
+  // Counted under the lock at the first batch and again near the headcount; between, the
+  // count plus what this import added (a count per batch made a 1M-member import quadratic).
+  if (headcount.members === null || headcount.members + fresh.length > project.headcount * RECOUNT_ABOVE_SHARE) {
+    headcount.members = await countMembersOfProject(tx as unknown as Sql, project.id)
+  }
+  const headroom = project.headcount - headcount.members
+  if (!gallery) {
+    fresh.slice(Math.max(0, headroom)).forEach(rejectOverHeadcount)
+    return fresh.slice(0, Math.max(0, headroom))
+  }
+  const admitted: Candidate[] = []
+  const verdicts = await screenCandidates(app.galleries, gallery, fresh, headroom)
+  verdicts.forEach((verdict, index) => {
+    const candidate = fresh[index]
+    if (verdict.accepted) admitted.push(candidate)
+    else if (verdict.headcount) rejectOverHeadcount(candidate)
+    else
+      reject({
+        line: candidate.line,
+        code: 'duplicate_palm',
+        detail: `the ${verdict.duplicate.hand} hand matches another member of this environment (score ${verdict.duplicate.score.toFixed(4)})`,
+      })
+  })
+  return admitted
 }

@@ -180,55 +180,63 @@ export async function openDatabase(
       "DB: the installed postgres.js lacks palmvein's fixes (installed with --ignore-scripts?): a connection lost mid-transaction would end the process, a boot's COPY could stall a connection, and queries slow down as the pool's queue grows. Run: node node_modules/palmvein/scripts/patch-postgres.mjs",
     )
   }
-  if (config.databaseUrl) {
-    const sockets = new SocketTracker()
-    const sql = createClient({ url: config.databaseUrl, max: options.max, sockets })
-    // The probe's verdict is its deadline's (availability.ts), which allows for a blocked event
-    // loop; postgres.js's own connect timer does not, and fired after a long synchronous task on a
-    // busy machine, declaring a database down that had answered.
-    const probe = createClient({ url: config.databaseUrl, max: 1, sockets, always: true, connectTimeoutSeconds: 30 })
-    const listener = createNotificationListener(
-      (hooks) => createClient({ url: config.databaseUrl!, max: 1, sockets, always: true, persistent: true, ...hooks }),
-      options.log,
-    )
-    const url = new URL(config.databaseUrl)
-    const where = `PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}`
-    const availability = options.watchAvailability
-      ? watchAvailability({
-          probe: async () => {
-            await probe`SELECT 1`
-          },
-          onProbeFailed(reason, first) {
-            sockets.cut(reason)
-            if (first) options.log?.warn(`DB: ${where} is unreachable (${reason}); requests that need it answer 503 database_unavailable`)
-          },
-          onUp(downForMs) {
-            sockets.reopen()
-            options.log?.info(`DB: ${where} is reachable again after ${(downForMs / 1000).toFixed(1)} s`)
-          },
-        })
-      : null
-    return {
-      sql,
-      kind: 'postgres',
-      get available() {
-        return availability?.up ?? true
-      },
-      describe: where,
-      notify: async (channel, payload) => {
-        await sql.notify(channel, payload)
-      },
-      listen: (channel, onPayload, onReconnect) => listener.listen(channel, { onPayload, onReconnect }),
-      async health() {
-        await ping(sql)
-        return 'ok (postgres)'
-      },
-      async close() {
-        availability?.stop()
-        await Promise.all([sql.end({ timeout: 5 }), probe.end({ timeout: 1 }), listener.close()])
-      },
-    }
+  if (config.databaseUrl) return openPostgres(config.databaseUrl, options)
+  return openEmbeddedDatabase(config, options)
+}
+
+/** A real PostgreSQL: the pool, an availability probe and a notification connection, all on one socket tracker. */
+function openPostgres(databaseUrl: string, options: OpenOptions): Database {
+  const sockets = new SocketTracker()
+  const sql = createClient({ url: databaseUrl, max: options.max, sockets })
+  // The probe's verdict is its deadline's (availability.ts), which allows for a blocked event
+  // loop; postgres.js's own connect timer does not, and fired after a long synchronous task on a
+  // busy machine, declaring a database down that had answered.
+  const probe = createClient({ url: databaseUrl, max: 1, sockets, always: true, connectTimeoutSeconds: 30 })
+  const listener = createNotificationListener(
+    (hooks) => createClient({ url: databaseUrl, max: 1, sockets, always: true, persistent: true, ...hooks }),
+    options.log,
+  )
+  const url = new URL(databaseUrl)
+  const where = `PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}`
+  const availability = options.watchAvailability
+    ? watchAvailability({
+        probe: async () => {
+          await probe`SELECT 1`
+        },
+        onProbeFailed(reason, first) {
+          sockets.cut(reason)
+          if (first) options.log?.warn(`DB: ${where} is unreachable (${reason}); requests that need it answer 503 database_unavailable`)
+        },
+        onUp(downForMs) {
+          sockets.reopen()
+          options.log?.info(`DB: ${where} is reachable again after ${(downForMs / 1000).toFixed(1)} s`)
+        },
+      })
+    : null
+  return {
+    sql,
+    kind: 'postgres',
+    get available() {
+      return availability?.up ?? true
+    },
+    describe: where,
+    notify: async (channel, payload) => {
+      await sql.notify(channel, payload)
+    },
+    listen: (channel, onPayload, onReconnect) => listener.listen(channel, { onPayload, onReconnect }),
+    async health() {
+      await ping(sql)
+      return 'ok (postgres)'
+    },
+    async close() {
+      availability?.stop()
+      await Promise.all([sql.end({ timeout: 5 }), probe.end({ timeout: 1 }), listener.close()])
+    },
   }
+}
+
+/** The embedded PGlite in the data directory (served by this process, or joined over loopback). */
+async function openEmbeddedDatabase(config: Pick<Config, 'dataDir'> & Partial<Pick<Config, 'embeddedSharedBuffers'>>, options: OpenOptions): Promise<Database> {
   const embedded: EmbeddedDatabase = await openEmbedded(config.dataDir, {
     exclusive: options.exclusive,
     sharedBuffers: config.embeddedSharedBuffers ?? undefined,
