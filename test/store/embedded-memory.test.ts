@@ -26,7 +26,8 @@ afterAll(async () => {
 
 it("keeps none of the memory of creating a new data directory's database", async () => {
   await fs.access(path.join(dir, 'pglite', 'PG_VERSION'))
-  // An open PGlite at its defaults here is ~130 MiB; with initdb's instance kept, ~650. Node 24
-  // gives the ended thread's memory back a moment after the thread exits (Node 20 at once).
-  await vi.waitFor(() => expect((process.memoryUsage.rss() - before) / MIB).toBeLessThan(300), { timeout: 20_000, interval: 250 })
+  // An open PGlite at its defaults here is ~130 MiB (up to 300 as its WASM code tiers up); with
+  // initdb's instance kept, ~650: the limit sits halfway. Node 24 gives the ended thread's memory
+  // back a moment after the thread exits (Node 20 at once).
+  await vi.waitFor(() => expect((process.memoryUsage.rss() - before) / MIB).toBeLessThan(390), { timeout: 20_000, interval: 250 })
 })
