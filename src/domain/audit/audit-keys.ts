@@ -17,11 +17,9 @@ const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'he
 
 const derive = (secret: Uint8Array, info: string) => Buffer.from(hkdfSync('sha256', secret, SALT, info, 32))
 
-/** The record's content in a fixed order, with its chain and position: what its MAC covers. */
-export function keyedContent(record: AuditInsert, seq: number): string {
-  return JSON.stringify([
-    chainOf(record.org_id),
-    seq,
+/** A record's fields in their fixed order: what both the keyed MAC and the legacy hash cover. */
+export function recordFields(record: AuditInsert): unknown[] {
+  return [
     record.created_at.toISOString(),
     record.request_id,
     record.org_id,
@@ -33,7 +31,12 @@ export function keyedContent(record: AuditInsert, seq: number): string {
     record.status,
     record.client_address,
     record.user_agent,
-  ])
+  ]
+}
+
+/** The record's content in a fixed order, with its chain and position: what its MAC covers. */
+export function keyedContent(record: AuditInsert, seq: number): string {
+  return JSON.stringify([chainOf(record.org_id), seq, ...recordFields(record)])
 }
 
 export interface AuditKey {
