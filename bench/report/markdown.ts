@@ -18,8 +18,9 @@ const rate = (value: number) => (value < 100 ? value.toFixed(1) : value.toFixed(
 const ratio = (value: number | null) => (value === null || !Number.isFinite(value) ? '' : `${value.toFixed(2)}×`)
 const seconds = (value: number) => (value < 60 ? `${value.toFixed(1)} s` : `${Math.floor(value / 60)} min ${Math.round(value % 60)} s`)
 
-function table(header: string[], rows: string[][], alignRight: boolean[]): string {
-  const lines = [`| ${header.join(' | ')} |`, `|${alignRight.map((right) => (right ? '---:' : '---')).join('|')}|`]
+/** `align`: one letter a column, `l` or `r` (numbers read best right-aligned). */
+function table(header: string[], rows: string[][], align: string): string {
+  const lines = [`| ${header.join(' | ')} |`, `|${[...align].map((side) => (side === 'r' ? '---:' : '---')).join('|')}|`]
   for (const row of rows) lines.push(`| ${row.map((cell) => cell.replace(/\|/g, '\\|')).join(' | ')} |`)
   return lines.join('\n')
 }
@@ -81,7 +82,7 @@ export function identifyTable(result: BenchResult): string {
       'target',
     ],
     rows,
-    [true, true, true, true, true, true, true, true, true, false],
+    'rrrrrrrrrl',
   )
 }
 
@@ -102,16 +103,7 @@ export function identifyByModeTable(result: BenchResult): string {
     ])
   })
   return rows.length
-    ? table(['search mode', 'members', 'identify/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'exact p50 ÷ this'], rows, [
-        false,
-        true,
-        true,
-        true,
-        true,
-        true,
-        true,
-        true,
-      ])
+    ? table(['search mode', 'members', 'identify/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'exact p50 ÷ this'], rows, 'lrrrrrrr')
     : 'No runs per search mode in this result.'
 }
 
@@ -130,25 +122,14 @@ export function restTable(result: BenchResult): string {
       restVerdict(load),
     ]),
   )
-  return table(['members', 'route', 'target req/s', 'achieved req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'sent late p95 ms', 'target'], rows, [
-    true,
-    false,
-    true,
-    true,
-    true,
-    true,
-    true,
-    true,
-    true,
-    false,
-  ])
+  return table(['members', 'route', 'target req/s', 'achieved req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors', 'sent late p95 ms', 'target'], rows, 'rlrrrrrrrl')
 }
 
 export function targetsTable(result: BenchResult): string {
   return table(
     ['target', 'measured', 'verdict'],
     checkTargets(result).map((check) => [check.target, check.measured, verdictMark(check.verdict)]),
-    [false, false, false],
+    'lll',
   )
 }
 
@@ -180,7 +161,7 @@ function machineSection(result: BenchResult): string {
       `${format(machine.loadAverage.before)} before, ${format(machine.loadAverage.after)} after (1 / 5 / 15 min; above ${machine.logicalCpus} means other work competed for the CPUs)`,
     ])
   }
-  return table(['', ''], rows, [false, false])
+  return table(['', ''], rows, 'll')
 }
 
 function environmentsTable(result: BenchResult): string {
@@ -195,7 +176,7 @@ function environmentsTable(result: BenchResult): string {
       count(Math.round(environment.boot.rowsPerSecond)),
       environment.serviceRssMiB === null ? '' : `${count(Math.round(environment.serviceRssMiB))} MiB`,
     ]),
-    [true, true, true, true, true, true, true],
+    'rrrrrrr',
   )
 }
 
@@ -211,13 +192,7 @@ function accuracyTable(result: BenchResult): string {
         .join(', '),
     ]),
   )
-  return table(['members', 'clients', 'mated probes found (right member)', 'non-mated probes found (false match)', 'answers'], rows, [
-    true,
-    true,
-    true,
-    true,
-    false,
-  ])
+  return table(['members', 'clients', 'mated probes found (right member)', 'non-mated probes found (false match)', 'answers'], rows, 'rrrrl')
 }
 
 /** The DET chart of one environment's accuracy pass. */
@@ -258,7 +233,7 @@ function accuracySection(result: BenchResult): string {
         'misses explained',
       ],
       rows,
-      [true, true, false, false, false, false, false],
+      'rrlllll',
     ),
     '',
     calibrationTable(measured),
@@ -289,14 +264,7 @@ function calibrationTable(measured: EnvironmentResult[]): string {
   return [
     `The service's own calibration (\`PATCH\` the environment's \`target_fpir\` to ${checked[0].accuracy!.calibration!.targetFpir}, then \`GET …/accuracy\`): the threshold it derived from its members' stored captures, checked with the pass's non-mated probes, which it never saw.`,
     '',
-    table(['members', 'calibrated threshold', 'its estimated FPIR', 'FPIR of the probes there', 'FNIR there', "the probes' own threshold"], rows, [
-      true,
-      false,
-      false,
-      false,
-      false,
-      true,
-    ]),
+    table(['members', 'calibrated threshold', 'its estimated FPIR', 'FPIR of the probes there', 'FNIR there', "the probes' own threshold"], rows, 'rllllr'),
   ].join('\n')
 }
 
@@ -326,19 +294,7 @@ function matcherSection(result: BenchResult): string {
   const faissNote = matcher.rows.some((row) => row.engine.startsWith('faiss:'))
     ? ''
     : "\n\nFAISS was not measured in this run (no Python with faiss-cpu; the matcher benchmark's output says why)."
-  return `${intro}\n\n${table(['rows', 'd', 'engine', 'threads', 'batch', 'median ms', 'ms per probe', '÷ floor', '× usearch', '× faiss', '× js'], rows, [
-    true,
-    true,
-    false,
-    true,
-    true,
-    true,
-    true,
-    true,
-    true,
-    true,
-    true,
-  ])}${faissNote}`
+  return `${intro}\n\n${table(['rows', 'd', 'engine', 'threads', 'batch', 'median ms', 'ms per probe', '÷ floor', '× usearch', '× faiss', '× js'], rows, 'rrlrrrrrrrr')}${faissNote}`
 }
 
 export function renderMarkdown(result: BenchResult): string {
