@@ -7,6 +7,40 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { Agent, setGlobalDispatcher } from 'undici'
 
+/**
+ * A self-signed certificate for `names` (subjectAltName entries, e.g. `IP:127.0.0.1`), valid for a
+ * day, written to `certFile` and `keyFile` (default: named after the first name, in `directory`).
+ */
+export function selfSignedCertificate(directory, names, certFile, keyFile) {
+  const base = names[0].replace(/\W+/g, '-')
+  certFile ??= path.join(directory, `${base}-cert.pem`)
+  keyFile ??= path.join(directory, `${base}-key.pem`)
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${names[0].split(':')[1]}`,
+      '-addext',
+      `subjectAltName=${names.join(',')}`,
+    ],
+    { stdio: 'pipe' },
+  )
+  return { certFile, keyFile }
+}
+
 /** The service's TLS settings and the CA the clients trust; null without BENCH_TLS=1. */
 export async function benchTls(directory, env = process.env) {
   if (env.BENCH_TLS !== '1') return null
@@ -17,29 +51,7 @@ export async function benchTls(directory, env = process.env) {
   if (!certFile) {
     certFile = path.join(directory, 'bench-cert.pem')
     keyFile = path.join(directory, 'bench-key.pem')
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        keyFile,
-        '-out',
-        certFile,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-      ],
-      { stdio: 'pipe' },
-    )
+    selfSignedCertificate(directory, ['IP:127.0.0.1'], certFile, keyFile)
   }
   const caFile = env.BENCH_CA_FILE || certFile
   const ca = await fs.readFile(caFile, 'utf8')

@@ -1,11 +1,10 @@
 // Loopback webhook receivers for the tests: plain HTTP or HTTPS with a self-signed certificate
 // made by openssl at test time. Each records what it received and answers as the test says.
-import { execFileSync } from 'node:child_process'
+import { selfSignedCertificate } from '../../bench/service/tls.mjs'
 import fs from 'node:fs'
 import http from 'node:http'
 import https from 'node:https'
 import type { AddressInfo } from 'node:net'
-import path from 'node:path'
 
 export interface ReceivedRequest {
   method: string
@@ -36,32 +35,7 @@ export interface SelfSignedCertificate {
 
 /** A certificate for `names` (localhost and 127.0.0.1 by default), valid for a day. */
 export function createSelfSignedCertificate(directory: string, names = ['DNS:localhost', 'IP:127.0.0.1']): SelfSignedCertificate {
-  const base = names[0].replace(/\W+/g, '-')
-  const certFile = path.join(directory, `${base}-cert.pem`)
-  const keyFile = path.join(directory, `${base}-key.pem`)
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-      '-days',
-      '1',
-      '-subj',
-      `/CN=${names[0].split(':')[1]}`,
-      '-addext',
-      `subjectAltName=${names.join(',')}`,
-    ],
-    { stdio: 'pipe' },
-  )
+  const { certFile, keyFile } = selfSignedCertificate(directory, names)
   return { certFile, keyFile, cert: fs.readFileSync(certFile, 'utf8'), key: fs.readFileSync(keyFile, 'utf8') }
 }
 
