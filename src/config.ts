@@ -243,21 +243,27 @@ export const SECRET_FILE_VARIABLES = [
   'PALMVEIN_JWT_PUBLIC_KEY',
 ] as const
 
-/** `env` with each NAME_FILE's content (less a final newline) as NAME; the error names the file, never its content. */
+/** NAME's value, or the content (less a final newline) of the file NAME_FILE names; the error names the file, never its content. */
+export function secretFromEnv(name: string, env: Env = process.env): string | null {
+  const file = text(env, `${name}_FILE`)
+  if (file === null) return text(env, name)
+  if (text(env, name) !== null) throw new ConfigError(`set ${name} or ${name}_FILE, not both`)
+  let content: string
+  try {
+    content = readFileSync(file, 'utf8').replace(/\r?\n$/, '')
+  } catch (error) {
+    throw new ConfigError(`${name}_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`)
+  }
+  if (content === '') throw new ConfigError(`${name}_FILE: ${file} is empty`)
+  return content
+}
+
+/** `env` with each of SECRET_FILE_VARIABLES read through secretFromEnv. */
 function withSecretFiles(env: Env): Env {
   const resolved = { ...env }
   for (const name of SECRET_FILE_VARIABLES) {
-    const file = text(env, `${name}_FILE`)
-    if (file === null) continue
-    if (text(env, name) !== null) throw new ConfigError(`set ${name} or ${name}_FILE, not both`)
-    let content: string
-    try {
-      content = readFileSync(file, 'utf8').replace(/\r?\n$/, '')
-    } catch (error) {
-      throw new ConfigError(`${name}_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`)
-    }
-    if (content === '') throw new ConfigError(`${name}_FILE: ${file} is empty`)
-    resolved[name] = content
+    const value = secretFromEnv(name, env)
+    if (value !== null) resolved[name] = value
   }
   return resolved
 }

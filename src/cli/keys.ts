@@ -7,7 +7,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { CommandRefused } from './errors.js'
 import { withCliSession } from './session.js'
-import { parseMasterKey } from '../config.js'
+import { parseMasterKey, secretFromEnv } from '../config.js'
 import { loadMasterKey } from '../keys/keyring.js'
 import { RotationRefused, retireMasterKey, rotateMasterKey } from '../keys/master-key-rotation.js'
 
@@ -18,9 +18,11 @@ async function replaceKeyFile(file: string, key: Buffer): Promise<void> {
 }
 
 async function runKeys(subcommand: 'rotate-master' | 'retire-master'): Promise<void> {
-  const raw = process.env.PALMVEIN_NEW_MASTER_KEY
+  const raw = subcommand === 'rotate-master' ? secretFromEnv('PALMVEIN_NEW_MASTER_KEY') : null
   if (subcommand === 'rotate-master' && !raw)
-    throw new CommandRefused('rotate-master reads the new master key from PALMVEIN_NEW_MASTER_KEY (32 bytes, base64; `openssl rand -base64 32` makes one)')
+    throw new CommandRefused(
+      'rotate-master reads the new master key from PALMVEIN_NEW_MASTER_KEY or the file PALMVEIN_NEW_MASTER_KEY_FILE names (32 bytes, base64; `openssl rand -base64 32` makes one)',
+    )
   const next = subcommand === 'rotate-master' ? parseMasterKey(raw!, 'PALMVEIN_NEW_MASTER_KEY') : null
   await withCliSession(async (session) => {
     const master = await loadMasterKey(session.config)
@@ -31,9 +33,11 @@ async function runKeys(subcommand: 'rotate-master' | 'retire-master'): Promise<v
         process.stdout.write(JSON.stringify(rotated) + '\n')
         process.stderr.write(
           `palmvein keys: every master-wrapped key now opens with key ${rotated.new_key_id} too. ${
-            master.source === 'PALMVEIN_MASTER_KEY'
-              ? 'Restart each process with PALMVEIN_MASTER_KEY set to the new key'
-              : `${master.source} holds the new key now; restart the service`
+            master.source !== 'PALMVEIN_MASTER_KEY'
+              ? `${master.source} holds the new key now; restart the service`
+              : process.env.PALMVEIN_MASTER_KEY_FILE
+                ? `Put the new key in ${process.env.PALMVEIN_MASTER_KEY_FILE} (PALMVEIN_MASTER_KEY_FILE) for each process and restart it`
+                : 'Restart each process with PALMVEIN_MASTER_KEY set to the new key'
           }, then run \`palmvein keys retire-master\` with the new key.\n`,
         )
       } else {
@@ -55,7 +59,9 @@ export const keysCommand = () =>
     .description('master key rotation (the procedure is in the README)')
     .addCommand(
       new Command('rotate-master')
-        .description('re-wrap every environment key under PALMVEIN_NEW_MASTER_KEY as well (the old and the new master key both work until retire-master)')
+        .description(
+          're-wrap every environment key under PALMVEIN_NEW_MASTER_KEY (or _FILE) as well (the old and the new master key both work until retire-master)',
+        )
         .action(() => runKeys('rotate-master')),
     )
     .addCommand(

@@ -62,8 +62,18 @@ describe('master key rotation', () => {
     const rotated = await keys('rotate-master', oldKey, newKey)
     expect(rotated.code).toBe(0)
     expect(JSON.parse(rotated.stdout)).toEqual({ environments: 1, webhook_secrets: 0, old_key_id: masterKeyId(oldKey), new_key_id: masterKeyId(newKey) })
-    // Run again: idempotent. A second rotation to another key is refused until this one is retired.
-    expect((await keys('rotate-master', oldKey, newKey)).code).toBe(0)
+    // Run again, with both keys from files (Docker and Kubernetes secrets): idempotent, and the advice names the file.
+    const secrets = await fs.mkdtemp(path.join(storage.dataDir, 'secrets-'))
+    await fs.writeFile(path.join(secrets, 'old'), `${oldKey.toString('base64')}\n`)
+    await fs.writeFile(path.join(secrets, 'new'), `${newKey.toString('base64')}\n`)
+    const fromFiles = await runCli(['keys', 'rotate-master'], {
+      ...env,
+      PALMVEIN_MASTER_KEY_FILE: path.join(secrets, 'old'),
+      PALMVEIN_NEW_MASTER_KEY_FILE: path.join(secrets, 'new'),
+    })
+    expect(fromFiles).toMatchObject({ code: 0, stderr: expect.stringContaining(`Put the new key in ${path.join(secrets, 'old')}`) })
+    expect(JSON.parse(fromFiles.stdout)).toMatchObject({ old_key_id: masterKeyId(oldKey), new_key_id: masterKeyId(newKey) })
+    // A second rotation to another key is refused until this one is retired.
     expect(await keys('rotate-master', oldKey, randomBytes(32))).toMatchObject({ code: 2, stderr: expect.stringContaining('is under way') })
 
     // The process on the old key goes on, and what it creates now opens with the new key too.
