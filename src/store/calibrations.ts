@@ -3,6 +3,13 @@
 import type { Queryable, Sql } from './engine/database.js'
 import type { Hand } from './templates.js'
 
+/** A point of the DET curve (domain/accuracy/open-set.ts's DetPoint). */
+export interface StoredDetPoint {
+  threshold: number
+  fpir: number
+  fnir: number
+}
+
 export interface CalibrationRow {
   environment_id: string
   threshold: number | null
@@ -20,6 +27,11 @@ export interface CalibrationRow {
   target_fpir: number | null
   min_match_threshold: number | null
   computed_at: Date | null
+  mated_samples: number | null
+  fnir: number | null
+  fnir_low: number | null
+  fnir_high: number | null
+  det: StoredDetPoint[] | null
 }
 
 export async function calibrationOf(sql: Queryable, environmentId: string): Promise<CalibrationRow | null> {
@@ -62,6 +74,8 @@ export interface CalibrationColumns {
   exceedances: number
   estimated_fpir: { rate: number; low: number; high: number }
   tail: { start: number; scale: number; tailSamples: number } | null
+  /** The sample's mated side: FNIR at the threshold and the DET curve (domain/accuracy/det.ts). */
+  mated: { samples: number; fnir: { rate: number | null; low: number | null; high: number | null }; det: StoredDetPoint[] }
 }
 
 /**
@@ -83,7 +97,8 @@ export async function saveCalibration(
         method = ${result.method}, gallery_size = ${gallerySize}, non_mated_samples = ${result.non_mated_samples},
         exceedances = ${result.exceedances}, estimated_fpir = ${result.estimated_fpir.rate}, fpir_low = ${result.estimated_fpir.low},
         fpir_high = ${result.estimated_fpir.high}, tail_start = ${result.tail?.start ?? null}, tail_scale = ${result.tail?.scale ?? null},
-        tail_samples = ${result.tail?.tailSamples ?? null},
+        tail_samples = ${result.tail?.tailSamples ?? null}, mated_samples = ${result.mated.samples}, fnir = ${result.mated.fnir.rate},
+        fnir_low = ${result.mated.fnir.low}, fnir_high = ${result.mated.fnir.high}, det = ${tx.json(result.mated.det as never)},
         target_fpir = ${settings.target_fpir}, min_match_threshold = ${settings.min_match_threshold}, computed_at = now()
       WHERE environment_id = ${environmentId} AND claimed_by = ${claimant}
       RETURNING environment_id`

@@ -70,6 +70,16 @@ describe(`console accuracy and operations pages in Chromium (${usingPostgres ? '
       await page.locator('[data-testid="fpir-chart"] canvas').waitFor()
       expect(await page.getByTestId('fpir-chart').getAttribute('aria-label')).toContain(`threshold in use ${accuracy.match_threshold}`)
       expect(requested.filter((path) => /uPlot/i.test(path)).length).toBeGreaterThan(0)
+      // The mated side: FNIR at the threshold and the DET curve with the threshold in use on it.
+      const { mated_samples: matedSamples, fnir, det } = accuracy.calibration
+      expect(matedSamples).toBe(MEMBERS * 2)
+      expect(await page.getByTestId('accuracy-fnir').textContent()).toBe(
+        `${fnir.rate.toExponential(2)} (95 % interval ${fnir.low.toExponential(2)} to ${fnir.high.toExponential(2)}) from ${matedSamples} mated samples (same-session captures: a floor)`,
+      )
+      await page.locator('[data-testid="det-chart"] canvas').waitFor()
+      expect(await page.getByTestId('det-chart').getAttribute('aria-label')).toBe(
+        `DET curve: FNIR against FPIR over ${det.length} thresholds of the calibration sample, the threshold in use ${accuracy.calibration.threshold} marked`,
+      )
       await chromium.scan('accuracy')
 
       // Out of range: the API's refusal appears beside the field, and the target stays.

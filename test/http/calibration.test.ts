@@ -108,6 +108,21 @@ describe(`calibration of match_threshold from target_fpir (${usingPostgres ? 'Po
     expect(calibration.estimated_fpir.high).toBeGreaterThanOrEqual(0.001)
     expect(body.estimated_fpir.rate).toBeCloseTo(0.001, 6)
     expect(body.recalibrates_at).toEqual({ at_most: 54, at_least: 66 })
+    // The mated side: every sampled capture against its own member, all of them first and above the threshold.
+    expect(calibration.mated_samples).toBe(MEMBERS * 2)
+    expect(calibration.fnir).toMatchObject({ rate: 0, low: 0 })
+    expect(calibration.fnir.high).toBeGreaterThan(0)
+    const det: Array<{ threshold: number; fpir: number; fnir: number }> = calibration.det
+    expect(det.length).toBeGreaterThan(10)
+    expect(det.length).toBeLessThanOrEqual(64)
+    expect(det.find((point) => point.threshold === calibration.threshold)).toEqual({ threshold: calibration.threshold, fpir: 0, fnir: 0 })
+    expect(det[0].fpir).toBe(1)
+    expect(det.at(-1)!.fnir).toBeGreaterThan(0)
+    for (let index = 1; index < det.length; index++) {
+      expect(det[index].threshold).toBeGreaterThan(det[index - 1].threshold)
+      expect(det[index].fpir).toBeLessThanOrEqual(det[index - 1].fpir)
+      expect(det[index].fnir).toBeGreaterThanOrEqual(det[index - 1].fnir)
+    }
     const listed = (await svc.request('GET', `/v1/organization/${tenant.orgId}/environments`, { auth: tenant.token })).body
     expect(listed[0]).toMatchObject({ target_fpir: 0.001, min_match_threshold: 0.05, match_threshold: calibration.threshold })
     // The process says so on its metrics listener too.

@@ -1,9 +1,9 @@
 // The plot of an environment's accuracy: the FPIR at each threshold at today's gallery size, from
 // the calibration's fitted tail (FPIR(T) = samples / non_mated_samples · exp(−(T − start) / scale)
 // at the calibration's size, carried to today's as the service does), with the target and the
-// threshold in use. uPlot is loaded on first use so the main bundle does not carry it.
-import { useEffect, useRef, useState } from 'preact/hooks'
+// threshold in use.
 import type { Schemas } from './api'
+import { logAxis, PlotFailed, useLazyPlot } from './lazy-plot'
 
 type Accuracy = Schemas['EnvironmentAccuracy']
 type Calibration = NonNullable<Accuracy['calibration']>
@@ -26,52 +26,29 @@ export function fpirCurve(calibration: Calibration, gallerySize: number, thresho
 }
 
 export function FpirChart({ accuracy }: { accuracy: Accuracy }) {
-  const target = useRef<HTMLDivElement>(null)
-  const [failed, setFailed] = useState<string | null>(null)
   const calibration = accuracy.calibration
-  useEffect(() => {
-    if (!calibration?.tail || !target.current) return
-    const { xs, fpir } = fpirCurve(calibration, accuracy.gallery_size, accuracy.match_threshold)
-    const goal = xs.map(() => calibration.target_fpir)
-    const inUse = xs.map((x, index) => (x === accuracy.match_threshold ? fpir[index] : null))
-    let chart: { destroy(): void } | undefined
-    let current = true
-    void Promise.all([import('uplot'), import('uplot/dist/uPlot.min.css')]).then(
-      ([{ default: UPlot }]) => {
-        if (!current || !target.current) return
-        chart = new UPlot(
-          {
-            width: Math.min(760, target.current.clientWidth || 760),
-            height: 320,
-            scales: { x: { time: false }, y: { distr: 3, log: 10 } },
-            legend: { show: false },
-            axes: [
-              { label: 'Match threshold', stroke: 'currentColor' },
-              {
-                label: 'FPIR',
-                stroke: 'currentColor',
-                size: 70,
-                values: (_chart: unknown, splits: Array<number | null>) => splits.map((value) => (value == null ? '' : value.toExponential(0))),
-              },
-            ],
-            series: [
-              {},
-              { label: 'FPIR (fitted)', stroke: '#1f6feb', width: 2 },
-              { label: 'Target FPIR', stroke: '#b35900', dash: [6, 4] },
-              { label: 'Threshold in use', stroke: '#1a7f37', points: { show: true, size: 10, fill: '#1a7f37' }, paths: () => null },
-            ],
-          },
-          [xs, fpir, goal, inUse],
-          target.current,
-        )
-      },
-      (error: unknown) => setFailed(String(error)),
-    )
-    return () => {
-      current = false
-      chart?.destroy()
-    }
-  }, [accuracy])
+  const curve = calibration?.tail ? fpirCurve(calibration, accuracy.gallery_size, accuracy.match_threshold) : null
+  const { target, failed } = useLazyPlot(
+    () => ({
+      height: 320,
+      scales: { x: { time: false }, y: { distr: 3, log: 10 } },
+      legend: { show: false },
+      axes: [{ label: 'Match threshold', stroke: 'currentColor' }, logAxis('FPIR')],
+      series: [
+        {},
+        { label: 'FPIR (fitted)', stroke: '#1f6feb', width: 2 },
+        { label: 'Target FPIR', stroke: '#b35900', dash: [6, 4] },
+        { label: 'Threshold in use', stroke: '#1a7f37', points: { show: true, size: 10, fill: '#1a7f37' }, paths: () => null },
+      ],
+    }),
+    curve && [
+      curve.xs,
+      curve.fpir,
+      curve.xs.map(() => calibration!.target_fpir),
+      curve.xs.map((x, index) => (x === accuracy.match_threshold ? curve.fpir[index] : null)),
+    ],
+    [accuracy],
+  )
   if (!calibration) return <p>No calibration yet: the plot appears once the service has calibrated the threshold.</p>
   if (!calibration.tail)
     return (
@@ -79,12 +56,7 @@ export function FpirChart({ accuracy }: { accuracy: Accuracy }) {
         This calibration counted its sample (method <code>empirical</code>): it fitted no curve to plot.
       </p>
     )
-  if (failed)
-    return (
-      <p class="problem" role="alert">
-        The chart could not load: {failed}
-      </p>
-    )
+  if (failed) return <PlotFailed failed={failed} />
   const label = `FPIR by match threshold at a gallery of ${accuracy.gallery_size}: the fitted curve, the target ${calibration.target_fpir}, and the threshold in use ${accuracy.match_threshold}`
   return (
     <figure class="chart">

@@ -8,6 +8,8 @@
 // its settings change and when its gallery has grown or shrunk by RECALIBRATE_AT_CHANGE since.
 import type { Logger } from 'pino'
 import { calibrate, type CalibrationSettings } from './calibration.js'
+import { thinnedDet } from './det.js'
+import { fnirAt, type OpenSetScores } from './open-set.js'
 import type { Config } from '../../config.js'
 import type { Sql } from '../../store/engine/database.js'
 import {
@@ -53,12 +55,15 @@ function calibrationDue(calibrated: CalibratedFor | null, settings: CalibrationS
   return Math.abs(gallerySize - calibrated.gallery_size) >= RECALIBRATE_AT_CHANGE * calibrated.gallery_size
 }
 
-/** Non-mated top-1 scores of up to `samples` stored identify captures, each against the other members. */
-async function nonMatedScores(
+/**
+ * Up to `samples` stored identify captures searched as identify would: the best other member's score
+ * is a non-mated top-1 score, and the capture's own member's rank a mated result (det.ts).
+ */
+async function sampleScores(
   options: Pick<CalibratorOptions, 'sql' | 'keyring' | 'log'>,
   { environment, gallery }: EnvironmentGallery,
   samples: number,
-): Promise<number[]> {
+): Promise<OpenSetScores> {
   // About one stored identify capture per gallery row (both are per hand).
   const rows = await identifyCaptureSample(options.sql, environment.id, samples, gallery.size)
   const probes: Array<{ memberId: string; vector: Int8Array; hand: string | null }> = []
@@ -73,7 +78,7 @@ async function nonMatedScores(
       options.log.debug({ member_id: row.member_id, reason: (error as Error).message }, 'Calibration: a stored capture was left out')
     }
   }
-  const scores: number[] = []
+  const scores: OpenSetScores = { mated: [], nonMated: [] }
   for (let start = 0; start < probes.length; start += BATCH) {
     // Sent together, the micro-batcher serves them with shared passes over the gallery.
     const batch = probes.slice(start, start + BATCH)
@@ -89,7 +94,9 @@ async function nonMatedScores(
     )
     results.forEach((hits, index) => {
       const best = hits.find((hit) => hit.id !== batch[index].memberId)
-      if (best) scores.push(best.score)
+      if (best) scores.nonMated.push(best.score)
+      const mateRank = hits.findIndex((hit) => hit.id === batch[index].memberId)
+      if (hits.length > 0) scores.mated.push({ top1Score: hits[0].score, mateRank: mateRank === -1 ? null : mateRank + 1 })
     })
   }
   return scores
@@ -109,17 +116,18 @@ async function calibrateClaimed(
   const { config, sql, galleries, log } = options
   const size = environment.gallery.size
   const started = performance.now()
-  const scores = await nonMatedScores(options, environment, config.calibrationSamples)
-  const result = calibrate(scores, settings)
+  const scores = await sampleScores(options, environment, config.calibrationSamples)
+  const result = calibrate(scores.nonMated, settings)
   if (!result) {
     tooSmallAt.set(id, size)
     log.info(
-      `Calibration: environment ${id} has ${scores.length} non-mated samples at ${size} rows; its threshold stays ${environment.environment.match_threshold} until there are more`,
+      `Calibration: environment ${id} has ${scores.nonMated.length} non-mated samples at ${size} rows; its threshold stays ${environment.environment.match_threshold} until there are more`,
     )
     return
   }
   tooSmallAt.delete(id)
-  if (await saveCalibration(sql, id, claimant, settings, size, result)) await galleries.environmentChanged(id)
+  const mated = { samples: scores.mated.length, fnir: fnirAt(scores, result.threshold), det: thinnedDet(scores, result.threshold) }
+  if (await saveCalibration(sql, id, claimant, settings, size, { ...result, mated })) await galleries.environmentChanged(id)
   log.info(
     {
       environment_id: id,

@@ -51,6 +51,16 @@ export const EnvironmentAccuracySchema = Type.Object(
         target_fpir: Type.Number(),
         min_match_threshold: Type.Number(),
         computed_at: Type.String({ format: 'date-time' }),
+        mated_samples: Nullable(Type.Integer({ description: 'Sampled identify captures searched for their own member (null: computed before this was kept)' })),
+        fnir: Nullable(
+          EstimatedRate(
+            "FNIR at the threshold: share of mated samples whose member was not top-1 at or above it. The identify capture is from the enrollment's session, so this is a same-session estimate",
+          ),
+        ),
+        det: Type.Array(Type.Object({ threshold: Type.Number(), fpir: Type.Number(), fnir: Type.Number() }), {
+          description:
+            'The DET curve over the calibration sample at its gallery size, by ascending threshold (at most 64 points; the threshold in use is one); empty before it was kept',
+        }),
       }),
     ),
   },

@@ -1,8 +1,10 @@
 // An environment's accuracy: the threshold in use and how it was derived, the estimated FPIR at
-// today's gallery size, the plot of the calibration's fitted curve, and the target FPIR to change.
+// today's gallery size, the plot of the calibration's fitted curve, its FNIR and DET curve, and the
+// target FPIR to change.
 import { useEffect, useState } from 'preact/hooks'
 import { api, call, type Schemas } from '../api'
 import { Field, fieldError, ProblemView, useLoad, useSubmit, when } from '../components'
+import { DetChart } from '../det-chart'
 import { FpirChart } from '../fpir-chart'
 
 const STATUS = {
@@ -107,10 +109,21 @@ export function AccuracyPage({ orgId, environmentId }: { orgId: string; environm
                 </dd>
                 <dt>Estimated FPIR then</dt>
                 <dd>{rate(calibration.estimated_fpir)}</dd>
+                <dt>FNIR at the threshold</dt>
+                <dd data-testid="accuracy-fnir">
+                  {rate(calibration.fnir)}
+                  {calibration.mated_samples === null ? '' : ` from ${calibration.mated_samples} mated samples (same-session captures: a floor)`}
+                </dd>
               </dl>
             </section>
           )}
-          <p>The API reports no false negative rate (FNIR), so the console cannot draw a DET curve (FNIR against FPIR): it plots the FPIR side.</p>
+          {calibration && (
+            <section aria-labelledby="det-heading">
+              <h2 id="det-heading">DET curve</h2>
+              <p>Each sampled identify capture searched for its own member (FNIR) and for the best other member (FPIR), at the calibration's gallery size.</p>
+              <DetChart calibration={calibration} threshold={calibration.threshold} />
+            </section>
+          )}
           <TargetForm key={`${data.target_fpir}`} orgId={orgId} accuracy={data} changed={accuracy.reload} />
         </>
       )}
