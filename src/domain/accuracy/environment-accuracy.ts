@@ -38,7 +38,7 @@ export async function environmentAccuracy(app: Pick<DomainResources, 'sql' | 'ga
           target_fpir: row.target_fpir!,
           min_match_threshold: row.min_match_threshold!,
           computed_at: timestamp(row.computed_at!),
-          // Calibrations computed before the mated side was kept (migration 0039) have none.
+          // Calibrations computed before the mated side was kept (migration 0041) have none.
           mated_samples: row.mated_samples,
           fnir: row.fnir === null ? null : { rate: row.fnir, low: row.fnir_low!, high: row.fnir_high! },
           det: row.det ?? [],
