@@ -4,6 +4,7 @@
 // threshold in use. uPlot is loaded on first use so the main bundle does not carry it.
 import { useEffect, useRef, useState } from 'preact/hooks'
 import type { Schemas } from './api'
+import { loadUplot } from './uplot-loader'
 
 type Accuracy = Schemas['EnvironmentAccuracy']
 type Calibration = NonNullable<Accuracy['calibration']>
@@ -36,8 +37,8 @@ export function FpirChart({ accuracy }: { accuracy: Accuracy }) {
     const inUse = xs.map((x, index) => (x === accuracy.match_threshold ? fpir[index] : null))
     let chart: { destroy(): void } | undefined
     let current = true
-    void Promise.all([import('uplot'), import('uplot/dist/uPlot.min.css')]).then(
-      ([{ default: UPlot }]) => {
+    void loadUplot().then(
+      (UPlot) => {
         if (!current || !target.current) return
         chart = new UPlot(
           {
