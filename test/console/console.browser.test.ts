@@ -1,7 +1,7 @@
 // The console as a person uses it: Debian's Chromium (headless, through playwright-core; no
 // browser download) against the real service and its built console. Sign-in by one-time link,
 // create an organization, environment and project, an API key whose plaintext is gone once the
-// page is left, a webhook endpoint to a local receiver (test event, delivery log, attempts,
+// page is left, a webhook endpoint to a local receiver (test event, delivery log filtered by status and event type, attempts,
 // resend, recover, delete), a member, a synthetic person enrolled and identified (Found, then NotFound), an
 // erasure, a terminal linked and an enrollment session on it followed live, the audit trail (verified, filtered, exported, then refused once tampered with),
 // sign-out, and the page saying the session ended. Every page passes an axe scan with no
@@ -149,6 +149,21 @@ describe(`console in Chromium (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () 
         })
         .toEqual(['success', 'success'])
       await page.getByText('2 deliveries in the window, newest first, page 1').waitFor()
+      // The log filtered by the service: by status, then by event type.
+      await page.getByLabel('Status', { exact: true }).selectOption('failed')
+      await page.getByRole('button', { name: 'Show deliveries' }).click()
+      await page.getByText('0 deliveries in the window matching the filters, newest first, page 1').waitFor()
+      await page.getByLabel('Status', { exact: true }).selectOption('success')
+      await page.getByLabel('Event type', { exact: true }).selectOption('webhook.test')
+      await page.getByRole('button', { name: 'Show deliveries' }).click()
+      await page.getByText('2 deliveries in the window matching the filters, newest first, page 1').waitFor()
+      expect(await page.getByTestId('delivery-status').allTextContents()).toEqual(['success', 'success'])
+      await page.getByLabel('Event type', { exact: true }).selectOption('demo.scan.success')
+      await page.getByRole('button', { name: 'Show deliveries' }).click()
+      await page.getByText('0 deliveries in the window matching the filters, newest first, page 1').waitFor()
+      await scan('webhook-deliveries-filtered')
+      await page.getByLabel('Status', { exact: true }).selectOption('')
+      await page.getByLabel('Event type', { exact: true }).selectOption('')
 
       await page.getByRole('button', { name: 'Send failed deliveries again' }).click()
       await page.getByText('0 failed deliveries sent again.').waitFor()
