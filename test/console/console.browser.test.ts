@@ -178,13 +178,37 @@ describe(`console in Chromium (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () 
   )
 
   it(
-    'creates a member',
+    'creates members and searches them on the service by name prefix and by id',
     async () => {
       await page.getByRole('link', { name: 'Members' }).click()
-      await page.getByLabel('Display name').fill('Ada Lovelace')
-      await page.getByRole('button', { name: 'Create member' }).click()
-      await page.getByRole('cell', { name: 'Ada Lovelace' }).waitFor()
+      for (const name of ['Ada Lovelace', 'Grace Hopper']) {
+        await page.getByLabel('Display name').fill(name)
+        await page.getByRole('button', { name: 'Create member' }).click()
+        await page.getByRole('cell', { name }).waitFor()
+      }
       await scan('members')
+      const names = () =>
+        page
+          .getByRole('table', { name: /^Members/ })
+          .getByRole('row')
+          .filter({ hasNot: page.getByRole('columnheader') })
+          .allTextContents()
+      const search = page.getByLabel('Name begins with, or member id')
+      await search.fill('gra')
+      await search.press('Enter')
+      await page.getByRole('table', { name: 'Members whose name begins with “gra” (or whose id it is), in name order, page 1' }).waitFor()
+      await expect.poll(names).toEqual([expect.stringContaining('Grace Hopper')])
+      const graceId = (await page.getByRole('row').filter({ hasText: 'Grace Hopper' }).getByRole('code').textContent()) ?? ''
+      expect(graceId).toMatch(/^[0-9a-f-]{36}$/)
+      await search.fill(graceId)
+      await page.getByRole('button', { name: 'Search' }).click()
+      await expect.poll(names).toEqual([expect.stringContaining('Grace Hopper')])
+      await search.fill('nobody')
+      await page.getByRole('button', { name: 'Search' }).click()
+      await expect.poll(names).toEqual([])
+      await scan('members-search')
+      await page.getByRole('button', { name: 'Show all' }).click()
+      await expect.poll(names).toHaveLength(2)
     },
     STEP_MS,
   )
@@ -218,7 +242,7 @@ describe(`console in Chromium (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () 
     'erases the member after a confirmation',
     async () => {
       await page.getByRole('link', { name: 'Members' }).click()
-      await page.getByRole('button', { name: 'Erase…' }).click()
+      await page.getByRole('row').filter({ hasText: 'Ada Lovelace' }).getByRole('button', { name: 'Erase…' }).click()
       await page.getByRole('button', { name: 'Erase Ada Lovelace and their palms' }).click()
       await expect.poll(() => page.getByRole('cell', { name: 'Ada Lovelace' }).count()).toBe(0)
     },
