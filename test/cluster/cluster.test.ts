@@ -202,6 +202,12 @@ describe(`cluster mode (${usingPostgres ? 'PostgreSQL, 3 processes' : 'PGlite'})
   }, 30_000)
 
   it("a platform operator's view in Chromium: the 3 nodes, each shard's replicas, every node's traffic", async () => {
+    // The node-to-node call behind it answers a signed request only.
+    const target = '/internal/cluster/traffic?seconds=60'
+    expectProblem(await request(nodes.B.url, 'GET', target), 401, 'unauthenticated')
+    const signed = await request(nodes.B.url, 'GET', target, { headers: signPeerRequest(peerSigningKey(SECRET), { method: 'GET', target, body: '' }) })
+    expectStatus(signed, 200)
+    expect(signed.body).toMatchObject({ slot_seconds: 10, points: expect.any(Array) })
     // As an operator does it: a platform organization and a sign-in link from the CLI, then node A's console.
     const env = { ...baseEnv(), PALMVEIN_NODE_LEASE_MS: String(LEASE_MS), PALMVEIN_SHARD_REPLICAS: '2' }
     const created = await runCli(['org', 'create', '--name', 'Platform', '--admin', 'cluster@example.com', '--platform'], env)
