@@ -23,6 +23,7 @@ const { RESULT_VERSION } = await import('./report/result.ts')
 const { writeReport, resultDirectoryName } = await import('./report/write-report.ts')
 const { renderSummary } = await import('./report/markdown.ts')
 const { runEnvironment } = await import('./service/environment.mjs')
+const { runConsolePhase } = await import('./service/console-load.mjs')
 
 const USAGE = `usage: npm run bench -- [options]
   --quick                 smoke check in under 3 minutes (sizes 1000,10000; 3 s loads; small matcher run)
@@ -38,6 +39,7 @@ const USAGE = `usage: npm run bench -- [options]
   --skip-matcher          do not run the matcher benchmarks
   --matcher-json <file>   do not run them: put this earlier bench:matcher result in the report
   --skip-service          do not run the service phases
+  --skip-console          do not measure the web console (main bundle size, first load in Chromium)
   --no-build              use dist/ as it is (default: rebuild it when src/ is newer)
   --out <dir>             results directory (default bench/results/<timestamp>)`
 
@@ -63,6 +65,7 @@ try {
       'skip-matcher': { type: 'boolean', default: false },
       'matcher-json': { type: 'string' },
       'skip-service': { type: 'boolean', default: false },
+      'skip-console': { type: 'boolean', default: false },
       'no-build': { type: 'boolean', default: false },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -273,6 +276,13 @@ if (!parsed['skip-service']) {
   }
 }
 
+// ---- phase 3: the web console's first visit ---------------------------------------------------------
+let consoleResult
+if (!parsed['skip-console']) {
+  console.log('\n== web console: main bundle and first load in Chromium ==')
+  consoleResult = await runConsolePhase(root)
+}
+
 const loadAfter = os.loadavg()
 const result = {
   version: RESULT_VERSION,
@@ -283,6 +293,7 @@ const result = {
   options: { ...options, storeCaptures: true },
   matcher: matcherPhase,
   environments,
+  ...(consoleResult ? { console: consoleResult } : {}),
 }
 const files = writeReport(outDirectory, result)
 console.log(`\n${renderSummary(result)}`)

@@ -4,9 +4,12 @@ import type { ApiKeyLookup } from './auth/api-key-lookup.js'
 import type { DeviceTokenLookup } from './auth/device-token-lookup.js'
 import type { IdentityTokens } from './auth/identity-tokens.js'
 import type { UsageTouch } from './auth/usage-touch.js'
+import type { ClusterNode } from './cluster/node.js'
+import type { PeerClient } from './cluster/peer-client.js'
 import type { AuditTrail } from './domain/audit/audit.js'
 import type { DomainResources } from './domain/resources.js'
 import type { HealthCheck } from './health.js'
+import type { TrafficWindow } from './metrics/traffic-window.js'
 import type { WebhookEngine } from './webhooks/index.js'
 
 export interface AppContext extends DomainResources {
@@ -25,4 +28,9 @@ export interface AppContext extends DomainResources {
   webhooks: WebhookEngine
   /** The audit trail: every request that reaches tenant data, changes anything or is refused. */
   audit: AuditTrail
+  /** This process's requests and identify latencies of the last minutes (the operator API's charts). */
+  traffic: TrafficWindow
+  /** Cluster mode: this node, and the signed calls that gather its peers' traffic. */
+  clusterNode?: ClusterNode
+  peers?: Pick<PeerClient, 'traffic'>
 }

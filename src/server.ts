@@ -38,6 +38,8 @@ import { VERSION } from './version.js'
 import { createWebhookEngine } from './webhooks/index.js'
 import { openMetricsListener } from './metrics/listener.js'
 import { createMetrics, disabledMetrics, type ServiceMetrics } from './metrics/metrics.js'
+import { createTrafficWindow } from './metrics/traffic-window.js'
+import { createPeerClient } from './cluster/peer-client.js'
 import { observeQueries } from './store/engine/query-timing.js'
 import { galleryHealthCheck } from './domain/galleries/gallery-health.js'
 import type { GalleryState } from './domain/galleries/galleries-api.js'
@@ -220,11 +222,14 @@ async function startServices(boot: {
           directory: clusterNode,
           hedgeMs: config.cluster.hedgeMs,
           log,
-          peer: { secret: config.cluster.secret, ca: config.cluster.peerCaFile ? readPem('PALMVEIN_PEER_CA_FILE', config.cluster.peerCaFile) : undefined },
+          peer: peerOptions(config.cluster),
           searchHere: (...search) => galleries.searchShards(...search),
         })
       : undefined
   if (distribution) stops.push(() => distribution.close())
+  // The operator API's calls to peers (their traffic), apart from the searches' pools.
+  const peers = config.cluster ? createPeerClient(peerOptions(config.cluster)) : null
+  if (peers) stops.push(() => peers.close())
   const galleries = createGalleries({ config, db, keyring, log, onScan: metrics.scan, distribution })
   log.info(`Matcher: ${describeMatcherBackends(config.matcherBackend)}, ${config.matcherThreads} thread(s)`)
   stops.push(() => galleries.close())
@@ -250,6 +255,7 @@ async function startServices(boot: {
   stops.push(() => calibrator.close())
   return {
     clusterNode,
+    peers,
     app: { enrollmentSignals, galleries, scans, webhooks, audit, keyring, calibrator, apiKeyUsage, deviceAuthUsage, rateLimiter },
   }
 }
@@ -296,6 +302,11 @@ async function openMetrics(app: AppContext, metrics: ServiceMetrics, listen: Con
   return opened.url
 }
 
+/** How this node signs and reaches its peers (its searches and the operator API's calls alike). */
+function peerOptions(cluster: NonNullable<Config['cluster']>) {
+  return { secret: cluster.secret, ca: cluster.peerCaFile ? readPem('PALMVEIN_PEER_CA_FILE', cluster.peerCaFile) : undefined }
+}
+
 async function loadCredentials(config: Config, log: Logger) {
   const master = await loadMasterKey(config)
   const tokens = await loadIdentityTokens(config)
@@ -340,7 +351,9 @@ function appContext(parts: {
     apiKeys: createApiKeyLookup(db),
     deviceTokens: createDeviceTokenLookup(db),
     health: [{ name: 'database', critical: true, check: () => db.health() }, galleryHealthCheck(services.app.galleries)],
-    ...(cluster ? { cluster } : {}),
+    traffic: createTrafficWindow(),
+    ...(cluster ? { cluster, clusterNode: cluster } : {}),
+    ...(services.peers ? { peers: services.peers } : {}),
     shuttingDown: false,
   }
 }

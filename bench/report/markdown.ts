@@ -1,6 +1,7 @@
 // The Markdown report of one run: the machine header, the targets with met / missed, the identify
 // summary with ratios, REST GETs, load and boot times, and the charts. `renderSummary` is the part
 // the README quotes.
+import { consoleSection } from './console-section.js'
 import { describeRate } from '../../src/domain/accuracy/rates.js'
 import type { Rate } from '../../src/domain/accuracy/rates.js'
 import type { BenchResult, EnvironmentResult, IdentifyLoad, RestLoad } from './result.js'
@@ -342,6 +343,10 @@ export function renderMarkdown(result: BenchResult): string {
     '## Matcher',
     '',
     matcherSection(result),
+    '',
+    '## Console',
+    '',
+    consoleSection(result, table),
     '',
     '## Charts',
     '',

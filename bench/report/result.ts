@@ -146,6 +146,17 @@ export interface BenchOptions {
   storeCaptures?: boolean
 }
 
+/** The web console's first visit (bench/service/console-load.mjs). */
+export type ConsoleResult =
+  | { skipped: string }
+  | {
+      skipped?: undefined
+      files: Array<{ name: string; bytes: number; gzipBytes: number }>
+      mainGzipBytes: number
+      firstLoadMs: number[]
+      firstLoadMedianMs: number
+    }
+
 export interface BenchResult {
   version: number
   startedAt: string
@@ -154,4 +165,6 @@ export interface BenchResult {
   options: BenchOptions
   matcher: MatcherPhase
   environments: EnvironmentResult[]
+  /** Absent in results older than the console phase, and with --skip-console. */
+  console?: ConsoleResult
 }

@@ -3,13 +3,21 @@
 // foreign resource answers 404 like a missing one.
 import { ServiceError, notFound } from '../errors.js'
 import type { Sql } from '../store/engine/database.js'
-import { administersAny, isOrganizationAdmin } from '../store/organizations.js'
+import { administersAny, administersPlatform, isOrganizationAdmin } from '../store/organizations.js'
 import { projectById, type ProjectRow } from '../store/projects.js'
 import type { Principal } from './principal.js'
 
 export async function requireOrgAdmin(sql: Sql, principal: Principal, orgId: string): Promise<void> {
   if (principal.kind !== 'token') throw new ServiceError('forbidden', 'this operation needs an identity token of an organization admin')
   if (!(await isOrganizationAdmin(sql, orgId, principal.subject))) throw notFound('organization')
+}
+
+/** A platform operator (DECISIONS.md, "Tenancy and control"): an admin of a platform organization. */
+export async function requireOperator(sql: Sql, principal: Principal): Promise<void> {
+  if (principal.kind !== 'token') throw new ServiceError('forbidden', 'this operation needs the identity token of a platform operator')
+  if (!(await administersPlatform(sql, principal.subject))) {
+    throw new ServiceError('forbidden', 'this operation is for platform operators (admins of a platform organization)')
+  }
 }
 
 /**

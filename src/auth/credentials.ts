@@ -16,9 +16,10 @@ export type CredentialKind = 'token' | 'key' | 'device' | 'none'
  * - 'device' / 'tenant-device': the :device_id device and its project (likewise);
  * - 'terminal': the calling terminal's own project (Device-Com, device token);
  * - 'end-user': an identity token whose subject administers no organization (a person enrolling
- *   themselves); the handler scopes by the subject.
+ *   themselves); the handler scopes by the subject;
+ * - 'operator': an identity token of a platform operator (an admin of a platform organization).
  */
-export type Access = 'none' | 'caller' | 'org-admin' | 'project' | 'tenant-project' | 'device' | 'tenant-device' | 'terminal' | 'end-user'
+export type Access = 'none' | 'caller' | 'org-admin' | 'project' | 'tenant-project' | 'device' | 'tenant-device' | 'terminal' | 'end-user' | 'operator'
 
 /** Accesses that reach one project, which a rate-limited route charges. */
 export const PROJECT_ACCESS: readonly Access[] = ['project', 'tenant-project', 'device', 'tenant-device', 'terminal']

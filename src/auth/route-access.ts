@@ -5,7 +5,7 @@ import type { LimitedProject } from './rate-limit.js'
 import { chargePerson } from './self-enrollment-limits.js'
 import type { Sql } from '../store/engine/database.js'
 import type { ProjectRow } from '../store/projects.js'
-import { reachableProject, requireEndUser, requireOrgAdmin, requireTenantManaged } from './access.js'
+import { reachableProject, requireEndUser, requireOperator, requireOrgAdmin, requireTenantManaged } from './access.js'
 import type { Access } from './credentials.js'
 import { linkedDevice, terminalOf, type LinkedDevice } from './device-access.js'
 import type { Principal } from './principal.js'
@@ -57,6 +57,9 @@ export async function resolveAccess(deps: AccessDeps, request: AccessRequest): P
       return {}
     case 'org-admin':
       await requireOrgAdmin(deps.sql, principal, params.org_id)
+      return {}
+    case 'operator':
+      await requireOperator(deps.sql, principal)
       return {}
     case 'end-user':
       await requireEndUser(deps.sql, principal)

@@ -7,6 +7,8 @@ import type { Hit, SearchOptions } from '@palmvein/matcher'
 import { peerSigningKey, signPeerRequest } from './peer-signature.js'
 
 export const CLUSTER_SEARCH_PATH = '/internal/cluster/search'
+/** A peer's own traffic of the last minutes (metrics/traffic-window.ts), gathered for the operator API. */
+export const CLUSTER_TRAFFIC_PATH = '/internal/cluster/traffic'
 // A peer that has not answered by then is treated as failed (its shards are asked elsewhere).
 const PEER_TIMEOUT_MS = 5_000
 
@@ -21,6 +23,8 @@ export interface PeerSearch {
 
 export interface PeerClient {
   search(nodeUrl: string, request: PeerSearch): Promise<Hit[]>
+  /** The peer's traffic of the last `seconds` (its answer's JSON, as the peer route gives it). */
+  traffic(nodeUrl: string, seconds: number): Promise<unknown>
   /** Closes the connections to every peer (at shutdown). */
   close(): Promise<void>
 }
@@ -68,6 +72,17 @@ export function createPeerClient(options: { secret: string /** PEM CA trusted be
       const answer = (await response.body.json().catch(() => null)) as { hits?: Hit[]; detail?: string } | null
       if (response.statusCode !== 200 || !answer?.hits) throw new Error(`peer answered ${response.statusCode}${answer?.detail ? `: ${answer.detail}` : ''}`)
       return answer.hits
+    },
+    async traffic(nodeUrl, seconds) {
+      const target = `${CLUSTER_TRAFFIC_PATH}?seconds=${seconds}`
+      const response = await poolFor(nodeUrl).request({
+        path: target,
+        method: 'GET',
+        headers: signPeerRequest(key, { method: 'GET', target, body: '' }),
+      })
+      const answer = await response.body.json().catch(() => null)
+      if (response.statusCode !== 200 || !answer) throw new Error(`peer answered ${response.statusCode}`)
+      return answer
     },
     async close() {
       const open = [...pools.values()]

@@ -19,6 +19,8 @@ import { compile, type Validator } from './schema.js'
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 const JSON_TYPE = 'application/json; charset=utf-8'
+/** The routes whose latency the operator API's identify charts show (metrics/traffic-window.ts). */
+const IDENTIFY_OPERATIONS = new Set(['identifyPalm', 'identifyOnTerminal'])
 
 interface CompiledRoute {
   route: Route
@@ -198,6 +200,7 @@ export function createDispatcher(app: AppContext, routes: Route[]) {
       )
     }
     const ms = performance.now() - started
+    app.traffic.record(found.kind === 'route' && IDENTIFY_OPERATIONS.has(found.target.route.operationId), reply.status, ms)
     app.metrics.request(
       exchange.method,
       found.kind === 'route' ? found.target.template : found.kind === 'method_not_allowed' ? 'method_not_allowed' : 'unmatched',

@@ -37,6 +37,25 @@ export function membersOfProject(sql: Sql, projectId: string, page?: { offset: n
     : sql<MemberRow[]>`SELECT ${memberColumns(sql)} FROM members WHERE project_id = ${projectId} ORDER BY created_at, id`
 }
 
+/** The largest code point: a prefix's byte range ends below prefix + this character. */
+const LAST_CHARACTER = String.fromCodePoint(0x10ffff)
+
+/**
+ * One page of a project's members whose display name starts with `prefix` (case-insensitive), in
+ * name order, or the member whose id is `memberId` among them: members_project_name serves the
+ * name range and its order.
+ */
+export function searchMembers(sql: Sql, projectId: string, search: { prefix: string; memberId: string | null }, page: { offset: number; limit: number }) {
+  const low = search.prefix.toLowerCase()
+  return sql<MemberRow[]>`
+    SELECT ${memberColumns(sql)} FROM members
+    WHERE project_id = ${projectId} AND (
+      (lower(display_name) COLLATE "C" >= ${low} AND lower(display_name) COLLATE "C" < ${low + LAST_CHARACTER})
+      ${search.memberId ? sql`OR id = ${search.memberId}` : sql``})
+    ORDER BY lower(display_name) COLLATE "C", id
+    OFFSET ${page.offset} LIMIT ${page.limit}`
+}
+
 export async function memberById(sql: Queryable, projectId: string, memberId: string): Promise<MemberRow | null> {
   const [row] = await sql<MemberRow[]>`SELECT ${memberColumns(sql)} FROM members WHERE id = ${memberId} AND project_id = ${projectId}`
   return row ?? null

@@ -30,3 +30,33 @@ export async function returnToCounters(sql: Sql, projectId: string, returns: Arr
 export async function deleteOldCounters(sql: Sql): Promise<void> {
   await sql`DELETE FROM rate_limit_counters WHERE window_start < now() - interval '2 days'`
 }
+
+export interface RateLimitUseRow {
+  project_id: string
+  project_name: string
+  org_id: string
+  org_name: string
+  plan: string
+  requests_per_minute: number
+  minute_count: number
+  daily_request_limit: number
+  day_count: number
+}
+
+/**
+ * The projects with requests counted today, the busiest in this minute first (then today): their
+ * counts in the current minute and UTC day against their plan's limits. Counts include the leases
+ * processes hold (auth/rate-limit.ts), so they may run ahead of the requests served by a lease.
+ */
+export function rateLimitUse(sql: Sql, limit: number) {
+  return sql<RateLimitUseRow[]>`
+    SELECT p.id AS project_id, p.name AS project_name, o.id AS org_id, o.name AS org_name, p.plan,
+      p.requests_per_minute, coalesce(m.count, 0)::int AS minute_count, p.daily_request_limit, d.count::int AS day_count
+    FROM rate_limit_counters d
+    JOIN projects p ON p.id = d.project_id
+    JOIN organizations o ON o.id = p.org_id
+    LEFT JOIN rate_limit_counters m ON m.project_id = d.project_id AND m.bucket = 'minute' AND m.window_start = date_trunc('minute', now())
+    WHERE d.bucket = 'day' AND d.window_start = date_trunc('day', now(), 'UTC')
+    ORDER BY minute_count DESC, day_count DESC, p.id
+    LIMIT ${limit}`
+}

@@ -107,7 +107,15 @@ interface DeliveryWindow {
   subscriptionId: string
   from: Date
   to: Date
+  /** Only deliveries in this state, or of this event type, when given. */
+  status?: DeliveryRow['status']
+  eventType?: string
 }
+
+/** The window's conditions, filters included (the subscription_created index serves each). */
+const inWindow = (sql: Sql, window: DeliveryWindow) => sql`
+  subscription_id = ${window.subscriptionId} AND project_id = ${window.projectId} AND created_at >= ${window.from} AND created_at <= ${window.to}
+  ${window.status ? sql`AND status = ${window.status}` : sql``} ${window.eventType ? sql`AND event_type = ${window.eventType}` : sql``}`
 
 /** One page of the deliveries created in [from, to], newest first, each row with the window's total. */
 export const DELIVERY_COLUMNS =
@@ -117,7 +125,7 @@ export function deliveriesPage(sql: Sql, window: DeliveryWindow, page: { limit: 
   return sql<Array<DeliveryRow & { total_count: number }>>`
     SELECT ${sql.unsafe(DELIVERY_COLUMNS)}, count(*) OVER ()::int AS total_count
     FROM webhook_deliveries
-    WHERE subscription_id = ${window.subscriptionId} AND project_id = ${window.projectId} AND created_at >= ${window.from} AND created_at <= ${window.to}
+    WHERE ${inWindow(sql, window)}
     ORDER BY created_at DESC, id DESC
     LIMIT ${page.limit} OFFSET ${page.offset}`
 }
@@ -125,7 +133,7 @@ export function deliveriesPage(sql: Sql, window: DeliveryWindow, page: { limit: 
 export async function deliveryCount(sql: Sql, window: DeliveryWindow): Promise<number> {
   const [{ count }] = await sql<{ count: number }[]>`
     SELECT count(*)::int AS count FROM webhook_deliveries
-    WHERE subscription_id = ${window.subscriptionId} AND project_id = ${window.projectId} AND created_at >= ${window.from} AND created_at <= ${window.to}`
+    WHERE ${inWindow(sql, window)}`
   return count
 }
 

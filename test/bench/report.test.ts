@@ -131,6 +131,29 @@ describe('bench report writer', () => {
     ])
   })
 
+  it("reports the console's main bundle and first load against issue #51's targets, and says when they were not measured", () => {
+    expect(written(fixture).markdown).toContain('## Console\n\nNot measured in this run.')
+    const skipped = { ...structuredClone(fixture), console: { skipped: 'no Chromium at /usr/bin/chromium' } }
+    expect(written(skipped).markdown).toContain('Not measured: no Chromium at /usr/bin/chromium.')
+    const files = [
+      { name: 'index.html', bytes: 506, gzipBytes: 300 },
+      { name: 'assets/index-a.js', bytes: 83_099, gzipBytes: 26_440 },
+      { name: 'assets/index-b.css', bytes: 3_608, gzipBytes: 1_328 },
+    ]
+    const measured = { ...structuredClone(fixture), console: { files, mainGzipBytes: 28_068, firstLoadMs: [993, 578, 622, 647, 1196], firstLoadMedianMs: 647 } }
+    const { markdown } = written(measured)
+    expect(tableAfter(markdown, 'file')).toEqual([
+      ['index.html', '0.5 KiB', '0.3 KiB'],
+      ['assets/index-a.js', '81.2 KiB', '25.8 KiB'],
+      ['assets/index-b.css', '3.5 KiB', '1.3 KiB'],
+      ['main bundle, in all', '85.2 KiB', '27.4 KiB'],
+    ])
+    expect(markdown).toContain('median 647 ms over 5 loads (993, 578, 622, 647, 1196 ms)')
+    expect(markdown).toContain('Main bundle under 200.0 KiB gzip: **met**. First load under 1000 ms (median): **met**.')
+    const slow = { ...measured, console: { ...measured.console, mainGzipBytes: 300_000, firstLoadMedianMs: 1_200 } }
+    expect(written(slow).markdown).toContain('Main bundle under 200.0 KiB gzip: **missed**. First load under 1000 ms (median): **missed**.')
+  })
+
   it('puts the machine, the matcher backend and every identify run in the report', () => {
     const { markdown } = written(fixture)
     const machine = Object.fromEntries(tableAfter(markdown, '').map(([key, value]) => [key, value]))

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadLocalIssuer } from '../../src/auth/identity-tokens.js'
 import { peerSigningKey, signPeerRequest } from '../../src/cluster/peer-signature.js'
 import { shardOf } from '../../src/domain/galleries/shard-of.js'
+import { openConsoleBrowser } from '../console/browser.js'
 import { createTestStorage, usingPostgres, type TestStorage } from '../support/database.js'
 import { enroll, enrollBody, createMember, createPalmTenant, identifyBody, population, type PalmTenant } from '../support/palms.js'
 import { freePort, runCli, startServeProcess } from '../support/process.js'
@@ -199,6 +200,45 @@ describe(`cluster mode (${usingPostgres ? 'PostgreSQL, 3 processes' : 'PGlite'})
     const document = await request(nodes.B.url, 'GET', '/v1/openapi.json')
     expect(Object.keys(document.body.paths).filter((path) => path.includes('internal'))).toEqual([])
   }, 30_000)
+
+  it("a platform operator's view in Chromium: the 3 nodes, each shard's replicas, every node's traffic", async () => {
+    // The node-to-node call behind it answers a signed request only.
+    const target = '/internal/cluster/traffic?seconds=60'
+    expectProblem(await request(nodes.B.url, 'GET', target), 401, 'unauthenticated')
+    const signed = await request(nodes.B.url, 'GET', target, { headers: signPeerRequest(peerSigningKey(SECRET), { method: 'GET', target, body: '' }) })
+    expectStatus(signed, 200)
+    expect(signed.body).toMatchObject({ slot_seconds: 10, points: expect.any(Array) })
+    // As an operator does it: a platform organization and a sign-in link from the CLI, then node A's console.
+    const env = { ...baseEnv(), PALMVEIN_NODE_LEASE_MS: String(LEASE_MS), PALMVEIN_SHARD_REPLICAS: '2' }
+    const created = await runCli(['org', 'create', '--name', 'Platform', '--admin', 'cluster@example.com', '--platform'], env)
+    expect(created.code, created.stderr).toBe(0)
+    const link = await runCli(['console', '--sub', 'cluster@example.com', '--url', nodes.A.url], env)
+    expect(link.code, link.stderr).toBe(0)
+    const chromium = await openConsoleBrowser(nodes.A.url)
+    try {
+      const { page } = chromium
+      await page.goto(link.stdout.trim())
+      await page.getByRole('heading', { name: 'Organizations' }).waitFor()
+      await page.getByRole('link', { name: 'Operations' }).click()
+      await page.getByRole('heading', { name: 'Operations' }).waitFor()
+      await expect.poll(() => page.getByTestId('cluster-node').count()).toBe(3)
+      expect(await page.getByTestId('cluster-mode').textContent()).toMatch(/^3 live nodes/)
+      const nodeA = page.getByTestId('cluster-node').filter({ hasText: nodes.A.url })
+      expect(await nodeA.textContent()).toContain('memory full')
+      // Each of the environment's shards is ready on B and C (A is past its memory budget).
+      const shards = page.getByTestId('shard-table').filter({ hasText: `${SHARDS} shards, 2 replicas wanted` })
+      expect(await shards.getByTestId('shard-row').count()).toBe(SHARDS)
+      for (const ready of await shards.getByTestId('shard-ready').allTextContents()) expect(ready.split(', ')).toHaveLength(2)
+      // Node A gathers its peers' traffic: all three answered, and each served identifies above.
+      await expect.poll(() => page.getByTestId('traffic-node').count()).toBe(3)
+      for (const line of await page.getByTestId('traffic-node').allTextContents()) expect(line).toMatch(/identify p50 [\d.]+ ms, p95 [\d.]+ ms/)
+      await page.locator('[data-testid="latency-chart"] canvas').waitFor()
+      await chromium.scan('operations-cluster')
+      expect(chromium.errors).toEqual([])
+    } finally {
+      await chromium.close()
+    }
+  }, 60_000)
 
   it('a node killed mid-traffic: its replicas answer at once, and its shards settle on the survivors after the lease', async () => {
     nodes.B.child.kill('SIGKILL')

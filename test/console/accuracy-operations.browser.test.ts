@@ -2,14 +2,19 @@
 // environment of 60 enrolled palms is given a target FPIR on the page, the service calibrates its
 // threshold (checked every 100 ms here), the page follows it to "Calibrated" with no click and plots
 // the fitted FPIR curve (uPlot, fetched only then); a target out of range is refused beside its
-// field. The operations page shows the readiness report and the gallery with its size. Each page
+// field. The operations page shows the readiness report and the gallery with its size, and to
+// this platform operator the operator API's panels: the cluster mode, the traffic and identify
+// latency charts asked again every few seconds (and not while the page is hidden), the projects'
+// rate-limit use. Each page
 // passes an axe scan and leaves a screenshot in test-output/console/; the page logs no error.
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { issueConsoleSignInLink } from '../../src/auth/console-sign-in.js'
+import { createOrganization } from '../../src/domain/tenants/organizations.js'
 import { usingPostgres } from '../support/database.js'
-import { createMember, createPalmTenant, enroll, enrollBody, population, type PalmTenant } from '../support/palms.js'
+import { createMember, createPalmTenant, enroll, enrollBody, identifyBody, population, type PalmTenant } from '../support/palms.js'
 import { bootService, expectStatus, type TestService } from '../support/service.js'
+import { REFRESH_MS } from '../../packages/console/src/live-refresh.js'
 import { openConsoleBrowser, type ConsoleBrowser } from './browser.js'
 
 const STEP_MS = 60_000
@@ -26,6 +31,8 @@ describe(`console accuracy and operations pages in Chromium (${usingPostgres ? '
   beforeAll(async () => {
     svc = await bootService({ config: { calibrationCheckMs: 100 } })
     tenant = await createPalmTenant(svc, 'operator@example.com', { min_match_threshold: 0.05 })
+    // The same person runs the platform: an admin of a platform organization is its operator.
+    await createOrganization({ sql: svc.service.app.sql }, { name: 'Platform', kind: 'platform' }, 'operator@example.com')
     for (let identity = 0; identity < MEMBERS; identity++) {
       const memberId = await createMember(svc, tenant, `identity ${identity}`)
       expectStatus(await enroll(svc, tenant, enrollBody(palms, identity, memberId)), 200)
@@ -95,7 +102,7 @@ describe(`console accuracy and operations pages in Chromium (${usingPostgres ? '
   )
 
   it(
-    "shows a platform operator the readiness report and the galleries' sizes",
+    "shows a platform operator the readiness report, the galleries' sizes, live traffic charts and rate-limit use",
     async () => {
       await page.getByRole('link', { name: 'Operations' }).click()
       await page.getByRole('heading', { name: 'Operations' }).waitFor()
@@ -106,7 +113,39 @@ describe(`console accuracy and operations pages in Chromium (${usingPostgres ? '
       const row = page.getByTestId('gallery-row').filter({ hasText: 'palms' })
       expect(await row.getByTestId('gallery-size').textContent()).toBe(String(MEMBERS * 2))
       expect(await row.textContent()).toContain('calibrated')
+      expect(await page.getByTestId('cluster-mode').textContent()).toContain('not clustered')
+      const rate = page.getByTestId('rate-row').filter({ hasText: 'palms' })
+      expect(Number((await rate.getByTestId('rate-day').textContent())?.split(' / ')[0])).toBeGreaterThanOrEqual(MEMBERS * 2)
+      // Identifies answered now appear in the charts at the next refresh, with no click.
+      const asked = () => requested.filter((path) => path === '/v1/operations/traffic').length
+      const before = asked()
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const identified = await svc.request('POST', `/v1/projects/${tenant.projectId}/biometrics/identify`, {
+          auth: tenant.key,
+          body: identifyBody(palms, 1, 'left', 2, attempt),
+        })
+        expectStatus(identified, 200)
+      }
+      await expect.poll(() => page.getByTestId('traffic-node').textContent(), { timeout: 15_000 }).toMatch(/identify p50 [\d.]+ ms, p95 [\d.]+ ms/)
+      expect(asked()).toBeGreaterThan(before)
+      await page.locator('[data-testid="latency-chart"] canvas').waitFor()
+      await page.locator('[data-testid="rate-chart"] canvas').waitFor()
+      expect(await page.getByTestId('latency-chart').getAttribute('aria-label')).toMatch(/standalone p95: [\d.]+/)
       await chromium.scan('operations')
+
+      // A hidden page asks nothing; shown again, it asks at once.
+      // Chromium keeps a headless page visible: the test says otherwise, as a hidden tab's document does.
+      const visibility = (hidden: boolean) =>
+        page.evaluate(`
+          Object.defineProperty(document, 'hidden', { configurable: true, get: () => ${hidden} })
+          Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => '${hidden ? 'hidden' : 'visible'}' })
+          document.dispatchEvent(new Event('visibilitychange'))`)
+      await visibility(true)
+      const whileHidden = asked()
+      await page.waitForTimeout(REFRESH_MS + 1_500)
+      expect(asked()).toBe(whileHidden)
+      await visibility(false)
+      await expect.poll(asked).toBe(whileHidden + 1)
       // From there, the gallery's accuracy page is one click away.
       await row.getByRole('link', { name: 'palms' }).click()
       await page.getByRole('heading', { name: 'Accuracy' }).waitFor()

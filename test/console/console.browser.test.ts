@@ -1,7 +1,7 @@
 // The console as a person uses it: Debian's Chromium (headless, through playwright-core; no
 // browser download) against the real service and its built console. Sign-in by one-time link,
 // create an organization, environment and project, an API key whose plaintext is gone once the
-// page is left, a webhook endpoint to a local receiver (test event, delivery log, attempts,
+// page is left, a webhook endpoint to a local receiver (test event, delivery log filtered by status and event type, attempts,
 // resend, recover, delete), a member, a synthetic person enrolled and identified (Found, then NotFound), an
 // erasure, a terminal linked and an enrollment session on it followed live, the audit trail (verified, filtered, exported, then refused once tampered with),
 // sign-out, and the page saying the session ended. Every page passes an axe scan with no
@@ -149,6 +149,21 @@ describe(`console in Chromium (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () 
         })
         .toEqual(['success', 'success'])
       await page.getByText('2 deliveries in the window, newest first, page 1').waitFor()
+      // The log filtered by the service: by status, then by event type.
+      await page.getByLabel('Status', { exact: true }).selectOption('failed')
+      await page.getByRole('button', { name: 'Show deliveries' }).click()
+      await page.getByText('0 deliveries in the window matching the filters, newest first, page 1').waitFor()
+      await page.getByLabel('Status', { exact: true }).selectOption('success')
+      await page.getByLabel('Event type', { exact: true }).selectOption('webhook.test')
+      await page.getByRole('button', { name: 'Show deliveries' }).click()
+      await page.getByText('2 deliveries in the window matching the filters, newest first, page 1').waitFor()
+      expect(await page.getByTestId('delivery-status').allTextContents()).toEqual(['success', 'success'])
+      await page.getByLabel('Event type', { exact: true }).selectOption('demo.scan.success')
+      await page.getByRole('button', { name: 'Show deliveries' }).click()
+      await page.getByText('0 deliveries in the window matching the filters, newest first, page 1').waitFor()
+      await scan('webhook-deliveries-filtered')
+      await page.getByLabel('Status', { exact: true }).selectOption('')
+      await page.getByLabel('Event type', { exact: true }).selectOption('')
 
       await page.getByRole('button', { name: 'Send failed deliveries again' }).click()
       await page.getByText('0 failed deliveries sent again.').waitFor()
@@ -163,13 +178,37 @@ describe(`console in Chromium (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () 
   )
 
   it(
-    'creates a member',
+    'creates members and searches them on the service by name prefix and by id',
     async () => {
       await page.getByRole('link', { name: 'Members' }).click()
-      await page.getByLabel('Display name').fill('Ada Lovelace')
-      await page.getByRole('button', { name: 'Create member' }).click()
-      await page.getByRole('cell', { name: 'Ada Lovelace' }).waitFor()
+      for (const name of ['Ada Lovelace', 'Grace Hopper']) {
+        await page.getByLabel('Display name').fill(name)
+        await page.getByRole('button', { name: 'Create member' }).click()
+        await page.getByRole('cell', { name }).waitFor()
+      }
       await scan('members')
+      const names = () =>
+        page
+          .getByRole('table', { name: /^Members/ })
+          .getByRole('row')
+          .filter({ hasNot: page.getByRole('columnheader') })
+          .allTextContents()
+      const search = page.getByLabel('Name begins with, or member id')
+      await search.fill('gra')
+      await search.press('Enter')
+      await page.getByRole('table', { name: 'Members whose name begins with “gra” (or whose id it is), in name order, page 1' }).waitFor()
+      await expect.poll(names).toEqual([expect.stringContaining('Grace Hopper')])
+      const graceId = (await page.getByRole('row').filter({ hasText: 'Grace Hopper' }).getByRole('code').textContent()) ?? ''
+      expect(graceId).toMatch(/^[0-9a-f-]{36}$/)
+      await search.fill(graceId)
+      await page.getByRole('button', { name: 'Search' }).click()
+      await expect.poll(names).toEqual([expect.stringContaining('Grace Hopper')])
+      await search.fill('nobody')
+      await page.getByRole('button', { name: 'Search' }).click()
+      await expect.poll(names).toEqual([])
+      await scan('members-search')
+      await page.getByRole('button', { name: 'Show all' }).click()
+      await expect.poll(names).toHaveLength(2)
     },
     STEP_MS,
   )
@@ -203,7 +242,7 @@ describe(`console in Chromium (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () 
     'erases the member after a confirmation',
     async () => {
       await page.getByRole('link', { name: 'Members' }).click()
-      await page.getByRole('button', { name: 'Erase…' }).click()
+      await page.getByRole('row').filter({ hasText: 'Ada Lovelace' }).getByRole('button', { name: 'Erase…' }).click()
       await page.getByRole('button', { name: 'Erase Ada Lovelace and their palms' }).click()
       await expect.poll(() => page.getByRole('cell', { name: 'Ada Lovelace' }).count()).toBe(0)
     },

@@ -81,6 +81,39 @@ describe(`members (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     }
   })
 
+  it('searches members by display name prefix, case-insensitive, in name order, or by id (q, an extension), one page at a time', async () => {
+    const other = await createPalmTenant(svc, 'members-search@example.com')
+    const searchPath = `/v1/projects/${other.projectId}/members`
+    const ids: Record<string, string> = {}
+    for (const name of ['Zoë Adams', 'ada lovelace', 'Ada Byron', 'Adam', 'Grace', 'ADA 100%', 'Ada_x', 'Adb']) {
+      ids[name] = (await svc.request('POST', searchPath, { auth: other.key, body: { display_name: name } })).body.member_id
+    }
+    // Another project's Ada is not found here.
+    await svc.request('POST', path(), { auth: tenant.key, body: { display_name: 'Ada elsewhere' } })
+    const search = async (query: string) => {
+      const response = await svc.request('GET', `${searchPath}?${query}`, { auth: other.key })
+      expectStatus(response, 200, query)
+      return response.body.map((member: { display_name: string }) => member.display_name)
+    }
+    expect(await search('q=ada')).toEqual(['ADA 100%', 'Ada Byron', 'ada lovelace', 'Ada_x', 'Adam'])
+    expect(await search('q=ADA%20')).toEqual(['ADA 100%', 'Ada Byron', 'ada lovelace'])
+    // LIKE's wildcards are plain characters here.
+    expect(await search('q=ada%25')).toEqual([])
+    expect(await search('q=ada_')).toEqual(['Ada_x'])
+    expect(await search('q=zo%C3%AB')).toEqual(['Zoë Adams'])
+    expect(await search(`q=${ids.Grace}`)).toEqual(['Grace'])
+    expect(await search(`q=${ids.Grace.toUpperCase()}`)).toEqual(['Grace'])
+    expect(await search('q=nobody')).toEqual([])
+    // Paged in name order: 10 a page at the least.
+    for (let index = 0; index < 12; index++)
+      await svc.request('POST', searchPath, { auth: other.key, body: { display_name: `Page ${String(index).padStart(2, '0')}` } })
+    expect(await search('q=page&per_page=10')).toEqual(Array.from({ length: 10 }, (_, index) => `Page ${String(index).padStart(2, '0')}`))
+    expect(await search('q=page&per_page=10&page=2')).toEqual(['Page 10', 'Page 11'])
+    for (const query of ['q=', `q=${'a'.repeat(201)}`, 'q=a%00b']) {
+      expectProblem(await svc.request('GET', `${searchPath}?${query}`, { auth: other.key }), 400, 'invalid_request', query)
+    }
+  })
+
   it('PUT changes the fields sent and keeps the others; metadata null clears it', async () => {
     const member = (await svc.request('POST', path(), { auth: tenant.key, body: { display_name: 'Grace', metadata: 'keep me' } })).body
     const renamed = await svc.request('PUT', `${path()}/${member.member_id}`, { auth: tenant.key, body: { display_name: 'Grace H.' } })

@@ -20,6 +20,7 @@ const ADDRESSED_BY: Record<Access, string | null> = {
   'tenant-device': 'device_id',
   terminal: null,
   'end-user': null,
+  operator: null,
 }
 
 describe('route table declarations', () => {
@@ -29,7 +30,7 @@ describe('route table declarations', () => {
     if (param) expect(route.path).toContain(`:${param}`)
     if (route.access === 'org-admin') expect(route.auth).toEqual(['token'])
     if (route.access === 'terminal') expect(route.auth).toEqual(['device'])
-    if (route.access === 'end-user') expect(route.auth).toEqual(['token'])
+    if (route.access === 'end-user' || route.access === 'operator') expect(route.auth).toEqual(['token'])
     expect(Boolean(route.rateLimited)).toBe(RATE_LIMITED_ACCESS.includes(route.access))
   })
 

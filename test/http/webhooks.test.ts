@@ -226,6 +226,52 @@ describe('webhook endpoints', () => {
     expectStatus(await get(`${all}&page=1&per_page=1000`), 200)
   })
 
+  it('filters deliveries by status and event type, total_count counting the filtered ones', async () => {
+    const created = await create({ url: 'http://127.0.0.1:9/filtered', event_types: ['enrollment.completed', 'demo.scan.success'], enabled: false })
+    const id = created.body.id
+    const sql = w.svc.storage.db.sql
+    const start = Date.parse('2026-03-01T00:00:00.000Z')
+    const kinds = [
+      ['enrollment.completed', 'failed'],
+      ['demo.scan.success', 'failed'],
+      ['enrollment.completed', 'success'],
+      ['webhook.test', 'success'],
+    ] as const
+    const made: Array<{ id: string; type: string; status: string }> = []
+    for (let index = 0; index < 12; index += 1) {
+      const [type, status] = kinds[index % kinds.length]
+      const deliveryId = newId()
+      made.push({ id: deliveryId, type, status })
+      const createdAt = new Date(start + index * 60_000)
+      await sql`INSERT INTO webhook_deliveries (id, subscription_id, project_id, event_id, event_type, payload, status, attempt_count, created_at)
+        VALUES (${deliveryId}, ${id}, ${w.tenant.projectId}, ${newId()}, ${type},
+                ${sql.json({ event_id: 'e', event_type: type, timestamp: createdAt.toISOString(), project_id: w.tenant.projectId, data: {} })},
+                ${status}, 1, ${createdAt})`
+    }
+    const all = 'from=2026-03-01T00:00:00.000Z&to=2026-03-01T01:00:00.000Z&page=1&per_page=10'
+    const get = (filter: string) => w.svc.request('GET', path(`/${id}/deliveries?${all}&${filter}`), { auth: w.tenant.orgKey })
+    const expected = (keep: (row: (typeof made)[number]) => boolean) =>
+      made
+        .filter(keep)
+        .map((row) => row.id)
+        .reverse()
+    const failed = await get('status=failed')
+    expectStatus(failed, 200)
+    expect(failed.body.total_count).toBe(6)
+    expect(failed.body.items.map((item: { id: string }) => item.id)).toEqual(expected((row) => row.status === 'failed'))
+    const enrollments = await get('event_type=enrollment.completed')
+    expect(enrollments.body.total_count).toBe(6)
+    expect(enrollments.body.items.map((item: { id: string }) => item.id)).toEqual(expected((row) => row.type === 'enrollment.completed'))
+    const both = await get('status=success&event_type=webhook.test')
+    expect(both.body.items.map((item: { id: string }) => item.id)).toEqual(expected((row) => row.status === 'success' && row.type === 'webhook.test'))
+    expect(both.body.total_count).toBe(3)
+    // A page past the filtered rows still reports their total.
+    expect((await get('status=pending')).body).toEqual({ items: [], total_count: 0 })
+    for (const filter of ['status=delivered', 'status=', 'event_type=', `event_type=${'x'.repeat(101)}`]) {
+      expectProblem(await get(filter), 400, 'invalid_request', filter)
+    }
+  })
+
   it('keeps secrets sealed at rest: the stored row does not reveal the secret, and the delivery is still signed with it', async () => {
     const receiver = await w.receiver()
     const created = await create({ url: receiver.url, event_types: ['enrollment.completed'] })

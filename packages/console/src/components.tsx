@@ -33,6 +33,38 @@ export function Field({ label, id, error, children }: { label: string; id: strin
   )
 }
 
+/** A labelled select of `options`; `any` adds a first, empty choice with that text (the API's "any" is a left-out parameter). */
+export function SelectField({
+  label,
+  id,
+  value,
+  options,
+  any,
+  error,
+  onChange,
+}: {
+  label: string
+  id: string
+  value: string
+  options: readonly string[]
+  any?: string
+  error?: string
+  onChange: (value: string) => void
+}) {
+  return (
+    <Field label={label} id={id} error={error}>
+      <select id={id} value={value} onChange={(event) => onChange(event.currentTarget.value)}>
+        {any !== undefined && <option value="">{any}</option>}
+        {options.map((each) => (
+          <option key={each} value={each}>
+            {each}
+          </option>
+        ))}
+      </select>
+    </Field>
+  )
+}
+
 /** Loads once (and again on `reload()`); `data` stays while a reload runs. */
 export function useLoad<T>(load: () => Promise<{ data: T } | { problem: Problem }>, deps: unknown[]) {
   const [data, setData] = useState<T | null>(null)

@@ -1,8 +1,9 @@
-// A uPlot chart loaded on first use, so the main bundle does not carry uPlot: the console's plots
-// (fpir-chart, det-chart) give their options and data, and get the element to mount and the error
-// to show if the chart's code could not load.
+// A uPlot chart drawn once uPlot has loaded (uplot-loader.ts): the console's fixed plots (fpir-chart,
+// det-chart) give their options and data, and get the element to mount and the error to show if
+// the chart's code could not load. live-chart.tsx updates its chart in place instead.
 import { useEffect, useRef, useState } from 'preact/hooks'
 import type uPlot from 'uplot'
+import { loadUplot } from './uplot-loader'
 
 export type PlotOptions = Omit<uPlot.Options, 'width'>
 
@@ -14,8 +15,8 @@ export function useLazyPlot(options: () => PlotOptions, data: uPlot.AlignedData 
     if (!data || !target.current) return
     let chart: { destroy(): void } | undefined
     let current = true
-    void Promise.all([import('uplot'), import('uplot/dist/uPlot.min.css')]).then(
-      ([{ default: UPlot }]) => {
+    void loadUplot().then(
+      (UPlot) => {
         if (!current || !target.current) return
         chart = new UPlot({ ...options(), width: Math.min(760, target.current.clientWidth || 760) }, data, target.current)
       },

@@ -6,10 +6,10 @@
 import type postgres from 'postgres'
 import type { DomainResources } from '../resources.js'
 import { ServiceError, notFound } from '../../errors.js'
-import { newId } from '../../ids.js'
+import { isUuid, newId } from '../../ids.js'
 import type { Sql } from '../../store/engine/database.js'
 import { lockEnvironmentGallery } from '../../store/gallery-changes.js'
-import { insertMemberWithinHeadcount, memberById, membersOfProject, updateMember, type MemberRow } from '../../store/members.js'
+import { insertMemberWithinHeadcount, memberById, membersOfProject, searchMembers, updateMember, type MemberRow } from '../../store/members.js'
 import { environmentById } from '../../store/organizations.js'
 import type { ProjectRow } from '../../store/projects.js'
 import { eraseMemberRow } from './erasures.js'
@@ -90,6 +90,9 @@ export async function removeMember(app: Pick<DomainResources, 'config' | 'galler
 }
 
 /** The project's members, oldest first: all of them, or one page (`page` from 1). */
-export function listMembers(sql: Sql, project: Pick<ProjectRow, 'id'>, page?: { page: number; perPage: number }): Promise<MemberRow[]> {
-  return membersOfProject(sql, project.id, page && { offset: (page.page - 1) * page.perPage, limit: page.perPage })
+export function listMembers(sql: Sql, project: Pick<ProjectRow, 'id'>, page?: { page: number; perPage: number }, search?: string): Promise<MemberRow[]> {
+  const range = page && { offset: (page.page - 1) * page.perPage, limit: page.perPage }
+  if (search === undefined || !range) return membersOfProject(sql, project.id, range)
+  // A member id finds that member; any text finds the names it begins.
+  return searchMembers(sql, project.id, { prefix: search, memberId: isUuid(search) ? search.toLowerCase() : null }, range)
 }

@@ -225,7 +225,7 @@ export async function listDeliveries(
   deps: WebhookDeps,
   projectId: string,
   subscriptionId: string,
-  query: { from: Date | string; to: Date | string; page: number; per_page: number },
+  query: { from: Date | string; to: Date | string; page: number; per_page: number; status?: 'pending' | 'success' | 'failed'; event_type?: string },
 ): Promise<{ items: DeliveryItem[]; total_count: number }> {
   const from = parseTime(query.from, 'from')
   const to = parseTime(query.to, 'to')
@@ -238,7 +238,7 @@ export async function listDeliveries(
     })
   }
   await getSubscription(deps, projectId, subscriptionId)
-  const window = { projectId, subscriptionId, from, to }
+  const window = { projectId, subscriptionId, from, to, status: query.status, eventType: query.event_type }
   const rows = await store.deliveriesPage(deps.db.sql, window, { limit: query.per_page, offset: (query.page - 1) * query.per_page })
   // An empty page past the end still reports the window's total.
   const total = rows[0]?.total_count ?? (await store.deliveryCount(deps.db.sql, window))

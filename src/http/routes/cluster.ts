@@ -1,7 +1,7 @@
 // Node-to-node routes of cluster mode (docs/scale-out.md), served only when PALMVEIN_NODE_URL is
 // set and never in the OpenAPI document: a peer's search of the shards this node serves. On the
 // public port, or on the peer listener alone when PALMVEIN_PEER_PORT is set.
-import { CLUSTER_SEARCH_PATH } from '../../cluster/peer-client.js'
+import { CLUSTER_SEARCH_PATH, CLUSTER_TRAFFIC_PATH } from '../../cluster/peer-client.js'
 import type { PeerVerifier } from '../../cluster/peer-signature.js'
 import { ServiceError } from '../../errors.js'
 import { TemplateError } from '@palmvein/matcher'
@@ -77,5 +77,24 @@ const searchShards = (verifier: PeerVerifier) =>
     },
   })
 
+const trafficHere = (verifier: PeerVerifier) =>
+  defineRoute({
+    operationId: 'clusterTraffic',
+    method: 'get',
+    path: CLUSTER_TRAFFIC_PATH,
+    auth: ['none'],
+    access: 'none',
+    tags: ['Cluster'],
+    internal: true,
+    usesDatabase: false,
+    summary: "This node's traffic of the last minutes, for the node answering GET /v1/operations/traffic",
+    query: Type.Object({ seconds: Type.Integer({ minimum: 1, maximum: 3600 }) }, { additionalProperties: false }),
+    verifyRequest: peerCheck(verifier, `GET ${routeTemplate({ path: CLUSTER_TRAFFIC_PATH })}`),
+    responses: [{ status: 200, description: "this node's traffic" }],
+    async handler({ app, query }) {
+      return app.traffic.snapshot(query.seconds)
+    },
+  })
+
 /** The node-to-node routes, each checked by `verifier` (one per node: it remembers the nonces it accepted). */
-export const clusterRoutes = (verifier: PeerVerifier): Route[] => [searchShards(verifier)]
+export const clusterRoutes = (verifier: PeerVerifier): Route[] => [searchShards(verifier), trafficHere(verifier)]

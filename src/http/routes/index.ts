@@ -9,6 +9,7 @@ import { enrollmentSessionRoutes } from './enrollment-sessions.js'
 import { healthRoutes } from './health.js'
 import { memberRoutes } from './members.js'
 import { openApiRoute } from './openapi.js'
+import { operationRoutes } from './operations.js'
 import { organizationRoutes } from './organizations.js'
 import { projectRoutes } from './projects.js'
 import { scanRoutes } from './scans.js'
@@ -33,6 +34,7 @@ export function routeTable(version: string, internal: Route[] = []): Route[] {
     ...webhookRoutes,
     ...deviceComRoutes,
     ...selfEnrollmentRoutes,
+    ...operationRoutes,
   ]
   return [...routes, openApiRoute(routes, version), ...internal]
 }

@@ -3,7 +3,7 @@
 import { changeMember, createMember, listMembers, loadMember, removeMember } from '../../domain/members/members.js'
 import { DisplayName, memberResource, MemberSchema, Metadata } from '../resources/members.js'
 import { defineRoute, type Route } from '../route.js'
-import { Body, Pagination, PathIds, Type } from '../schema.js'
+import { Body, Pagination, PathIds, Text, Type } from '../schema.js'
 
 const tags = ['Members']
 const ProjectParams = PathIds('project_id')
@@ -19,15 +19,33 @@ export const memberRoutes: Route[] = [
     access: 'tenant-project',
     tags,
     rateLimited: true,
-    summary: "List the project's members, oldest first",
+    summary: "List the project's members, oldest first; or search them (q): by display name prefix, in name order",
     params: ProjectParams,
-    // An extension: without page and per_page, every member (the spec's array); with either, one page.
-    query: Type.Object({ page: Type.Optional(Pagination(1000).page), per_page: Type.Optional(Pagination(1000).per_page) }, { additionalProperties: false }),
-    responses: [{ status: 200, description: 'members (one page of them when page or per_page is given)', schema: Type.Array(MemberSchema) }, notTenantManaged],
+    // Extensions: without page, per_page and q, every member (the spec's array); with any, one page.
+    query: Type.Object(
+      {
+        page: Type.Optional(Pagination(1000).page),
+        per_page: Type.Optional(Pagination(1000).per_page),
+        q: Type.Optional(
+          Text({
+            minLength: 1,
+            maxLength: 200,
+            description:
+              'members whose display name begins with this text (case-insensitive), in name order, and the member whose id it is; one page (per_page default 100)',
+          }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    responses: [
+      { status: 200, description: 'members (one page of them when page, per_page or q is given)', schema: Type.Array(MemberSchema) },
+      notTenantManaged,
+    ],
     async handler(context) {
       const { project, query } = context
-      const page = query.page !== undefined || query.per_page !== undefined ? { page: query.page ?? 1, perPage: query.per_page ?? 100 } : undefined
-      return (await listMembers(context.app.sql, project, page)).map(memberResource)
+      const paged = query.page !== undefined || query.per_page !== undefined || query.q !== undefined
+      const page = paged ? { page: query.page ?? 1, perPage: query.per_page ?? 100 } : undefined
+      return (await listMembers(context.app.sql, project, page, query.q)).map(memberResource)
     },
   }),
   defineRoute({

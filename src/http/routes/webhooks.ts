@@ -17,7 +17,7 @@ import { recoverFailedDeliveries, resendDelivery } from '../../domain/webhooks/w
 import { AttemptSchema, CreatedSubscriptionSchema, DeliverySchema, SubscriptionSchema } from '../resources/webhooks.js'
 import { defineRoute, type Route } from '../route.js'
 import { SUBSCRIBABLE_EVENT_TYPES, type SubscribableEventType } from '../../webhooks/outbox.js'
-import { Body, Pagination, pattern, PathIds, requireOrderedWindow, TimeWindow, Type, withErrorCode } from '../schema.js'
+import { Body, Pagination, pattern, PathIds, requireOrderedWindow, Text, TimeWindow, Type, withErrorCode } from '../schema.js'
 
 const tags = ['Webhooks']
 const deps = (app: AppContext): WebhookDeps => ({ db: app.db, guard: app.webhooks.guard, secrets: app.webhooks.secrets })
@@ -163,9 +163,21 @@ export const webhookRoutes: Route[] = [
     access: 'project',
     tags,
     rateLimited: true,
-    summary: 'Deliveries of the subscription created in [from, to], newest first, one page',
+    summary: 'Deliveries of the subscription created in [from, to], newest first, one page; optionally only those in one status or of one event type',
     params: WebhookParams,
-    query: Type.Object({ ...TimeWindow, ...Pagination(1000) }, { additionalProperties: false }),
+    query: Type.Object(
+      {
+        ...TimeWindow,
+        ...Pagination(1000),
+        status: Type.Optional(
+          Type.Union([Type.Literal('pending'), Type.Literal('success'), Type.Literal('failed')], { description: 'only deliveries in this state' }),
+        ),
+        event_type: Type.Optional(
+          Text({ minLength: 1, maxLength: 100, description: 'only deliveries of this event type (enrollment.completed, demo.scan.success, webhook.test)' }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
     responses: [
       {
         status: 200,

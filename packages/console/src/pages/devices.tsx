@@ -2,7 +2,7 @@
 // and linking a registered terminal with the registration code it shows (sandbox projects only).
 import { useState } from 'preact/hooks'
 import { api, call, type Schemas } from '../api'
-import { Field, fieldError, Pager, ProblemView, useLoad, useSubmit, when } from '../components'
+import { Field, fieldError, Pager, ProblemView, SelectField, useLoad, useSubmit, when } from '../components'
 
 export const DEVICE_MODES = ['access', 'payment', 'enrollment', 'demo'] as const
 type Mode = Schemas['Device']['mode']
@@ -39,15 +39,14 @@ function LinkTerminal({ projectId, linked }: { projectId: string; linked: () => 
       <Field label="Device name" id="terminal-name" error={fieldError(refused, '/device_name')}>
         <input id="terminal-name" value={name} onInput={(event) => setName(event.currentTarget.value)} required />
       </Field>
-      <Field label="Mode" id="terminal-mode" error={fieldError(refused, '/device_mode')}>
-        <select id="terminal-mode" value={mode} onChange={(event) => setMode(event.currentTarget.value as Mode)}>
-          {DEVICE_MODES.map((each) => (
-            <option key={each} value={each}>
-              {each}
-            </option>
-          ))}
-        </select>
-      </Field>
+      <SelectField
+        label="Mode"
+        id="terminal-mode"
+        value={mode}
+        options={DEVICE_MODES}
+        error={fieldError(refused, '/device_mode')}
+        onChange={(value) => setMode(value as Mode)}
+      />
       <ProblemView problem={refused} />
       <button type="submit">Link terminal</button>
     </form>

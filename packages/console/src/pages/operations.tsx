@@ -1,8 +1,10 @@
 // A platform operator's view, from what the public API exposes: the service's readiness report
-// (GET /healthz) and every gallery (environment) of the organizations the signed-in person
-// administers, with its size, shards, threshold and calibration state.
+// (GET /healthz), every gallery (environment) of the organizations the signed-in person
+// administers, with its size, shards, threshold and calibration state, and for a platform operator
+// (an admin of a platform organization) the operator API's live panels.
 import { api, call, type Schemas } from '../api'
 import { ProblemView, useLoad } from '../components'
+import { ClusterPanel, RateLimitPanel, TrafficPanel } from './operator-panels'
 
 interface GalleryRow {
   org: Schemas['Organization']
@@ -20,11 +22,9 @@ async function readiness(): Promise<{ data: { ready: boolean; text: string } }> 
   }
 }
 
-async function galleries(): Promise<{ data: GalleryRow[] } | { problem: Schemas['Problem'] }> {
-  const orgs = await call(api.GET('/v1/organizations'))
-  if ('problem' in orgs) return orgs
+async function galleries(orgs: Schemas['Organization'][]): Promise<{ data: GalleryRow[] } | { problem: Schemas['Problem'] }> {
   const rows: GalleryRow[] = []
-  for (const org of orgs.data) {
+  for (const org of orgs) {
     const path = { org_id: org.id }
     const environments = await call(api.GET('/v1/organization/{org_id}/environments', { params: { path } }))
     if ('problem' in environments) return environments
@@ -43,7 +43,10 @@ async function galleries(): Promise<{ data: GalleryRow[] } | { problem: Schemas[
 
 export function OperationsPage() {
   const health = useLoad(readiness, [])
-  const list = useLoad(galleries, [])
+  const orgs = useLoad(() => call(api.GET('/v1/organizations')), [])
+  const list = useLoad(async () => (orgs.data ? galleries(orgs.data) : { data: null }), [orgs.data])
+  // The operator API answers platform operators only: nobody else is made to meet its 403.
+  const operator = orgs.data?.some((org) => org.kind === 'platform') ?? false
   const total = list.data?.reduce((sum, row) => sum + (row.accuracy?.gallery_size ?? 0), 0)
   return (
     <>
@@ -67,7 +70,7 @@ export function OperationsPage() {
           type="button"
           onClick={() => {
             health.reload()
-            list.reload()
+            orgs.reload()
           }}
         >
           Refresh
@@ -75,7 +78,7 @@ export function OperationsPage() {
       </section>
       <section aria-labelledby="galleries-heading">
         <h2 id="galleries-heading">Galleries</h2>
-        <ProblemView problem={list.problem} />
+        <ProblemView problem={orgs.problem ?? list.problem} />
         {list.data && (
           <table>
             <caption>
@@ -112,10 +115,19 @@ export function OperationsPage() {
           </table>
         )}
       </section>
-      <p>
-        The public API does not expose cluster nodes and replicas, identify latency, request rates or rate-limit use: those are on the service's metrics
-        listener (Prometheus), not the API.
-      </p>
+      {operator ? (
+        <>
+          <ClusterPanel />
+          <TrafficPanel />
+          <RateLimitPanel />
+        </>
+      ) : (
+        orgs.data && (
+          <p data-testid="not-operator">
+            Cluster nodes and replicas, traffic and rate-limit use are shown to platform operators (admins of a platform organization).
+          </p>
+        )
+      )}
     </>
   )
 }

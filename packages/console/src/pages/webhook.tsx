@@ -1,6 +1,6 @@
 // One webhook endpoint: its delivery log (a time window paged by the service, newest first), each
 // delivery's attempts, resending one, sending again every failed delivery since a time, and a
-// test event. The API filters deliveries by creation time only.
+// test event. The delivery log is filtered by creation time, status and event type on the service.
 import { useState } from 'preact/hooks'
 import { api, call, type Problem, type Schemas } from '../api'
 import {
@@ -9,6 +9,7 @@ import {
   fieldError,
   Pager,
   ProblemView,
+  SelectField,
   TimeWindowFields,
   toInstant,
   toLocalInput,
@@ -19,7 +20,9 @@ import {
 } from '../components'
 
 type Delivery = Schemas['WebhookDelivery']
+type DeliveryStatus = Delivery['status']
 const PER_PAGE = 20
+const STATUSES: DeliveryStatus[] = ['pending', 'success', 'failed']
 
 function Attempts({ projectId, webhookId, deliveryId }: { projectId: string; webhookId: string; deliveryId: string }) {
   const attempts = useLoad(
@@ -168,6 +171,7 @@ function EndpointFacts({ endpoint }: { endpoint: Schemas['WebhookSubscription'] 
 function DeliveriesTable({
   deliveries,
   total,
+  filtered,
   page,
   projectId,
   webhookId,
@@ -175,6 +179,7 @@ function DeliveriesTable({
 }: {
   deliveries: Delivery[]
   total: number
+  filtered: boolean
   page: number
   projectId: string
   webhookId: string
@@ -183,7 +188,7 @@ function DeliveriesTable({
   return (
     <table>
       <caption>
-        {total} {total === 1 ? 'delivery' : 'deliveries'} in the window, newest first, page {page}
+        {total} {total === 1 ? 'delivery' : 'deliveries'} in the window{filtered ? ' matching the filters' : ''}, newest first, page {page}
       </caption>
       <thead>
         <tr>
@@ -210,13 +215,16 @@ export function WebhookPage({ orgId, projectId, webhookId }: { orgId: string; pr
   const path = { params: { path: { project_id: projectId, webhook_id: webhookId } } }
   const endpoint = useLoad(() => call(api.GET('/v1/projects/{project_id}/webhooks/{webhook_id}', path)), [webhookId])
   const range = useTimeWindow()
+  const [status, setStatus] = useState('')
+  const [eventType, setEventType] = useState('')
   const [page, setPage] = useState(1)
   const [loads, setLoads] = useState(0)
+  const filters = { ...(status ? { status: status as DeliveryStatus } : {}), ...(eventType ? { event_type: eventType } : {}) }
   const deliveries = useLoad(
     () =>
       call(
         api.GET('/v1/projects/{project_id}/webhooks/{webhook_id}/deliveries', {
-          params: { ...path.params, query: { ...range.query(), page, per_page: PER_PAGE } },
+          params: { ...path.params, query: { ...range.query(), ...filters, page, per_page: PER_PAGE } },
         }),
       ),
     [webhookId, page, loads],
@@ -258,6 +266,15 @@ export function WebhookPage({ orgId, projectId, webhookId }: { orgId: string; pr
           }}
         >
           <TimeWindowFields id="deliveries" noun="Created" window={range} />
+          <SelectField label="Status" id="deliveries-status" value={status} options={STATUSES} any="any" onChange={setStatus} />
+          <SelectField
+            label="Event type"
+            id="deliveries-event-type"
+            value={eventType}
+            options={[...(endpoint.data?.event_types ?? []), 'webhook.test']}
+            any="any"
+            onChange={setEventType}
+          />
           <button type="submit">Show deliveries</button>
         </form>
         <ProblemView problem={deliveries.problem} />
@@ -265,6 +282,7 @@ export function WebhookPage({ orgId, projectId, webhookId }: { orgId: string; pr
           <DeliveriesTable
             deliveries={deliveries.data.items}
             total={total}
+            filtered={Object.keys(filters).length > 0}
             page={page}
             projectId={projectId}
             webhookId={webhookId}
