@@ -31,7 +31,7 @@ const PAGE_ROWS = 8_192
 const TICK_MS = 5_000
 // A temporary file untouched this long is a write a crash cut short (a live write touches it every page).
 const STALE_TEMPORARY_MS = 10 * 60_000
-// Catch-ups tried when the row count does not add up because other processes kept writing.
+// Counts (and catch-ups) tried when the rows do not add up because other processes kept writing.
 const COUNT_ATTEMPTS = 3
 
 export const snapshotDirectory = (config: Pick<Config, 'snapshotDir' | 'dataDir'>): string => config.snapshotDir ?? path.join(config.dataDir, 'snapshots')
@@ -115,11 +115,11 @@ export function createGallerySnapshots(context: GalleriesContext, sync: GalleryS
     const replayed = await sync.catchUp(entry)
     await sync.syncMembers({ environment, gallery }, filled.touched)
     // The rows must add up to the database's: a snapshot of another database, or one taken before a
-    // restore that the change log cannot tell apart, is dropped here.
-    for (let attempt = 1; ; attempt++) {
-      const count = await countEnvironmentReferences(sql, environment.id)
-      if (gallery.size + entry.notStored === count) break
-      if (attempt === COUNT_ATTEMPTS || (await latestGalleryChange(sql, environment.id)) <= entry.syncedSeq) {
+    // restore that the change log cannot tell apart, is dropped here. First against the boot's count
+    // (taken before the watermark), counted again only when changes since make it differ.
+    let count = entry.total
+    for (let attempt = 0; gallery.size + entry.notStored !== count; attempt++) {
+      if (attempt === COUNT_ATTEMPTS) {
         log.warn(
           { environment_id: environment.id, gallery_rows: gallery.size, database_rows: count },
           "Galleries: snapshot not used, its rows do not add up to the database's; reading the database instead",
@@ -129,7 +129,8 @@ export function createGallerySnapshots(context: GalleriesContext, sync: GalleryS
         entry.notStored = 0
         return false
       }
-      await sync.catchUp(entry)
+      if ((await latestGalleryChange(sql, environment.id)) > entry.syncedSeq) await sync.catchUp(entry)
+      count = await countEnvironmentReferences(sql, environment.id)
     }
     entry.loaded = gallery.size + entry.notStored
     written.set(environment.id, { seq: filled.seq, at: filled.writtenAt })
