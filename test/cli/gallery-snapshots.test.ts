@@ -22,6 +22,7 @@ const palms = population({ seed: 53, identities: 60 })
 const SNAPSHOT_WRITTEN = 'Galleries: snapshot written'
 const FROM_SNAPSHOT = 'ready from its snapshot'
 const REFUSED = 'snapshot not used'
+const BOOT_LOADS_DONE = 'Galleries: boot loads done'
 
 type Served = Awaited<ReturnType<typeof startBuiltServeProcess>>
 
@@ -51,6 +52,8 @@ describe(`gallery snapshots (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () =>
   async function start(intervalMs: number): Promise<Served> {
     serving = await startBuiltServeProcess(env(intervalMs))
     await waitUntilReady(serving.url, 60_000)
+    // The log reaches the pipe a moment after /healthz answers: read it once the loads' last line is in.
+    await until(serving, BOOT_LOADS_DONE, 1)
     return serving
   }
   async function kill(): Promise<string> {
@@ -82,13 +85,14 @@ describe(`gallery snapshots (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () =>
     const found = await answers([...members.keys()])
     expect(found).toEqual([...members].map(([identity, memberId]) => [identity, 'Found', memberId, expect.any(Number)]))
   }
-  /** Until the process has written `times` snapshots (beforeAll too, where expect.poll is not offered). */
-  async function untilWritten(served: Served, times: number) {
-    for (const deadline = Date.now() + 30_000; count(served.output(), SNAPSHOT_WRITTEN) < times; ) {
-      if (Date.now() > deadline) throw new Error(`no snapshot written within 30 s:\n${served.output()}`)
+  /** Until the process has logged `what` `times` times (beforeAll too, where expect.poll is not offered). */
+  async function until(served: Served, what: string, times: number) {
+    for (const deadline = Date.now() + 30_000; count(served.output(), what) < times; ) {
+      if (Date.now() > deadline) throw new Error(`no "${what}" within 30 s:\n${served.output()}`)
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
   }
+  const untilWritten = (served: Served, times: number) => until(served, SNAPSHOT_WRITTEN, times)
 
   beforeAll(async () => {
     storage = await createTestStorage()
