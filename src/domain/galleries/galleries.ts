@@ -12,8 +12,9 @@
 // announced on the same channel and re-read. On PostgreSQL an answer that names a member first
 // checks the change log (`fresh`): a notification in flight or lost never lets a process name a
 // member another one has deleted. A boot reads an environment's encrypted snapshot, when one
-// verifies, and replays the change log past it (gallery-snapshots.ts). In cluster mode (src/cluster/) a gallery holds only the shards the
-// node was assigned (gallery-shards.ts), and its searches go through `distribution` to every shard's holder.
+// verifies, and replays the change log past it (gallery-snapshots.ts). In cluster mode
+// (src/cluster/) a gallery holds only the shards the node was assigned (gallery-shards.ts), and its
+// searches go through `distribution` to every shard's holder.
 import type { Galleries, GalleriesOptions } from './galleries-api.js'
 import type { GalleriesContext } from './galleries-context.js'
 import type { Entry } from './gallery-entry.js'
