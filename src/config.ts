@@ -56,6 +56,10 @@ export interface Config {
   matcherThreads: number
   /** Threads that decrypt a large gallery load at boot (0: the main thread decrypts). */
   bootDecryptThreads: number
+  /** PALMVEIN_SNAPSHOT_DIR: where the encrypted gallery snapshots are kept (domain/galleries/gallery-snapshots.ts); null: `snapshots` in dataDir. */
+  snapshotDir: string | null
+  /** PALMVEIN_SNAPSHOT_INTERVAL_MS: the least time between two snapshots of an environment; 0: no snapshots, boots read the database. */
+  snapshotIntervalMs: number
   /** Share of two-stage identify searches re-run exactly in the background (PALMVEIN_EXACT_AUDIT_RATE). */
   exactAuditRate: number
   /** The matcher's memory budget in bytes (PALMVEIN_MATCHER_MAX_MEMORY); null: the matcher's default. */
@@ -301,6 +305,8 @@ export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.e
     consoleOidcClientId: text(env, 'PALMVEIN_CONSOLE_OIDC_CLIENT_ID'),
     matcherThreads: integer(env, 'PALMVEIN_MATCHER_THREADS', Math.max(1, os.availableParallelism()), 1, 256),
     bootDecryptThreads: integer(env, 'PALMVEIN_BOOT_DECRYPT_THREADS', Math.max(1, os.availableParallelism()), 0, 256),
+    snapshotDir: env.PALMVEIN_SNAPSHOT_DIR ? path.resolve(env.PALMVEIN_SNAPSHOT_DIR) : null,
+    snapshotIntervalMs: integer(env, 'PALMVEIN_SNAPSHOT_INTERVAL_MS', 300_000, 0, 86_400_000),
     exactAuditRate: share(env, 'PALMVEIN_EXACT_AUDIT_RATE', 0.01),
     matcherMaxMemoryBytes: env.PALMVEIN_MATCHER_MAX_MEMORY ? integer(env, 'PALMVEIN_MATCHER_MAX_MEMORY', 0, 1 << 20, Number.MAX_SAFE_INTEGER) : null,
     logLevel: oneOf(env, 'PALMVEIN_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),

@@ -23,5 +23,7 @@ export function scatteredGallery(local: Gallery, scatter: (probe: VectorInput, o
     search: (probe, options) => scatter(probe, options),
     searchBatch: (probes, options) => Promise.all(probes.map((probe) => scatter(probe, options))),
     compact: () => local.compact(),
+    partitions: () => local.partitions(),
+    readRows: (partition, from, limit) => local.readRows(partition, from, limit),
   }
 }

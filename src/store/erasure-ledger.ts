@@ -88,7 +88,7 @@ function parseErasure(line: string): Erasure | null {
 }
 
 /** A new file's name is durable once its directory is synced. */
-async function syncDirectory(directory: string): Promise<void> {
+export async function syncDirectory(directory: string): Promise<void> {
   const handle = await fs.open(directory, 'r')
   try {
     await handle.sync()

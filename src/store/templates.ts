@@ -40,11 +40,12 @@ export interface ReferenceRow {
 }
 
 /** The member's reference rows with its wrapped key (none when the member is gone). */
-export function referenceRowsOfMember(sql: Queryable, memberId: string) {
+/** The reference rows of several members (a catch-up's batch of changes). */
+export function referenceRowsOfMembers(sql: Queryable, memberIds: readonly string[]) {
   return sql<ReferenceRow[]>`
     SELECT t.id, t.member_id, t.hand, t.ciphertext, m.wrapped_key
     FROM palm_templates t JOIN members m ON m.id = t.member_id
-    WHERE t.member_id = ${memberId} AND t.kind = 'reference'`
+    WHERE t.member_id = ANY(${memberIds as string[]}::uuid[]) AND t.kind = 'reference'`
 }
 
 export async function countEnvironmentReferences(sql: Sql, environmentId: string): Promise<number> {

@@ -34,6 +34,8 @@ export class GalleryStore {
   readonly ids: IdIndex
   private rowCount = 0
   private scansInFlight = 0
+  /** Compactions so far: row numbers read before one do not hold after it (readRows' callers start again). */
+  compactions = 0
   private compaction: { promise: Promise<void>; resolve: () => void } | null = null
 
   constructor(
@@ -115,6 +117,21 @@ export class GalleryStore {
     return chunk.norms[local]
   }
 
+  /** The live rows among [from, from + limit): ids and vectors (`dimension` bytes each, end to end), and where to read on (null: the end). */
+  readRows(from: number, limit: number): { ids: string[]; vectors: Int8Array; next: number | null } {
+    const end = Math.min(this.rowCount, from + limit)
+    const { dimension } = this.shape
+    const ids: string[] = []
+    const vectors = new Int8Array(Math.max(0, end - from) * dimension)
+    for (let row = from; row < end; row++) {
+      const id = this.ids.idAt(row)
+      if (id === undefined) continue
+      this.copyRow(row, vectors, ids.length * dimension)
+      ids.push(id)
+    }
+    return { ids, vectors: vectors.subarray(0, ids.length * dimension), next: end < this.rowCount ? end : null }
+  }
+
   segments(rowEnd = this.rowCount): Segment[] {
     return planSegments(this.chunks, this.chunkRows, rowEnd)
   }
@@ -169,6 +186,7 @@ export class GalleryStore {
     }
     this.rowCount = this.ids.size
     this.ids.truncate(this.rowCount)
+    this.compactions++
     const compaction = this.compaction
     this.compaction = null
     compaction?.resolve()

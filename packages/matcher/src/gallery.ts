@@ -84,6 +84,24 @@ export interface Gallery {
   searchBatch(probes: readonly VectorInput[], options?: SearchOptions): Promise<Hit[][]>
   /** Reclaims tombstoned rows once no scan is in flight (also triggered automatically). */
   compact(): Promise<void>
+  /** The partitions that hold rows or once did ('' = the unpartitioned rows). */
+  partitions(): string[]
+  /**
+   * A page of one partition's live rows in storage order, to copy the gallery out a page at a time
+   * (the service's snapshots) while it keeps serving. Rows changed between pages may be seen in
+   * either state; a compaction in between moves rows, so a copy whose `layout` changed starts again.
+   */
+  readRows(partition: string, from: number, limit: number): RowPage
+}
+
+export interface RowPage {
+  ids: string[]
+  /** The rows' int8 vectors, end to end. */
+  vectors: Int8Array
+  /** The row to read on from, or null after the last. */
+  next: number | null
+  /** Changes whenever a compaction moves the partition's rows. */
+  layout: number
 }
 
 export interface GalleryOptions {
@@ -313,6 +331,12 @@ export function createGallery(
     searchBatch: (probes, searchOptions = {}) => Promise.all(probes.map((probe) => enqueue(probe, searchOptions))),
     compact: async () => {
       await Promise.all([...partitions.values()].map((store) => store.compact()))
+    },
+    partitions: () => [...partitions.keys()],
+    readRows(partition, from, limit) {
+      const store = partitions.get(checkPartition(partition || undefined))
+      if (!store) return { ids: [], vectors: new Int8Array(0), next: null, layout: 0 }
+      return { ...store.readRows(from, limit), layout: store.compactions }
     },
   }
   storesOf.set(gallery, partitions)

@@ -11,8 +11,10 @@
 // before its duplicate check. A change of an environment's settings (PATCH, calibration) is
 // announced on the same channel and re-read. On PostgreSQL an answer that names a member first
 // checks the change log (`fresh`): a notification in flight or lost never lets a process name a
-// member another one has deleted. In cluster mode (src/cluster/) a gallery holds only the shards the
-// node was assigned (gallery-shards.ts), and its searches go through `distribution` to every shard's holder.
+// member another one has deleted. A boot reads an environment's encrypted snapshot, when one
+// verifies, and replays the change log past it (gallery-snapshots.ts). In cluster mode
+// (src/cluster/) a gallery holds only the shards the node was assigned (gallery-shards.ts), and its
+// searches go through `distribution` to every shard's holder.
 import type { Galleries, GalleriesOptions } from './galleries-api.js'
 import type { GalleriesContext } from './galleries-context.js'
 import type { Entry } from './gallery-entry.js'
@@ -22,6 +24,7 @@ import { createGalleryNotifications } from './gallery-notifications.js'
 import { createGalleryRegistry } from './gallery-registry.js'
 import { storeRow } from './gallery-rows.js'
 import { createGalleryShards } from './gallery-shards.js'
+import { createGallerySnapshots } from './gallery-snapshots.js'
 import { createGallerySync } from './gallery-sync.js'
 import { createReferenceReader } from './reference-reader.js'
 
@@ -46,26 +49,35 @@ export function createGalleries(options: GalleriesOptions): Galleries {
   const sync = createGallerySync(context)
   const notifications = createGalleryNotifications(context, sync)
   const shards = createGalleryShards(context, registry, sync)
+  const snapshots = createGallerySnapshots(context, sync)
 
   return {
     ...registry,
     ...shards,
-    syncMember: sync.syncMember,
+    syncMember(environment, memberId, via) {
+      snapshots.touched(environment.environment.id, memberId)
+      return sync.syncMember(environment, memberId, via)
+    },
     catchUp: (environment, via) => sync.catchUp(entries.get(environment.environment.id)!, via),
     fresh: sync.fresh,
     applied(environmentId, seq) {
       const entry = entries.get(environmentId)
       if (entry) entry.syncedSeq = Math.max(entry.syncedSeq, seq)
     },
-    upsert: (environment, memberId, hand, vector) => storeRow(log, entries.get(environment.environment.id), environment.gallery, memberId, hand, vector, true),
+    upsert(environment, memberId, hand, vector) {
+      snapshots.touched(environment.environment.id, memberId)
+      storeRow(log, entries.get(environment.environment.id), environment.gallery, memberId, hand, vector, true)
+    },
     removeMember(environmentId, memberId) {
+      snapshots.touched(environmentId, memberId)
       entries.get(environmentId)?.gallery?.remove(memberId)
     },
     announce: notifications.announce,
     environmentChanged: notifications.environmentChanged,
     async startLoading() {
       await notifications.listen()
-      await loadAtBoot(context)
+      await loadAtBoot(context, snapshots.restore)
+      snapshots.start()
     },
     states: () =>
       [...entries].map(([environmentId, entry]) => ({
@@ -82,6 +94,7 @@ export function createGalleries(options: GalleriesOptions): Galleries {
     backends: () => matchers.backends(),
     async close() {
       closed = true
+      await snapshots.stop()
       await notifications.stop()
       await matchers.close()
     },

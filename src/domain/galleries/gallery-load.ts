@@ -1,6 +1,8 @@
 // Loading an environment's gallery from the database: on first use while the caller waits, at boot
-// one environment after another (retried until it succeeds or the service stops), and in cluster
-// mode as an empty gallery whose shards arrive later (gallery-shards.ts).
+// one environment after another (retried until it succeeds or the service stops; from the
+// environment's snapshot when one is to be trusted, gallery-snapshots.ts), and in cluster mode as
+// an empty gallery whose shards arrive later (gallery-shards.ts).
+import type { Gallery } from '@palmvein/matcher'
 import { ServiceError } from '../../errors.js'
 import { latestGalleryChange } from '../../store/gallery-changes.js'
 import { allEnvironments, environmentById, type EnvironmentRow } from '../../store/organizations.js'
@@ -30,37 +32,48 @@ export function newEntry(blocking: boolean, environment: EnvironmentRow | null, 
   }
 }
 
-/** Reads the environment's rows into a new gallery and makes the entry ready with it. */
-export async function loadEntry(context: GalleriesContext, entry: Entry, environmentId: string): Promise<void> {
+/** A boot's faster way to fill an environment's gallery (gallery-snapshots.ts): false when the database must be read. */
+export type Restore = (entry: Entry, environment: EnvironmentRow, gallery: Gallery, watermark: number) => Promise<boolean>
+
+/** Reads the environment's rows into a new gallery (from its snapshot when `restore` can) and makes the entry ready with it. */
+export async function loadEntry(context: GalleriesContext, entry: Entry, environmentId: string, restore?: Restore): Promise<void> {
   const { sql, options, reader, log } = context
   const environment = entry.environment ?? (await environmentById(sql, environmentId))
   if (!environment) throw new ServiceError('not_found', `environment ${environmentId} not found`)
   entry.environment = environment
   // Taken first: a change committed while the pages are read is applied again by the next catch-up.
   const watermark = await latestGalleryChange(sql, environmentId)
-  const gallery = (await context.matchers.forDimension(environment.dimension)).createGallery({ ids: 'uuid' })
+  const newGallery = async () => (await context.matchers.forDimension(environment.dimension)).createGallery({ ids: 'uuid' })
+  let gallery = await newGallery()
   entry.loaded = 0
   if (options.distribution) {
     // Cluster mode: the node's shards are loaded as they are assigned (loadShard).
     entry.shardsHeld = new Set()
     entry.distributed = options.distribution.wrap(environment, gallery, () => entry.syncedSeq)
     entry.total = 0
+    entry.syncedSeq = watermark
   } else {
     // Loads on demand (an environment first used after boot, a CLI command) count first, as boot does.
     if (entry.total === 0) entry.total = await countEnvironmentReferences(sql, environmentId)
-    await reader.read(environment, entry.total, loadSink(log, entry, gallery, entry.total))
+    if (!restore || !(await restore(entry, environment, gallery, watermark))) {
+      // A snapshot refused part way leaves rows behind: the database's go into a gallery of their own.
+      if (gallery.size > 0) gallery = await newGallery()
+      entry.loaded = 0
+      entry.notStored = 0
+      await reader.read(environment, entry.total, loadSink(log, entry, gallery, entry.total))
+      entry.syncedSeq = watermark
+    }
   }
   entry.total = Math.max(entry.total, entry.loaded)
-  entry.syncedSeq = watermark
   entry.gallery = gallery
   entry.loading = false
 }
 
 /** Boot loads retry until they succeed or the service stops; the environment stays 'loading'. */
-async function loadWithRetry(context: GalleriesContext, entry: Entry, environmentId: string): Promise<void> {
+async function loadWithRetry(context: GalleriesContext, entry: Entry, environmentId: string, restore: Restore): Promise<void> {
   for (let attempt = 1; !context.closed(); attempt++) {
     try {
-      return await loadEntry(context, entry, environmentId)
+      return await loadEntry(context, entry, environmentId, restore)
     } catch (error) {
       const delay = Math.min(30_000, 500 * 2 ** attempt)
       context.log.error({ err: error, environment_id: environmentId }, `Galleries: loading failed, retrying in ${delay} ms`)
@@ -70,7 +83,7 @@ async function loadWithRetry(context: GalleriesContext, entry: Entry, environmen
 }
 
 /** Registers every environment as loading (requests get 503), then loads them in the background. */
-export async function loadAtBoot(context: GalleriesContext): Promise<void> {
+export async function loadAtBoot(context: GalleriesContext, restore: Restore): Promise<void> {
   const { sql, entries, log } = context
   const environments = await allEnvironments(sql)
   const counts = await referenceCountsByEnvironment(sql)
@@ -83,13 +96,13 @@ export async function loadAtBoot(context: GalleriesContext): Promise<void> {
   }
   const rows = [...counts.values()].reduce((sum, count) => sum + count, 0)
   log.info(`Galleries: loading ${environments.length} environment(s), ${rows} reference rows`)
-  loadOneAfterAnother(context, queued).catch((error) => log.error({ err: error }, 'Galleries: loading stopped'))
+  loadOneAfterAnother(context, queued, restore).catch((error) => log.error({ err: error }, 'Galleries: loading stopped'))
 }
 
 /** One environment after another: a small one is ready (and answers) before a huge one is. */
-async function loadOneAfterAnother(context: GalleriesContext, queued: Entry[]): Promise<void> {
+async function loadOneAfterAnother(context: GalleriesContext, queued: Entry[], restore: Restore): Promise<void> {
   for (const entry of queued) {
-    entry.ready = loadWithRetry(context, entry, entry.environment!.id)
+    entry.ready = loadWithRetry(context, entry, entry.environment!.id, restore)
     entry.chain = entry.ready
     await entry.ready
   }

@@ -4,15 +4,20 @@
 import { galleryChangesSince, latestGalleryChange } from '../../store/gallery-changes.js'
 import type { Queryable } from '../../store/engine/database.js'
 import { environmentById } from '../../store/organizations.js'
-import { referenceRowsOfMember, type Hand } from '../../store/templates.js'
+import { referenceRowsOfMembers, type Hand } from '../../store/templates.js'
 import type { EnvironmentGallery } from './galleries-api.js'
 import type { GalleriesContext } from './galleries-context.js'
 import type { Entry } from './gallery-entry.js'
 import { HANDS, keeps, rowPartition, storeRow } from './gallery-rows.js'
 import { createLatestChangeReader } from './latest-change-reader.js'
 
+// Members re-read per statement when a catch-up applies many changes (a boot's replay after a snapshot).
+const SYNC_BATCH = 500
+
 export interface GallerySync {
   syncMember(environment: EnvironmentGallery, memberId: string, via?: Queryable): Promise<void>
+  /** syncMember for several members, read in one statement. */
+  syncMembers(environment: EnvironmentGallery, memberIds: readonly string[], via?: Queryable): Promise<void>
   /** Applies the changes past the entry's; catch-ups run one at a time (a peer's search catches up outside the environment's chain). */
   catchUp(entry: Entry, via?: Queryable): Promise<number>
   /** Queues a catch-up after the environment's earlier changes. */
@@ -27,29 +32,39 @@ export function createGallerySync(context: GalleriesContext): GallerySync {
   // Identify's freshness check: concurrent identifies share one change-log read (latest-change-reader.ts).
   const latestChange = createLatestChangeReader((environmentId) => latestGalleryChange(sql, environmentId))
 
-  async function syncMember(environment: EnvironmentGallery, memberId: string, via: Queryable = sql): Promise<void> {
+  async function syncMembers(environment: EnvironmentGallery, memberIds: readonly string[], via: Queryable = sql): Promise<void> {
     const environmentId = environment.environment.id
-    if (!keeps(entries.get(environmentId), memberId)) return
-    const rows = await referenceRowsOfMember(via, memberId)
+    const entry = entries.get(environmentId)
+    const kept = memberIds.filter((memberId) => keeps(entry, memberId))
+    if (kept.length === 0) return
+    const rows = await referenceRowsOfMembers(via, kept)
     const vectors = await reader.open(environment.environment, rows)
-    const present = new Set<Hand>()
+    const present = new Map(kept.map((memberId) => [memberId, new Set<Hand>()]))
     for (const [index, row] of rows.entries()) {
       const vector = vectors[index]
       if (!vector) continue
-      storeRow(log, entries.get(environmentId), environment.gallery, memberId, row.hand, vector, true)
-      present.add(row.hand)
+      storeRow(log, entries.get(environmentId), environment.gallery, row.member_id, row.hand, vector, true)
+      present.get(row.member_id)?.add(row.hand)
     }
-    const entry = entries.get(environmentId)
-    for (const hand of HANDS) if (!present.has(hand)) environment.gallery.remove(memberId, { partition: rowPartition(entry, memberId, hand) })
+    for (const [memberId, hands] of present) {
+      for (const hand of HANDS) if (!hands.has(hand)) environment.gallery.remove(memberId, { partition: rowPartition(entry, memberId, hand) })
+    }
   }
+
+  const syncMember = (environment: EnvironmentGallery, memberId: string, via: Queryable = sql) => syncMembers(environment, [memberId], via)
 
   async function applyChanges(entry: Entry, via: Queryable): Promise<number> {
     if (context.closed() || !entry.gallery || !entry.environment) return 0
     const environment = { environment: entry.environment, gallery: entry.gallery }
     const changes = await galleryChangesSince(via, entry.environment.id, entry.syncedSeq)
-    for (const change of changes) {
-      await syncMember(environment, change.member_id, via)
-      entry.syncedSeq = change.seq
+    for (let start = 0; start < changes.length && !context.closed(); start += SYNC_BATCH) {
+      const batch = changes.slice(start, start + SYNC_BATCH)
+      await syncMembers(
+        environment,
+        batch.map((change) => change.member_id),
+        via,
+      )
+      entry.syncedSeq = batch.at(-1)!.seq
     }
     return changes.length
   }
@@ -81,5 +96,5 @@ export function createGallerySync(context: GalleriesContext): GallerySync {
     return true
   }
 
-  return { syncMember, catchUp, queueCatchUp, rereadSettings, fresh }
+  return { syncMember, syncMembers, catchUp, queueCatchUp, rereadSettings, fresh }
 }

@@ -1,0 +1,259 @@
+// The gallery snapshot file: one environment's reference vectors as of a change-log number, sealed
+// so it stays as protected on disk as the templates it was made from. A fresh data key per file,
+// wrapped under the environment key (the templates' key hierarchy: master → environment → this
+// key); the rows in chunks, each AES-256-GCM with the header's digest, its index and whether it
+// is the last in its authenticated data. So a flipped byte anywhere, a chunk moved or dropped, a
+// header edited or a file cut short fails verification, and the boot reads the database instead.
+// Written to a temporary file, synced, then renamed over the old one and the directory synced: a
+// crash at any moment leaves the old snapshot or the new one, whole.
+//
+//   "PVGSNAP1" | u32 header length | header (JSON) | chunks: u32 sealed length | sealed chunk
+//   a rows chunk: per row, member id (16 bytes) | hand (0 left, 1 right) | vector (dimension bytes)
+//   the last chunk: JSON { rows, touched } (`touched`: members changed while the copy ran, re-read at boot)
+import { createHash } from 'node:crypto'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { open, seal } from '../../keys/keyring.js'
+import type { Keyring } from '../../keys/keyring.js'
+import { syncDirectory } from '../../store/erasure-ledger.js'
+import type { Hand } from '../../store/templates.js'
+
+const MAGIC = Buffer.from('PVGSNAP1')
+const FORMAT = 1
+const ID_BYTES = 16
+const MAX_HEADER_BYTES = 64 << 10
+const MAX_CHUNK_BYTES = 256 << 20
+export const SNAPSHOT_SUFFIX = '.snapshot'
+
+export interface SnapshotHeader {
+  format: number
+  environment_id: string
+  /** Every change of the environment up to this change-log number is in the rows. */
+  seq: number
+  dimension: number
+  written_at: string
+  /** The file's data key, wrapped under the environment key (base64). */
+  wrapped_key: string
+}
+
+export interface SnapshotTrailer {
+  rows: number
+  /** Members whose rows changed in the gallery while it was copied: the boot re-reads them. */
+  touched: string[]
+}
+
+/** A snapshot that does not verify: never used, the boot reads the database. */
+export class SnapshotInvalidError extends Error {
+  override name = 'SnapshotInvalidError'
+}
+
+export const snapshotFile = (directory: string, environmentId: string) => path.join(directory, `gallery-${environmentId}${SNAPSHOT_SUFFIX}`)
+const keyContext = (environmentId: string) => `gallery-snapshot:${environmentId}`
+const chunkContext = (environmentId: string, digest: string, index: number, last: boolean) =>
+  `gallery-snapshot:${environmentId}:${digest}:${index}:${last ? 'end' : 'rows'}`
+
+const HAND_CODES: Record<Hand, number> = { left: 0, right: 1 }
+const HANDS_BY_CODE: readonly Hand[] = ['left', 'right']
+
+function uuidBytes(id: string, out: Buffer, at: number): void {
+  out.write(id.replaceAll('-', ''), at, ID_BYTES, 'hex')
+}
+
+function uuidText(bytes: Buffer, at: number): string {
+  const hex = bytes.toString('hex', at, at + ID_BYTES)
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
+
+const lengthPrefixed = (bytes: Uint8Array) => {
+  const prefix = Buffer.alloc(4)
+  prefix.writeUInt32BE(bytes.length)
+  return [prefix, bytes]
+}
+
+export interface RowsPage {
+  ids: readonly string[]
+  hand: Hand
+  /** ids.length x dimension int8 components. */
+  vectors: Int8Array
+}
+
+/**
+ * Writes the snapshot of `pages` (awaited one at a time, so the caller may yield between them)
+ * durably, replacing the environment's previous one. `finish` gives the trailer once every page is
+ * read. Returns the file's size in bytes.
+ */
+export async function writeSnapshot(options: {
+  directory: string
+  keyring: Keyring
+  environmentKey: Uint8Array
+  header: Omit<SnapshotHeader, 'format' | 'wrapped_key' | 'written_at'>
+  pages: AsyncIterable<RowsPage>
+  finish: () => Omit<SnapshotTrailer, 'rows'>
+}): Promise<{ file: string; bytes: number; rows: number }> {
+  const { directory, header } = options
+  await fs.mkdir(directory, { recursive: true, mode: 0o700 })
+  const file = snapshotFile(directory, header.environment_id)
+  const temporary = `${file}.${process.pid}.${Date.now()}.tmp`
+  const { key, wrapped } = options.keyring.newKey(options.environmentKey, keyContext(header.environment_id))
+  const headerBytes = Buffer.from(
+    JSON.stringify({ format: FORMAT, ...header, written_at: new Date().toISOString(), wrapped_key: wrapped.toString('base64') } satisfies SnapshotHeader),
+  )
+  const digest = createHash('sha256').update(headerBytes).digest('hex')
+  const handle = await fs.open(temporary, 'wx', 0o600)
+  let bytes = 0
+  let rows = 0
+  let index = 0
+  const write = async (parts: Uint8Array[]) => {
+    const { bytesWritten } = await handle.writev(parts)
+    bytes += bytesWritten
+  }
+  try {
+    await write([MAGIC, ...lengthPrefixed(headerBytes)])
+    for await (const page of options.pages) {
+      if (page.ids.length === 0) continue
+      const rowBytes = ID_BYTES + 1 + header.dimension
+      const plain = Buffer.alloc(page.ids.length * rowBytes)
+      page.ids.forEach((id, row) => {
+        const at = row * rowBytes
+        uuidBytes(id, plain, at)
+        plain[at + ID_BYTES] = HAND_CODES[page.hand]
+        plain.set(new Uint8Array(page.vectors.buffer, page.vectors.byteOffset + row * header.dimension, header.dimension), at + ID_BYTES + 1)
+      })
+      await write(lengthPrefixed(seal(key, plain, chunkContext(header.environment_id, digest, index++, false))))
+      rows += page.ids.length
+    }
+    const trailer: SnapshotTrailer = { rows, ...options.finish() }
+    await write(lengthPrefixed(seal(key, Buffer.from(JSON.stringify(trailer)), chunkContext(header.environment_id, digest, index, true))))
+    await handle.sync()
+  } catch (error) {
+    await handle.close()
+    await fs.rm(temporary, { force: true })
+    throw error
+  }
+  await handle.close()
+  await fs.rename(temporary, file)
+  await syncDirectory(directory)
+  return { file, bytes, rows }
+}
+
+export interface OpenedSnapshot {
+  header: SnapshotHeader
+  trailer: SnapshotTrailer
+  /** Hands every row to `onRow`, in the file's order (decrypting again: the verification kept nothing). */
+  load(onRow: (memberId: string, hand: Hand, vector: Int8Array) => void): Promise<void>
+  close(): Promise<void>
+}
+
+/**
+ * Opens and verifies a snapshot end to end (every chunk's tag, the trailer present and last, the
+ * row count) before a row is used. Null when there is none; SnapshotInvalidError when it does not
+ * verify or is not this environment's.
+ */
+export async function openSnapshot(
+  file: string,
+  expected: { environmentId: string; dimension: number; environmentKey: Uint8Array; keyring: Keyring },
+): Promise<OpenedSnapshot | null> {
+  const handle = await fs.open(file, 'r').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return null
+    throw error
+  })
+  if (!handle) return null
+  try {
+    const size = (await handle.stat()).size
+    const readAt = async (position: number, length: number): Promise<Buffer> => {
+      if (position + length > size) throw new SnapshotInvalidError('the file ends early (cut short)')
+      const buffer = Buffer.allocUnsafe(length)
+      const { bytesRead } = await handle.read(buffer, 0, length, position)
+      if (bytesRead !== length) throw new SnapshotInvalidError('the file ends early (cut short)')
+      return buffer
+    }
+    const prefix = await readAt(0, MAGIC.length + 4)
+    if (!prefix.subarray(0, MAGIC.length).equals(MAGIC)) throw new SnapshotInvalidError('not a gallery snapshot')
+    const headerLength = prefix.readUInt32BE(MAGIC.length)
+    if (headerLength > MAX_HEADER_BYTES) throw new SnapshotInvalidError('header too long')
+    const headerBytes = await readAt(prefix.length, headerLength)
+    const header = parseHeader(headerBytes)
+    if (header.environment_id !== expected.environmentId) throw new SnapshotInvalidError(`the snapshot is of environment ${header.environment_id}`)
+    if (header.dimension !== expected.dimension)
+      throw new SnapshotInvalidError(`the snapshot's dimension is ${header.dimension}, the environment's ${expected.dimension}`)
+    let key: Buffer
+    try {
+      key = expected.keyring.unwrap(Buffer.from(header.wrapped_key, 'base64'), expected.environmentKey, keyContext(header.environment_id))
+    } catch {
+      throw new SnapshotInvalidError("the snapshot's key does not open under the environment key")
+    }
+    const digest = createHash('sha256').update(headerBytes).digest('hex')
+    const rowBytes = ID_BYTES + 1 + header.dimension
+    const firstChunk = prefix.length + headerLength
+
+    /** Opens every chunk in order; rows chunks go to `onRows`. Returns the trailer. */
+    const walk = async (onRows: ((plain: Buffer) => void) | null): Promise<SnapshotTrailer> => {
+      let position = firstChunk
+      let rows = 0
+      for (let index = 0; ; index++) {
+        const length = (await readAt(position, 4)).readUInt32BE(0)
+        if (length > MAX_CHUNK_BYTES) throw new SnapshotInvalidError(`chunk ${index} too long`)
+        const sealed = await readAt(position + 4, length)
+        position += 4 + length
+        const last = position === size
+        let plain: Buffer
+        try {
+          plain = open(key, sealed, chunkContext(header.environment_id, digest, index, last))
+        } catch {
+          throw new SnapshotInvalidError(`chunk ${index} does not verify (altered, moved or cut short)`)
+        }
+        if (last) {
+          const trailer = parseTrailer(plain)
+          if (trailer.rows !== rows) throw new SnapshotInvalidError(`the trailer counts ${trailer.rows} rows, the chunks hold ${rows}`)
+          return trailer
+        }
+        if (plain.length % rowBytes !== 0) throw new SnapshotInvalidError(`chunk ${index} is not whole rows`)
+        rows += plain.length / rowBytes
+        onRows?.(plain)
+      }
+    }
+    const trailer = await walk(null)
+    return {
+      header,
+      trailer,
+      async load(onRow) {
+        await walk((plain) => {
+          for (let at = 0; at < plain.length; at += rowBytes) {
+            const hand = HANDS_BY_CODE[plain[at + ID_BYTES]]
+            if (!hand) throw new SnapshotInvalidError('a row names no hand')
+            onRow(uuidText(plain, at), hand, new Int8Array(plain.buffer, plain.byteOffset + at + ID_BYTES + 1, header.dimension))
+          }
+        })
+      },
+      close: () => handle.close(),
+    }
+  } catch (error) {
+    await handle.close()
+    throw error
+  }
+}
+
+function parseHeader(bytes: Buffer): SnapshotHeader {
+  let header: SnapshotHeader
+  try {
+    header = JSON.parse(bytes.toString('utf8'))
+  } catch {
+    throw new SnapshotInvalidError('the header is not JSON')
+  }
+  if (
+    header?.format !== FORMAT ||
+    typeof header.environment_id !== 'string' ||
+    !Number.isSafeInteger(header.seq) ||
+    !Number.isSafeInteger(header.dimension) ||
+    typeof header.wrapped_key !== 'string'
+  ) {
+    throw new SnapshotInvalidError('the header is not a format 1 snapshot header')
+  }
+  return header
+}
+
+function parseTrailer(bytes: Buffer): SnapshotTrailer {
+  const trailer = JSON.parse(bytes.toString('utf8')) as SnapshotTrailer
+  if (!Number.isSafeInteger(trailer?.rows) || !Array.isArray(trailer.touched)) throw new SnapshotInvalidError('the trailer is malformed')
+  return trailer
+}

@@ -1,0 +1,257 @@
+// Gallery snapshots (gallery-snapshot-file.ts): a boot reads an environment's snapshot instead of
+// decrypting every template row from the database, then replays the change log past it. Written in
+// the background, at most once per PALMVEIN_SNAPSHOT_INTERVAL_MS per environment and only when the
+// environment changed, by copying the live gallery a page at a time (requests go on meanwhile);
+// members changed in the gallery while it is copied are listed in the file and re-read at boot,
+// so a change copied mid-way (even one whose transaction then failed) never outlives the boot.
+//
+// Never trusted: a snapshot that does not verify, is newer than the database's change log (an
+// older backup restored), or does not add up to the database's row count after the replay is
+// ignored with a warning and the database is read instead. Erasure holds: rows of members in the
+// erasure ledger are never loaded from a snapshot, a member erased after it is removed by the
+// replay (its change is in the log), and an erasure is a change, so the next snapshot (within the
+// interval) no longer holds the member and replaces the file that did. Cluster mode does not use
+// snapshots: a node's shards are assigned at run time and read from the database as they come.
+import path from 'node:path'
+import fs from 'node:fs/promises'
+import type { Config } from '../../config.js'
+import { erasureLedgerFile } from '../members/erasures.js'
+import { readErasures } from '../../store/erasure-ledger.js'
+import { latestGalleryChange } from '../../store/gallery-changes.js'
+import { allEnvironments, type EnvironmentRow } from '../../store/organizations.js'
+import { countEnvironmentReferences, type Hand } from '../../store/templates.js'
+import type { Gallery } from '@palmvein/matcher'
+import type { GalleriesContext } from './galleries-context.js'
+import type { Entry } from './gallery-entry.js'
+import { HANDS, loadSink } from './gallery-rows.js'
+import type { GallerySync } from './gallery-sync.js'
+import { openSnapshot, SNAPSHOT_SUFFIX, SnapshotInvalidError, snapshotFile, writeSnapshot, type RowsPage } from './gallery-snapshot-file.js'
+
+const PAGE_ROWS = 8_192
+const TICK_MS = 5_000
+// A temporary file untouched this long is a write a crash cut short (a live write touches it every page).
+const STALE_TEMPORARY_MS = 10 * 60_000
+// Counts (and catch-ups) tried when the rows do not add up because other processes kept writing.
+const COUNT_ATTEMPTS = 3
+
+export const snapshotDirectory = (config: Pick<Config, 'snapshotDir' | 'dataDir'>): string => config.snapshotDir ?? path.join(config.dataDir, 'snapshots')
+
+export interface GallerySnapshots {
+  /**
+   * Boot: fills `gallery` from the environment's snapshot and replays the change log past it, or
+   * returns false (no snapshot, or one not to trust) and the caller reads the database.
+   */
+  restore(entry: Entry, environment: EnvironmentRow, gallery: Gallery, watermark: number): Promise<boolean>
+  /** A member's rows changed in a gallery outside a catch-up (enrollment, import, delete). */
+  touched(environmentId: string, memberId: string): void
+  /** Starts the background writer. */
+  start(): void
+  stop(): Promise<void>
+}
+
+export function createGallerySnapshots(context: GalleriesContext, sync: GallerySync): GallerySnapshots {
+  const { options, sql, log, entries } = context
+  const { config, keyring } = options
+  const directory = snapshotDirectory(config)
+  const enabled = config.snapshotIntervalMs > 0 && !options.distribution
+  /** Per environment, the change number and time of the snapshot on disk. */
+  const written = new Map<string, { seq: number; at: number }>()
+  /** Per environment being copied, the members changed meanwhile. */
+  const copying = new Map<string, Set<string>>()
+  let timer: NodeJS.Timeout | null = null
+  let running: Promise<void> = Promise.resolve()
+  const environmentKeyOf = (environment: EnvironmentRow) => keyring.environmentKey(environment.id, environment.wrapped_key)
+
+  async function erasedIn(environmentId: string): Promise<Set<string>> {
+    const { erasures } = await readErasures(erasureLedgerFile(config))
+    return new Set(erasures.filter((erasure) => erasure.environment_id === environmentId).map((erasure) => erasure.member_id.toLowerCase()))
+  }
+
+  /** The snapshot's rows into `gallery` (erased members left out); null when there is none to use. */
+  async function fill(entry: Entry, environment: EnvironmentRow, gallery: Gallery, watermark: number) {
+    const file = snapshotFile(directory, environment.id)
+    const refuse = (reason: string) => {
+      log.warn({ environment_id: environment.id, file, reason }, 'Galleries: snapshot not used; reading the database instead')
+      return null
+    }
+    let opened: Awaited<ReturnType<typeof openSnapshot>>
+    try {
+      opened = await openSnapshot(file, {
+        environmentId: environment.id,
+        dimension: environment.dimension,
+        environmentKey: environmentKeyOf(environment),
+        keyring,
+      })
+    } catch (error) {
+      return refuse(error instanceof SnapshotInvalidError ? error.message : `unreadable (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+    }
+    if (!opened) return null
+    try {
+      const { header, trailer } = opened
+      if (header.seq > watermark) return refuse(`it covers change ${header.seq}, the database's change log ends at ${watermark} (a restored backup?)`)
+      const erased = await erasedIn(environment.id)
+      const sink = loadSink(log, entry, gallery, trailer.rows)
+      let skipped = 0
+      await opened.load((memberId, hand, vector) => {
+        if (erased.has(memberId)) skipped += 1
+        else sink(memberId, hand, vector)
+      })
+      if (skipped > 0) log.info({ environment_id: environment.id, rows: skipped }, 'Galleries: snapshot rows of erased members left out')
+      return { seq: header.seq, touched: trailer.touched, writtenAt: Date.parse(header.written_at) }
+    } catch (error) {
+      return refuse(error instanceof SnapshotInvalidError ? error.message : (error as Error).message)
+    } finally {
+      await opened.close()
+    }
+  }
+
+  async function restore(entry: Entry, environment: EnvironmentRow, gallery: Gallery, watermark: number): Promise<boolean> {
+    if (!enabled) return false
+    const started = performance.now()
+    const filled = await fill(entry, environment, gallery, watermark)
+    if (!filled) return false
+    entry.gallery = gallery
+    entry.syncedSeq = filled.seq
+    const replayed = await sync.catchUp(entry)
+    await sync.syncMembers({ environment, gallery }, filled.touched)
+    // The rows must add up to the database's: a snapshot of another database, or one taken before a
+    // restore that the change log cannot tell apart, is dropped here. First against the boot's count
+    // (taken before the watermark), counted again only when changes since make it differ.
+    let count = entry.total
+    for (let attempt = 0; gallery.size + entry.notStored !== count; attempt++) {
+      if (attempt === COUNT_ATTEMPTS) {
+        log.warn(
+          { environment_id: environment.id, gallery_rows: gallery.size, database_rows: count },
+          "Galleries: snapshot not used, its rows do not add up to the database's; reading the database instead",
+        )
+        entry.gallery = null
+        entry.syncedSeq = 0
+        entry.notStored = 0
+        return false
+      }
+      if ((await latestGalleryChange(sql, environment.id)) > entry.syncedSeq) await sync.catchUp(entry)
+      count = await countEnvironmentReferences(sql, environment.id)
+    }
+    entry.loaded = gallery.size + entry.notStored
+    written.set(environment.id, { seq: filled.seq, at: filled.writtenAt })
+    const seconds = (performance.now() - started) / 1000
+    log.info(
+      `Galleries: environment ${environment.id} ready from its snapshot (change ${filled.seq}) and ${replayed} change(s) since, ${gallery.size} rows in ${seconds.toFixed(2)} s`,
+    )
+    return true
+  }
+
+  /** The gallery's pages, hand by hand; throws when a compaction moved rows mid-copy (the next tick starts again). */
+  async function* pagesOf(gallery: Gallery): AsyncGenerator<RowsPage> {
+    for (const hand of HANDS) {
+      if (!gallery.partitions().includes(hand)) continue
+      let layout: number | null = null
+      for (let from: number | null = 0; from !== null; ) {
+        const page = gallery.readRows(hand, from, PAGE_ROWS)
+        if (layout !== null && page.layout !== layout) throw new Error('the gallery was compacted while it was copied')
+        layout = page.layout
+        from = page.next
+        yield { ids: page.ids, hand: hand as Hand, vectors: page.vectors }
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+    }
+  }
+
+  async function snapshot(entry: Entry): Promise<void> {
+    const environment = entry.environment!
+    const environmentId = environment.id
+    // Started on the environment's chain, caught up: no change of this process is in flight, the
+    // copy covers every change up to `seq`, and the changes queued after are listed as touched.
+    const touched = new Set<string>()
+    const begin = entry.chain.then(async () => {
+      await sync.catchUp(entry)
+      copying.set(environmentId, touched)
+      return entry.syncedSeq
+    })
+    entry.chain = begin.catch(() => {})
+    const seq = await begin
+    const gallery = entry.gallery!
+    const started = performance.now()
+    try {
+      const result = await writeSnapshot({
+        directory,
+        keyring,
+        environmentKey: environmentKeyOf(environment),
+        header: { environment_id: environmentId, seq, dimension: environment.dimension },
+        pages: pagesOf(gallery),
+        finish: () => ({ touched: [...touched] }),
+      })
+      written.set(environmentId, { seq, at: Date.now() })
+      log.info(
+        {
+          environment_id: environmentId,
+          change: seq,
+          rows: result.rows,
+          bytes: result.bytes,
+          seconds: Number(((performance.now() - started) / 1000).toFixed(2)),
+        },
+        'Galleries: snapshot written',
+      )
+    } finally {
+      copying.delete(environmentId)
+    }
+  }
+
+  /** Snapshots of environments that no longer exist, and temporary files a crash left, go. */
+  async function tidy(): Promise<void> {
+    const names = await fs.readdir(directory).catch(() => [] as string[])
+    if (names.length === 0) return
+    const existing = new Set((await allEnvironments(sql)).map((environment) => environment.id))
+    for (const name of names) {
+      const file = path.join(directory, name)
+      const id = /^gallery-([0-9a-f-]{36})\.snapshot/.exec(name)?.[1]
+      if (!id) continue
+      if (name.endsWith(SNAPSHOT_SUFFIX) && !existing.has(id)) await fs.rm(file, { force: true })
+      else if (name.endsWith('.tmp')) {
+        const stats = await fs.stat(file).catch(() => null)
+        if (stats && Date.now() - stats.mtimeMs > STALE_TEMPORARY_MS) await fs.rm(file, { force: true })
+      }
+    }
+  }
+
+  async function tick(): Promise<void> {
+    for (const [environmentId, entry] of entries) {
+      if (context.closed()) return
+      if (entry.loading || !entry.gallery || !entry.environment || entry.shardsHeld) continue
+      const last = written.get(environmentId)
+      if (last && Date.now() - last.at < config.snapshotIntervalMs) continue
+      const latest = await latestGalleryChange(sql, environmentId)
+      if (last ? latest <= last.seq : latest === 0 && entry.gallery.size === 0) continue
+      await snapshot(entry).catch((error) => log.warn({ err: error, environment_id: environmentId }, 'Galleries: snapshot not written; trying again later'))
+    }
+    await tidy()
+  }
+
+  return {
+    restore,
+    touched(environmentId, memberId) {
+      copying.get(environmentId)?.add(memberId.toLowerCase())
+    },
+    start() {
+      if (!enabled || timer) return
+      const schedule = () => {
+        timer = setTimeout(
+          () => {
+            running = tick()
+              .catch((error) => log.warn({ err: error }, 'Galleries: snapshot pass failed'))
+              .finally(() => {
+                if (!context.closed()) schedule()
+              })
+          },
+          Math.min(TICK_MS, config.snapshotIntervalMs),
+        )
+        timer.unref()
+      }
+      schedule()
+    },
+    async stop() {
+      if (timer) clearTimeout(timer)
+      await running
+    },
+  }
+}
