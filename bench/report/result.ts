@@ -4,6 +4,7 @@
 import type { OperatingPoint } from '../../src/domain/accuracy/report.js'
 import type { Rate } from '../../src/domain/accuracy/rates.js'
 import type { ResultRow } from '../../packages/matcher/bench/matcher-report.js'
+import type { PeerResult } from '../pgvector/pgvector-peer.js'
 
 export const RESULT_VERSION = 1
 
@@ -146,6 +147,8 @@ export interface BenchOptions {
   storeCaptures?: boolean
 }
 
+export type PgvectorPhase = { status: 'skipped'; reason: string } | { status: 'ok'; sizes: (PeerResult | { members: number; error: string })[] }
+
 export interface BenchResult {
   version: number
   startedAt: string
@@ -154,4 +157,6 @@ export interface BenchResult {
   options: BenchOptions
   matcher: MatcherPhase
   environments: EnvironmentResult[]
+  /** The PostgreSQL + pgvector peer (bench/pgvector); absent in runs before it was measured. */
+  pgvector?: PgvectorPhase
 }
