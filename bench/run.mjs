@@ -4,6 +4,8 @@
 //   2. the service under load, per gallery size: bulk-load N members, start the real service from
 //      dist/ in its own process, identify at 1 / 16 / 64 clients and REST GETs at a fixed rate,
 //      each load from a separate generator process;
+//   3. the peer users would build instead, PostgreSQL + pgvector (bench/pgvector), per size, beside
+//      palmvein's matcher on the same members and probes (pgvector built by scripts/pgvector-build.sh);
 // and writes bench/results/<timestamp>/ (results.json, report.md, SVG charts). Targets are
 // printed beside the figures as met / missed; the benchmark itself never fails on them.
 // See docs/benchmarks.md for every flag and what each number means.
@@ -40,6 +42,10 @@ const USAGE = `usage: npm run bench -- [options]
   --matcher-json <file>   do not run them: put this earlier bench:matcher result in the report
   --skip-service          do not run the service phases
   --skip-console          do not measure the web console (main bundle size, first load in Chromium)
+  --skip-pgvector         do not run the PostgreSQL + pgvector peer
+  --pgvector-url <url>    PostgreSQL server for the pgvector peer (default: --database-url, DATABASE_URL)
+  --pgvector-probes <n>   probes of the pgvector comparison (default 1000; quick 200)
+  --pgvector-index-timeout <seconds>  longest one pgvector index build may take (default 1800)
   --no-build              use dist/ as it is (default: rebuild it when src/ is newer)
   --out <dir>             results directory (default bench/results/<timestamp>)`
 
@@ -66,6 +72,10 @@ try {
       'matcher-json': { type: 'string' },
       'skip-service': { type: 'boolean', default: false },
       'skip-console': { type: 'boolean', default: false },
+      'skip-pgvector': { type: 'boolean', default: false },
+      'pgvector-url': { type: 'string' },
+      'pgvector-probes': { type: 'string' },
+      'pgvector-index-timeout': { type: 'string' },
       'no-build': { type: 'boolean', default: false },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
@@ -104,6 +114,8 @@ const options = {
   database: databaseUrl ? 'postgres' : 'embedded',
   seed: parsed.seed === undefined ? 42 : Number(parsed.seed),
 }
+const pgvectorProbes = positive(parsed['pgvector-probes'] ?? (quick ? '200' : '1000'), 'pgvector-probes', true)
+const pgvectorIndexTimeout = positive(parsed['pgvector-index-timeout'] ?? '1800', 'pgvector-index-timeout')
 if (!Number.isInteger(options.seed)) fail(`--seed must be an integer, got "${parsed.seed}"`)
 if (!(options.warmupSeconds >= 0)) fail(`--warmup must be a number ≥ 0, got "${parsed.warmup}"`)
 
@@ -282,6 +294,47 @@ if (!parsed['skip-console']) {
   console.log('\n== web console: main bundle and first load in Chromium ==')
   consoleResult = await runConsolePhase(root)
 }
+// ---- phase 4: the PostgreSQL + pgvector peer ---------------------------------------------------
+async function runPgvectorPhase() {
+  const skipped = (reason) => {
+    console.log(`pgvector: skipped (${reason})`)
+    return { status: 'skipped', reason }
+  }
+  if (parsed['skip-pgvector']) return skipped('--skip-pgvector')
+  const serverUrl = parsed['pgvector-url'] ?? parsed['database-url'] ?? process.env.DATABASE_URL
+  if (!serverUrl) return skipped('no PostgreSQL server: pass --pgvector-url, --database-url or set DATABASE_URL')
+  console.log('\n== PostgreSQL + pgvector, the peer users would build instead ==')
+  const build = spawnSync('bash', [path.join(root, 'scripts', 'pgvector-build.sh')], { cwd: root, encoding: 'utf8' })
+  if (build.status !== 0) return skipped((build.stderr || `scripts/pgvector-build.sh exited with ${build.status}`).trim().split('\n').at(-1))
+  console.log(`  ${build.stdout.trim()}`)
+  const { runPgvectorPeer } = await import('./pgvector/pgvector-peer.ts')
+  const peerOptions = {
+    serverUrl,
+    seed: options.seed,
+    dimension: 256,
+    probes: pgvectorProbes,
+    k: 10,
+    clients: [...new Set([1, ...options.concurrency.filter((count) => count === 16)])],
+    durationSeconds: options.durationSeconds,
+    candidates: 256,
+    passBudgetSeconds: 300,
+    indexTimeoutSeconds: pgvectorIndexTimeout,
+    // An HNSW build is fast only while its graph fits (~3 GiB at 2M rows of d = 256).
+    maintenanceWorkMem: '4GB',
+  }
+  const sizes = []
+  for (const members of options.sizes) {
+    console.log(`  ${members.toLocaleString('en-US')} members (load average ${os.loadavg()[0].toFixed(2)})`)
+    try {
+      sizes.push(await runPgvectorPeer(members, peerOptions, ui.log))
+    } catch (error) {
+      console.log(`  pgvector at ${members.toLocaleString('en-US')} members failed: ${error.message}`)
+      sizes.push({ members, error: error.message })
+    }
+  }
+  return { status: 'ok', sizes }
+}
+const pgvector = await runPgvectorPhase()
 
 const loadAfter = os.loadavg()
 const result = {
@@ -294,6 +347,7 @@ const result = {
   matcher: matcherPhase,
   environments,
   ...(consoleResult ? { console: consoleResult } : {}),
+  pgvector,
 }
 const files = writeReport(outDirectory, result)
 console.log(`\n${renderSummary(result)}`)

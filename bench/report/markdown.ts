@@ -4,6 +4,8 @@
 import { consoleSection } from './console-section.js'
 import { describeRate } from '../../src/domain/accuracy/rates.js'
 import type { Rate } from '../../src/domain/accuracy/rates.js'
+import { pgvectorSection } from '../pgvector/pgvector-report.js'
+import { ms, ratio, table } from './markdown-table.js'
 import type { BenchResult, EnvironmentResult, IdentifyLoad, RestLoad } from './result.js'
 import { checkTargets, IDENTIFY_P95_ONE_CLIENT_MS, IDENTIFY_SIXTEEN_CLIENTS, REST_GET, TARGET_MEMBERS, verdictMark } from './targets.js'
 
@@ -14,17 +16,8 @@ export const CHART_FILES = {
 } as const
 
 const count = (value: number) => value.toLocaleString('en-US')
-const ms = (value: number | null) => (value === null || !Number.isFinite(value) ? 'n/a' : value < 10 ? value.toFixed(2) : value.toFixed(1))
 const rate = (value: number) => (value < 100 ? value.toFixed(1) : value.toFixed(0))
-const ratio = (value: number | null) => (value === null || !Number.isFinite(value) ? '' : `${value.toFixed(2)}×`)
 const seconds = (value: number) => (value < 60 ? `${value.toFixed(1)} s` : `${Math.floor(value / 60)} min ${Math.round(value % 60)} s`)
-
-/** `align`: one letter a column, `l` or `r` (numbers read best right-aligned). */
-function table(header: string[], rows: string[][], align: string): string {
-  const lines = [`| ${header.join(' | ')} |`, `|${[...align].map((side) => (side === 'r' ? '---:' : '---')).join('|')}|`]
-  for (const row of rows) lines.push(`| ${row.map((cell) => cell.replace(/\|/g, '\\|')).join(' | ')} |`)
-  return lines.join('\n')
-}
 
 /** The target a single identify run is judged against, if any (only the 1M-member runs are). */
 function identifyVerdict(environment: EnvironmentResult, load: IdentifyLoad): string {
@@ -347,6 +340,10 @@ export function renderMarkdown(result: BenchResult): string {
     '## Console',
     '',
     consoleSection(result, table),
+    '',
+    '## PostgreSQL + pgvector, the peer users would build instead',
+    '',
+    pgvectorSection(result.pgvector),
     '',
     '## Charts',
     '',

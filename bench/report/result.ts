@@ -4,6 +4,7 @@
 import type { OperatingPoint } from '../../src/domain/accuracy/report.js'
 import type { Rate } from '../../src/domain/accuracy/rates.js'
 import type { ResultRow } from '../../packages/matcher/bench/matcher-report.js'
+import type { PeerResult } from '../pgvector/pgvector-peer.js'
 
 export const RESULT_VERSION = 1
 
@@ -156,6 +157,7 @@ export type ConsoleResult =
       firstLoadMs: number[]
       firstLoadMedianMs: number
     }
+export type PgvectorPhase = { status: 'skipped'; reason: string } | { status: 'ok'; sizes: (PeerResult | { members: number; error: string })[] }
 
 export interface BenchResult {
   version: number
@@ -167,4 +169,6 @@ export interface BenchResult {
   environments: EnvironmentResult[]
   /** Absent in results older than the console phase, and with --skip-console. */
   console?: ConsoleResult
+  /** The PostgreSQL + pgvector peer (bench/pgvector); absent in runs before it was measured. */
+  pgvector?: PgvectorPhase
 }
