@@ -33,7 +33,8 @@ const steps = {
     if (client !== 0) throw new Error('[build] @palmvein/client failed')
     const status = run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'])
     if (status !== 0) throw new Error('TypeScript build failed')
-    // SQL migrations ship beside the compiled store.
+    // SQL migrations ship beside the compiled store: an exact copy, so a renamed or removed one does not stay behind and run twice.
+    fs.rmSync(path.join(root, 'dist/store/migrations'), { recursive: true, force: true })
     fs.cpSync(path.join(root, 'src/store/migrations'), path.join(root, 'dist/store/migrations'), { recursive: true })
     fs.chmodSync(path.join(root, 'dist/cli/main.js'), 0o755)
   },
