@@ -2,7 +2,7 @@
 // a time, against the cell's rows, keeping the rows at or above the threshold; a probe with more
 // than HITS of them is searched again wider.
 import type { Gallery } from '@palmvein/matcher'
-import { copyGalleryRow, scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
+import { copyGalleryRow, copyGalleryRows, scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
 import { BLOCK, type CellLayout } from './dedup-cell-layout.js'
 import type { PairBook } from './dedup-pair-book.js'
 
@@ -52,8 +52,9 @@ export function createCellSearch(search: {
       // A buffer a call: several cells are searched at once (dedup-cells.ts).
       const probeBuffer = new Int8Array((last - first) * dimension)
       const probeNorms = new Uint32Array(last - first)
-      for (let index = first; index < last; index++)
-        probeNorms[index - first] = copyGalleryRow(cellGallery, rowOf[probers[index]], probeBuffer, (index - first) * dimension)
+      const rows = new Uint32Array(last - first)
+      for (let index = first; index < last; index++) rows[index - first] = rowOf[probers[index]]
+      copyGalleryRows(cellGallery, rows, probeBuffer, probeNorms)
       const count = last - first
       const top = await scanRowRangeTopK(cellGallery, rowsFrom, rowsTo, probeBuffer, probeNorms, k, threshold)
       for (let index = 0; index < count; index++) {
