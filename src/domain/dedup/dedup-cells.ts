@@ -1,8 +1,8 @@
 // Deduplication of a whole register without scanning every palm against every palm: an inverted
 // file over cells. A few rounds of spherical k-means on a sample give about sqrt(probes x N) centroids;
-// every palm is stored once, in the cell of its nearest centroid (rows laid out cell after cell
+// every palm is stored in the cells of its two nearest centroids (rows laid out cell after cell
 // in a gallery of their own), and searched in the cells of its `probes` nearest centroids. A pair
-// is a candidate when either palm's cell is among the other's probed cells, and every candidate
+// is a candidate when either palm's two cells meet the other's probed cells, and every candidate
 // is scored exactly (int8 cosine, the matcher's kernels): no pair below the threshold is ever
 // reported. Cost: N x M x d to place the palms plus N x probes x N/M x d to search them, so
 // 2 x sqrt(probes) x N^1.5 with M = sqrt(probes x N), instead of N^2 / 2.
