@@ -19,6 +19,11 @@ export function copyGalleryRow(gallery: Gallery, row: number, out: Int8Array, of
   return storeOf(gallery).copyRow(row, out, offset)
 }
 
+/** Copies rows `rows` (numbered as copyGalleryRow's) into `out`, packed, and their squared norms into `norms`. */
+export function copyGalleryRows(gallery: Gallery, rows: ArrayLike<number>, out: Int8Array, norms: Uint32Array): void {
+  storeOf(gallery).copyRows(rows, out, norms)
+}
+
 /** The parts of `segments` inside the absolute rows [from, to). */
 function clip(segments: readonly Segment[], from: number, to: number): Segment[] {
   return segments.flatMap((segment) => {

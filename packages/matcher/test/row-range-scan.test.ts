@@ -3,7 +3,7 @@
 // those rows (rows at or above the floor, by score then row). The service's cell search over these
 // scans is tested in test/domain/dedup-cells-backends.test.ts.
 import { describe, expect, it } from 'vitest'
-import { copyGalleryRow, scanRowRangeTopK } from '../src/row-range-scan.js'
+import { copyGalleryRow, copyGalleryRows, scanRowRangeTopK } from '../src/row-range-scan.js'
 import { lookAlikes, normSquared, rankRows } from './brute-force.js'
 import { SELF_JOIN_DIMENSION as DIMENSION, selfJoinVariants, useSelfJoinMatcher } from './self-join-matcher.js'
 
@@ -32,6 +32,21 @@ describe.each(selfJoinVariants)('$name self-join scans', (variant) => {
         (hit) => hit.row >= 0 && hit.score >= floor,
       )
       expect(got).toEqual(expected)
+    })
+  })
+
+  it('gathers rows across chunks in one call as copyGalleryRow does row by row', () => {
+    const rows = lookAlikes(200, 5, DIMENSION)
+    const gallery = matcherOf().createGallery({ ids: 'uuid' })
+    rows.forEach((row, index) => gallery.upsert(uuidOf(index), row))
+    // Out of order and across the 64-row chunks, one row twice.
+    const wanted = Uint32Array.of(199, 0, 63, 64, 130, 5, 64)
+    const gathered = new Int8Array(wanted.length * DIMENSION)
+    const norms = new Uint32Array(wanted.length)
+    copyGalleryRows(gallery, wanted, gathered, norms)
+    wanted.forEach((row, index) => {
+      expect(Array.from(gathered.subarray(index * DIMENSION, (index + 1) * DIMENSION))).toEqual(Array.from(rows[row]))
+      expect(norms[index]).toBe(normSquared(rows[row]))
     })
   })
 })

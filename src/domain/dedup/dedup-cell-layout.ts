@@ -1,9 +1,16 @@
 // The inverted file's layout (dedup-cells.ts): each palm's probed cells, nearest centroid first;
-// the palms stored cell after cell in a gallery of their own; and for each cell the palms that
-// probe it.
+// the palms stored cell after cell in a gallery of their own (each in its STORED_CELLS nearest);
+// and for each cell the palms that probe it.
 import type { Gallery } from '@palmvein/matcher'
 import { scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
 import type { PalmRegister } from './dedup-palms.js'
+
+/**
+ * Each palm is stored in its 2 nearest cells: at 100 000 members, stored in one, the cell search
+ * missed 1-2 of the exact search's 1 181 pairs at every probe count tried (32-64); in two it found
+ * all (bench/results/2026-11-28T13-00Z-dedup), for 1.4 times the work.
+ */
+const STORED_CELLS = 2
 
 /** Probes per scan task: enough that a task's work dwarfs a pool round trip. */
 export const BLOCK = 2048
@@ -16,6 +23,7 @@ export interface CellLayout {
   /** Cell c is rows [cellStart[c], cellStart[c + 1]) of the cell gallery, and row r holds palm order[r]. */
   cellStart: Uint32Array
   order: Uint32Array
+  /** A row holding the palm (its first). */
   rowOf: Uint32Array
   /** The palms probing cell c are probers[proberStart[c] .. proberStart[c + 1]). */
   proberStart: Uint32Array
@@ -36,13 +44,14 @@ export async function layOutCells(register: PalmRegister, centroidsGallery: Gall
       for (let slot = 0; slot < probes; slot++) nearest[(first + index) * probes + slot] = top.rows[index * probes + slot]
     }
   })
+  const stored = Math.min(probes, STORED_CELLS)
   const { start: cellStart, items: order } = invert(cells, palms, (palm, add) => {
-    if (present[palm]) add(nearest[palm * probes])
+    if (present[palm]) for (let slot = 0; slot < stored; slot++) add(nearest[palm * probes + slot])
   })
-  const rowOf = new Uint32Array(palms)
+  const rowOf = new Uint32Array(palms).fill(0xffffffff)
   for (let row = 0; row < order.length; row++) {
     const palm = order[row]
-    rowOf[palm] = row
+    if (rowOf[palm] === 0xffffffff) rowOf[palm] = row
     const vector = register.vector(palm)
     // A palm gone since it was placed keeps its row (the layout is fixed) but pairs with nothing.
     if (!vector) present[palm] = 0

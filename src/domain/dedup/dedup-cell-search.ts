@@ -2,14 +2,14 @@
 // a time, against the cell's rows, keeping the rows at or above the threshold; a probe with more
 // than HITS of them is searched again wider.
 import type { Gallery } from '@palmvein/matcher'
-import { copyGalleryRow, scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
+import { copyGalleryRow, copyGalleryRows, scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
 import { BLOCK, type CellLayout } from './dedup-cell-layout.js'
 import type { PairBook } from './dedup-pair-book.js'
 
 type TopK = Awaited<ReturnType<typeof scanRowRangeTopK>>
 
 /** Rows kept per probe and cell; a probe with more above the threshold is rescanned wider. */
-const HITS = 16
+const HITS = 4
 const WIDEST = 1023
 
 /** Searches a cell; `scored` is told each block's palm x palm scores. */
@@ -23,8 +23,6 @@ export function createCellSearch(search: {
 }): (cell: number) => Promise<void> {
   const { cellGallery, book, dimension, threshold } = search
   const { cellStart, order, rowOf, proberStart, probers } = search.layout
-  const probeBuffer = new Int8Array(BLOCK * dimension)
-  const probeNorms = new Uint32Array(BLOCK)
 
   /** Records the rows of `top` from `slot` to `lastSlot` at or above the threshold. */
   const keep = (probe: number, cell: number, top: TopK, slot: number, lastSlot: number) => {
@@ -51,10 +49,14 @@ export function createCellSearch(search: {
     if (k === 0) return
     for (let first = proberStart[cell]; first < proberStart[cell + 1]; first += BLOCK) {
       const last = Math.min(proberStart[cell + 1], first + BLOCK)
-      for (let index = first; index < last; index++)
-        probeNorms[index - first] = copyGalleryRow(cellGallery, rowOf[probers[index]], probeBuffer, (index - first) * dimension)
+      // A buffer a call: several cells are searched at once (dedup-cells.ts).
+      const probeBuffer = new Int8Array((last - first) * dimension)
+      const probeNorms = new Uint32Array(last - first)
+      const rows = new Uint32Array(last - first)
+      for (let index = first; index < last; index++) rows[index - first] = rowOf[probers[index]]
+      copyGalleryRows(cellGallery, rows, probeBuffer, probeNorms)
       const count = last - first
-      const top = await scanRowRangeTopK(cellGallery, rowsFrom, rowsTo, probeBuffer.subarray(0, count * dimension), probeNorms.subarray(0, count), k, threshold)
+      const top = await scanRowRangeTopK(cellGallery, rowsFrom, rowsTo, probeBuffer, probeNorms, k, threshold)
       for (let index = 0; index < count; index++) {
         const probe = probers[first + index]
         const lastSlot = (index + 1) * k - 1
