@@ -30,7 +30,12 @@ export function pgvectorModes(rows: number, rerankCandidates: number): PgvectorM
   return [
     { name: 'exact', describe: 'no index: ORDER BY embedding <#> probe LIMIT k (parallel sequential scan)', index: 'none', settings: {} },
     { name: 'hnsw', describe: 'HNSW vector_ip_ops, m 16, ef_construction 64, ef_search 40 (defaults)', index: 'hnsw', settings: {} },
-    { name: 'ivfflat', describe: `IVFFlat vector_ip_ops, lists ${lists} (rows / 1000), probes 1 (default)`, index: 'ivfflat', settings: {} },
+    {
+      name: 'ivfflat',
+      describe: `IVFFlat vector_ip_ops, lists ${lists} (${rows <= 1_000_000 ? 'rows / 1000' : 'sqrt(rows)'}), probes 1 (default)`,
+      index: 'ivfflat',
+      settings: {},
+    },
     {
       name: `ivfflat_probes_${probes}`,
       describe: `the same IVFFlat index, probes ${probes} (sqrt(lists), the README's starting point)`,
