@@ -15,6 +15,7 @@ pg_config=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 # -march=native: a build cached on one CPU model is not reused on another.
 cpu=$(grep -m1 "model name" /proc/cpuinfo | md5sum | cut -c1-8)
 cache=${PALMVEIN_CI_CACHE:-$HOME/.cache/palmvein-ci}/pgvector-$version-$cpu
+tarball=${PALMVEIN_CI_CACHE:-$HOME/.cache/palmvein-ci}/pgvector-$version-source.tar.gz
 no() {
   echo "$1" >&2
   exit 1
@@ -37,7 +38,11 @@ if [ ! -f "$cache/vector.so" ]; then
   elif [ -f "$source" ]; then
     tar -xzf "$source" -C "$cache.part" --strip-components="${PALMVEIN_PGVECTOR_STRIP:-0}"
   elif git --git-dir="$source" rev-parse -q --verify "v$version^{commit}" >/dev/null 2>&1; then
-    git --git-dir="$source" archive --format=tar "v$version" | tar -x -C "$cache.part"
+    git --git-dir="$source" archive --format=tar.gz -o "$tarball.part" "v$version" && mv "$tarball.part" "$tarball"
+    tar -xzf "$tarball" -C "$cache.part"
+  elif [ -f "$tarball" ]; then
+    # The tag's source kept by an earlier build here: a new CPU model rebuilds without the mirror.
+    tar -xzf "$tarball" -C "$cache.part"
   else
     rm -rf "$cache.part"
     no "no pgvector $version source (set PALMVEIN_PGVECTOR_SOURCE to a source tree, tarball or git directory; looked at $source)"
