@@ -319,7 +319,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the project's members, oldest first */
+        /** List the project's members, oldest first; or search them (q): by display name prefix, in name order */
         get: operations["listMembers"];
         put?: never;
         /** Create a member (no palms yet: enroll them with POST .../biometrics/enroll). Refused with 422 headcount_reached once the plan's headcount is reached */
@@ -598,7 +598,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Deliveries of the subscription created in [from, to], newest first, one page */
+        /** Deliveries of the subscription created in [from, to], newest first, one page; optionally only those in one status or of one event type */
         get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
@@ -812,6 +812,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/operations/cluster": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The cluster as the database and the peers say now: live nodes, each environment's shards and the nodes serving them, shards short of replicas */
+        get: operations["getClusterOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operations/traffic": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Requests answered and identify latency (p50, p95) over the last minutes, in 10-second slots, kept in memory by each process: the answering node gathers its peers’ in cluster mode */
+        get: operations["getTraffic"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operations/rate-limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Each project's requests in the current minute and UTC day against its plan's limits, the busiest first (counted in the database, so every process's share) */
+        get: operations["getRateLimitUse"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/openapi.json": {
         parameters: {
             query?: never;
@@ -948,6 +999,22 @@ export interface components {
                 min_match_threshold: number;
                 /** Format: date-time */
                 computed_at: string;
+                /** @description Sampled identify captures searched for their own member (null: computed before this was kept) */
+                mated_samples: number | null;
+                /** @description FNIR at the threshold: share of mated samples whose member was not top-1 at or above it. The identify capture is from the enrollment's session, so this is a same-session estimate */
+                fnir: {
+                    rate: number;
+                    /** @description 95 % interval, lower bound */
+                    low: number;
+                    /** @description 95 % interval, upper bound */
+                    high: number;
+                } | null;
+                /** @description The DET curve over the calibration sample at its gallery size, by ascending threshold (at most 64 points; the threshold in use is one); empty before it was kept */
+                det: {
+                    threshold: number;
+                    fpir: number;
+                    fnir: number;
+                }[];
             } | null;
         };
         Project: {
@@ -1332,6 +1399,101 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             last_enrolled_at: string | null;
+        };
+        ClusterOverview: {
+            /** @description false: one service process (PALMVEIN_NODE_URL unset); nodes and environments are then empty */
+            clustered: boolean;
+            /** @description The node that answered */
+            node_id: string | null;
+            /** @description Live nodes (heartbeat within the lease), oldest first */
+            nodes: {
+                node_id: string;
+                url: string;
+                /** Format: date-time */
+                started_at: string;
+                /** Format: date-time */
+                heartbeat_at: string;
+                /** @description Past its memory budget: takes no more shards */
+                full: boolean;
+                shards_held: number;
+                /** @description Answered /livez just now (a node within its lease may have died a moment ago) */
+                reachable: boolean;
+            }[];
+            environments: {
+                /** Format: uuid */
+                environment_id: string;
+                name: string;
+                shards: number;
+                /** @description PALMVEIN_SHARD_REPLICAS, fewer while fewer nodes with memory to spare are up */
+                replicas_wanted: number;
+                shard_replicas: {
+                    shard: number;
+                    /** @description Nodes serving the shard */
+                    ready: string[];
+                    /** @description Nodes loading it */
+                    loading: string[];
+                    /** @description Nodes holding it that did not answer */
+                    unreachable: string[];
+                }[];
+            }[];
+            /** @description One line per shard with fewer ready replicas than wanted */
+            warnings: string[];
+        };
+        Traffic: {
+            /** @description The span asked for */
+            window_seconds: number;
+            /** @description The length of each point */
+            slot_seconds: number;
+            /** @description The answering node first, then its peers */
+            nodes: {
+                /** @description The node id cluster mode gives a process (hostname-pid-random); `standalone` for a service not in a cluster */
+                node_id: string;
+                /** @description false: the peer did not answer (its figures are then empty); `error` says why */
+                answered: boolean;
+                error: string | null;
+                /** @description Over the span */
+                requests_per_second: number;
+                /** @description Over the span */
+                identify_p50_ms: number | null;
+                /** @description Over the span */
+                identify_p95_ms: number | null;
+                /** @description Oldest first, one per slot of the span */
+                points: {
+                    /**
+                     * Format: date-time
+                     * @description The slot's start
+                     */
+                    at: string;
+                    /** @description Requests answered in the slot (every route) */
+                    requests: number;
+                    /** @description Of which answered with a 5xx status */
+                    server_errors: number;
+                    /** @description Identify requests answered (POST …/identify and Device-Com identify) */
+                    identifies: number;
+                    /** @description Median identify latency in the slot, to about 4 %; null without identifies */
+                    identify_p50_ms: number | null;
+                    identify_p95_ms: number | null;
+                }[];
+            }[];
+        };
+        RateLimitUse: {
+            /** @description Projects with requests counted today, the busiest this minute first. Counts include the requests service processes have leased ahead (at most 1 % of a large limit per process), so they can run slightly ahead of the requests served */
+            projects: {
+                /** Format: uuid */
+                project_id: string;
+                project_name: string;
+                /** Format: uuid */
+                org_id: string;
+                org_name: string;
+                plan: string;
+                /** @description The plan's rate */
+                requests_per_minute: number;
+                /** @description Requests counted in the current minute */
+                minute_count: number;
+                daily_request_limit: number;
+                /** @description Requests counted in the current UTC day */
+                day_count: number;
+            }[];
         };
     };
     responses: never;
@@ -3623,6 +3785,8 @@ export interface operations {
                 page?: number;
                 /** @description page size, 10 to 1000 */
                 per_page?: number;
+                /** @description members whose display name begins with this text (case-insensitive), in name order, and the member whose id it is; one page (per_page default 100) */
+                q?: string;
             };
             header?: never;
             path: {
@@ -3632,7 +3796,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description members (one page of them when page or per_page is given) */
+            /** @description members (one page of them when page, per_page or q is given) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6981,6 +7145,10 @@ export interface operations {
                 page: number;
                 /** @description page size, 10 to 1000 */
                 per_page: number;
+                /** @description only deliveries in this state */
+                status?: "pending" | "success" | "failed";
+                /** @description only deliveries of this event type (enrollment.completed, demo.scan.success, webhook.test) */
+                event_type?: string;
             };
             header?: never;
             path: {
@@ -8885,6 +9053,261 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getClusterOverview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the cluster (clustered: false for one service process) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterOverview"];
+                };
+            };
+            /** @description malformed query string (invalid_request) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description forbidden: the caller is no platform operator (an admin of a platform organization) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or owned by another tenant */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database_unavailable: the database cannot be reached (Retry-After) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTraffic: {
+        parameters: {
+            query?: {
+                /** @description the span, 1 to 15 minutes; default 5 */
+                minutes?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description each node's traffic */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Traffic"];
+                };
+            };
+            /** @description invalid request (invalid_request, capture_invalid) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description forbidden: the caller is no platform operator (an admin of a platform organization) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or owned by another tenant */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database_unavailable: the database cannot be reached (Retry-After) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRateLimitUse: {
+        parameters: {
+            query?: {
+                /** @description at most this many projects; default 50 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the projects with requests today */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitUse"];
+                };
+            };
+            /** @description invalid request (invalid_request, capture_invalid) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing, invalid, expired or revoked credential */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description forbidden: the caller is no platform operator (an admin of a platform organization) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or owned by another tenant */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database_unavailable: the database cannot be reached (Retry-After) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
