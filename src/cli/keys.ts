@@ -3,19 +3,12 @@
 // PALMVEIN_MASTER_KEY), rotate-master also writes the new key into that file once the database
 // holds its wrappings, so the next start uses it.
 import { Command } from 'commander'
-import fs from 'node:fs/promises'
-import path from 'node:path'
 import { CommandRefused } from './errors.js'
 import { withCliSession } from './session.js'
 import { parseMasterKey, secretFromEnv } from '../config.js'
 import { loadMasterKey } from '../keys/keyring.js'
 import { RotationRefused, retireMasterKey, rotateMasterKey } from '../keys/master-key-rotation.js'
-
-async function replaceKeyFile(file: string, key: Buffer): Promise<void> {
-  const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}`)
-  await fs.writeFile(temporary, key.toString('base64') + '\n', { mode: 0o600 })
-  await fs.rename(temporary, file)
-}
+import { replaceFileDurably } from '../store/durable-files.js'
 
 async function runKeys(subcommand: 'rotate-master' | 'retire-master'): Promise<void> {
   const raw = subcommand === 'rotate-master' ? secretFromEnv('PALMVEIN_NEW_MASTER_KEY') : null
@@ -29,7 +22,7 @@ async function runKeys(subcommand: 'rotate-master' | 'retire-master'): Promise<v
     try {
       if (next) {
         const rotated = await rotateMasterKey(session.db.sql, master.key, next)
-        if (master.source !== 'PALMVEIN_MASTER_KEY') await replaceKeyFile(master.source, next)
+        if (master.source !== 'PALMVEIN_MASTER_KEY') await replaceFileDurably(master.source, `${next.toString('base64')}\n`)
         process.stdout.write(JSON.stringify(rotated) + '\n')
         process.stderr.write(
           `palmvein keys: every master-wrapped key now opens with key ${rotated.new_key_id} too. ${

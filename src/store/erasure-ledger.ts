@@ -5,6 +5,7 @@
 // start and every restore applies the ledger before anything is served (domain/members/erasures.ts).
 import fs from 'node:fs/promises'
 import path from 'node:path'
+import { syncDirectory } from './durable-files.js'
 
 export interface Erasure {
   member_id: string
@@ -84,15 +85,5 @@ function parseErasure(line: string): Erasure | null {
     return { member_id: entry.member_id, environment_id: entry.environment_id, erased_at: entry.erased_at }
   } catch {
     return null
-  }
-}
-
-/** A new file's name is durable once its directory is synced. */
-export async function syncDirectory(directory: string): Promise<void> {
-  const handle = await fs.open(directory, 'r')
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
   }
 }

@@ -15,7 +15,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { open, seal } from '../../keys/keyring.js'
 import type { Keyring } from '../../keys/keyring.js'
-import { syncDirectory } from '../../store/erasure-ledger.js'
+import { syncDirectory } from '../../store/durable-files.js'
 import type { Hand } from '../../store/templates.js'
 
 const MAGIC = Buffer.from('PVGSNAP1')
