@@ -3,7 +3,6 @@
 // directory's): the audit keys derive from it (domain/audit-keys.ts).
 import { Command } from 'commander'
 import fs from 'node:fs/promises'
-import path from 'node:path'
 import { loadConfig } from '../config.js'
 import { adoptUnkeyedTrail } from '../domain/audit/audit-adoption.js'
 import { checkpointFile, parseCheckpointFile, signCheckpoint } from '../domain/audit/audit-checkpoints.js'
@@ -11,6 +10,7 @@ import { loadAuditKeys, type AuditKeys } from '../domain/audit/audit-keys.js'
 import { purgeKeys, verifyAuditChains, type ChainReport } from '../domain/audit/audit-verify.js'
 import { createKeyring, loadMasterKey } from '../keys/keyring.js'
 import { openDatabase, type Sql } from '../store/engine/database.js'
+import { replaceFileDurably } from '../store/durable-files.js'
 import { migrate } from '../store/migrate.js'
 import { insertCheckpoint, type CheckpointRow } from '../store/audit-keys.js'
 import { auditChains, chainTail, purgeAuditBefore } from '../store/audit-log.js'
@@ -91,9 +91,8 @@ async function runAuditCheckpoints(out: string): Promise<number> {
       await insertCheckpoint(sql, checkpoint)
       signed.push(checkpoint)
     }
-    const temporary = path.join(path.dirname(out), `.${path.basename(out)}.${process.pid}`)
-    await fs.writeFile(temporary, checkpointFile(keys, signed))
-    await fs.rename(temporary, out)
+    // Synced before and after the rename: a crash must not leave an empty file over the last anchors.
+    await replaceFileDurably(out, checkpointFile(keys, signed), 0o644)
     console.log(`wrote ${signed.length} signed checkpoint(s) to ${out} (audit key ${keys.current.id}); keep it away from the database`)
     return 0
   })

@@ -9,6 +9,7 @@ import type { Duplex } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { PGlite } from '@electric-sql/pglite'
 import * as tar from 'tar'
+import { syncDirectory } from '../durable-files.js'
 import { restrictToOwner } from './owner-only-files.js'
 
 /**
@@ -67,6 +68,7 @@ export async function backupEmbedded(server: { host: string; port: number; passw
     throw new Error(`the embedded database did not send a backup${message ? `: ${message}` : ''}`)
   }
   await fs.rename(temporary, out)
+  await syncDirectory(path.dirname(path.resolve(out)))
   return bytes
 }
 
