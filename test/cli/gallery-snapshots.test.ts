@@ -11,6 +11,7 @@ import { loadLocalIssuer } from '../../src/auth/identity-tokens.js'
 import { loadConfig } from '../../src/config.js'
 import { openSnapshot, snapshotFile } from '../../src/domain/galleries/gallery-snapshot-file.js'
 import { snapshotDirectory } from '../../src/domain/galleries/gallery-snapshots.js'
+import { uuidText } from '../../src/ids.js'
 import { createKeyring, loadMasterKey } from '../../src/keys/keyring.js'
 import { openDatabase } from '../../src/store/engine/database.js'
 import { createTestStorage, usingPostgres, type TestStorage } from '../support/database.js'
@@ -211,7 +212,9 @@ describe(`gallery snapshots (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () =>
       keyring,
     })
     const ids: string[] = []
-    await opened!.load((memberId) => ids.push(memberId))
+    await opened!.load((page) => {
+      for (let row = 0; row < page.count; row++) ids.push(uuidText(page.ids, row * 16))
+    })
     await opened!.close()
     return ids
   }

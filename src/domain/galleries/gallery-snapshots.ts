@@ -23,7 +23,7 @@ import { countEnvironmentReferences, type Hand } from '../../store/templates.js'
 import type { Gallery } from '@palmvein/matcher'
 import type { GalleriesContext } from './galleries-context.js'
 import type { Entry } from './gallery-entry.js'
-import { HANDS, loadSink } from './gallery-rows.js'
+import { HANDS, loadPageSink } from './gallery-rows.js'
 import type { GallerySync } from './gallery-sync.js'
 import { openSnapshot, SNAPSHOT_SUFFIX, SnapshotInvalidError, snapshotFile, writeSnapshot, type RowsPage } from './gallery-snapshot-file.js'
 
@@ -87,14 +87,15 @@ export function createGallerySnapshots(context: GalleriesContext, sync: GalleryS
     }
     if (!opened) return null
     try {
-      const { header, trailer } = opened
+      const { header } = opened
       if (header.seq > watermark) return refuse(`it covers change ${header.seq}, the database's change log ends at ${watermark} (a restored backup?)`)
       const erased = await erasedIn(environment.id)
-      const sink = loadSink(log, entry, gallery, trailer.rows)
+      // The boot's count (when taken) sizes the hands' id maps once; members enroll both hands.
+      if (entry.total > 0) for (const hand of HANDS) gallery.reserve(Math.ceil((entry.total / 2) * 1.05), { partition: hand })
+      const sink = loadPageSink(log, entry, gallery, erased)
       let skipped = 0
-      await opened.load((memberId, hand, vector) => {
-        if (erased.has(memberId)) skipped += 1
-        else sink(memberId, hand, vector)
+      const trailer = await opened.load((page) => {
+        skipped += sink(page)
       })
       if (skipped > 0) log.info({ environment_id: environment.id, rows: skipped }, 'Galleries: snapshot rows of erased members left out')
       return { seq: header.seq, touched: trailer.touched, writtenAt: Date.parse(header.written_at) }
@@ -151,7 +152,7 @@ export function createGallerySnapshots(context: GalleriesContext, sync: GalleryS
         if (layout !== null && page.layout !== layout) throw new Error('the gallery was compacted while it was copied')
         layout = page.layout
         from = page.next
-        yield { ids: page.ids, hand: hand as Hand, vectors: page.vectors }
+        yield { ids: page.ids, hand: hand as Hand, vectors: page.vectors, norms: page.norms, signBits: page.signBits }
         await new Promise((resolve) => setImmediate(resolve))
       }
     }
