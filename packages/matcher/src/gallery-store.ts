@@ -98,7 +98,6 @@ export class GalleryStore {
     if (count === 0) return
     const first = this.rowCount
     this.chunkFor(first + count - 1)
-    this.ids.reserve(this.ids.size + count)
     const { dimension, strideInBytes, signBytes } = this.shape
     // Rows, norms, bits and live flags chunk by chunk, before any id points at them.
     for (let done = 0; done < count; ) {

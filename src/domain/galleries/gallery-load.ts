@@ -53,13 +53,14 @@ export async function loadEntry(context: GalleriesContext, entry: Entry, environ
     entry.total = 0
     entry.syncedSeq = watermark
   } else {
-    // Loads on demand (an environment first used after boot, a CLI command) count first, as boot does.
-    if (entry.total === 0) entry.total = await countEnvironmentReferences(sql, environmentId)
     if (!restore || !(await restore(entry, environment, gallery, watermark))) {
       // A snapshot refused part way leaves rows behind: the database's go into a gallery of their own.
       if (gallery.size > 0) gallery = await newGallery()
       entry.loaded = 0
       entry.notStored = 0
+      // The count sizes the load (and shows its progress): a boot that reads snapshots took none,
+      // nor does a load on demand (an environment first used after boot, a CLI command).
+      if (entry.total === 0) entry.total = await countEnvironmentReferences(sql, environmentId)
       await reader.read(environment, entry.total, loadSink(log, entry, gallery, entry.total))
       entry.syncedSeq = watermark
     }
@@ -82,11 +83,15 @@ async function loadWithRetry(context: GalleriesContext, entry: Entry, environmen
   }
 }
 
-/** Registers every environment as loading (requests get 503), then loads them in the background. */
-export async function loadAtBoot(context: GalleriesContext, restore: Restore): Promise<void> {
+/**
+ * Registers every environment as loading (requests get 503), then loads them in the background.
+ * With snapshots (`fromSnapshots`) the rows are not counted first: an environment whose snapshot
+ * is used takes its size from it, one read from the database counts its own rows.
+ */
+export async function loadAtBoot(context: GalleriesContext, restore: Restore, fromSnapshots: boolean): Promise<void> {
   const { sql, entries, log } = context
   const environments = await allEnvironments(sql)
-  const counts = await referenceCountsByEnvironment(sql)
+  const counts = fromSnapshots ? new Map<string, number>() : await referenceCountsByEnvironment(sql)
   const queued: Entry[] = []
   for (const environment of environments) {
     if (entries.has(environment.id)) continue
@@ -95,7 +100,7 @@ export async function loadAtBoot(context: GalleriesContext, restore: Restore): P
     queued.push(entry)
   }
   const rows = [...counts.values()].reduce((sum, count) => sum + count, 0)
-  log.info(`Galleries: loading ${environments.length} environment(s), ${rows} reference rows`)
+  log.info(`Galleries: loading ${environments.length} environment(s), ${fromSnapshots ? 'from their snapshots where they verify' : `${rows} reference rows`}`)
   loadOneAfterAnother(context, queued, restore).catch((error) => log.error({ err: error }, 'Galleries: loading stopped'))
 }
 

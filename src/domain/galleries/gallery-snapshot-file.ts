@@ -40,6 +40,13 @@ export interface SnapshotHeader {
   /** Every change of the environment up to this change-log number is in the rows. */
   seq: number
   dimension: number
+  /**
+   * The environment's latest changes up to `seq` (member id, change number), latest first: a boot
+   * uses the file only if the database's change log holds each of them (at that number or later).
+   */
+  latest_changes: Array<[string, number]>
+  /** Rows in the gallery when the copy began (sizes the boot's id maps). */
+  rows_hint: number
   written_at: string
   /** The file's data key, wrapped under the environment key (base64). */
   wrapped_key: string
@@ -280,6 +287,9 @@ function parseHeader(bytes: Buffer): SnapshotHeader {
     typeof header.environment_id !== 'string' ||
     !Number.isSafeInteger(header.seq) ||
     !Number.isSafeInteger(header.dimension) ||
+    !Number.isSafeInteger(header.rows_hint) ||
+    !Array.isArray(header.latest_changes) ||
+    !header.latest_changes.every((change) => Array.isArray(change) && typeof change[0] === 'string' && Number.isSafeInteger(change[1])) ||
     typeof header.wrapped_key !== 'string'
   ) {
     throw new SnapshotInvalidError(
