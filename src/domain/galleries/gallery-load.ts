@@ -85,13 +85,23 @@ async function loadWithRetry(context: GalleriesContext, entry: Entry, environmen
 
 /**
  * Registers every environment as loading (requests get 503), then loads them in the background.
- * With snapshots (`fromSnapshots`) the rows are not counted first: an environment whose snapshot
- * is used takes its size from it, one read from the database counts its own rows.
+ * An environment with a snapshot to boot from (`hasSnapshot`) is not counted first (seconds on
+ * the embedded database at a million rows): it takes its size from its snapshot, or counts its
+ * rows before it reads them if the snapshot is refused.
  */
-export async function loadAtBoot(context: GalleriesContext, restore: Restore, fromSnapshots: boolean): Promise<void> {
+export async function loadAtBoot(context: GalleriesContext, restore: Restore, hasSnapshot: (environmentId: string) => Promise<boolean>): Promise<void> {
   const { sql, entries, log } = context
   const environments = await allEnvironments(sql)
-  const counts = fromSnapshots ? new Map<string, number>() : await referenceCountsByEnvironment(sql)
+  const withSnapshots = await Promise.all(environments.map((environment) => hasSnapshot(environment.id)))
+  const counts = withSnapshots.some(Boolean)
+    ? new Map(
+        await Promise.all(
+          environments
+            .filter((_, index) => !withSnapshots[index])
+            .map(async (environment) => [environment.id, await countEnvironmentReferences(sql, environment.id)] as const),
+        ),
+      )
+    : await referenceCountsByEnvironment(sql)
   const queued: Entry[] = []
   for (const environment of environments) {
     if (entries.has(environment.id)) continue
@@ -100,7 +110,8 @@ export async function loadAtBoot(context: GalleriesContext, restore: Restore, fr
     queued.push(entry)
   }
   const rows = [...counts.values()].reduce((sum, count) => sum + count, 0)
-  log.info(`Galleries: loading ${environments.length} environment(s), ${fromSnapshots ? 'from their snapshots where they verify' : `${rows} reference rows`}`)
+  const snapshots = withSnapshots.filter(Boolean).length
+  log.info(`Galleries: loading ${environments.length} environment(s), ${rows} reference rows${snapshots ? ` besides ${snapshots} from snapshots` : ''}`)
   loadOneAfterAnother(context, queued, restore).catch((error) => log.error({ err: error }, 'Galleries: loading stopped'))
 }
 

@@ -46,8 +46,8 @@ export interface GallerySnapshots {
   restore(entry: Entry, environment: EnvironmentRow, gallery: Gallery, watermark: number): Promise<boolean>
   /** A member's rows changed in a gallery outside a catch-up (enrollment, import, delete). */
   touched(environmentId: string, memberId: string): void
-  /** Whether boots read snapshots (then they count no rows before loading: see loadAtBoot). */
-  readonly enabled: boolean
+  /** Whether a boot would try the environment's snapshot: snapshots on and its file there (see loadAtBoot). */
+  has(environmentId: string): Promise<boolean>
   /** Starts the background writer. */
   start(): void
   stop(): Promise<void>
@@ -241,7 +241,12 @@ export function createGallerySnapshots(context: GalleriesContext, sync: GalleryS
 
   return {
     restore,
-    enabled,
+    has: async (environmentId) =>
+      enabled &&
+      (await fs.stat(snapshotFile(directory, environmentId)).then(
+        () => true,
+        () => false,
+      )),
     touched(environmentId, memberId) {
       copying.get(environmentId)?.add(memberId.toLowerCase())
     },
