@@ -3,7 +3,8 @@
 // /healthz 200 as a JSON line: first one boot that reads the database (snapshots on, none on disk:
 // it then writes the first one, timed), then `--from-snapshot` boots from that snapshot. Run the
 // same script from a copy of the earlier tree to time the code before (see report.md).
-//   node measure.mjs <seeded directory> [--from-snapshot 2] [--profile <dir>] [--keep-snapshot]
+// `--database-only N`: N boots with snapshots off (each reads the database), nothing else.
+//   node measure.mjs <seeded directory> [--from-snapshot 2] [--profile <dir>] [--keep-snapshot] [--database-only N]
 import fs from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -11,7 +12,7 @@ import { startService, residentMiB } from '../../service/service-process.mjs'
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { 'from-snapshot': { type: 'string', default: '2' }, profile: { type: 'string' }, 'keep-snapshot': { type: 'boolean', default: false } },
+  options: { 'from-snapshot': { type: 'string', default: '2' }, profile: { type: 'string' }, 'keep-snapshot': { type: 'boolean', default: false }, 'database-only': { type: 'string' } },
 })
 const dir = positionals[0]
 const env = Object.fromEntries(
@@ -33,6 +34,10 @@ async function boot(label, extra = {}) {
   return service
 }
 
+if (values['database-only']) {
+  for (let run = 0; run < Number(values['database-only']); run++) await (await boot('database read (snapshots off)', { PALMVEIN_SNAPSHOT_INTERVAL_MS: '0' })).stop()
+  process.exit(0)
+}
 if (!values['keep-snapshot']) {
   fs.rmSync(snapshots, { recursive: true, force: true })
   const first = await boot('database read (then writes the first snapshot)')

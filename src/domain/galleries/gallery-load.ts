@@ -9,7 +9,7 @@ import { allEnvironments, environmentById, type EnvironmentRow } from '../../sto
 import { countEnvironmentReferences, referenceCountsByEnvironment } from '../../store/templates.js'
 import type { GalleriesContext } from './galleries-context.js'
 import type { Entry } from './gallery-entry.js'
-import { loadSink } from './gallery-rows.js'
+import { HANDS, loadReadPageSink } from './gallery-rows.js'
 import { releaseLoadGarbage } from './process-memory.js'
 
 export function newEntry(blocking: boolean, environment: EnvironmentRow | null, total: number): Entry {
@@ -61,7 +61,9 @@ export async function loadEntry(context: GalleriesContext, entry: Entry, environ
       // The count sizes the load (and shows its progress): a boot that reads snapshots took none,
       // nor does a load on demand (an environment first used after boot, a CLI command).
       if (entry.total === 0) entry.total = await countEnvironmentReferences(sql, environmentId)
-      await reader.read(environment, entry.total, loadSink(log, entry, gallery, entry.total))
+      // The hands' id maps sized once (members enroll both hands), then a page at a time into the gallery.
+      for (const hand of HANDS) gallery.reserve(Math.ceil((entry.total / 2) * 1.05), { partition: hand })
+      await reader.read(environment, entry.total, loadReadPageSink(log, entry, gallery))
       entry.syncedSeq = watermark
     }
   }

@@ -7,6 +7,7 @@ import { ServiceError } from '../../errors.js'
 import { uuidText } from '../../ids.js'
 import type { Hand } from '../../store/templates.js'
 import { isMemoryFull, shardPartition, type Entry } from './gallery-entry.js'
+import type { ReadPage } from './reference-reader.js'
 import { shardOf } from './shard-of.js'
 
 export const HANDS: readonly Hand[] = ['left', 'right']
@@ -67,14 +68,14 @@ export function loadSink(log: Logger, entry: Entry, gallery: Gallery, expected =
   }
 }
 
-/** A page of one hand's rows for `loadPageSink` (a snapshot's chunk): ids as 16 bytes each, with the matcher's norms and sign bits. */
+/** A page of one hand's rows for `loadPageSink`: ids as 16 bytes each, with the matcher's norms and sign bits when known (a snapshot's chunk). */
 export interface RowsBlock {
   hand: Hand
   count: number
   ids: Uint8Array
   vectors: Int8Array
-  norms: Uint32Array
-  signBits: Uint8Array
+  norms?: Uint32Array
+  signBits?: Uint8Array
 }
 
 const uuidAt = (ids: Uint8Array, row: number) => uuidText(ids, row * 16)
@@ -114,5 +115,30 @@ export function loadPageSink(log: Logger, entry: Entry, gallery: Gallery, leftOu
       rowByRow(page, () => true)
     }
     return 0
+  }
+}
+
+/**
+ * What a load from the database does with each page read (reference-reader.ts): its rows grouped by
+ * hand into `loadPageSink`, the ids hex-decoded in one call a page. Unreadable rows count as
+ * loaded, as loadSink counts them. Not for cluster mode (see loadPageSink).
+ */
+export function loadReadPageSink(log: Logger, entry: Entry, gallery: Gallery) {
+  const sink = loadPageSink(log, entry, gallery, new Set())
+  return ({ memberIds, hands, vectors }: ReadPage): void => {
+    const ids = Buffer.from(memberIds.replaceAll('-', ''), 'hex')
+    for (const hand of HANDS) {
+      const rows: number[] = []
+      for (let row = 0; row < vectors.length; row++) if (hands[row] === hand[0] && vectors[row]) rows.push(row)
+      if (rows.length === 0) continue
+      const dimension = vectors[rows[0]]!.length
+      const block: RowsBlock = { hand, count: rows.length, ids: Buffer.allocUnsafe(16 * rows.length), vectors: new Int8Array(rows.length * dimension) }
+      rows.forEach((row, index) => {
+        ids.copy(block.ids, 16 * index, 16 * row, 16 * row + 16)
+        block.vectors.set(vectors[row]!, index * dimension)
+      })
+      sink(block)
+    }
+    entry.loaded += vectors.filter((vector) => !vector).length
   }
 }
