@@ -4,7 +4,9 @@
 // it then writes the first one, timed), then `--from-snapshot` boots from that snapshot. Run the
 // same script from a copy of the earlier tree to time the code before (see report.md).
 // `--database-only N`: N boots with snapshots off (each reads the database), nothing else.
-//   node measure.mjs <seeded directory> [--from-snapshot 2] [--profile <dir>] [--keep-snapshot] [--database-only N]
+// (A CPU profile is taken by hand: `node --cpu-prof dist/cli/main.js serve` with the directory's
+// env; Node refuses --cpu-prof in NODE_OPTIONS.)
+//   node measure.mjs <seeded directory> [--from-snapshot 2] [--keep-snapshot] [--database-only N]
 import fs from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -12,7 +14,7 @@ import { startService, residentMiB } from '../../service/service-process.mjs'
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { 'from-snapshot': { type: 'string', default: '2' }, profile: { type: 'string' }, 'keep-snapshot': { type: 'boolean', default: false }, 'database-only': { type: 'string' } },
+  options: { 'from-snapshot': { type: 'string', default: '2' }, 'keep-snapshot': { type: 'boolean', default: false }, 'database-only': { type: 'string' } },
 })
 const dir = positionals[0]
 const env = Object.fromEntries(
@@ -48,8 +50,3 @@ if (!values['keep-snapshot']) {
   await first.stop()
 }
 for (let run = 0; run < Number(values['from-snapshot']); run++) await (await boot('from snapshot')).stop()
-if (values.profile) {
-  fs.mkdirSync(values.profile, { recursive: true })
-  const options = `--cpu-prof --cpu-prof-dir=${path.resolve(values.profile)}`
-  await (await boot('from snapshot, CPU profile', { NODE_OPTIONS: options })).stop()
-}
