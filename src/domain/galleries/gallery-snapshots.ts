@@ -11,9 +11,10 @@
 // and the database is read instead. That check reads 64 change-log rows by key: the count of the
 // environment's reference rows it replaces took seconds on the embedded database at 200k rows
 // (rows written behind the change log's back, which no path of the service does, it cannot see).
-// Erasure holds: rows of members in the erasure ledger are never loaded from a snapshot, a member erased after it is removed by the
-// replay (its change is in the log), and an erasure is a change, so the next snapshot (within the
-// interval) no longer holds the member and replaces the file that did. Cluster mode does not use
+// Erasure holds: rows of members in the erasure ledger are never loaded from a snapshot, a member
+// erased after it is removed by the replay (its change is in the log), and an erasure is a change,
+// so the next snapshot (within the interval) no longer holds the member and replaces the file
+// that did. Cluster mode does not use
 // snapshots: a node's shards are assigned at run time and read from the database as they come.
 import path from 'node:path'
 import fs from 'node:fs/promises'
