@@ -44,3 +44,9 @@ export function timestamp(value: Date | string | null | undefined): string | nul
   if (value === null || value === undefined) return null
   return (value instanceof Date ? value : new Date(value)).toISOString()
 }
+
+/** The canonical (lowercase) text of the 16-byte UUID at `at` of `bytes`. */
+export function uuidText(bytes: Uint8Array, at = 0): string {
+  const hex = Buffer.from(bytes.buffer, bytes.byteOffset + at, 16).toString('hex')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}

@@ -6,6 +6,7 @@ import type { VectorInput } from '@palmvein/matcher/vector-input'
 export function scatteredGallery(local: Gallery, scatter: (probe: VectorInput, options?: SearchOptions) => Promise<Hit[]>): Gallery {
   return {
     upsert: (id, vector, options) => local.upsert(id, vector, options),
+    upsertRows: (rows, options) => local.upsertRows(rows, options),
     reserve: (rows, options) => local.reserve(rows, options),
     remove: (id, options) => local.remove(id, options),
     has: (id, options) => local.has(id, options),

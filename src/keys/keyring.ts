@@ -42,7 +42,10 @@ export function open(key: Uint8Array, sealed: Uint8Array, context = ''): Buffer 
   const decipher = createDecipheriv('aes-256-gcm', key, blob.subarray(0, NONCE_BYTES))
   decipher.setAAD(Buffer.from(context))
   decipher.setAuthTag(blob.subarray(blob.length - TAG_BYTES))
-  return Buffer.concat([decipher.update(blob.subarray(NONCE_BYTES, blob.length - TAG_BYTES)), decipher.final()])
+  const plain = decipher.update(blob.subarray(NONCE_BYTES, blob.length - TAG_BYTES))
+  // GCM's final() verifies the tag and returns nothing more: no copy of a large plaintext to join it.
+  const rest = decipher.final()
+  return rest.length === 0 ? plain : Buffer.concat([plain, rest])
 }
 
 export interface Keyring {

@@ -43,3 +43,16 @@ export function galleryChangesSince(sql: Queryable, environmentId: string, after
   return sql<{ member_id: string; seq: number }[]>`
     SELECT member_id, seq FROM gallery_changes WHERE environment_id = ${environmentId} AND seq > ${afterSeq} ORDER BY seq`
 }
+
+/** The environment's latest `limit` changes up to change `throughSeq`, latest first. */
+export function latestGalleryChanges(sql: Queryable, environmentId: string, throughSeq: number, limit: number) {
+  return sql<{ member_id: string; seq: number }[]>`
+    SELECT member_id, seq FROM gallery_changes WHERE environment_id = ${environmentId} AND seq <= ${throughSeq} ORDER BY seq DESC LIMIT ${limit}`
+}
+
+/** The latest change number of each of `memberIds` that has one. */
+export async function galleryChangesOf(sql: Queryable, environmentId: string, memberIds: readonly string[]): Promise<Map<string, number>> {
+  const rows = await sql<{ member_id: string; seq: number }[]>`
+    SELECT member_id, seq FROM gallery_changes WHERE environment_id = ${environmentId} AND member_id = ANY(${memberIds as string[]}::uuid[])`
+  return new Map(rows.map((row) => [row.member_id, row.seq]))
+}

@@ -1,9 +1,11 @@
 // Gallery snapshots through real `palmvein serve` processes (the built dist/): a boot reads the
 // environment's encrypted snapshot and replays the change log past it; a process killed (SIGKILL)
-// while it writes one loses no acknowledged enrollment; a snapshot with a flipped byte, or cut
-// short, is refused and the gallery read from the database with the same identify answers; a
-// member erased after the snapshot is not found after the reboot, and the next snapshot no longer
-// holds the member.
+// while it writes one loses no acknowledged enrollment; a snapshot with a flipped byte, cut short,
+// or written by the previous version (format 1) is refused and the gallery read from the database
+// with the same identify answers; a member erased after the snapshot is not found after the
+// reboot, and the next snapshot no longer holds the member; a snapshot whose latest changes the
+// database's change log does not hold (a backup restored, then written to) is refused.
+import { createHash } from 'node:crypto'
 import { watch } from 'node:fs'
 import fs from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -11,7 +13,8 @@ import { loadLocalIssuer } from '../../src/auth/identity-tokens.js'
 import { loadConfig } from '../../src/config.js'
 import { openSnapshot, snapshotFile } from '../../src/domain/galleries/gallery-snapshot-file.js'
 import { snapshotDirectory } from '../../src/domain/galleries/gallery-snapshots.js'
-import { createKeyring, loadMasterKey } from '../../src/keys/keyring.js'
+import { uuidText } from '../../src/ids.js'
+import { createKeyring, loadMasterKey, seal } from '../../src/keys/keyring.js'
 import { openDatabase } from '../../src/store/engine/database.js'
 import { createTestStorage, usingPostgres, type TestStorage } from '../support/database.js'
 import { enrollBody, identifyBody, population, waitUntilReady } from '../support/palms.js'
@@ -150,18 +153,20 @@ describe(`gallery snapshots (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () =>
     await expectEveryMemberFound()
   }, 180_000)
 
-  it('a snapshot with a flipped byte, or cut short, is refused and the database read, with the same answers', async () => {
+  it('a snapshot with a flipped byte, cut short, or of the previous format (1), is refused and the database read, with the same answers', async () => {
     const served = serving!
     await untilWritten(served, 1)
     const before = await answers([...members.keys(), 55, 56])
     await kill()
     const original = await fs.readFile(file())
-    const spoiled = [Buffer.from(original), original.subarray(0, Math.floor(original.length * 0.7))]
+    const spoiled = [Buffer.from(original), original.subarray(0, Math.floor(original.length * 0.7)), await asFormat1()]
     spoiled[0][Math.floor(original.length / 2)] ^= 0x01
-    for (const bytes of spoiled) {
+    const reasons = ['does not verify', 'cut short', 'the snapshot is of format 1, this version reads format 2']
+    for (const [index, bytes] of spoiled.entries()) {
       await fs.writeFile(file(), bytes)
       const rebooted = await start(60_000)
       expect(rebooted.output()).toContain(REFUSED)
+      expect(rebooted.output()).toContain(reasons[index])
       expect(rebooted.output()).not.toContain(FROM_SNAPSHOT)
       expect(await answers([...members.keys(), 55, 56])).toEqual(before)
       await kill()
@@ -195,8 +200,57 @@ describe(`gallery snapshots (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () =>
     expect((await snapshotMembers()).sort()).toEqual([...members.values()].flatMap((id) => [id, id]).sort())
   }, 180_000)
 
-  /** The member ids in the snapshot on disk, one per row, opened as the service opens it (the service stopped). */
-  async function snapshotMembers(): Promise<string[]> {
+  it("a snapshot whose latest changes the database's change log does not hold (a backup restored and written to since) is refused", async () => {
+    if (serving) await kill()
+    const before = await changeSeq()
+    await start(200)
+    const lost = [40, 41]
+    for (const identity of lost) await enrollNew(identity)
+    // No change since the last test's snapshot: the first one written here holds a lost member.
+    await untilWritten(serving!, 1)
+    await kill()
+    const held = await fs.readFile(file())
+    const lostIds = lost.map((identity) => members.get(identity)!)
+    await restoreBackupTakenAt(before, lostIds)
+    for (const identity of lost) members.delete(identity)
+    // Written to again: the restored database hands out the lost change numbers anew (the snapshot
+    // of the lost timeline is refused meanwhile: it is newer than the change log).
+    await start(60_000)
+    for (const identity of [42, 43, 44]) await enrollNew(identity)
+    await kill()
+    await fs.writeFile(file(), held)
+    const rebooted = await start(60_000)
+    expect(rebooted.output()).toContain(REFUSED)
+    // The snapshot holds one or both lost members (a pass may run between the two enrollments).
+    expect(rebooted.output()).toMatch(/the database's change log lacks [12] of its \d+ latest changes/)
+    expect(rebooted.output()).not.toContain(FROM_SNAPSHOT)
+    await expectEveryMemberFound()
+    expect((await answers(lost)).map(([, status]) => status)).toEqual(['NotFound', 'NotFound'])
+  }, 180_000)
+
+  /** The gallery change sequence's last number (the service stopped). */
+  async function changeSeq(): Promise<number> {
+    const db = await openDatabase({ databaseUrl: storage.databaseUrl, dataDir: storage.dataDir })
+    const [{ last_value }] = await db.sql<{ last_value: number }[]>`SELECT last_value FROM gallery_change_seq`
+    await db.close()
+    return last_value
+  }
+
+  /**
+   * What restoring a backup taken when the sequence was at `seq` does to the gallery's tables (the
+   * service stopped): the members enrolled since gone, with their rows and change-log entries, and
+   * their change numbers handed out again.
+   */
+  async function restoreBackupTakenAt(seq: number, memberIds: string[]): Promise<void> {
+    const db = await openDatabase({ databaseUrl: storage.databaseUrl, dataDir: storage.dataDir })
+    await db.sql`DELETE FROM gallery_changes WHERE member_id = ANY(${memberIds}::uuid[])`
+    await db.sql`DELETE FROM members WHERE id = ANY(${memberIds}::uuid[])`
+    await db.sql`SELECT setval('gallery_change_seq', ${seq})`
+    await db.close()
+  }
+
+  /** The snapshot on disk opened as the service opens it (the service stopped), and the keys it is sealed under. */
+  async function openOnDisk() {
     const config = loadConfig({ dataDir: storage.dataDir, databaseUrl: storage.databaseUrl }, {})
     const keyring = createKeyring((await loadMasterKey(config)).key)
     // Read with the service stopped: the embedded database has one process at a time.
@@ -204,15 +258,46 @@ describe(`gallery snapshots (${usingPostgres ? 'PostgreSQL' : 'PGlite'})`, () =>
     const [environment] = await db.sql<{ wrapped_key: Buffer; dimension: number }[]>`
       SELECT wrapped_key, dimension FROM environments WHERE id = ${environmentId}`
     await db.close()
-    const opened = await openSnapshot(file(), {
-      environmentId,
-      dimension: environment.dimension,
-      environmentKey: keyring.environmentKey(environmentId, environment.wrapped_key),
-      keyring,
-    })
+    const environmentKey = keyring.environmentKey(environmentId, environment.wrapped_key)
+    const opened = await openSnapshot(file(), { environmentId, dimension: environment.dimension, environmentKey, keyring })
+    return { opened: opened!, keyring, environmentKey }
+  }
+
+  /** The member ids in the snapshot on disk, one per row. */
+  async function snapshotMembers(): Promise<string[]> {
+    const { opened } = await openOnDisk()
     const ids: string[] = []
-    await opened!.load((memberId) => ids.push(memberId))
-    await opened!.close()
+    await opened.load((page) => {
+      for (let row = 0; row < page.count; row++) ids.push(uuidText(page.ids, row * 16))
+    })
+    await opened.close()
     return ids
+  }
+
+  /** The snapshot on disk rewritten as the previous version wrote it (format 1: id | hand | vector a row), genuinely sealed. */
+  async function asFormat1(): Promise<Buffer> {
+    const { opened, keyring, environmentKey } = await openOnDisk()
+    const { dimension, seq, written_at } = opened.header
+    const rows: Buffer[] = []
+    const trailer = await opened.load((page) => {
+      for (let row = 0; row < page.count; row++) {
+        const vector = Buffer.from(page.vectors.buffer, page.vectors.byteOffset + row * dimension, dimension)
+        rows.push(Buffer.from(page.ids.subarray(row * 16, (row + 1) * 16)), Buffer.from([page.hand === 'left' ? 0 : 1]), vector)
+      }
+    })
+    await opened.close()
+    const { key, wrapped } = keyring.newKey(environmentKey, `gallery-snapshot:${environmentId}`)
+    const header = Buffer.from(
+      JSON.stringify({ format: 1, environment_id: environmentId, seq, dimension, written_at, wrapped_key: wrapped.toString('base64') }),
+    )
+    const digest = createHash('sha256').update(header).digest('hex')
+    const context = (index: number, last: boolean) => `gallery-snapshot:${environmentId}:${digest}:${index}:${last ? 'end' : 'rows'}`
+    const chunks = [seal(key, Buffer.concat(rows), context(0, false)), seal(key, Buffer.from(JSON.stringify(trailer)), context(1, true))]
+    const prefixed = (bytes: Buffer) => {
+      const length = Buffer.alloc(4)
+      length.writeUInt32BE(bytes.length)
+      return [length, bytes]
+    }
+    return Buffer.concat([Buffer.from('PVGSNAP1'), ...prefixed(header), ...chunks.flatMap(prefixed)])
   }
 })

@@ -87,6 +87,47 @@ export class GalleryStore {
     this.rowCount = row + 1
   }
 
+  /**
+   * Stores `count` validated rows at once (a load): the vectors packed, `dimension` bytes each, with
+   * their norms and sign bits (prepareRows or a page read out); `ids` as strings already
+   * normalised, or 16 bytes each for 'uuid' ids. An id already stored, or met again in the page,
+   * keeps its last row, as one upsert after another would. All or nothing: the chunks are reserved
+   * first, so a full memory changes nothing.
+   */
+  upsertRows(ids: readonly string[] | Uint8Array, vectors: Int8Array, norms: Uint32Array, signBits: Uint8Array, count: number): void {
+    if (count === 0) return
+    const first = this.rowCount
+    this.chunkFor(first + count - 1)
+    const { dimension, strideInBytes, signBytes } = this.shape
+    // Rows, norms, bits and live flags chunk by chunk, before any id points at them.
+    for (let done = 0; done < count; ) {
+      const row = first + done
+      const chunk = this.chunks[Math.floor(row / this.chunkRows)]
+      const local = row % this.chunkRows
+      const run = Math.min(count - done, this.chunkRows - local)
+      if (strideInBytes === dimension) {
+        chunk.rows.set(vectors.subarray(done * dimension, (done + run) * dimension), local * strideInBytes)
+      } else {
+        for (let index = 0; index < run; index++) {
+          chunk.rows.set(vectors.subarray((done + index) * dimension, (done + index + 1) * dimension), (local + index) * strideInBytes)
+        }
+      }
+      chunk.norms.set(norms.subarray(done, done + run), local)
+      chunk.bits.set(signBits.subarray(done * signBytes, (done + run) * signBytes), local * signBytes)
+      chunk.live.fill(1, local, local + run)
+      done += run
+    }
+    // The ids last: one met again (in the store or the page) kills its earlier row.
+    const bytes = ids instanceof Uint8Array ? ids : null
+    for (let index = 0; index < count; index++) {
+      const row = first + index
+      const previous = bytes ? this.ids.placeBytes(bytes, index * 16, row) : this.ids.place((ids as readonly string[])[index], row)
+      if (previous !== undefined) this.markDead(previous)
+    }
+    // A scan covers the rows below the count it read as it began (beginScan): these are whole before they count.
+    this.rowCount = first + count
+  }
+
   /** Room in the id maps for `rows` more rows (a load that knows its size). */
   reserve(rows: number): void {
     this.ids.reserve(this.ids.size + rows)
@@ -117,19 +158,31 @@ export class GalleryStore {
     return chunk.norms[local]
   }
 
-  /** The live rows among [from, from + limit): ids and vectors (`dimension` bytes each, end to end), and where to read on (null: the end). */
-  readRows(from: number, limit: number): { ids: string[]; vectors: Int8Array; next: number | null } {
+  /** The live rows among [from, from + limit): ids, vectors (`dimension` bytes each, end to end), norms and sign bits, and where to read on (null: the end). */
+  readRows(from: number, limit: number): { ids: string[]; vectors: Int8Array; norms: Uint32Array; signBits: Uint8Array; next: number | null } {
     const end = Math.min(this.rowCount, from + limit)
-    const { dimension } = this.shape
+    const { dimension, signBytes } = this.shape
     const ids: string[] = []
-    const vectors = new Int8Array(Math.max(0, end - from) * dimension)
+    const capacity = Math.max(0, end - from)
+    const vectors = new Int8Array(capacity * dimension)
+    const norms = new Uint32Array(capacity)
+    const signBits = new Uint8Array(capacity * signBytes)
     for (let row = from; row < end; row++) {
       const id = this.ids.idAt(row)
       if (id === undefined) continue
-      this.copyRow(row, vectors, ids.length * dimension)
+      const chunk = this.chunks[Math.floor(row / this.chunkRows)]
+      const local = row % this.chunkRows
+      norms[ids.length] = this.copyRow(row, vectors, ids.length * dimension)
+      signBits.set(chunk.bits.subarray(local * signBytes, (local + 1) * signBytes), ids.length * signBytes)
       ids.push(id)
     }
-    return { ids, vectors: vectors.subarray(0, ids.length * dimension), next: end < this.rowCount ? end : null }
+    return {
+      ids,
+      vectors: vectors.subarray(0, ids.length * dimension),
+      norms: norms.subarray(0, ids.length),
+      signBits: signBits.subarray(0, ids.length * signBytes),
+      next: end < this.rowCount ? end : null,
+    }
   }
 
   /**

@@ -5,8 +5,9 @@ import { runSearchBatch, type PendingSearch, type SearchLimits, type SearchMode 
 import { GalleryStore } from './gallery-store.js'
 import { MicroBatcher } from './micro-batcher.js'
 import { normSquaredInt8 } from './quantize.js'
+import { prepareRows, type PreparedRows } from './row-page.js'
 import type { Hit, ScanEngine } from './scanner.js'
-import type { IdKind } from './id-index.js'
+import { StringIndex, type IdKind } from './id-index.js'
 import type { SharedMemory } from './shared-memory.js'
 import { toInt8Vector, type VectorInput } from './vector-input.js'
 
@@ -38,6 +39,22 @@ export interface UpsertOptions {
   partition?: string
 }
 
+/** A page of rows for `upsertRows`. */
+export interface RowsInput {
+  /** The rows' ids: strings, or in a gallery of UUID ids also their 16 bytes each, end to end. */
+  ids: readonly string[] | Uint8Array
+  /** The rows' int8 vectors, `dimension` components each, end to end. */
+  vectors: Int8Array
+  /**
+   * The rows' squared norms and sign bits exactly as `readRows` returned them with these vectors
+   * (a copy of a gallery reloaded), so that nothing is computed again. They are not checked: other
+   * values give wrong scores. Without them (both or neither), they are computed and every vector
+   * is checked as `upsert` checks it.
+   */
+  norms?: Uint32Array
+  signBits?: Uint8Array
+}
+
 /** Which partition a remove or has applies to (default: every partition). */
 export interface PartitionOption {
   partition?: string
@@ -61,6 +78,12 @@ export interface ExactAuditCounts {
 export interface Gallery {
   /** Adds or replaces the vector stored under `id` in `options.partition` (default: none). */
   upsert(id: string, vector: VectorInput, options?: UpsertOptions): void
+  /**
+   * Adds or replaces a page of rows in `options.partition` (default: none), as many `upsert` calls
+   * in order would, at a fraction of their cost (a load of millions of rows). All or nothing: an
+   * unacceptable id or vector, or a full memory, throws and stores none of the page.
+   */
+  upsertRows(rows: RowsInput, options?: UpsertOptions): void
   /**
    * Makes room for `rows` more rows in `options.partition` (default: none), so a load that knows
    * its size fills id maps sized once instead of regrown (and copied) as it goes.
@@ -98,6 +121,9 @@ export interface RowPage {
   ids: string[]
   /** The rows' int8 vectors, end to end. */
   vectors: Int8Array
+  /** Their squared norms and sign bits (what `upsertRows` may be given back). */
+  norms: Uint32Array
+  signBits: Uint8Array
   /** The row to read on from, or null after the last. */
   next: number | null
   /** Changes whenever a compaction moves the partition's rows. */
@@ -244,6 +270,26 @@ function checkIdKind(ids: IdKind | undefined): IdKind {
   return idKind
 }
 
+/** The ids of a page, normalised (strings) or as given (UUID bytes), and how many rows they name. */
+function checkRowIds(store: GalleryStore, ids: RowsInput['ids']): { ids: readonly string[] | Uint8Array; count: number } {
+  if (ids instanceof Uint8Array) {
+    if (ids.length % 16 !== 0) throw new TypeError('ids as bytes must be 16 bytes each')
+    if (store.ids instanceof StringIndex) throw new TypeError('ids as bytes need a gallery of UUID ids')
+    return { ids, count: ids.length / 16 }
+  }
+  if (!Array.isArray(ids)) throw new TypeError('ids must be an array of strings or a Uint8Array of 16-byte UUIDs')
+  return { ids: ids.map((id) => store.ids.normalise(id)), count: ids.length }
+}
+
+/** The norms and sign bits a caller passed back, checked for size only (see RowsInput). */
+function checkPrepared(rows: RowsInput, count: number, signBytes: number): PreparedRows {
+  const { norms, signBits } = rows
+  if (!(norms instanceof Uint32Array) || norms.length !== count || !(signBits instanceof Uint8Array) || signBits.length !== count * signBytes) {
+    throw new TypeError(`norms (Uint32Array of ${count}) and signBits (Uint8Array of ${count} x ${signBytes}) go together, as readRows returned them`)
+  }
+  return { norms, signBits }
+}
+
 /** Compacts a store in the background once enough of its rows are dead to be worth the copy. */
 function compactIfMostlyDead(store: GalleryStore, compactDeadRatio: number): void {
   const dead = store.deadRows
@@ -295,6 +341,17 @@ export function createGallery(
       store.upsert(store.ids.normalise(id), int8)
       maybeCompact(store)
     },
+    upsertRows(rows, upsertOptions = {}) {
+      const store = storeFor(checkPartition(upsertOptions.partition))
+      const { ids, count } = checkRowIds(store, rows.ids)
+      if (!(rows.vectors instanceof Int8Array) || rows.vectors.length !== count * dimension) {
+        throw new TypeError(`vectors must be an Int8Array of ${count} x ${dimension} components`)
+      }
+      const given = rows.norms !== undefined || rows.signBits !== undefined
+      const prepared = given ? checkPrepared(rows, count, store.shape.signBytes) : prepareRows(rows.vectors, dimension, count)
+      store.upsertRows(ids, rows.vectors, prepared.norms, prepared.signBits, count)
+      maybeCompact(store)
+    },
     reserve(rows, option = {}) {
       if (!Number.isSafeInteger(rows) || rows < 0) throw new RangeError(`rows must be a whole number, got ${rows}`)
       storeFor(checkPartition(option.partition)).reserve(rows)
@@ -335,7 +392,7 @@ export function createGallery(
     partitions: () => [...partitions.keys()],
     readRows(partition, from, limit) {
       const store = partitions.get(checkPartition(partition || undefined))
-      if (!store) return { ids: [], vectors: new Int8Array(0), next: null, layout: 0 }
+      if (!store) return { ids: [], vectors: new Int8Array(0), norms: new Uint32Array(0), signBits: new Uint8Array(0), next: null, layout: 0 }
       return { ...store.readRows(from, limit), layout: store.compactions }
     },
   }

@@ -14,6 +14,8 @@ export interface IdIndex {
   isPresent(row: number): boolean
   /** Records `id` at the new `row`; where the id was already, returns its old row (now forgotten). One lookup, where rowOf then set made two. */
   place(id: string, row: number): number | undefined
+  /** place, for an id given as its 16 bytes at `offset` of `source` ('uuid' ids only). */
+  placeBytes(source: Uint8Array, offset: number, row: number): number | undefined
   /** Room for `rows` ids in all, so that filling it grows nothing. */
   reserve(rows: number): void
   /** Forgets the id at `row`. */
@@ -72,6 +74,9 @@ export class StringIndex implements IdIndex {
     last.set(id, row)
     this.count++
     return previous
+  }
+  placeBytes(): number | undefined {
+    throw new TypeError('ids given as bytes need a gallery of UUID ids')
   }
   reserve() {}
   clear(row: number) {
@@ -157,9 +162,15 @@ class UuidIndex implements IdIndex {
     return hash >>> 0
   }
 
-  private sameAs(row: number, id: Uint8Array): boolean {
+  /** Without a subarray view: one a row fed the garbage collector in a boot of millions. */
+  private copyId(source: Uint8Array, offset: number, row: number): void {
     const at = row * 16
-    for (let index = 0; index < 16; index++) if (this.bytes[at + index] !== id[index]) return false
+    for (let index = 0; index < 16; index++) this.bytes[at + index] = source[offset + index]
+  }
+
+  private sameAt(row: number, source: Uint8Array, offset: number): boolean {
+    const at = row * 16
+    for (let index = 0; index < 16; index++) if (this.bytes[at + index] !== source[offset + index]) return false
     return true
   }
 
@@ -169,7 +180,7 @@ class UuidIndex implements IdIndex {
     for (let slot = this.hashAt(id, 0) & mask; ; slot = (slot + 1) & mask) {
       const row = this.slots[slot]
       if (row === EMPTY) return -1
-      if (row >= 0 && this.sameAs(row, id)) return slot
+      if (row >= 0 && this.sameAt(row, id, 0)) return slot
     }
   }
 
@@ -234,18 +245,22 @@ class UuidIndex implements IdIndex {
 
   place(id: string, row: number): number | undefined {
     if (!this.parse(id, this.scratch)) throw new TypeError(`id must be a UUID, got ${JSON.stringify(id)}`)
+    return this.placeBytes(this.scratch, 0, row)
+  }
+
+  placeBytes(source: Uint8Array, offset: number, row: number): number | undefined {
     this.ensureRows(row + 1)
     if ((this.used + 1) * 2 > this.slots.length) this.rehash()
     const mask = this.slots.length - 1
     let reusable = -1
-    let slot = this.hashAt(this.scratch, 0) & mask
+    let slot = this.hashAt(source, offset) & mask
     for (; ; slot = (slot + 1) & mask) {
       const held = this.slots[slot]
       if (held === EMPTY) break
       if (held === DELETED) {
         if (reusable < 0) reusable = slot
-      } else if (this.sameAs(held, this.scratch)) {
-        this.bytes.set(this.scratch, row * 16)
+      } else if (this.sameAt(held, source, offset)) {
+        this.copyId(source, offset, row)
         this.present[row] = 1
         this.present[held] = 0
         this.slots[slot] = row
@@ -255,7 +270,7 @@ class UuidIndex implements IdIndex {
     if (reusable >= 0) slot = reusable
     else this.used++
     this.slots[slot] = row
-    this.bytes.set(this.scratch, row * 16)
+    this.copyId(source, offset, row)
     this.present[row] = 1
     this.count++
     return undefined

@@ -1,7 +1,18 @@
 // @palmvein/matcher: the embeddable 1:N palm template matcher. Imports nothing from the rest of
 // the service, so any Node service can use it on its own.
 export { createMatcher, type Matcher, type MatcherOptions } from './matcher.js'
-export type { ExactAuditCounts, Gallery, GallerySettings, Hit, PartitionOption, RowPage, SearchMode, SearchOptions, UpsertOptions } from './gallery.js'
+export type {
+  ExactAuditCounts,
+  Gallery,
+  GallerySettings,
+  Hit,
+  PartitionOption,
+  RowPage,
+  RowsInput,
+  SearchMode,
+  SearchOptions,
+  UpsertOptions,
+} from './gallery.js'
 export type { IdKind } from './id-index.js'
 export type { VectorInput } from './vector-input.js'
 export { availableBackends, type BackendChoice, type BackendInfo, type BackendName } from './backend.js'

@@ -76,7 +76,7 @@ export function createGalleries(options: GalleriesOptions): Galleries {
     environmentChanged: notifications.environmentChanged,
     async startLoading() {
       await notifications.listen()
-      await loadAtBoot(context, snapshots.restore)
+      await loadAtBoot(context, snapshots.restore, snapshots.has)
       snapshots.start()
     },
     states: () =>

@@ -9,7 +9,7 @@ import { allEnvironments, environmentById, type EnvironmentRow } from '../../sto
 import { countEnvironmentReferences, referenceCountsByEnvironment } from '../../store/templates.js'
 import type { GalleriesContext } from './galleries-context.js'
 import type { Entry } from './gallery-entry.js'
-import { loadSink } from './gallery-rows.js'
+import { HANDS, loadReadPageSink } from './gallery-rows.js'
 import { releaseLoadGarbage } from './process-memory.js'
 
 export function newEntry(blocking: boolean, environment: EnvironmentRow | null, total: number): Entry {
@@ -53,14 +53,17 @@ export async function loadEntry(context: GalleriesContext, entry: Entry, environ
     entry.total = 0
     entry.syncedSeq = watermark
   } else {
-    // Loads on demand (an environment first used after boot, a CLI command) count first, as boot does.
-    if (entry.total === 0) entry.total = await countEnvironmentReferences(sql, environmentId)
     if (!restore || !(await restore(entry, environment, gallery, watermark))) {
       // A snapshot refused part way leaves rows behind: the database's go into a gallery of their own.
       if (gallery.size > 0) gallery = await newGallery()
       entry.loaded = 0
       entry.notStored = 0
-      await reader.read(environment, entry.total, loadSink(log, entry, gallery, entry.total))
+      // The count sizes the load (and shows its progress): a boot that reads snapshots took none,
+      // nor does a load on demand (an environment first used after boot, a CLI command).
+      if (entry.total === 0) entry.total = await countEnvironmentReferences(sql, environmentId)
+      // The hands' id maps sized once (members enroll both hands), then a page at a time into the gallery.
+      for (const hand of HANDS) gallery.reserve(Math.ceil((entry.total / 2) * 1.05), { partition: hand })
+      await reader.read(environment, entry.total, loadReadPageSink(log, entry, gallery))
       entry.syncedSeq = watermark
     }
   }
@@ -82,11 +85,25 @@ async function loadWithRetry(context: GalleriesContext, entry: Entry, environmen
   }
 }
 
-/** Registers every environment as loading (requests get 503), then loads them in the background. */
-export async function loadAtBoot(context: GalleriesContext, restore: Restore): Promise<void> {
+/**
+ * Registers every environment as loading (requests get 503), then loads them in the background.
+ * An environment with a snapshot to boot from (`hasSnapshot`) is not counted first (seconds on
+ * the embedded database at a million rows): it takes its size from its snapshot, or counts its
+ * rows before it reads them if the snapshot is refused.
+ */
+export async function loadAtBoot(context: GalleriesContext, restore: Restore, hasSnapshot: (environmentId: string) => Promise<boolean>): Promise<void> {
   const { sql, entries, log } = context
   const environments = await allEnvironments(sql)
-  const counts = await referenceCountsByEnvironment(sql)
+  const withSnapshots = await Promise.all(environments.map((environment) => hasSnapshot(environment.id)))
+  const counts = withSnapshots.some(Boolean)
+    ? new Map(
+        await Promise.all(
+          environments
+            .filter((_, index) => !withSnapshots[index])
+            .map(async (environment) => [environment.id, await countEnvironmentReferences(sql, environment.id)] as const),
+        ),
+      )
+    : await referenceCountsByEnvironment(sql)
   const queued: Entry[] = []
   for (const environment of environments) {
     if (entries.has(environment.id)) continue
@@ -95,7 +112,8 @@ export async function loadAtBoot(context: GalleriesContext, restore: Restore): P
     queued.push(entry)
   }
   const rows = [...counts.values()].reduce((sum, count) => sum + count, 0)
-  log.info(`Galleries: loading ${environments.length} environment(s), ${rows} reference rows`)
+  const snapshots = withSnapshots.filter(Boolean).length
+  log.info(`Galleries: loading ${environments.length} environment(s), ${rows} reference rows${snapshots ? ` besides ${snapshots} from snapshots` : ''}`)
   loadOneAfterAnother(context, queued, restore).catch((error) => log.error({ err: error }, 'Galleries: loading stopped'))
 }
 

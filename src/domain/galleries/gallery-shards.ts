@@ -8,6 +8,7 @@ import { handOfPartition, shardPartition, type Entry } from './gallery-entry.js'
 import type { GalleryRegistry } from './gallery-registry.js'
 import { HANDS, loadSink } from './gallery-rows.js'
 import type { GallerySync } from './gallery-sync.js'
+import { rowByRow } from './reference-reader.js'
 
 export interface GalleryShards {
   loadShard(environmentId: string, shard: number): Promise<number>
@@ -34,7 +35,7 @@ export function createGalleryShards(context: GalleriesContext, registry: Gallery
         if (!entry.shardsHeld || !entry.gallery) throw new Error('loadShard needs cluster mode')
         // Held before the read: changes applied meanwhile keep the shard's rows too.
         entry.shardsHeld.add(shard)
-        await context.reader.read(environment, 0, loadSink(log, entry, entry.gallery), { shard, shards: environment.shards })
+        await context.reader.read(environment, 0, rowByRow(loadSink(log, entry, entry.gallery)), { shard, shards: environment.shards })
         await sync.catchUp(entry)
         entry.shardsReady.add(shard)
         return entry.gallery.size

@@ -7,9 +7,16 @@
 // Written to a temporary file, synced, then renamed over the old one and the directory synced: a
 // crash at any moment leaves the old snapshot or the new one, whole.
 //
-//   "PVGSNAP1" | u32 header length | header (JSON) | chunks: u32 sealed length | sealed chunk
-//   a rows chunk: per row, member id (16 bytes) | hand (0 left, 1 right) | vector (dimension bytes)
+// Read in one pass: each chunk's rows go to the gallery as soon as its tag verifies (a file refused
+// part way leaves its rows in a gallery the boot then drops).
+//
+//   "PVGSNAP1" | u32 header length | header (JSON, "format": 2) | chunks: u32 sealed length | sealed chunk
+//   a rows chunk (one hand's page, laid out to be handed to the matcher as it is, no row copied):
+//     hand (u8: 0 left, 1 right) | 3 zero bytes | u32 rows (LE) | member ids (16 bytes each) |
+//     vectors (dimension bytes each) | squared norms (u32 LE each) | sign bits (signBytes each)
 //   the last chunk: JSON { rows, touched } (`touched`: members changed while the copy ran, re-read at boot)
+// Format 1 (one row after another: id | hand | vector) is no longer read: such a file is refused
+// and the database read, and the next snapshot replaces it.
 import { createHash } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
@@ -17,9 +24,11 @@ import { open, seal } from '../../keys/keyring.js'
 import type { Keyring } from '../../keys/keyring.js'
 import { syncDirectory } from '../../store/durable-files.js'
 import type { Hand } from '../../store/templates.js'
+import type { RowsBlock } from './gallery-rows.js'
 
 const MAGIC = Buffer.from('PVGSNAP1')
-const FORMAT = 1
+const FORMAT = 2
+const CHUNK_HEAD_BYTES = 8
 const ID_BYTES = 16
 const MAX_HEADER_BYTES = 64 << 10
 const MAX_CHUNK_BYTES = 256 << 20
@@ -31,6 +40,13 @@ export interface SnapshotHeader {
   /** Every change of the environment up to this change-log number is in the rows. */
   seq: number
   dimension: number
+  /**
+   * The environment's latest changes up to `seq` (member id, change number), latest first: a boot
+   * uses the file only if the database's change log holds each of them (at that number or later).
+   */
+  latest_changes: Array<[string, number]>
+  /** Rows in the gallery when the copy began (sizes the boot's id maps). */
+  rows_hint: number
   written_at: string
   /** The file's data key, wrapped under the environment key (base64). */
   wrapped_key: string
@@ -59,10 +75,8 @@ function uuidBytes(id: string, out: Buffer, at: number): void {
   out.write(id.replaceAll('-', ''), at, ID_BYTES, 'hex')
 }
 
-function uuidText(bytes: Buffer, at: number): string {
-  const hex = bytes.toString('hex', at, at + ID_BYTES)
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
-}
+/** Sign-bit bytes a row at `dimension` (the matcher's layout: whole 64-bit words). */
+export const signBytesOf = (dimension: number) => Math.ceil(dimension / 64) * 8
 
 const lengthPrefixed = (bytes: Uint8Array) => {
   const prefix = Buffer.alloc(4)
@@ -75,6 +89,51 @@ export interface RowsPage {
   hand: Hand
   /** ids.length x dimension int8 components. */
   vectors: Int8Array
+  /** Their squared norms and sign bits, as the matcher keeps them (gallery.readRows). */
+  norms: Uint32Array
+  signBits: Uint8Array
+}
+
+/** A rows chunk's plaintext: see the layout above. */
+function encodeRowsChunk(page: RowsPage, dimension: number): Buffer {
+  const count = page.ids.length
+  const signBytes = signBytesOf(dimension)
+  if (page.vectors.length !== count * dimension || page.norms.length !== count || page.signBits.length !== count * signBytes) {
+    throw new Error('a snapshot page does not hold whole rows')
+  }
+  const plain = Buffer.alloc(CHUNK_HEAD_BYTES + count * (ID_BYTES + dimension + 4 + signBytes))
+  plain[0] = HAND_CODES[page.hand]
+  plain.writeUInt32LE(count, 4)
+  let at = CHUNK_HEAD_BYTES
+  for (const id of page.ids) {
+    uuidBytes(id, plain, at)
+    at += ID_BYTES
+  }
+  plain.set(new Uint8Array(page.vectors.buffer, page.vectors.byteOffset, page.vectors.byteLength), at)
+  at += page.vectors.byteLength
+  for (let row = 0; row < count; row++, at += 4) plain.writeUInt32LE(page.norms[row], at)
+  plain.set(page.signBits, at)
+  return plain
+}
+
+/** The page a rows chunk holds, as views into it (norms copied only where the plaintext is not 4-byte aligned). */
+function decodeRowsChunk(plain: Buffer, dimension: number, index: number): RowsBlock {
+  const invalid = () => new SnapshotInvalidError(`chunk ${index} is not whole rows`)
+  if (plain.length < CHUNK_HEAD_BYTES) throw invalid()
+  const hand = HANDS_BY_CODE[plain[0]]
+  if (!hand) throw new SnapshotInvalidError('a rows chunk names no hand')
+  const count = plain.readUInt32LE(4)
+  const signBytes = signBytesOf(dimension)
+  if (count === 0 || plain.length !== CHUNK_HEAD_BYTES + count * (ID_BYTES + dimension + 4 + signBytes)) throw invalid()
+  let at = plain.byteOffset + CHUNK_HEAD_BYTES
+  const ids = new Uint8Array(plain.buffer, at, count * ID_BYTES)
+  at += count * ID_BYTES
+  const vectors = new Int8Array(plain.buffer, at, count * dimension)
+  at += count * dimension
+  const norms = at % 4 === 0 ? new Uint32Array(plain.buffer, at, count) : new Uint32Array(plain.buffer.slice(at, at + count * 4))
+  at += count * 4
+  const signBits = new Uint8Array(plain.buffer, at, count * signBytes)
+  return { hand, count, ids, vectors, norms, signBits }
 }
 
 /**
@@ -111,14 +170,7 @@ export async function writeSnapshot(options: {
     await write([MAGIC, ...lengthPrefixed(headerBytes)])
     for await (const page of options.pages) {
       if (page.ids.length === 0) continue
-      const rowBytes = ID_BYTES + 1 + header.dimension
-      const plain = Buffer.alloc(page.ids.length * rowBytes)
-      page.ids.forEach((id, row) => {
-        const at = row * rowBytes
-        uuidBytes(id, plain, at)
-        plain[at + ID_BYTES] = HAND_CODES[page.hand]
-        plain.set(new Uint8Array(page.vectors.buffer, page.vectors.byteOffset + row * header.dimension, header.dimension), at + ID_BYTES + 1)
-      })
+      const plain = encodeRowsChunk(page, header.dimension)
       await write(lengthPrefixed(seal(key, plain, chunkContext(header.environment_id, digest, index++, false))))
       rows += page.ids.length
     }
@@ -138,16 +190,18 @@ export async function writeSnapshot(options: {
 
 export interface OpenedSnapshot {
   header: SnapshotHeader
-  trailer: SnapshotTrailer
-  /** Hands every row to `onRow`, in the file's order (decrypting again: the verification kept nothing). */
-  load(onRow: (memberId: string, hand: Hand, vector: Int8Array) => void): Promise<void>
+  /**
+   * Reads the file once, handing each rows chunk to `onPage` as soon as it verifies (every chunk's
+   * tag, in order, the trailer present and last, the row count); returns the trailer.
+   * SnapshotInvalidError part way when the rest does not verify: the pages handed over must be dropped.
+   */
+  load(onPage: (page: RowsBlock) => void): Promise<SnapshotTrailer>
   close(): Promise<void>
 }
 
 /**
- * Opens and verifies a snapshot end to end (every chunk's tag, the trailer present and last, the
- * row count) before a row is used. Null when there is none; SnapshotInvalidError when it does not
- * verify or is not this environment's.
+ * Opens a snapshot and checks its header (format, environment, dimension, key). Null when there is
+ * none; SnapshotInvalidError when it is not this environment's, or not of this format.
  */
 export async function openSnapshot(
   file: string,
@@ -160,18 +214,20 @@ export async function openSnapshot(
   if (!handle) return null
   try {
     const size = (await handle.stat()).size
+    let buffer = Buffer.allocUnsafe(0)
+    /** `length` bytes at `position`, in a buffer reused from read to read (valid until the next). */
     const readAt = async (position: number, length: number): Promise<Buffer> => {
       if (position + length > size) throw new SnapshotInvalidError('the file ends early (cut short)')
-      const buffer = Buffer.allocUnsafe(length)
+      if (buffer.length < length) buffer = Buffer.allocUnsafe(Math.max(length, 2 * buffer.length))
       const { bytesRead } = await handle.read(buffer, 0, length, position)
       if (bytesRead !== length) throw new SnapshotInvalidError('the file ends early (cut short)')
-      return buffer
+      return buffer.subarray(0, length)
     }
-    const prefix = await readAt(0, MAGIC.length + 4)
+    const prefix = Buffer.from(await readAt(0, MAGIC.length + 4))
     if (!prefix.subarray(0, MAGIC.length).equals(MAGIC)) throw new SnapshotInvalidError('not a gallery snapshot')
     const headerLength = prefix.readUInt32BE(MAGIC.length)
     if (headerLength > MAX_HEADER_BYTES) throw new SnapshotInvalidError('header too long')
-    const headerBytes = await readAt(prefix.length, headerLength)
+    const headerBytes = Buffer.from(await readAt(prefix.length, headerLength))
     const header = parseHeader(headerBytes)
     if (header.environment_id !== expected.environmentId) throw new SnapshotInvalidError(`the snapshot is of environment ${header.environment_id}`)
     if (header.dimension !== expected.dimension)
@@ -183,47 +239,33 @@ export async function openSnapshot(
       throw new SnapshotInvalidError("the snapshot's key does not open under the environment key")
     }
     const digest = createHash('sha256').update(headerBytes).digest('hex')
-    const rowBytes = ID_BYTES + 1 + header.dimension
     const firstChunk = prefix.length + headerLength
-
-    /** Opens every chunk in order; rows chunks go to `onRows`. Returns the trailer. */
-    const walk = async (onRows: ((plain: Buffer) => void) | null): Promise<SnapshotTrailer> => {
-      let position = firstChunk
-      let rows = 0
-      for (let index = 0; ; index++) {
-        const length = (await readAt(position, 4)).readUInt32BE(0)
-        if (length > MAX_CHUNK_BYTES) throw new SnapshotInvalidError(`chunk ${index} too long`)
-        const sealed = await readAt(position + 4, length)
-        position += 4 + length
-        const last = position === size
-        let plain: Buffer
-        try {
-          plain = open(key, sealed, chunkContext(header.environment_id, digest, index, last))
-        } catch {
-          throw new SnapshotInvalidError(`chunk ${index} does not verify (altered, moved or cut short)`)
-        }
-        if (last) {
-          const trailer = parseTrailer(plain)
-          if (trailer.rows !== rows) throw new SnapshotInvalidError(`the trailer counts ${trailer.rows} rows, the chunks hold ${rows}`)
-          return trailer
-        }
-        if (plain.length % rowBytes !== 0) throw new SnapshotInvalidError(`chunk ${index} is not whole rows`)
-        rows += plain.length / rowBytes
-        onRows?.(plain)
-      }
-    }
-    const trailer = await walk(null)
     return {
       header,
-      trailer,
-      async load(onRow) {
-        await walk((plain) => {
-          for (let at = 0; at < plain.length; at += rowBytes) {
-            const hand = HANDS_BY_CODE[plain[at + ID_BYTES]]
-            if (!hand) throw new SnapshotInvalidError('a row names no hand')
-            onRow(uuidText(plain, at), hand, new Int8Array(plain.buffer, plain.byteOffset + at + ID_BYTES + 1, header.dimension))
+      async load(onPage) {
+        let position = firstChunk
+        let rows = 0
+        for (let index = 0; ; index++) {
+          const length = (await readAt(position, 4)).readUInt32BE(0)
+          if (length > MAX_CHUNK_BYTES) throw new SnapshotInvalidError(`chunk ${index} too long`)
+          const sealed = await readAt(position + 4, length)
+          position += 4 + length
+          const last = position === size
+          let plain: Buffer
+          try {
+            plain = open(key, sealed, chunkContext(header.environment_id, digest, index, last))
+          } catch {
+            throw new SnapshotInvalidError(`chunk ${index} does not verify (altered, moved or cut short)`)
           }
-        })
+          if (last) {
+            const trailer = parseTrailer(plain)
+            if (trailer.rows !== rows) throw new SnapshotInvalidError(`the trailer counts ${trailer.rows} rows, the chunks hold ${rows}`)
+            return trailer
+          }
+          const page = decodeRowsChunk(plain, header.dimension, index)
+          rows += page.count
+          onPage(page)
+        }
       },
       close: () => handle.close(),
     }
@@ -245,9 +287,14 @@ function parseHeader(bytes: Buffer): SnapshotHeader {
     typeof header.environment_id !== 'string' ||
     !Number.isSafeInteger(header.seq) ||
     !Number.isSafeInteger(header.dimension) ||
+    !Number.isSafeInteger(header.rows_hint) ||
+    !Array.isArray(header.latest_changes) ||
+    !header.latest_changes.every((change) => Array.isArray(change) && typeof change[0] === 'string' && Number.isSafeInteger(change[1])) ||
     typeof header.wrapped_key !== 'string'
   ) {
-    throw new SnapshotInvalidError('the header is not a format 1 snapshot header')
+    throw new SnapshotInvalidError(
+      header?.format === FORMAT ? 'the header is malformed' : `the snapshot is of format ${header?.format}, this version reads format ${FORMAT}`,
+    )
   }
   return header
 }

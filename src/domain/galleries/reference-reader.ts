@@ -20,16 +20,24 @@ const PAGES_AHEAD = 4
 const PARALLEL_DECRYPT_FROM_ROWS = 4_096
 const PROGRESS_EVERY_MS = 2_000
 
+/** A page of reference rows as read: member ids (36 characters each) and hands ('l'/'r') end to end, and the vectors (null: unreadable). */
+export interface ReadPage {
+  memberIds: string
+  hands: string
+  vectors: Array<Int8Array | null>
+}
+
+/** A page sink that hands each row to `onRow`, in order. */
+export function rowByRow(onRow: (memberId: string, hand: Hand, vector: Int8Array | null) => void): (page: ReadPage) => void {
+  return ({ memberIds, hands, vectors }) =>
+    vectors.forEach((vector, index) => onRow(memberIds.slice(36 * index, 36 * index + 36), hands[index] === 'l' ? 'left' : 'right', vector))
+}
+
 export interface ReferenceReader {
   /** The rows' int8 vectors, here; a row that cannot be read is logged and null. */
   open(environment: EnvironmentRow, rows: ReferenceRow[]): Promise<Array<Int8Array | null>>
-  /** Reads every row (of the shard) and hands each to `onRow` (null: unreadable); `expected` sizes the decryption. Returns the rows read. */
-  read(
-    environment: EnvironmentRow,
-    expected: number,
-    onRow: (memberId: string, hand: Hand, vector: Int8Array | null) => void,
-    only?: ShardFilter,
-  ): Promise<number>
+  /** Reads every row (of the shard) and hands each page to `onPage` (rowByRow: a row at a time); `expected` sizes the decryption. Returns the rows read. */
+  read(environment: EnvironmentRow, expected: number, onPage: (page: ReadPage) => void, only?: ShardFilter): Promise<number>
 }
 
 /**
@@ -89,7 +97,7 @@ export function createReferenceReader(options: { config: Config; sql: Sql; keyri
         template_id: rows[index].id,
         member_id: rows[index].member_id,
       })),
-    async read(environment, expected, onRow, only) {
+    async read(environment, expected, onPage, only) {
       const started = performance.now()
       const what = `environment ${environment.id}${only ? ` shard ${only.shard}/${only.shards}` : ''}`
       let lastLog = started
@@ -106,7 +114,7 @@ export function createReferenceReader(options: { config: Config; sql: Sql; keyri
             member_id: memberId(index),
             hand: hand(index),
           }))
-          vectors.forEach((vector, index) => onRow(memberId(index), hand(index), vector))
+          onPage({ memberIds: page.member_ids, hands: page.hands, vectors })
           read += page.rows
           if (performance.now() - lastLog > PROGRESS_EVERY_MS) {
             lastLog = performance.now()
