@@ -144,11 +144,14 @@ export const importCommand = () =>
     .option('--batch <n>', 'lines per batch', wholeNumber(1, 10_000), DEFAULT_BATCH)
     .option('--progress-lines', '{"handled": n} on stderr after each batch (for scripts) instead of a bar')
     .addOption(
-      new Option('--duplicate-search <how>', 'exact: scan every stored palm; cells: the cell index (docs/import.md); auto: the cells from 262 144 palms')
-        .choices(['auto', 'exact', 'cells'])
-        .default('auto'),
+      new Option(
+        '--duplicate-search <how>',
+        'exact: scan every stored palm, as enrollment does; cells: the cell index, faster but measured to miss a few matches (docs/import.md)',
+      )
+        .choices(['exact', 'cells'])
+        .default('exact'),
     )
-    .option('--cell-probes <n>', 'cells of the index each probe reads (default 32)', wholeNumber(1, 65_535))
+    .option('--cell-probes <n>', 'with --duplicate-search cells: cells of the index each probe reads (default 32)', wholeNumber(1, 65_535))
     .action(async (source: string, options: ImportOptionValues) => {
       if (source !== '-' && !existsSync(source)) throw new UsageError(`cannot read ${source}: no such file`)
       process.exitCode = await runImport({

@@ -2,12 +2,12 @@
 // uses, over the palms the environment's gallery holds when the import starts. Two levels of
 // centroids (about √M coarse ones, each with its share of the M fine ones; spherical k-means on a
 // sample) make placing a palm cost some hundreds of scores instead of M; each palm is stored in its
-// STORED nearest cells (rows laid out cell after cell in a gallery of the index's own), and a probe
-// reads the rows of its PROBED nearest cells, each row scored exactly with the matcher's int8
-// kernels, so every score it reports is the exact search's. What it can miss is a palm at or above
-// the threshold outside the probe's cells: the agreement with the exact search is measured
-// (bench/import-search.ts), not guaranteed. Members the import accepts are placed and appended (a
-// cell's rows are then several runs).
+// `stored` nearest cells (rows laid out cell after cell in a gallery of the index's own), and a
+// probe reads the rows of its `probed` nearest cells, each row scored exactly with the matcher's
+// int8 kernels, so every score it reports is the exact search's. What it can miss is a palm at or
+// above the threshold outside the probe's cells: the agreement with the exact search is measured
+// (bench/results/2026-11-28-import-search), not guaranteed, and was not complete there. Members
+// the import accepts are placed and appended (a cell's rows are then several runs).
 import type { Gallery, Matcher } from '@palmvein/matcher'
 import { byScoreThenId } from '@palmvein/matcher/gallery-search'
 import { scanRowRangesTopK, scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
@@ -22,14 +22,16 @@ export interface CellIndexSettings {
   probed: number
   /** Fine cells a palm is stored in. */
   stored: number
-  /** Coarse centroids whose fine cells a probe (or a palm being placed) compares with. */
+  /** Coarse centroids whose fine cells a probe compares with. */
   coarseProbed: number
+  /** Coarse centroids whose fine cells a palm being stored compares with. */
+  coarsePlaced: number
   /** Rows a cell holds on average (cells = stored palms × stored / this). */
   rowsPerCell: number
 }
 
 /** Measured against the exact search on planted registers (bench/results/2026-11-28-import-search). */
-export const CELL_INDEX_SETTINGS: CellIndexSettings = { probed: 32, stored: 2, coarseProbed: 4, rowsPerCell: 512 }
+export const CELL_INDEX_SETTINGS: CellIndexSettings = { probed: 32, stored: 2, coarseProbed: 32, coarsePlaced: 4, rowsPerCell: 512 }
 
 const SEED = 52
 /** Probes placed per scan of the coarse centroids. */
@@ -205,7 +207,7 @@ export async function buildDuplicateCellIndex(
   async function store(first: number, vectors: Int8Array, norms: Uint32Array): Promise<void> {
     const count = norms.length
     const stored = Math.min(settings.stored, centroids.cells)
-    const nearest = await nearestCells(centroids, vectors, norms, stored, 2)
+    const nearest = await nearestCells(centroids, vectors, norms, stored, settings.coarsePlaced)
     const byCell: number[][] = Array.from({ length: centroids.cells }, () => [])
     for (let index = 0; index < count; index++) {
       for (let slot = 0; slot < stored; slot++) {

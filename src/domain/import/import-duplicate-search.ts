@@ -1,8 +1,10 @@
 // Where an import batch's duplicate probes are searched (import-duplicates.ts decides from the
-// hits): the exact scan of the environment's gallery, or, from CELLS_FROM_ROWS palms, the cell
-// index (duplicate-cells.ts) for the palms stored before the batch plus an exact scan of the
-// batch's own candidates. The index is built at the import's first batch, holds what the import
-// accepts after that, and is dropped (then built again) when another process changed the gallery.
+// hits): the exact scan of the environment's gallery (the default, enrollment's search), or, when
+// asked for, the cell index (duplicate-cells.ts) for the palms stored before the batch plus an
+// exact scan of the batch's own candidates. The index is built at the import's first batch, holds
+// what the import accepts after that, and is dropped (then built again) when another process
+// changed the gallery. The cells are not the default: measured against the exact search they
+// missed a few matches (bench/results/2026-11-28-import-search/report.md).
 import { createMatcher, type Gallery, type Matcher } from '@palmvein/matcher'
 import { byScoreThenId } from '@palmvein/matcher/gallery-search'
 import { duplicateProbes, type HandProbes } from '../enrollment/enrollment.js'
@@ -10,10 +12,7 @@ import type { EnvironmentGallery } from '../galleries/galleries.js'
 import type { GalleryHit } from '../identification/identify-decision.js'
 import { buildDuplicateCellIndex, CELL_INDEX_SETTINGS, type CellIndexSettings, type DuplicateCellIndex } from './duplicate-cells.js'
 
-export type DuplicateSearchMode = 'exact' | 'cells' | 'auto'
-
-/** 'auto' searches the cells from this many palms in the gallery (the exact scan's cost grows with them). */
-export const CELLS_FROM_ROWS = 262144
+export type DuplicateSearchMode = 'exact' | 'cells'
 
 export interface SearchedCandidate {
   id: string
@@ -78,7 +77,7 @@ export function createBatchDuplicateSearch(
 
   return {
     async prepare(gallery) {
-      if (index || (mode === 'auto' && gallery.gallery.size < CELLS_FROM_ROWS)) return
+      if (index) return
       matcher ??= createMatcher({ dimension: gallery.environment.dimension, threads: matcherOptions.threads })
       const own = await matcher
       batchGallery ??= own.createGallery()

@@ -47,7 +47,7 @@ export interface ImportOptions {
   onProgress?(handled: number): void
   /** Threads that parse, check, seal and encode members once the input exceeds one batch (default: one per CPU; 0: this thread). */
   threads?: number
-  /** How the duplicate-palm search reads the stored palms (default 'auto': the cell index from CELLS_FROM_ROWS palms). */
+  /** How the duplicate-palm search reads the stored palms (default 'exact'; 'cells': the cell index, import-duplicate-search.ts). */
   duplicateSearch?: DuplicateSearchMode
   /** Cells of the index a probe reads (default CELL_INDEX_SETTINGS.probed). */
   cellProbes?: number
@@ -138,7 +138,7 @@ export async function importMembers(
   const search = allowDuplicates
     ? EXACT_SEARCH
     : createBatchDuplicateSearch(
-        options.duplicateSearch ?? 'auto',
+        options.duplicateSearch ?? 'exact',
         { threads: os.availableParallelism() },
         { ...CELL_INDEX_SETTINGS, probed: options.cellProbes ?? CELL_INDEX_SETTINGS.probed },
       )
