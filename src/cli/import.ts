@@ -151,7 +151,7 @@ export const importCommand = () =>
         .choices(['exact', 'cells'])
         .default('exact'),
     )
-    .option('--cell-probes <n>', 'with --duplicate-search cells: cells of the index each probe reads (default 32)', wholeNumber(1, 65_535))
+    .option('--cell-probes <n>', 'with --duplicate-search cells: cells of the index each probe reads (default 48)', wholeNumber(1, 65_535))
     .action(async (source: string, options: ImportOptionValues) => {
       if (source !== '-' && !existsSync(source)) throw new UsageError(`cannot read ${source}: no such file`)
       process.exitCode = await runImport({

@@ -20,8 +20,10 @@ import type { Hand } from '../../store/templates.js'
 export interface CellIndexSettings {
   /** Fine cells a probe reads. */
   probed: number
-  /** Fine cells a palm is stored in. */
+  /** Fine cells a palm stored when the index is built is stored in. */
   stored: number
+  /** Fine cells a palm the import adds is stored in (more: they may lie far from every centroid, trained before them). */
+  storedAdded: number
   /** Coarse centroids whose fine cells a probe compares with. */
   coarseProbed: number
   /** Coarse centroids whose fine cells a palm being stored compares with. */
@@ -31,7 +33,7 @@ export interface CellIndexSettings {
 }
 
 /** Measured against the exact search on planted registers (bench/results/2026-11-28-import-search). */
-export const CELL_INDEX_SETTINGS: CellIndexSettings = { probed: 32, stored: 2, coarseProbed: 32, coarsePlaced: 4, rowsPerCell: 512 }
+export const CELL_INDEX_SETTINGS: CellIndexSettings = { probed: 48, stored: 2, storedAdded: 4, coarseProbed: 32, coarsePlaced: 4, rowsPerCell: 512 }
 
 const SEED = 52
 /** Probes placed per scan of the coarse centroids. */
@@ -204,9 +206,9 @@ export async function buildDuplicateCellIndex(
   const ranges: number[][] = Array.from({ length: centroids.cells }, () => [])
 
   /** Stores the palms numbered `first`.. (their vectors packed) in their cells, cell after cell. */
-  async function store(first: number, vectors: Int8Array, norms: Uint32Array): Promise<void> {
+  async function store(first: number, vectors: Int8Array, norms: Uint32Array, cellsEach: number): Promise<void> {
     const count = norms.length
-    const stored = Math.min(settings.stored, centroids.cells)
+    const stored = Math.min(cellsEach, centroids.cells)
     const nearest = await nearestCells(centroids, vectors, norms, stored, settings.coarsePlaced)
     const byCell: number[][] = Array.from({ length: centroids.cells }, () => [])
     for (let index = 0; index < count; index++) {
@@ -228,7 +230,7 @@ export async function buildDuplicateCellIndex(
 
   const norms = new Uint32Array(members.length)
   for (let palm = 0; palm < members.length; palm++) norms[palm] = squaredNorm(packed, palm * dimension, (palm + 1) * dimension)
-  await store(0, packed, norms)
+  await store(0, packed, norms, settings.stored)
 
   return {
     cells: centroids.cells,
@@ -246,7 +248,7 @@ export async function buildDuplicateCellIndex(
         palms.map((palm) => palm.vector),
         dimension,
       )
-      await store(first, vectors, palmNorms)
+      await store(first, vectors, palmNorms, settings.storedAdded)
     },
     async search(probes, k, threshold) {
       const { vectors, norms: probeNorms } = pack(probes, dimension)
