@@ -6,11 +6,12 @@
 // line after each batch (what a script or the benchmark reads). Exit 0 when every line was
 // imported (or already present), 1 when some were refused; usage and connection errors exit 2
 // through the CLI's error handler.
-import { Command } from 'commander'
+import { Command, Option } from 'commander'
 import { createReadStream, createWriteStream, existsSync, type WriteStream } from 'node:fs'
 import { Presets, SingleBar } from 'cli-progress'
 import { tenantProject, withCliSession } from './session.js'
 import { importMembers, type ImportRejection } from '../domain/import/member-import.js'
+import type { DuplicateSearchMode } from '../domain/import/import-duplicate-search.js'
 import { importLines } from './import-thread.js'
 import { wholeNumber } from './arguments.js'
 import { stableMemberIds } from './import-identity.js'
@@ -26,6 +27,8 @@ interface ImportArguments {
   batch: number
   /** `{"handled": n}` on stderr after each batch instead of a bar. */
   progressLines?: boolean
+  duplicateSearch: DuplicateSearchMode
+  cellProbes?: number
 }
 
 /** The progress of the members handled (imported, skipped or refused) out of `total` lines (null: reading stdin). */
@@ -90,6 +93,8 @@ async function runImport(args: ImportArguments): Promise<number> {
       const input = args.source === '-' ? process.stdin : createReadStream(args.source)
       const summary = await importMembers({ ...session, sql: session.db.sql }, project, stableMemberIds(input, project.id), args.batch, importLines, {
         allowDuplicates: args.allowDuplicates,
+        duplicateSearch: args.duplicateSearch,
+        cellProbes: args.cellProbes,
         onRejected: (rejection: ImportRejection) => {
           byCode.set(rejection.code, (byCode.get(rejection.code) ?? 0) + 1)
           rejects?.write(JSON.stringify(rejection) + '\n')
@@ -116,6 +121,16 @@ async function runImport(args: ImportArguments): Promise<number> {
   })
 }
 
+interface ImportOptionValues {
+  project: string
+  allowDuplicates?: boolean
+  rejects?: string
+  batch: number
+  progressLines?: boolean
+  duplicateSearch: DuplicateSearchMode
+  cellProbes?: number
+}
+
 export const importCommand = () =>
   new Command('import')
     .description(
@@ -128,7 +143,16 @@ export const importCommand = () =>
     .option('--rejects <file>', "write each refused line's number, code and detail there")
     .option('--batch <n>', 'lines per batch', wholeNumber(1, 10_000), DEFAULT_BATCH)
     .option('--progress-lines', '{"handled": n} on stderr after each batch (for scripts) instead of a bar')
-    .action(async (source: string, options: { project: string; allowDuplicates?: boolean; rejects?: string; batch: number; progressLines?: boolean }) => {
+    .addOption(
+      new Option(
+        '--duplicate-search <how>',
+        'exact: scan every stored palm, as enrollment does; cells: the cell index, faster but measured to miss a few matches (docs/import.md)',
+      )
+        .choices(['exact', 'cells'])
+        .default('exact'),
+    )
+    .option('--cell-probes <n>', 'with --duplicate-search cells: cells of the index each probe reads (default 48)', wholeNumber(1, 65_535))
+    .action(async (source: string, options: ImportOptionValues) => {
       if (source !== '-' && !existsSync(source)) throw new UsageError(`cannot read ${source}: no such file`)
       process.exitCode = await runImport({
         project: options.project,
@@ -137,5 +161,7 @@ export const importCommand = () =>
         rejects: options.rejects ?? null,
         batch: options.batch,
         progressLines: options.progressLines ?? false,
+        duplicateSearch: options.duplicateSearch,
+        cellProbes: options.cellProbes,
       })
     })

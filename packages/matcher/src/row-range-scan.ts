@@ -39,10 +39,28 @@ function clip(segments: readonly Segment[], from: number, to: number): Segment[]
  * left out. With a pool the probes, not the rows, are split between the workers: the rows are a
  * few thousand that stay in cache while many probes read them.
  */
-export async function scanRowRangeTopK(
+export function scanRowRangeTopK(
   gallery: Gallery,
   from: number,
   to: number,
+  probes: Int8Array,
+  probeNorms: Uint32Array,
+  k: number,
+  scoreFloor: number,
+): Promise<TopK> {
+  return scanRowRangesTopK(gallery, [from, to], probes, probeNorms, k, scoreFloor)
+}
+
+/** Probes a pool worker takes at least: below that a round trip to the worker costs more than the scan. */
+const MIN_PROBES_PER_WORKER = 8
+
+/**
+ * scanRowRangeTopK over several runs of rows at once: `ranges` holds [from, to) pairs end to end
+ * (a cell of an inverted file whose rows were appended in several runs).
+ */
+export async function scanRowRangesTopK(
+  gallery: Gallery,
+  ranges: ArrayLike<number>,
   probes: Int8Array,
   probeNorms: Uint32Array,
   k: number,
@@ -54,9 +72,13 @@ export async function scanRowRangeTopK(
   const { dimension } = store.shape
   const rowEnd = await store.beginScan()
   try {
-    const base: ScanTask = { segments: clip(store.segments(rowEnd), from, to), shape: store.shape, probes, probeNorms, k, scoreFloor }
+    const all = store.segments(rowEnd)
+    const segments: Segment[] = []
+    for (let index = 0; index + 1 < ranges.length; index += 2) segments.push(...clip(all, ranges[index], ranges[index + 1]))
+    const base: ScanTask = { segments, shape: store.shape, probes, probeNorms, k, scoreFloor }
     const count = probeNorms.length
-    const per = Math.ceil(count / Math.max(1, engine.pool?.threads ?? 1))
+    const threads = Math.min(engine.pool?.threads ?? 1, Math.ceil(count / MIN_PROBES_PER_WORKER))
+    const per = Math.ceil(count / Math.max(1, threads))
     const parts = Math.ceil(count / Math.max(1, per))
     if (!engine.pool || parts <= 1) return runScanTask(engine.kernel, base)
     const slabs = store.memory.slabs && [...store.memory.slabs]

@@ -170,8 +170,8 @@ export async function findPairsByCells(matcher: Matcher, register: PalmRegister,
   return { pairs: book.sorted(), complete: true, cells, probes, candidateScores }
 }
 
-/** Spherical k-means on a seeded sample: a few rounds of assign (the matcher's exact scan) and average. */
-async function trainCentroids(matcher: Matcher, register: PalmRegister, cells: number, seed: number): Promise<Int8Array> {
+/** Spherical k-means on a seeded sample: a few rounds of assign (the matcher's exact scan) and average (also the import's duplicate cells). */
+export async function trainCentroids(matcher: Matcher, register: PalmRegister, cells: number, seed: number): Promise<Int8Array> {
   const { count: palms, dimension } = register
   const gallery = matcher.createGallery({ ids: 'uuid' })
   const random = createRandom(seed)

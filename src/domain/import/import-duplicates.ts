@@ -6,8 +6,9 @@
 // earlier candidate of the batch that was accepted, while a later candidate, or one refused, does
 // not count. Where a candidate's hits cannot tell (all of them later or refused candidates above the
 // threshold), the rest of the batch is checked one by one.
-import { duplicateAmong, duplicateProbes, findDuplicate, type DuplicateMatch, type HandProbes } from '../enrollment/enrollment.js'
+import { duplicateAmong, findDuplicate, type DuplicateMatch, type HandProbes } from '../enrollment/enrollment.js'
 import type { EnvironmentGallery, Galleries } from '../galleries/galleries.js'
+import { EXACT_SEARCH, type BatchDuplicateSearch } from './import-duplicate-search.js'
 import { rowsForMembers } from '../identification/identify-decision.js'
 
 export interface ScreenedCandidate {
@@ -29,6 +30,7 @@ export async function screenCandidates(
   gallery: EnvironmentGallery,
   candidates: readonly ScreenedCandidate[],
   headroom: number,
+  search: BatchDuplicateSearch = EXACT_SEARCH,
 ): Promise<Verdict[]> {
   const verdicts: Verdict[] = []
   const stage = (candidate: ScreenedCandidate) => {
@@ -38,9 +40,10 @@ export async function screenCandidates(
     for (const candidate of candidates.slice(from)) galleries.removeMember(gallery.environment.id, candidate.id)
   }
   let accepted = 0
+  await search.prepare(gallery)
   try {
     candidates.forEach(stage)
-    const results = await Promise.all(candidates.map((candidate) => gallery.gallery.searchBatch(duplicateProbes(candidate.hands), { k: BATCH_SEARCH_ROWS })))
+    const results = await search.search(gallery, candidates, BATCH_SEARCH_ROWS)
     const place = new Map(candidates.map((candidate, index) => [candidate.id, index]))
     for (let index = 0; index < candidates.length; index++) {
       const self = candidates[index].id
@@ -73,6 +76,7 @@ export async function screenCandidates(
       stage(candidates[index])
       accepted += 1
     }
+    await search.accepted(candidates.filter((_, index) => verdicts[index].accepted))
   } catch (error) {
     // Nothing is accepted when staging or a search fails: every staged row leaves the gallery again.
     unstage(0)

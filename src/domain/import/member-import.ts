@@ -20,6 +20,8 @@ import { environmentById, type EnvironmentRow } from '../../store/organizations.
 import type { ProjectRow } from '../../store/projects.js'
 import type { HandProbes } from '../enrollment/enrollment.js'
 import { screenCandidates } from './import-duplicates.js'
+import { createBatchDuplicateSearch, EXACT_SEARCH, type BatchDuplicateSearch, type DuplicateSearchMode } from './import-duplicate-search.js'
+import { CELL_INDEX_SETTINGS } from './duplicate-cells.js'
 import { createImportPool, type ImportLines, type ImportPool } from './import-pool.js'
 import { prepareImportLines, type PrepareResult, type PrepareTask } from './import-prepare.js'
 import { lineBatches, type ImportRejection } from './line-batches.js'
@@ -45,6 +47,10 @@ export interface ImportOptions {
   onProgress?(handled: number): void
   /** Threads that parse, check, seal and encode members once the input exceeds one batch (default: one per CPU; 0: this thread). */
   threads?: number
+  /** How the duplicate-palm search reads the stored palms (default 'exact'; 'cells': the cell index, import-duplicate-search.ts). */
+  duplicateSearch?: DuplicateSearchMode
+  /** Cells of the index a probe reads (default CELL_INDEX_SETTINGS.probed). */
+  cellProbes?: number
 }
 
 /** A checked and sealed member of a batch; `index` is its place in the batch's rows. */
@@ -129,6 +135,13 @@ export async function importMembers(
   // Every CPU: the reading and writing thread mostly waits (for the threads and the database).
   const threads = options.threads ?? os.availableParallelism()
   const preparer = createPreparer(threads, lines)
+  const search = allowDuplicates
+    ? EXACT_SEARCH
+    : createBatchDuplicateSearch(
+        options.duplicateSearch ?? 'exact',
+        { threads: os.availableParallelism() },
+        { ...CELL_INDEX_SETTINGS, probed: options.cellProbes ?? CELL_INDEX_SETTINGS.probed },
+      )
   const preparing: Array<Promise<PrepareResult>> = []
   // Writes in flight, oldest first. Settling one rethrows its failure.
   const writing: Array<Promise<void>> = []
@@ -143,7 +156,7 @@ export async function importMembers(
     // without a recount; any other batch, and the last, waits for the writes before it.
     const overlap = !last && flushes.deferred && allowDuplicates && admittedWithoutRecount(headcount, candidates.length, project)
     await settle(overlap ? OVERLAPPING_WRITES - 1 : 0)
-    const batch: BatchWrite = { allowDuplicates, summary, reject, headcount, durable: last || !flushes.deferred, overlap }
+    const batch: BatchWrite = { allowDuplicates, search, summary, reject, headcount, durable: last || !flushes.deferred, overlap }
     headcount.pending += candidates.length
     const written = importBatch(app, project, environment, candidates, result.rows, batch)
       .then((committed) => {
@@ -179,6 +192,7 @@ export async function importMembers(
     // A failure while reading leaves no write running behind the caller's back.
     await Promise.allSettled(writing)
     await preparer.close()
+    await search.close()
   }
   summary.seconds = (performance.now() - started) / 1000
   return summary
@@ -220,6 +234,8 @@ function createPreparer(threads: number, lines: ImportLines) {
 /** How a batch is written, and where its outcome is counted. */
 interface BatchWrite {
   allowDuplicates: boolean
+  /** Where the duplicate probes are searched. */
+  search: BatchDuplicateSearch
   summary: ImportSummary
   reject(rejection: ImportRejection): void
   headcount: HeadcountEstimate
@@ -332,11 +348,12 @@ async function admitFresh(
   tx: Queryable,
   fresh: Candidate[],
   gallery: EnvironmentGallery | null,
-  { reject, headcount }: BatchWrite,
+  { reject, headcount, search }: BatchWrite,
 ): Promise<Candidate[]> {
   const rejectOverHeadcount = (candidate: Candidate) =>
     reject({ line: candidate.line, code: 'headcount_reached', detail: `project ${project.id} would exceed its headcount of ${project.headcount} members` })
-  if (gallery) await app.galleries.catchUp(gallery, tx)
+  // Changes of other processes reach the gallery here; the cell index, built before them, is rebuilt.
+  if (gallery && (await app.galleries.catchUp(gallery, tx)) > 0) search.invalidate()
   // Counted under the lock at the first batch and again near the headcount; between, the
   // count plus what this import added (a count per batch made a 1M-member import quadratic).
   if (headcount.members === null || headcount.members + fresh.length > project.headcount * RECOUNT_ABOVE_SHARE) {
@@ -348,7 +365,7 @@ async function admitFresh(
     return fresh.slice(0, Math.max(0, headroom))
   }
   const admitted: Candidate[] = []
-  const verdicts = await screenCandidates(app.galleries, gallery, fresh, headroom)
+  const verdicts = await screenCandidates(app.galleries, gallery, fresh, headroom, search)
   verdicts.forEach((verdict, index) => {
     const candidate = fresh[index]
     if (verdict.accepted) admitted.push(candidate)

@@ -1,0 +1,288 @@
+// The cell index of a large import's duplicate-palm search: an inverted file, as `palmvein dedup`
+// uses, over the palms the environment's gallery holds when the import starts. Two levels of
+// centroids (about √M coarse ones, each with its share of the M fine ones; spherical k-means on a
+// sample) make placing a palm cost some hundreds of scores instead of M; each palm is stored in its
+// `stored` nearest cells (rows laid out cell after cell in a gallery of the index's own), and a
+// probe reads the rows of its `probed` nearest cells, each row scored exactly with the matcher's
+// int8 kernels, so every score it reports is the exact search's. What it can miss is a palm at or
+// above the threshold outside the probe's cells: the agreement with the exact search is measured
+// (bench/results/2026-11-28-import-search), not guaranteed, and was not complete there. Members
+// the import accepts are placed and appended (a cell's rows are then several runs).
+import type { Gallery, Matcher } from '@palmvein/matcher'
+import { byScoreThenId } from '@palmvein/matcher/gallery-search'
+import { scanRowRangesTopK, scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
+import { rowId } from '../dedup/dedup-cell-layout.js'
+import { trainCentroids } from '../dedup/dedup-cells.js'
+import { HANDS } from '../galleries/galleries.js'
+import type { GalleryHit } from '../identification/identify-decision.js'
+import type { Hand } from '../../store/templates.js'
+
+export interface CellIndexSettings {
+  /** Fine cells a probe reads. */
+  probed: number
+  /** Fine cells a palm stored when the index is built is stored in. */
+  stored: number
+  /** Fine cells a palm the import adds is stored in (more: they may lie far from every centroid, trained before them). */
+  storedAdded: number
+  /** Coarse centroids whose fine cells a probe compares with. */
+  coarseProbed: number
+  /** Coarse centroids whose fine cells a palm being stored compares with. */
+  coarsePlaced: number
+  /** Rows a cell holds on average (cells = stored palms × stored / this). */
+  rowsPerCell: number
+}
+
+/** Measured against the exact search on planted registers (bench/results/2026-11-28-import-search). */
+export const CELL_INDEX_SETTINGS: CellIndexSettings = { probed: 48, stored: 2, storedAdded: 4, coarseProbed: 32, coarsePlaced: 4, rowsPerCell: 512 }
+
+const SEED = 52
+/** Probes placed per scan of the coarse centroids. */
+const BLOCK = 4096
+
+export interface DuplicateCellIndex {
+  readonly cells: number
+  readonly palms: number
+  /** Places and stores palms (the members an import batch accepted). */
+  add(palms: ReadonlyArray<{ memberId: string; hand: Hand; vector: Int8Array }>): Promise<void>
+  /** Per probe, every stored palm of its cells scoring at or above `threshold`, best first (ties by id, then hand), at most `k`. */
+  search(probes: readonly Int8Array[], k: number, threshold: number): Promise<GalleryHit[][]>
+}
+
+/** Two-level centroids: coarse c owns the fine cells [fineStart[c], fineStart[c + 1]). */
+interface Centroids {
+  coarse: Gallery
+  fine: Gallery
+  fineStart: number[]
+  cells: number
+}
+
+const squaredNorm = (vector: Int8Array, from = 0, to = vector.length) => {
+  let norm = 0
+  for (let index = from; index < to; index++) norm += vector[index] * vector[index]
+  return norm
+}
+
+/** The palms of `gallery` (both hands) now, as one packed copy. */
+function readPalms(gallery: Gallery, dimension: number) {
+  const vectors: Int8Array[] = []
+  const members: string[] = []
+  const hands: Hand[] = []
+  for (const hand of HANDS) {
+    for (let from: number | null = 0; from !== null; ) {
+      const page = gallery.readRows(hand, from, 65536)
+      vectors.push(page.vectors)
+      for (const id of page.ids) {
+        members.push(id)
+        hands.push(hand)
+      }
+      from = page.next
+    }
+  }
+  const packed = new Int8Array(members.length * dimension)
+  let offset = 0
+  for (const part of vectors) {
+    packed.set(part, offset)
+    offset += part.length
+  }
+  return { packed, members, hands }
+}
+
+/** Trains the two levels on a seeded sample of the packed palms. */
+async function trainTwoLevels(matcher: Matcher, packed: Int8Array, count: number, cells: number): Promise<Centroids> {
+  const { dimension } = matcher
+  const vectorOf = (palm: number) => packed.subarray(palm * dimension, (palm + 1) * dimension)
+  const coarseCount = Math.max(1, Math.min(cells, Math.round(Math.sqrt(cells))))
+  const coarseVectors = await trainCentroids(matcher, { count, dimension, vector: vectorOf, owner: (palm) => palm }, coarseCount, SEED)
+  const coarse = matcher.createGallery({ ids: 'uuid' })
+  for (let cell = 0; cell < coarseCount; cell++) coarse.upsert(rowId(cell), coarseVectors.subarray(cell * dimension, (cell + 1) * dimension))
+  // Each coarse centroid's fine cells are trained on a sample of the palms nearest it, as many as its share of the sample.
+  const sampleSize = Math.min(count, cells * 16)
+  const step = count / sampleSize
+  const sample = Array.from({ length: sampleSize }, (_, index) => Math.floor(index * step))
+  const groups: number[][] = Array.from({ length: coarseCount }, () => [])
+  for (let first = 0; first < sample.length; first += BLOCK) {
+    const block = sample.slice(first, first + BLOCK)
+    const { vectors, norms } = pack(block.map(vectorOf), dimension)
+    const top = await scanRowRangeTopK(coarse, 0, coarseCount, vectors, norms, 1, 0)
+    block.forEach((palm, index) => groups[top.rows[index]].push(palm))
+  }
+  const fine = matcher.createGallery({ ids: 'uuid' })
+  const fineStart = [0]
+  for (let group = 0; group < coarseCount; group++) {
+    const members = groups[group]
+    // An empty gallery still gets one cell, for the palms added later.
+    const share = members.length ? Math.max(1, Math.round((cells * members.length) / sampleSize)) : sampleSize === 0 && group === 0 ? 1 : 0
+    const register = { count: members.length, dimension, vector: (index: number) => vectorOf(members[index]), owner: (index: number) => index }
+    const vectors = share ? await trainCentroids(matcher, register, share, SEED + group) : new Int8Array(0)
+    for (let cell = 0; cell < share; cell++) fine.upsert(rowId(fineStart[group] + cell), vectors.subarray(cell * dimension, (cell + 1) * dimension))
+    fineStart.push(fineStart[group] + share)
+  }
+  return { coarse, fine, fineStart, cells: fineStart[coarseCount] }
+}
+
+function pack(vectors: readonly Int8Array[], dimension: number): { vectors: Int8Array; norms: Uint32Array } {
+  const packed = new Int8Array(vectors.length * dimension)
+  const norms = new Uint32Array(vectors.length)
+  vectors.forEach((vector, index) => {
+    packed.set(vector, index * dimension)
+    norms[index] = squaredNorm(vector)
+  })
+  return { vectors: packed, norms }
+}
+
+/** The packed vectors (and squared norms) numbered `indices`, packed in that order. */
+function gather(vectors: Int8Array, norms: Uint32Array, indices: readonly number[], dimension: number): { packed: Int8Array; norms: Uint32Array } {
+  const packed = new Int8Array(indices.length * dimension)
+  const gathered = new Uint32Array(indices.length)
+  indices.forEach((index, slot) => {
+    packed.set(vectors.subarray(index * dimension, (index + 1) * dimension), slot * dimension)
+    gathered[slot] = norms[index]
+  })
+  return { packed, norms: gathered }
+}
+
+/**
+ * Each vector's `want` nearest fine cells (nearest first; -1 past the cells there are), among the
+ * fine cells of its `coarseWant` nearest coarse centroids.
+ */
+async function nearestCells(centroids: Centroids, vectors: Int8Array, norms: Uint32Array, want: number, coarseWant: number): Promise<Int32Array> {
+  const { coarse, fine, fineStart } = centroids
+  const dimension = vectors.length / Math.max(1, norms.length)
+  const count = norms.length
+  const coarseCount = fineStart.length - 1
+  const coarseK = Math.min(coarseWant, coarseCount)
+  const nearest = new Int32Array(count * want).fill(-1)
+  for (let first = 0; first < count; first += BLOCK) {
+    const last = Math.min(count, first + BLOCK)
+    const top = await scanRowRangeTopK(coarse, 0, coarseCount, vectors.subarray(first * dimension, last * dimension), norms.subarray(first, last), coarseK, 0)
+    // Per coarse centroid, the vectors of the block that compare with its fine cells.
+    const readers: number[][] = Array.from({ length: coarseCount }, () => [])
+    for (let index = first; index < last; index++) {
+      for (let slot = 0; slot < coarseK; slot++) {
+        const group = top.rows[(index - first) * coarseK + slot]
+        if (group >= 0 && fineStart[group + 1] > fineStart[group]) readers[group].push(index)
+      }
+    }
+    const found: Array<Array<{ cell: number; score: number }>> = Array.from({ length: last - first }, () => [])
+    await Promise.all(
+      readers.map(async (indices, group) => {
+        if (!indices.length) return
+        const { packed, norms: groupNorms } = gather(vectors, norms, indices, dimension)
+        const cells = fineStart[group + 1] - fineStart[group]
+        const k = Math.min(want, cells)
+        const result = await scanRowRangeTopK(fine, fineStart[group], fineStart[group + 1], packed, groupNorms, k, 0)
+        indices.forEach((index, slot) => {
+          for (let rank = 0; rank < k; rank++) {
+            const cell = result.rows[slot * k + rank]
+            if (cell >= 0) found[index - first].push({ cell, score: result.scores[slot * k + rank] })
+          }
+        })
+      }),
+    )
+    found.forEach((cells, offset) => {
+      cells.sort((a, b) => b.score - a.score || a.cell - b.cell)
+      for (let slot = 0; slot < Math.min(want, cells.length); slot++) nearest[(first + offset) * want + slot] = cells[slot].cell
+    })
+  }
+  return nearest
+}
+
+/** Builds the index over the palms `gallery` holds now. `matcher` should be the caller's own (its memory goes back when it closes). */
+export async function buildDuplicateCellIndex(
+  matcher: Matcher,
+  gallery: Gallery,
+  settings: CellIndexSettings = CELL_INDEX_SETTINGS,
+): Promise<DuplicateCellIndex> {
+  const { dimension } = matcher
+  const { packed, members, hands } = readPalms(gallery, dimension)
+  const cells = Math.max(1, Math.min(65535, Math.round((members.length * settings.stored) / settings.rowsPerCell)))
+  const centroids = await trainTwoLevels(matcher, packed, members.length, cells)
+  const cellGallery = matcher.createGallery({ ids: 'uuid' })
+  // Row r of the cell gallery holds palm rowPalm[r]; palm p is member palmMember[p]'s hand palmHand[p].
+  const palmMember: string[] = members
+  const palmHand: Hand[] = hands
+  const rowPalm: number[] = []
+  // Cell c is the runs of rows ranges[c] ([from, to) pairs end to end).
+  const ranges: number[][] = Array.from({ length: centroids.cells }, () => [])
+
+  /** Stores the palms numbered `first`.. (their vectors packed) in their cells, cell after cell. */
+  async function store(first: number, vectors: Int8Array, norms: Uint32Array, cellsEach: number): Promise<void> {
+    const count = norms.length
+    const stored = Math.min(cellsEach, centroids.cells)
+    const nearest = await nearestCells(centroids, vectors, norms, stored, settings.coarsePlaced)
+    const byCell: number[][] = Array.from({ length: centroids.cells }, () => [])
+    for (let index = 0; index < count; index++) {
+      for (let slot = 0; slot < stored; slot++) {
+        const cell = nearest[index * stored + slot]
+        if (cell >= 0) byCell[cell].push(index)
+      }
+    }
+    byCell.forEach((indices, cell) => {
+      if (!indices.length) return
+      const from = rowPalm.length
+      for (const index of indices) {
+        cellGallery.upsert(rowId(rowPalm.length), vectors.subarray(index * dimension, (index + 1) * dimension))
+        rowPalm.push(first + index)
+      }
+      ranges[cell].push(from, rowPalm.length)
+    })
+  }
+
+  const norms = new Uint32Array(members.length)
+  for (let palm = 0; palm < members.length; palm++) norms[palm] = squaredNorm(packed, palm * dimension, (palm + 1) * dimension)
+  await store(0, packed, norms, settings.stored)
+
+  return {
+    cells: centroids.cells,
+    get palms() {
+      return palmMember.length
+    },
+    async add(palms) {
+      if (!palms.length) return
+      const first = palmMember.length
+      for (const palm of palms) {
+        palmMember.push(palm.memberId)
+        palmHand.push(palm.hand)
+      }
+      const { vectors, norms: palmNorms } = pack(
+        palms.map((palm) => palm.vector),
+        dimension,
+      )
+      await store(first, vectors, palmNorms, settings.storedAdded)
+    },
+    async search(probes, k, threshold) {
+      const { vectors, norms: probeNorms } = pack(probes, dimension)
+      const probed = Math.min(settings.probed, centroids.cells)
+      const nearest = await nearestCells(centroids, vectors, probeNorms, probed, settings.coarseProbed)
+      const readers: number[][] = Array.from({ length: centroids.cells }, () => [])
+      for (let probe = 0; probe < probes.length; probe++) {
+        for (let slot = 0; slot < probed; slot++) {
+          const cell = nearest[probe * probed + slot]
+          if (cell >= 0 && ranges[cell].length) readers[cell].push(probe)
+        }
+      }
+      const found: Array<Map<number, number>> = probes.map(() => new Map())
+      await Promise.all(
+        readers.map(async (indices, cell) => {
+          if (!indices.length) return
+          const { packed, norms: cellNorms } = gather(vectors, probeNorms, indices, dimension)
+          // A cell's best k palms include every one of the probe's best k that the cell holds.
+          const result = await scanRowRangesTopK(cellGallery, ranges[cell], packed, cellNorms, k, threshold)
+          indices.forEach((probe, slot) => {
+            for (let rank = 0; rank < k; rank++) {
+              const row = result.rows[slot * k + rank]
+              const score = result.scores[slot * k + rank]
+              if (row >= 0 && score >= threshold) found[probe].set(rowPalm[row], score)
+            }
+          })
+        }),
+      )
+      return found.map((palms) =>
+        [...palms]
+          .map(([palm, score]): GalleryHit => ({ id: palmMember[palm], score, partition: palmHand[palm] }))
+          .sort(byScoreThenId)
+          .slice(0, k),
+      )
+    },
+  }
+}
