@@ -8,7 +8,7 @@
 // above the threshold outside the probe's cells: the agreement with the exact search is measured
 // (bench/results/2026-11-28-import-search), not guaranteed, and was not complete there. Members
 // the import accepts are placed and appended (a cell's rows are then several runs).
-import type { Gallery, Matcher } from '@palmvein/matcher'
+import { normSquaredInt8, type Gallery, type Matcher } from '@palmvein/matcher'
 import { byScoreThenId } from '@palmvein/matcher/gallery-search'
 import { scanRowRangesTopK, scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
 import { rowId } from '../dedup/dedup-cell-layout.js'
@@ -56,21 +56,17 @@ interface Centroids {
   cells: number
 }
 
-const squaredNorm = (vector: Int8Array, from = 0, to = vector.length) => {
-  let norm = 0
-  for (let index = from; index < to; index++) norm += vector[index] * vector[index]
-  return norm
-}
-
-/** The palms of `gallery` (both hands) now, as one packed copy. */
+/** The palms of `gallery` (both hands) now, as one packed copy, with the squared norms the gallery keeps. */
 function readPalms(gallery: Gallery, dimension: number) {
   const vectors: Int8Array[] = []
+  const normParts: Uint32Array[] = []
   const members: string[] = []
   const hands: Hand[] = []
   for (const hand of HANDS) {
     for (let from: number | null = 0; from !== null; ) {
       const page = gallery.readRows(hand, from, 65536)
       vectors.push(page.vectors)
+      normParts.push(page.norms)
       for (const id of page.ids) {
         members.push(id)
         hands.push(hand)
@@ -79,12 +75,14 @@ function readPalms(gallery: Gallery, dimension: number) {
     }
   }
   const packed = new Int8Array(members.length * dimension)
+  const norms = new Uint32Array(members.length)
   let offset = 0
-  for (const part of vectors) {
+  vectors.forEach((part, index) => {
     packed.set(part, offset)
+    norms.set(normParts[index], offset / dimension)
     offset += part.length
-  }
-  return { packed, members, hands }
+  })
+  return { packed, norms, members, hands }
 }
 
 /** Trains the two levels on a seeded sample of the packed palms. */
@@ -125,7 +123,7 @@ function pack(vectors: readonly Int8Array[], dimension: number): { vectors: Int8
   const norms = new Uint32Array(vectors.length)
   vectors.forEach((vector, index) => {
     packed.set(vector, index * dimension)
-    norms[index] = squaredNorm(vector)
+    norms[index] = normSquaredInt8(vector)
   })
   return { vectors: packed, norms }
 }
@@ -194,7 +192,7 @@ export async function buildDuplicateCellIndex(
   settings: CellIndexSettings = CELL_INDEX_SETTINGS,
 ): Promise<DuplicateCellIndex> {
   const { dimension } = matcher
-  const { packed, members, hands } = readPalms(gallery, dimension)
+  const { packed, norms, members, hands } = readPalms(gallery, dimension)
   const cells = Math.max(1, Math.min(65535, Math.round((members.length * settings.stored) / settings.rowsPerCell)))
   const centroids = await trainTwoLevels(matcher, packed, members.length, cells)
   const cellGallery = matcher.createGallery({ ids: 'uuid' })
@@ -228,8 +226,6 @@ export async function buildDuplicateCellIndex(
     })
   }
 
-  const norms = new Uint32Array(members.length)
-  for (let palm = 0; palm < members.length; palm++) norms[palm] = squaredNorm(packed, palm * dimension, (palm + 1) * dimension)
   await store(0, packed, norms, settings.stored)
 
   return {
