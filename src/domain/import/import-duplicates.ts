@@ -6,15 +6,13 @@
 // earlier candidate of the batch that was accepted, while a later candidate, or one refused, does
 // not count. Where a candidate's hits cannot tell (all of them later or refused candidates above the
 // threshold), the rest of the batch is checked one by one.
-import { duplicateAmong, findDuplicate, type DuplicateMatch, type HandProbes } from '../enrollment/enrollment.js'
+import { duplicateAmong, findDuplicate, type DuplicateMatch } from '../enrollment/enrollment.js'
 import type { EnvironmentGallery, Galleries } from '../galleries/galleries.js'
-import { EXACT_SEARCH, type BatchDuplicateSearch } from './import-duplicate-search.js'
+import { EXACT_SEARCH, type BatchDuplicateSearch, type SearchedCandidate } from './import-duplicate-search.js'
 import { rowsForMembers } from '../identification/identify-decision.js'
 
-export interface ScreenedCandidate {
-  id: string
-  hands: HandProbes[]
-}
+/** A candidate of a batch: its id and its hands' probes (the duplicate search's own shape). */
+export type ScreenedCandidate = SearchedCandidate
 
 export type Verdict = { accepted: true } | { accepted: false; headcount: true } | { accepted: false; headcount: false; duplicate: DuplicateMatch }
 
