@@ -2,6 +2,7 @@
 // WASM module) once, in workerData; a task carries only segment offsets and the probes.
 import { Piscina } from 'piscina'
 import type { BackendName } from './backend.js'
+import type { CellsTask } from './cells-task.js'
 import type { ScanTask } from './scan-task.js'
 import type { SharedMemory } from './shared-memory.js'
 import type { TopK } from './top-k.js'
@@ -10,6 +11,8 @@ import type { WorkerSetup } from './worker.js'
 export interface ScanPool {
   readonly threads: number
   run(task: ScanTask): Promise<TopK>
+  /** Runs the worker's `scanCells` (cells-task.ts). */
+  runCells(task: CellsTask): Promise<TopK>
   close(): Promise<void>
 }
 
@@ -34,7 +37,7 @@ export function createScanPool(options: ScanPoolOptions): ScanPool {
     wasmModule: options.wasmModule,
     isa: options.isa,
   }
-  const piscina = new Piscina<ScanTask, TopK>({
+  const piscina = new Piscina<ScanTask | CellsTask, TopK>({
     filename: workerUrl.href,
     minThreads: options.threads,
     maxThreads: options.threads,
@@ -46,6 +49,7 @@ export function createScanPool(options: ScanPoolOptions): ScanPool {
   return {
     threads: options.threads,
     run: (task) => piscina.run(task),
+    runCells: (task) => piscina.run(task, { name: 'scanCells' }),
     close: () => piscina.destroy(),
   }
 }

@@ -2,11 +2,13 @@
 // src/domain/dedup/dedup-cells.ts): many probes scanned against one run of rows, results as rows and
 // scores rather than ids. Hits as id strings cost more than the scan itself when two million
 // probes each read a few thousand rows. Unpartitioned rows only; not exported from index.ts.
+import { type CellScan, runCellsTask } from './cells-task.js'
 import { galleryEngineOf, galleryStoreOf, type Gallery } from './gallery.js'
 import type { GalleryStore } from './gallery-store.js'
 import type { Segment } from './kernel.js'
+import type { ScanEngine } from './scanner.js'
 import { runScanTask, type ScanTask } from './scan-task.js'
-import type { TopK } from './top-k.js'
+import { concatTopK, emptyTopK, type TopK } from './top-k.js'
 
 function storeOf(gallery: Gallery): GalleryStore {
   const store = galleryStoreOf(gallery)
@@ -54,11 +56,24 @@ export function scanRowRangeTopK(
 /** Probes a pool worker takes at least: below that a round trip to the worker costs more than the scan. */
 const MIN_PROBES_PER_WORKER = 8
 
+/** Runs `scan` over the gallery's rows as they are now (rows upserted meanwhile wait for the next scan). */
+async function whileScanning<T>(gallery: Gallery, scan: (engine: ScanEngine, store: GalleryStore, segments: Segment[]) => Promise<T> | T): Promise<T> {
+  const engine = galleryEngineOf(gallery)
+  if (!engine) throw new RangeError('not a gallery of this matcher')
+  const store = storeOf(gallery)
+  const rowEnd = await store.beginScan()
+  try {
+    return await scan(engine, store, store.segments(rowEnd))
+  } finally {
+    store.endScan()
+  }
+}
+
 /**
  * scanRowRangeTopK over several runs of rows at once: `ranges` holds [from, to) pairs end to end
  * (a cell of an inverted file whose rows were appended in several runs).
  */
-export async function scanRowRangesTopK(
+export function scanRowRangesTopK(
   gallery: Gallery,
   ranges: ArrayLike<number>,
   probes: Int8Array,
@@ -66,13 +81,8 @@ export async function scanRowRangesTopK(
   k: number,
   scoreFloor: number,
 ): Promise<TopK> {
-  const engine = galleryEngineOf(gallery)
-  if (!engine) throw new RangeError('not a gallery of this matcher')
-  const store = storeOf(gallery)
-  const { dimension } = store.shape
-  const rowEnd = await store.beginScan()
-  try {
-    const all = store.segments(rowEnd)
+  return whileScanning(gallery, async (engine, store, all) => {
+    const { dimension } = store.shape
     const segments: Segment[] = []
     for (let index = 0; index + 1 < ranges.length; index += 2) segments.push(...clip(all, ranges[index], ranges[index + 1]))
     const base: ScanTask = { segments, shape: store.shape, probes, probeNorms, k, scoreFloor }
@@ -90,14 +100,78 @@ export async function scanRowRangesTopK(
         return engine.pool!.run({ ...base, slabs, probes: probes.slice(first * dimension, last * dimension), probeNorms: probeNorms.slice(first, last) })
       }),
     )
-    const rows = new Int32Array(count * k)
-    const scores = new Float64Array(count * k)
-    results.forEach((result, part) => {
-      rows.set(result.rows, part * per * k)
-      scores.set(result.scores, part * per * k)
-    })
-    return { probeCount: count, k, rows, scores }
-  } finally {
-    store.endScan()
+    return concatTopK(results, k)
+  })
+}
+
+/** One cell of scanCellsTopK: its runs of rows ([from, to) pairs end to end) and the probes that read it. */
+export interface CellRead {
+  ranges: readonly number[]
+  probes: readonly number[]
+}
+
+/**
+ * Many scanRowRangesTopK at once: per cell, the best `k` of its rows for each probe it names (the
+ * probes packed once in `probes`). The lists come cell after cell, each cell's probes in the order
+ * it names them. With a pool the cells are cut into one contiguous part per worker, of about equal
+ * work (rows × probes), and each part is one task.
+ */
+export async function scanCellsTopK(
+  gallery: Gallery,
+  cells: readonly CellRead[],
+  probes: Int8Array,
+  probeNorms: Uint32Array,
+  k: number,
+  scoreFloor: number,
+): Promise<TopK> {
+  // No cell to read (the gallery may not have rows yet).
+  if (!cells.length) return emptyTopK(0, k)
+  return whileScanning(gallery, async (engine, store, all) => {
+    const scans: CellScan[] = []
+    const work: number[] = []
+    for (const cell of cells) {
+      const segments: Segment[] = []
+      let rows = 0
+      for (let index = 0; index + 1 < cell.ranges.length; index += 2) {
+        for (const segment of clip(all, cell.ranges[index], cell.ranges[index + 1])) {
+          segments.push(segment)
+          rows += segment.rowEnd - segment.rowStart
+        }
+      }
+      scans.push({ segments, probes: Int32Array.from(cell.probes) })
+      work.push(rows * cell.probes.length)
+    }
+    const base = { shape: store.shape, probes, probeNorms, k, scoreFloor }
+    const parts = engine.pool ? splitByWork(work, engine.pool.threads) : [scans.length]
+    if (!engine.pool || parts.length <= 1) return runCellsTask(engine.kernel, { ...base, cells: scans })
+    const slabs = store.memory.slabs && [...store.memory.slabs]
+    // A view would carry its whole buffer to every worker.
+    Object.assign(base, { probes: ownBuffer(probes), probeNorms: ownBuffer(probeNorms) })
+    let first = 0
+    const results = await Promise.all(
+      parts.map((end) => {
+        const task = { ...base, slabs, cells: scans.slice(first, end) }
+        first = end
+        return engine.pool!.runCells(task)
+      }),
+    )
+    return concatTopK(results, k)
+  })
+}
+
+/** Ends of up to `parts` contiguous runs of `work` with about equal sums (no run empty). */
+function splitByWork(work: readonly number[], parts: number): number[] {
+  const total = work.reduce((sum, amount) => sum + amount, 0)
+  const ends: number[] = []
+  let done = 0
+  for (let index = 0; index < work.length; index++) {
+    done += work[index]
+    if (done >= (total * (ends.length + 1)) / parts && ends.length < parts - 1) ends.push(index + 1)
   }
+  if (ends.at(-1) !== work.length) ends.push(work.length)
+  return ends
+}
+
+function ownBuffer<T extends Int8Array | Uint32Array>(array: T): T {
+  return array.byteOffset === 0 && array.byteLength === array.buffer.byteLength ? array : (array.slice() as T)
 }

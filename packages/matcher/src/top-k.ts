@@ -13,6 +13,19 @@ export function emptyTopK(probeCount: number, k: number): TopK {
   return { probeCount, k, rows: new Int32Array(probeCount * k).fill(-1), scores: new Float64Array(probeCount * k) }
 }
 
+/** Lists of consecutive probes (a worker's share each), one after the other as one. */
+export function concatTopK(parts: readonly TopK[], k: number): TopK {
+  const probeCount = parts.reduce((sum, part) => sum + part.probeCount, 0)
+  const joined = { probeCount, k, rows: new Int32Array(probeCount * k), scores: new Float64Array(probeCount * k) }
+  let offset = 0
+  for (const part of parts) {
+    joined.rows.set(part.rows, offset)
+    joined.scores.set(part.scores, offset)
+    offset += part.rows.length
+  }
+  return joined
+}
+
 /** Merges `part` (rows offset by `baseRow`) into `into`, both with the same shape. */
 export function mergeTopKInto(into: TopK, part: TopK, baseRow = 0): void {
   const { k } = into

@@ -2,6 +2,7 @@
 // then runs scan tasks. Plain .js under dist/; under vitest/tsx it is loaded through tsx.
 import { workerData } from 'node:worker_threads'
 import { loadNativeAddon, type BackendName } from './backend.js'
+import { type CellsTask, runCellsTask } from './cells-task.js'
 import { createKernel } from './kernel.js'
 import { runScanTask, type ScanTask } from './scan-task.js'
 import { adoptSlabs, openSharedMemory } from './shared-memory.js'
@@ -30,4 +31,9 @@ const kernel = createKernel(setup.backend, memory, { addon: loadAddon(), wasmMod
 export default function scan(task: ScanTask): TopK {
   adoptSlabs(memory, task.slabs)
   return runScanTask(kernel, task)
+}
+
+export function scanCells(task: CellsTask): TopK {
+  adoptSlabs(memory, task.slabs)
+  return runCellsTask(kernel, task)
 }

@@ -3,7 +3,7 @@
 // those rows (rows at or above the floor, by score then row). The service's cell search over these
 // scans is tested in test/domain/dedup-cells-backends.test.ts.
 import { describe, expect, it } from 'vitest'
-import { copyGalleryRow, copyGalleryRows, scanRowRangesTopK, scanRowRangeTopK } from '../src/row-range-scan.js'
+import { copyGalleryRow, copyGalleryRows, scanCellsTopK, scanRowRangesTopK, scanRowRangeTopK } from '../src/row-range-scan.js'
 import { lookAlikes, normSquared, rankRows } from './brute-force.js'
 import { SELF_JOIN_DIMENSION as DIMENSION, selfJoinVariants, useSelfJoinMatcher } from './self-join-matcher.js'
 
@@ -12,16 +12,22 @@ const uuidOf = (row: number) => `${row.toString(16).padStart(8, '0')}-0000-4000-
 describe.each(selfJoinVariants)('$name self-join scans', (variant) => {
   const matcherOf = useSelfJoinMatcher(variant)
 
-  it('scans a run of rows for many probes: the brute force above the floor, by score then row', async () => {
+  /** 300 look-alike rows in a gallery, and the rows `probeRows` copied out of it as probes. */
+  function galleryWithProbes(probeRows: number[]) {
     const rows = lookAlikes(300, 5, DIMENSION)
     const gallery = matcherOf().createGallery({ ids: 'uuid' })
     rows.forEach((row, index) => gallery.upsert(uuidOf(index), row))
-    const probeRows = Array.from({ length: 40 }, (_, index) => index * 7 + 3)
     const probes = new Int8Array(probeRows.length * DIMENSION)
     const norms = new Uint32Array(probeRows.length)
     probeRows.forEach((row, index) => {
       norms[index] = copyGalleryRow(gallery, row, probes, index * DIMENSION)
     })
+    return { rows, gallery, probes, norms }
+  }
+
+  it('scans a run of rows for many probes: the brute force above the floor, by score then row', async () => {
+    const probeRows = Array.from({ length: 40 }, (_, index) => index * 7 + 3)
+    const { rows, gallery, probes, norms } = galleryWithProbes(probeRows)
     expect(Array.from(norms)).toEqual(probeRows.map((row) => normSquared(rows[row])))
     const [from, to, k, floor] = [50, 250, 8, 0.3]
     const top = await scanRowRangeTopK(gallery, from, to, probes, norms, k, floor)
@@ -36,15 +42,8 @@ describe.each(selfJoinVariants)('$name self-join scans', (variant) => {
   })
 
   it.each([3, 40])('scans several runs of rows at once (%i probes): the brute force over their union', async (probeCount) => {
-    const rows = lookAlikes(300, 5, DIMENSION)
-    const gallery = matcherOf().createGallery({ ids: 'uuid' })
-    rows.forEach((row, index) => gallery.upsert(uuidOf(index), row))
     const probeRows = Array.from({ length: probeCount }, (_, index) => index * 7 + 3)
-    const probes = new Int8Array(probeRows.length * DIMENSION)
-    const norms = new Uint32Array(probeRows.length)
-    probeRows.forEach((row, index) => {
-      norms[index] = copyGalleryRow(gallery, row, probes, index * DIMENSION)
-    })
+    const { rows, gallery, probes, norms } = galleryWithProbes(probeRows)
     // Runs inside one 64-row chunk, across chunks, and an empty one.
     const ranges = [10, 40, 100, 180, 250, 250, 260, 300]
     const inRanges = (at: number) => ranges.some((from, slot) => slot % 2 === 0 && at >= from && at < ranges[slot + 1])
@@ -61,6 +60,42 @@ describe.each(selfJoinVariants)('$name self-join scans', (variant) => {
       )
       expect(got).toEqual(expected)
     })
+  })
+
+  it('scans many cells at once, each for the probes it names: every list the brute force over its cell', async () => {
+    const probeRows = Array.from({ length: 30 }, (_, index) => index * 9 + 1)
+    const { rows, gallery, probes, norms } = galleryWithProbes(probeRows)
+    // Cells of one run, of several runs across the 64-row chunks, an empty one, and one no probe reads;
+    // a probe named by several cells, probes out of order.
+    const cells = [
+      { ranges: [0, 60], probes: [0, 1, 2, 29] },
+      { ranges: [60, 70, 130, 200], probes: [5, 3, 4, 0] },
+      { ranges: [200, 200], probes: [7] },
+      { ranges: [200, 300], probes: Array.from({ length: 30 }, (_, index) => 29 - index) },
+      { ranges: [10, 20], probes: [] },
+    ]
+    const [k, floor] = [6, 0.3]
+    // From a view, as a block of a larger packing is passed.
+    const padded = new Int8Array(probes.length + DIMENSION)
+    padded.set(probes, DIMENSION)
+    const top = await scanCellsTopK(gallery, cells, padded.subarray(DIMENSION), norms, k, floor)
+    expect(top.probeCount).toBe(cells.reduce((sum, cell) => sum + cell.probes.length, 0))
+    let list = 0
+    for (const cell of cells) {
+      const inCell = (at: number) => cell.ranges.some((from, slot) => slot % 2 === 0 && at >= from && at < cell.ranges[slot + 1])
+      for (const probe of cell.probes) {
+        const expected = rankRows(
+          rows[probeRows[probe]],
+          rows.map((vector, at) => (inCell(at) ? vector : null)),
+          k,
+        ).filter((hit) => hit.score >= floor)
+        const got = Array.from({ length: k }, (_, slot) => ({ row: top.rows[list * k + slot], score: top.scores[list * k + slot] })).filter(
+          (hit) => hit.row >= 0 && hit.score >= floor,
+        )
+        expect(got).toEqual(expected)
+        list++
+      }
+    }
   })
 
   it('gathers rows across chunks in one call as copyGalleryRow does row by row', () => {

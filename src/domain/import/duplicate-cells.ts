@@ -10,7 +10,7 @@
 // the import accepts are placed and appended (a cell's rows are then several runs).
 import { normSquaredInt8, type Gallery, type Matcher } from '@palmvein/matcher'
 import { byScoreThenId } from '@palmvein/matcher/gallery-search'
-import { scanRowRangesTopK, scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
+import { type CellRead, scanCellsTopK, scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
 import { rowId } from '../dedup/dedup-cell-layout.js'
 import { trainCentroids } from '../dedup/dedup-cells.js'
 import { HANDS } from '../galleries/galleries.js'
@@ -128,17 +128,6 @@ function pack(vectors: readonly Int8Array[], dimension: number): { vectors: Int8
   return { vectors: packed, norms }
 }
 
-/** The packed vectors (and squared norms) numbered `indices`, packed in that order. */
-function gather(vectors: Int8Array, norms: Uint32Array, indices: readonly number[], dimension: number): { packed: Int8Array; norms: Uint32Array } {
-  const packed = new Int8Array(indices.length * dimension)
-  const gathered = new Uint32Array(indices.length)
-  indices.forEach((index, slot) => {
-    packed.set(vectors.subarray(index * dimension, (index + 1) * dimension), slot * dimension)
-    gathered[slot] = norms[index]
-  })
-  return { packed, norms: gathered }
-}
-
 /**
  * Each vector's `want` nearest fine cells (nearest first; -1 past the cells there are), among the
  * fine cells of its `coarseWant` nearest coarse centroids.
@@ -161,22 +150,22 @@ async function nearestCells(centroids: Centroids, vectors: Int8Array, norms: Uin
         if (group >= 0 && fineStart[group + 1] > fineStart[group]) readers[group].push(index)
       }
     }
+    const reads: CellRead[] = []
+    readers.forEach((indices, group) => {
+      if (indices.length) reads.push({ ranges: [fineStart[group], fineStart[group + 1]], probes: indices.map((index) => index - first) })
+    })
+    const result = await scanCellsTopK(fine, reads, vectors.subarray(first * dimension, last * dimension), norms.subarray(first, last), want, 0)
     const found: Array<Array<{ cell: number; score: number }>> = Array.from({ length: last - first }, () => [])
-    await Promise.all(
-      readers.map(async (indices, group) => {
-        if (!indices.length) return
-        const { packed, norms: groupNorms } = gather(vectors, norms, indices, dimension)
-        const cells = fineStart[group + 1] - fineStart[group]
-        const k = Math.min(want, cells)
-        const result = await scanRowRangeTopK(fine, fineStart[group], fineStart[group + 1], packed, groupNorms, k, 0)
-        indices.forEach((index, slot) => {
-          for (let rank = 0; rank < k; rank++) {
-            const cell = result.rows[slot * k + rank]
-            if (cell >= 0) found[index - first].push({ cell, score: result.scores[slot * k + rank] })
-          }
-        })
-      }),
-    )
+    let list = 0
+    for (const read of reads) {
+      for (const probe of read.probes) {
+        for (let rank = 0; rank < want; rank++) {
+          const cell = result.rows[list * want + rank]
+          if (cell >= 0) found[probe].push({ cell, score: result.scores[list * want + rank] })
+        }
+        list++
+      }
+    }
     found.forEach((cells, offset) => {
       cells.sort((a, b) => b.score - a.score || a.cell - b.cell)
       for (let slot = 0; slot < Math.min(want, cells.length); slot++) nearest[(first + offset) * want + slot] = cells[slot].cell
@@ -257,22 +246,24 @@ export async function buildDuplicateCellIndex(
           if (cell >= 0 && ranges[cell].length) readers[cell].push(probe)
         }
       }
+      const reads: CellRead[] = []
+      readers.forEach((indices, cell) => {
+        if (indices.length) reads.push({ ranges: ranges[cell], probes: indices })
+      })
+      // A cell's best k palms include every one of the probe's best k that the cell holds.
+      const result = await scanCellsTopK(cellGallery, reads, vectors, probeNorms, k, threshold)
       const found: Array<Map<number, number>> = probes.map(() => new Map())
-      await Promise.all(
-        readers.map(async (indices, cell) => {
-          if (!indices.length) return
-          const { packed, norms: cellNorms } = gather(vectors, probeNorms, indices, dimension)
-          // A cell's best k palms include every one of the probe's best k that the cell holds.
-          const result = await scanRowRangesTopK(cellGallery, ranges[cell], packed, cellNorms, k, threshold)
-          indices.forEach((probe, slot) => {
-            for (let rank = 0; rank < k; rank++) {
-              const row = result.rows[slot * k + rank]
-              const score = result.scores[slot * k + rank]
-              if (row >= 0 && score >= threshold) found[probe].set(rowPalm[row], score)
-            }
-          })
-        }),
-      )
+      let list = 0
+      for (const read of reads) {
+        for (const probe of read.probes) {
+          for (let rank = 0; rank < k; rank++) {
+            const row = result.rows[list * k + rank]
+            const score = result.scores[list * k + rank]
+            if (row >= 0 && score >= threshold) found[probe].set(rowPalm[row], score)
+          }
+          list++
+        }
+      }
       return found.map((palms) =>
         [...palms]
           .map(([palm, score]): GalleryHit => ({ id: palmMember[palm], score, partition: palmHand[palm] }))
