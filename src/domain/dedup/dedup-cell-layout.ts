@@ -68,6 +68,18 @@ export function rowId(row: number): string {
   return `${row.toString(16).padStart(8, '0')}-0000-4000-8000-000000000000`
 }
 
+/** The 16 bytes of rowId(first), rowId(first + 1)... `count` of them end to end (upsertRows' ids). */
+export function rowIdBytes(first: number, count: number): Uint8Array {
+  const bytes = new Uint8Array(count * 16)
+  const view = new DataView(bytes.buffer)
+  for (let index = 0; index < count; index++) {
+    view.setUint32(index * 16, first + index)
+    bytes[index * 16 + 6] = 0x40
+    bytes[index * 16 + 8] = 0x80
+  }
+  return bytes
+}
+
 /** Calls `use` for blocks of present palms in [from, to), packed with their squared norms. */
 async function forEachBlock(
   register: PalmRegister,

@@ -1,21 +1,24 @@
 // The cell index of a large import's duplicate-palm search: an inverted file, as `palmvein dedup`
 // uses, over the palms the environment's gallery holds when the import starts. Two levels of
 // centroids (about √M coarse ones, each with its share of the M fine ones; spherical k-means on a
-// sample) make placing a palm cost some hundreds of scores instead of M; each palm is stored in its
-// `stored` nearest cells (rows laid out cell after cell in a gallery of the index's own), and a
-// probe reads the rows of its `probed` nearest cells, each row scored exactly with the matcher's
-// int8 kernels, so every score it reports is the exact search's. What it can miss is a palm at or
+// sample) make placing the gallery's palms cost some hundreds of scores each instead of M; a
+// batch's few thousand probes and accepted palms are compared with every fine centroid (their
+// exact nearest cells). Each palm is stored in its `stored` nearest cells (rows laid out cell after
+// cell in a gallery of the index's own), and a probe reads the rows of its `probed` nearest cells,
+// all the batch's cells in one scan task per matcher thread, each row scored exactly with the
+// matcher's int8 kernels, so every score it reports is the exact search's. What it can miss is a palm at or
 // above the threshold outside the probe's cells: the agreement with the exact search is measured
 // (bench/results/2026-11-28-import-search), not guaranteed, and was not complete there. Members
 // the import accepts are placed and appended (a cell's rows are then several runs).
 import { normSquaredInt8, type Gallery, type Matcher } from '@palmvein/matcher'
 import { byScoreThenId } from '@palmvein/matcher/gallery-search'
 import { type CellRead, scanCellsTopK, scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
-import { rowId } from '../dedup/dedup-cell-layout.js'
+import { rowId, rowIdBytes } from '../dedup/dedup-cell-layout.js'
 import { trainCentroids } from '../dedup/dedup-cells.js'
 import { HANDS } from '../galleries/galleries.js'
 import type { GalleryHit } from '../identification/identify-decision.js'
 import type { Hand } from '../../store/templates.js'
+import { PalmOwners } from './palm-owners.js'
 
 export interface CellIndexSettings {
   /** Fine cells a probe reads. */
@@ -30,14 +33,30 @@ export interface CellIndexSettings {
   coarsePlaced: number
   /** Rows a cell holds on average (cells = stored palms × stored / this). */
   rowsPerCell: number
+  /**
+   * Scores a placement may spend comparing its palms with every fine centroid (the exact nearest
+   * cells: a batch's few thousand probes at 2M palms, ~0.1 s); past it, placement goes through the
+   * coarse centroids (the whole gallery's palms, when the index is built).
+   */
+  flatScores: number
 }
 
 /** Measured against the exact search on planted registers (bench/results/2026-11-28-import-search). */
-export const CELL_INDEX_SETTINGS: CellIndexSettings = { probed: 48, stored: 2, storedAdded: 4, coarseProbed: 32, coarsePlaced: 4, rowsPerCell: 512 }
+export const CELL_INDEX_SETTINGS: CellIndexSettings = {
+  probed: 48,
+  stored: 2,
+  storedAdded: 4,
+  coarseProbed: 32,
+  coarsePlaced: 4,
+  rowsPerCell: 512,
+  flatScores: 64_000_000,
+}
 
 const SEED = 52
 /** Probes placed per scan of the coarse centroids. */
 const BLOCK = 4096
+/** Rows stored per upsertRows. */
+const PAGE_ROWS = 65536
 
 export interface DuplicateCellIndex {
   readonly cells: number
@@ -60,29 +79,27 @@ interface Centroids {
 function readPalms(gallery: Gallery, dimension: number) {
   const vectors: Int8Array[] = []
   const normParts: Uint32Array[] = []
-  const members: string[] = []
-  const hands: Hand[] = []
+  const owners = new PalmOwners()
   for (const hand of HANDS) {
     for (let from: number | null = 0; from !== null; ) {
       const page = gallery.readRows(hand, from, 65536)
       vectors.push(page.vectors)
       normParts.push(page.norms)
       for (const id of page.ids) {
-        members.push(id)
-        hands.push(hand)
+        owners.add(id, hand)
       }
       from = page.next
     }
   }
-  const packed = new Int8Array(members.length * dimension)
-  const norms = new Uint32Array(members.length)
+  const packed = new Int8Array(owners.size * dimension)
+  const norms = new Uint32Array(owners.size)
   let offset = 0
   vectors.forEach((part, index) => {
     packed.set(part, offset)
     norms.set(normParts[index], offset / dimension)
     offset += part.length
   })
-  return { packed, norms, members, hands }
+  return { packed, norms, owners }
 }
 
 /** Trains the two levels on a seeded sample of the packed palms. */
@@ -129,47 +146,76 @@ function pack(vectors: readonly Int8Array[], dimension: number): { vectors: Int8
 }
 
 /**
- * Each vector's `want` nearest fine cells (nearest first; -1 past the cells there are), among the
+ * Each vector's `want` nearest fine cells (nearest first, ties by lower cell; -1 past the cells
+ * there are): among all of them when that costs at most `flatScores` scores, otherwise among the
  * fine cells of its `coarseWant` nearest coarse centroids.
  */
-async function nearestCells(centroids: Centroids, vectors: Int8Array, norms: Uint32Array, want: number, coarseWant: number): Promise<Int32Array> {
-  const { coarse, fine, fineStart } = centroids
+async function nearestCells(
+  centroids: Centroids,
+  vectors: Int8Array,
+  norms: Uint32Array,
+  want: number,
+  { coarseWant, flatScores }: { coarseWant: number; flatScores: number },
+): Promise<Int32Array> {
   const dimension = vectors.length / Math.max(1, norms.length)
+  const count = norms.length
+  const nearest = new Int32Array(count * want).fill(-1)
+  const flat = count * centroids.cells <= flatScores
+  for (let first = 0; first < count; first += BLOCK) {
+    const last = Math.min(count, first + BLOCK)
+    const block = { vectors: vectors.subarray(first * dimension, last * dimension), norms: norms.subarray(first, last) }
+    const found = flat
+      ? (await scanRowRangeTopK(centroids.fine, 0, centroids.cells, block.vectors, block.norms, want, 0)).rows
+      : await nearestThroughCoarse(centroids, block.vectors, block.norms, want, coarseWant)
+    nearest.set(found, first * want)
+  }
+  return nearest
+}
+
+/** nearestCells for one block through the coarse centroids: their fine cells' best, merged per vector. */
+async function nearestThroughCoarse(centroids: Centroids, vectors: Int8Array, norms: Uint32Array, want: number, coarseWant: number): Promise<Int32Array> {
+  const { coarse, fine, fineStart } = centroids
   const count = norms.length
   const coarseCount = fineStart.length - 1
   const coarseK = Math.min(coarseWant, coarseCount)
+  const top = await scanRowRangeTopK(coarse, 0, coarseCount, vectors, norms, coarseK, 0)
+  // Per coarse centroid, the vectors of the block that compare with its fine cells.
+  const readers: number[][] = Array.from({ length: coarseCount }, () => [])
+  for (let index = 0; index < count; index++) {
+    for (let slot = 0; slot < coarseK; slot++) {
+      const group = top.rows[index * coarseK + slot]
+      if (group >= 0 && fineStart[group + 1] > fineStart[group]) readers[group].push(index)
+    }
+  }
+  const reads: CellRead[] = []
+  readers.forEach((indices, group) => {
+    if (indices.length) reads.push({ ranges: [fineStart[group], fineStart[group + 1]], probes: indices })
+  })
+  const result = await scanCellsTopK(fine, reads, vectors, norms, want, 0)
+  // Each vector's candidates (coarseK lists of `want`), then the best `want` of them.
+  const width = coarseK * want
+  const cells = new Int32Array(count * width).fill(-1)
+  const scores = new Float64Array(count * width)
+  const filled = new Uint32Array(count)
+  let list = 0
+  for (const read of reads) {
+    for (const vector of read.probes) {
+      for (let rank = 0; rank < want && result.rows[list * want + rank] >= 0; rank++) {
+        const at = vector * width + filled[vector]++
+        cells[at] = result.rows[list * want + rank]
+        scores[at] = result.scores[list * want + rank]
+      }
+      list++
+    }
+  }
   const nearest = new Int32Array(count * want).fill(-1)
-  for (let first = 0; first < count; first += BLOCK) {
-    const last = Math.min(count, first + BLOCK)
-    const top = await scanRowRangeTopK(coarse, 0, coarseCount, vectors.subarray(first * dimension, last * dimension), norms.subarray(first, last), coarseK, 0)
-    // Per coarse centroid, the vectors of the block that compare with its fine cells.
-    const readers: number[][] = Array.from({ length: coarseCount }, () => [])
-    for (let index = first; index < last; index++) {
-      for (let slot = 0; slot < coarseK; slot++) {
-        const group = top.rows[(index - first) * coarseK + slot]
-        if (group >= 0 && fineStart[group + 1] > fineStart[group]) readers[group].push(index)
-      }
-    }
-    const reads: CellRead[] = []
-    readers.forEach((indices, group) => {
-      if (indices.length) reads.push({ ranges: [fineStart[group], fineStart[group + 1]], probes: indices.map((index) => index - first) })
-    })
-    const result = await scanCellsTopK(fine, reads, vectors.subarray(first * dimension, last * dimension), norms.subarray(first, last), want, 0)
-    const found: Array<Array<{ cell: number; score: number }>> = Array.from({ length: last - first }, () => [])
-    let list = 0
-    for (const read of reads) {
-      for (const probe of read.probes) {
-        for (let rank = 0; rank < want; rank++) {
-          const cell = result.rows[list * want + rank]
-          if (cell >= 0) found[probe].push({ cell, score: result.scores[list * want + rank] })
-        }
-        list++
-      }
-    }
-    found.forEach((cells, offset) => {
-      cells.sort((a, b) => b.score - a.score || a.cell - b.cell)
-      for (let slot = 0; slot < Math.min(want, cells.length); slot++) nearest[(first + offset) * want + slot] = cells[slot].cell
-    })
+  const order = new Uint32Array(width)
+  for (let vector = 0; vector < count; vector++) {
+    const base = vector * width
+    const candidates = order.subarray(0, filled[vector])
+    for (let slot = 0; slot < candidates.length; slot++) candidates[slot] = base + slot
+    candidates.sort((a, b) => scores[b] - scores[a] || cells[a] - cells[b])
+    for (let slot = 0; slot < Math.min(want, candidates.length); slot++) nearest[vector * want + slot] = cells[candidates[slot]]
   }
   return nearest
 }
@@ -181,22 +227,21 @@ export async function buildDuplicateCellIndex(
   settings: CellIndexSettings = CELL_INDEX_SETTINGS,
 ): Promise<DuplicateCellIndex> {
   const { dimension } = matcher
-  const { packed, norms, members, hands } = readPalms(gallery, dimension)
-  const cells = Math.max(1, Math.min(65535, Math.round((members.length * settings.stored) / settings.rowsPerCell)))
-  const centroids = await trainTwoLevels(matcher, packed, members.length, cells)
+  const { packed, norms, owners } = readPalms(gallery, dimension)
+  const cells = Math.max(1, Math.min(65535, Math.round((owners.size * settings.stored) / settings.rowsPerCell)))
+  const centroids = await trainTwoLevels(matcher, packed, owners.size, cells)
   const cellGallery = matcher.createGallery({ ids: 'uuid' })
-  // Row r of the cell gallery holds palm rowPalm[r]; palm p is member palmMember[p]'s hand palmHand[p].
-  const palmMember: string[] = members
-  const palmHand: Hand[] = hands
-  const rowPalm: number[] = []
+  // Row r of the cell gallery holds palm rowPalm[r] (numbered as `owners` holds them).
+  let rowPalm = new Uint32Array(1024)
+  let rows = 0
   // Cell c is the runs of rows ranges[c] ([from, to) pairs end to end).
   const ranges: number[][] = Array.from({ length: centroids.cells }, () => [])
 
-  /** Stores the palms numbered `first`.. (their vectors packed) in their cells, cell after cell. */
+  /** Stores the palms numbered `first`.. (their vectors packed) in their cells, cell after cell, a page of rows per upsertRows. */
   async function store(first: number, vectors: Int8Array, norms: Uint32Array, cellsEach: number): Promise<void> {
     const count = norms.length
     const stored = Math.min(cellsEach, centroids.cells)
-    const nearest = await nearestCells(centroids, vectors, norms, stored, settings.coarsePlaced)
+    const nearest = await nearestCells(centroids, vectors, norms, stored, { coarseWant: settings.coarsePlaced, flatScores: settings.flatScores })
     const byCell: number[][] = Array.from({ length: centroids.cells }, () => [])
     for (let index = 0; index < count; index++) {
       for (let slot = 0; slot < stored; slot++) {
@@ -204,15 +249,28 @@ export async function buildDuplicateCellIndex(
         if (cell >= 0) byCell[cell].push(index)
       }
     }
+    const added = byCell.reduce((sum, indices) => sum + indices.length, 0)
+    if (rows + added > rowPalm.length) {
+      const grown = new Uint32Array(Math.max(rows + added, rowPalm.length * 2))
+      grown.set(rowPalm.subarray(0, rows))
+      rowPalm = grown
+    }
+    const page = new Int8Array(Math.min(added, PAGE_ROWS) * dimension)
+    let pageFirst = rows
+    const flush = () => {
+      if (rows > pageFirst) cellGallery.upsertRows({ ids: rowIdBytes(pageFirst, rows - pageFirst), vectors: page.subarray(0, (rows - pageFirst) * dimension) })
+      pageFirst = rows
+    }
     byCell.forEach((indices, cell) => {
       if (!indices.length) return
-      const from = rowPalm.length
+      ranges[cell].push(rows, rows + indices.length)
       for (const index of indices) {
-        cellGallery.upsert(rowId(rowPalm.length), vectors.subarray(index * dimension, (index + 1) * dimension))
-        rowPalm.push(first + index)
+        page.set(vectors.subarray(index * dimension, (index + 1) * dimension), (rows - pageFirst) * dimension)
+        rowPalm[rows++] = first + index
+        if (rows - pageFirst === PAGE_ROWS) flush()
       }
-      ranges[cell].push(from, rowPalm.length)
     })
+    flush()
   }
 
   await store(0, packed, norms, settings.stored)
@@ -220,15 +278,12 @@ export async function buildDuplicateCellIndex(
   return {
     cells: centroids.cells,
     get palms() {
-      return palmMember.length
+      return owners.size
     },
     async add(palms) {
       if (!palms.length) return
-      const first = palmMember.length
-      for (const palm of palms) {
-        palmMember.push(palm.memberId)
-        palmHand.push(palm.hand)
-      }
+      const first = owners.size
+      for (const palm of palms) owners.add(palm.memberId, palm.hand)
       const { vectors, norms: palmNorms } = pack(
         palms.map((palm) => palm.vector),
         dimension,
@@ -238,7 +293,7 @@ export async function buildDuplicateCellIndex(
     async search(probes, k, threshold) {
       const { vectors, norms: probeNorms } = pack(probes, dimension)
       const probed = Math.min(settings.probed, centroids.cells)
-      const nearest = await nearestCells(centroids, vectors, probeNorms, probed, settings.coarseProbed)
+      const nearest = await nearestCells(centroids, vectors, probeNorms, probed, { coarseWant: settings.coarseProbed, flatScores: settings.flatScores })
       const readers: number[][] = Array.from({ length: centroids.cells }, () => [])
       for (let probe = 0; probe < probes.length; probe++) {
         for (let slot = 0; slot < probed; slot++) {
@@ -266,7 +321,7 @@ export async function buildDuplicateCellIndex(
       }
       return found.map((palms) =>
         [...palms]
-          .map(([palm, score]): GalleryHit => ({ id: palmMember[palm], score, partition: palmHand[palm] }))
+          .map(([palm, score]): GalleryHit => ({ id: owners.memberOf(palm), score, partition: owners.handOf(palm) }))
           .sort(byScoreThenId)
           .slice(0, k),
       )
