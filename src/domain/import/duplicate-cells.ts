@@ -34,9 +34,12 @@ export interface CellIndexSettings {
   /** Rows a cell holds on average (cells = stored palms × stored / this). */
   rowsPerCell: number
   /**
-   * Scores a placement may spend comparing its palms with every fine centroid (the exact nearest
-   * cells: a batch's few thousand probes at 2M palms, ~0.1 s); past it, placement goes through the
-   * coarse centroids (the whole gallery's palms, when the index is built).
+   * Scores a placement may spend comparing its palms with every fine centroid (their exact nearest
+   * cells); past it, placement goes through the coarse centroids. At 1M members (2M palms, 7 812
+   * cells) building the index flat costs 15.6G scores (~160 CPU-s here), and only flat did the
+   * index decide every line of a measured sample as the exact search (bench/results/
+   * 2026-11-28-import-search-2): placed through 4 or 16 coarse centroids, the index let in a
+   * look-alike the exact search refused at 0.81.
    */
   flatScores: number
 }
@@ -49,7 +52,7 @@ export const CELL_INDEX_SETTINGS: CellIndexSettings = {
   coarseProbed: 32,
   coarsePlaced: 4,
   rowsPerCell: 512,
-  flatScores: 64_000_000,
+  flatScores: 20_000_000_000,
 }
 
 const SEED = 52
