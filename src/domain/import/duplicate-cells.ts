@@ -13,11 +13,12 @@
 import { normSquaredInt8, type Gallery, type Matcher } from '@palmvein/matcher'
 import { byScoreThenId } from '@palmvein/matcher/gallery-search'
 import { type CellRead, scanCellsTopK, scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
-import { rowId, rowIdBytes } from '../dedup/dedup-cell-layout.js'
+import { rowId } from '../dedup/dedup-cell-layout.js'
 import { trainCentroids } from '../dedup/dedup-cells.js'
 import { HANDS } from '../galleries/galleries.js'
 import type { GalleryHit } from '../identification/identify-decision.js'
 import type { Hand } from '../../store/templates.js'
+import { createCellRows } from './cell-rows.js'
 import { PalmOwners } from './palm-owners.js'
 
 export interface CellIndexSettings {
@@ -58,8 +59,6 @@ export const CELL_INDEX_SETTINGS: CellIndexSettings = {
 const SEED = 52
 /** Probes placed per scan of the coarse centroids. */
 const BLOCK = 4096
-/** Rows stored per upsertRows. */
-const PAGE_ROWS = 65536
 
 export interface DuplicateCellIndex {
   readonly cells: number
@@ -233,47 +232,13 @@ export async function buildDuplicateCellIndex(
   const { packed, norms, owners } = readPalms(gallery, dimension)
   const cells = Math.max(1, Math.min(65535, Math.round((owners.size * settings.stored) / settings.rowsPerCell)))
   const centroids = await trainTwoLevels(matcher, packed, owners.size, cells)
-  const cellGallery = matcher.createGallery({ ids: 'uuid' })
-  // Row r of the cell gallery holds palm rowPalm[r] (numbered as `owners` holds them).
-  let rowPalm = new Uint32Array(1024)
-  let rows = 0
-  // Cell c is the runs of rows ranges[c] ([from, to) pairs end to end).
-  const ranges: number[][] = Array.from({ length: centroids.cells }, () => [])
+  const cellRows = createCellRows(matcher, centroids.cells)
 
-  /** Stores the palms numbered `first`.. (their vectors packed) in their cells, cell after cell, a page of rows per upsertRows. */
+  /** Stores the palms numbered `first`.. (their vectors packed) in their `cellsEach` nearest cells. */
   async function store(first: number, vectors: Int8Array, norms: Uint32Array, cellsEach: number): Promise<void> {
-    const count = norms.length
     const stored = Math.min(cellsEach, centroids.cells)
     const nearest = await nearestCells(centroids, vectors, norms, stored, { coarseWant: settings.coarsePlaced, flatScores: settings.flatScores })
-    const byCell: number[][] = Array.from({ length: centroids.cells }, () => [])
-    for (let index = 0; index < count; index++) {
-      for (let slot = 0; slot < stored; slot++) {
-        const cell = nearest[index * stored + slot]
-        if (cell >= 0) byCell[cell].push(index)
-      }
-    }
-    const added = byCell.reduce((sum, indices) => sum + indices.length, 0)
-    if (rows + added > rowPalm.length) {
-      const grown = new Uint32Array(Math.max(rows + added, rowPalm.length * 2))
-      grown.set(rowPalm.subarray(0, rows))
-      rowPalm = grown
-    }
-    const page = new Int8Array(Math.min(added, PAGE_ROWS) * dimension)
-    let pageFirst = rows
-    const flush = () => {
-      if (rows > pageFirst) cellGallery.upsertRows({ ids: rowIdBytes(pageFirst, rows - pageFirst), vectors: page.subarray(0, (rows - pageFirst) * dimension) })
-      pageFirst = rows
-    }
-    byCell.forEach((indices, cell) => {
-      if (!indices.length) return
-      ranges[cell].push(rows, rows + indices.length)
-      for (const index of indices) {
-        page.set(vectors.subarray(index * dimension, (index + 1) * dimension), (rows - pageFirst) * dimension)
-        rowPalm[rows++] = first + index
-        if (rows - pageFirst === PAGE_ROWS) flush()
-      }
-    })
-    flush()
+    cellRows.append(first, vectors, nearest, stored)
   }
 
   await store(0, packed, norms, settings.stored)
@@ -301,15 +266,15 @@ export async function buildDuplicateCellIndex(
       for (let probe = 0; probe < probes.length; probe++) {
         for (let slot = 0; slot < probed; slot++) {
           const cell = nearest[probe * probed + slot]
-          if (cell >= 0 && ranges[cell].length) readers[cell].push(probe)
+          if (cell >= 0 && cellRows.ranges[cell].length) readers[cell].push(probe)
         }
       }
       const reads: CellRead[] = []
       readers.forEach((indices, cell) => {
-        if (indices.length) reads.push({ ranges: ranges[cell], probes: indices })
+        if (indices.length) reads.push({ ranges: cellRows.ranges[cell], probes: indices })
       })
       // A cell's best k palms include every one of the probe's best k that the cell holds.
-      const result = await scanCellsTopK(cellGallery, reads, vectors, probeNorms, k, threshold)
+      const result = await scanCellsTopK(cellRows.gallery, reads, vectors, probeNorms, k, threshold)
       const found: Array<Map<number, number>> = probes.map(() => new Map())
       let list = 0
       for (const read of reads) {
@@ -317,7 +282,7 @@ export async function buildDuplicateCellIndex(
           for (let rank = 0; rank < k; rank++) {
             const row = result.rows[list * k + rank]
             const score = result.scores[list * k + rank]
-            if (row >= 0 && score >= threshold) found[probe].set(rowPalm[row], score)
+            if (row >= 0 && score >= threshold) found[probe].set(cellRows.palmAt(row), score)
           }
           list++
         }
