@@ -6,9 +6,10 @@
 // Above --exact-max members the exact search is not run; its time is the quadratic model fitted
 // at the largest size measured (t = a N^2) and marked as a model.
 // Settings: --sizes=10000,100000 (members), --seed=, --threshold=, --probes=, --cells=,
-// --exact-max=, --threads= (or PALMVEIN_BENCH_DEDUP_SIZES, ..._SEED, ..._THRESHOLD, ..._PROBES).
+// --exact-max=, --threads=, --register-cache=folder (or PALMVEIN_BENCH_DEDUP_SIZES, ..._SEED, ..._THRESHOLD, ..._PROBES).
 import { execSync } from 'node:child_process'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { cpus } from 'node:os'
 import { parseArgs } from 'node:util'
 import { findPairsByCells, type PalmPair, type PalmRegister } from '../src/domain/dedup/dedup-cells.js'
@@ -26,6 +27,8 @@ const { values } = parseArgs({
     'exact-max': { type: 'string' },
     threads: { type: 'string' },
     out: { type: 'string' },
+    'register-cache': { type: 'string' },
+    'progress-lines': { type: 'boolean' },
   },
 })
 const env = (name: string) => process.env[`PALMVEIN_BENCH_DEDUP_${name}`]
@@ -36,6 +39,11 @@ const probes = values.probes ?? env('PROBES')
 const cells = values.cells ?? env('CELLS')
 const exactMax = Number(values['exact-max'] ?? env('EXACT_MAX') ?? 100_000)
 const threads = Number(values.threads ?? 2)
+// A folder where made registers are kept (int8 palms, one file per size and seed): making 1M
+// members' palms takes longer than deduplicating them.
+const registerCache = values['register-cache']
+// One stamped line on stderr per percent of the search, with the CLI's ETA (to judge it after the run).
+const progressLines = values['progress-lines'] ?? false
 const dimension = 256
 
 const cpu = (() => {
@@ -74,11 +82,22 @@ function loadRegister(members: number): { register: PalmRegister; vectors: Int8A
   // 1 % duplicates, 0.5 % look-alikes around the threshold.
   const duplicates = Math.max(10, Math.round(members * 0.01))
   const lookAlikes = Math.max(10, Math.round(members * 0.005))
-  const planted = createPlantedRegister({ seed, dimension, base: members - duplicates - lookAlikes, duplicates, lookAlikes, threshold })
-  const vectors = new Int8Array(members * 2 * dimension)
-  for (let member = 0; member < members; member++) {
-    for (const hand of [0, 1] as const)
-      quantizeFloat(planted.palm(member, hand), vectors.subarray((2 * member + hand) * dimension, (2 * member + hand + 1) * dimension))
+  const cached = registerCache && join(registerCache, `dedup-register-${members}-${seed}-${threshold}-${dimension}.int8`)
+  let vectors: Int8Array<ArrayBuffer>
+  if (cached && existsSync(cached)) {
+    const bytes = readFileSync(cached)
+    vectors = new Int8Array(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength)
+  } else {
+    const planted = createPlantedRegister({ seed, dimension, base: members - duplicates - lookAlikes, duplicates, lookAlikes, threshold })
+    vectors = new Int8Array(members * 2 * dimension)
+    for (let member = 0; member < members; member++) {
+      for (const hand of [0, 1] as const)
+        quantizeFloat(planted.palm(member, hand), vectors.subarray((2 * member + hand) * dimension, (2 * member + hand + 1) * dimension))
+    }
+    if (cached) {
+      mkdirSync(registerCache, { recursive: true })
+      writeFileSync(cached, vectors)
+    }
   }
   const register: PalmRegister = {
     count: members * 2,
@@ -118,16 +137,26 @@ for (const members of sizes) {
     const predicted: Record<string, number> = {}
     const predictedCpu: Record<string, number> = {}
     let searchStart: { elapsed: number; cpu: number; done: number } | null = null
+    let lastPercent = -1
     cellResult = await findPairsByCells(matcher, register, {
       threshold,
       probes: probes ? Number(probes) : undefined,
       cells: cells ? Number(cells) : undefined,
       seed,
+      onPhase: (phase) => console.error(JSON.stringify({ at: new Date().toISOString(), phase, elapsed_s: Number(((performance.now() - cellStarted) / 1000).toFixed(1)), cpu_s: Number(cpuSeconds(cpuStarted).toFixed(1)) })),
       onProgress: (done, total) => {
         // As the CLI: the rate from the search's first report on.
         const elapsed = (performance.now() - cellStarted) / 1000
         const cpu = cpuSeconds(cpuStarted)
         searchStart ??= { elapsed, cpu, done }
+        const percent = Math.floor((done / Math.max(1, total)) * 100)
+        if (progressLines && percent !== lastPercent) {
+          lastPercent = percent
+          const rate = (done - searchStart.done) / Math.max(1e-9, elapsed - searchStart.elapsed)
+          const eta = done >= total ? 0 : rate > 0 ? (total - done) / rate : null
+          const at = new Date().toISOString()
+          console.error(JSON.stringify({ at, percent, done, total, elapsed_s: Number(elapsed.toFixed(1)), cpu_s: Number(cpu.toFixed(1)), eta_s: eta && Number(eta.toFixed(1)) }))
+        }
         for (const mark of [0.1, 0.25, 0.5]) {
           if (predicted[mark] !== undefined || done < mark * total) continue
           const share = (done - searchStart.done) / (total - searchStart.done)
