@@ -143,7 +143,15 @@ for (const members of sizes) {
       probes: probes ? Number(probes) : undefined,
       cells: cells ? Number(cells) : undefined,
       seed,
-      onPhase: (phase) => console.error(JSON.stringify({ at: new Date().toISOString(), phase, elapsed_s: Number(((performance.now() - cellStarted) / 1000).toFixed(1)), cpu_s: Number(cpuSeconds(cpuStarted).toFixed(1)) })),
+      onPhase: (phase) =>
+        console.error(
+          JSON.stringify({
+            at: new Date().toISOString(),
+            phase,
+            elapsed_s: Number(((performance.now() - cellStarted) / 1000).toFixed(1)),
+            cpu_s: Number(cpuSeconds(cpuStarted).toFixed(1)),
+          }),
+        ),
       onProgress: (done, total) => {
         // As the CLI: the rate from the search's first report on.
         const elapsed = (performance.now() - cellStarted) / 1000
@@ -155,7 +163,17 @@ for (const members of sizes) {
           const rate = (done - searchStart.done) / Math.max(1e-9, elapsed - searchStart.elapsed)
           const eta = done >= total ? 0 : rate > 0 ? (total - done) / rate : null
           const at = new Date().toISOString()
-          console.error(JSON.stringify({ at, percent, done, total, elapsed_s: Number(elapsed.toFixed(1)), cpu_s: Number(cpu.toFixed(1)), eta_s: eta && Number(eta.toFixed(1)) }))
+          console.error(
+            JSON.stringify({
+              at,
+              percent,
+              done,
+              total,
+              elapsed_s: Number(elapsed.toFixed(1)),
+              cpu_s: Number(cpu.toFixed(1)),
+              eta_s: eta && Number(eta.toFixed(1)),
+            }),
+          )
         }
         for (const mark of [0.1, 0.25, 0.5]) {
           if (predicted[mark] !== undefined || done < mark * total) continue

@@ -1,6 +1,6 @@
 // The inverted file's layout (dedup-cells.ts): each palm's probed cells, nearest centroid first;
-// the palms stored cell after cell in a gallery of their own (each in its STORED_CELLS nearest);
-// and for each cell the palms that probe it.
+// the palms stored cell after cell in a gallery of their own (each in its STORED_CELLS nearest
+// cells that have room); and for each cell the palms that probe it.
 import type { Gallery } from '@palmvein/matcher'
 import { scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
 import type { PalmRegister } from './dedup-palms.js'
@@ -12,11 +12,20 @@ import type { PalmRegister } from './dedup-palms.js'
  */
 const STORED_CELLS = 2
 
+/**
+ * A cell stores at most 1.5 times the mean: stored in its two nearest cells, k-means' cells of the
+ * planted registers ranged from 1/20 to 17 times the mean (200 000 members), and the search's work
+ * (each cell's probers x its palms) was 2.6 times that of equal cells at 200 000 members, 3.0 at
+ * 1M. Capped, a palm goes on to its next nearest cell with room: 1.3 times at 100 000 members, every
+ * exact pair still found (bench/results/2026-11-28T19-00Z-dedup-1m; 1.2 missed two of 1 181).
+ */
+const STORE_SLACK = 1.5
+
 /** Probes per scan task: enough that a task's work dwarfs a pool round trip. */
 export const BLOCK = 2048
 
 export interface CellLayout {
-  /** Each palm's probed cells, nearest first (the first is where it is stored): palm * probes + slot. */
+  /** Each palm's probed cells, nearest first (it is stored in the first STORED_CELLS with room): palm * probes + slot. */
   nearest: Uint16Array
   /** 1 for a palm that pairs (present when placed, and still when stored). */
   present: Uint8Array
@@ -31,31 +40,54 @@ export interface CellLayout {
 }
 
 /** Places every palm (its `probes` nearest centroids) and stores it in `cellGallery` in its cell's rows. */
-export async function layOutCells(register: PalmRegister, centroidsGallery: Gallery, cellGallery: Gallery, cells: number, probes: number): Promise<CellLayout> {
+export async function layOutCells(
+  register: PalmRegister,
+  centroidsGallery: Gallery,
+  cellGallery: Gallery,
+  cells: number,
+  probes: number,
+  placed: () => void = () => {},
+): Promise<CellLayout> {
   const { count: palms, dimension } = register
   // Cells are at most 65 535: two bytes a probed cell.
   const nearest = new Uint16Array(palms * probes)
   const present = new Uint8Array(palms)
+  const closeness = new Float32Array(palms)
   await forEachBlock(register, 0, palms, async (first, vectors, norms, valid) => {
     const top = await scanRowRangeTopK(centroidsGallery, 0, cells, vectors, norms, probes, 0)
     for (let index = 0; index < valid.length; index++) {
       if (!valid[index]) continue
       present[first + index] = 1
+      closeness[first + index] = top.scores[index * probes]
       for (let slot = 0; slot < probes; slot++) nearest[(first + index) * probes + slot] = top.rows[index * probes + slot]
     }
   })
+  placed()
   const stored = Math.min(probes, STORED_CELLS)
+  const storedIn = chooseStoredCells(nearest, closeness, present, probes, cells, stored)
   const { start: cellStart, items: order } = invert(cells, palms, (palm, add) => {
-    if (present[palm]) for (let slot = 0; slot < stored; slot++) add(nearest[palm * probes + slot])
+    if (present[palm]) for (let slot = 0; slot < stored; slot++) add(storedIn[palm * stored + slot])
   })
   const rowOf = new Uint32Array(palms).fill(0xffffffff)
-  for (let row = 0; row < order.length; row++) {
-    const palm = order[row]
-    if (rowOf[palm] === 0xffffffff) rowOf[palm] = row
-    const vector = register.vector(palm)
-    // A palm gone since it was placed keeps its row (the layout is fixed) but pairs with nothing.
-    if (!vector) present[palm] = 0
-    cellGallery.upsert(rowId(row), vector ?? new Int8Array(dimension).fill(1))
+  // Pages of rows with their ids as UUID bytes: a row at a time (an id string each), storing took a
+  // tenth of a 400 000-palm run, on the main thread alone.
+  cellGallery.reserve(order.length)
+  for (let first = 0; first < order.length; first += BLOCK) {
+    const count = Math.min(BLOCK, order.length - first)
+    const vectors = new Int8Array(count * dimension)
+    const ids = new Uint8Array(count * 16)
+    for (let index = 0; index < count; index++) {
+      const row = first + index
+      const palm = order[row]
+      if (rowOf[palm] === 0xffffffff) rowOf[palm] = row
+      const vector = register.vector(palm)
+      // A palm gone since it was placed keeps its row (the layout is fixed) but pairs with nothing.
+      if (!vector) present[palm] = 0
+      if (vector) vectors.set(vector, index * dimension)
+      else vectors.fill(1, index * dimension, (index + 1) * dimension)
+      writeRowId(row, ids, index * 16)
+    }
+    cellGallery.upsertRows({ ids, vectors })
   }
   const { start: proberStart, items: probers } = invert(cells, palms, (palm, add) => {
     if (present[palm]) for (let slot = 0; slot < probes; slot++) add(nearest[palm * probes + slot])
@@ -66,6 +98,14 @@ export async function layOutCells(register: PalmRegister, centroidsGallery: Gall
 /** A UUID-form id for row `row` (the cell gallery keeps 16 bytes an id that way). */
 export function rowId(row: number): string {
   return `${row.toString(16).padStart(8, '0')}-0000-4000-8000-000000000000`
+}
+
+/** rowId(row) as its 16 bytes, at `offset` of `into`. */
+function writeRowId(row: number, into: Uint8Array, offset: number): void {
+  into.fill(0, offset, offset + 16)
+  new DataView(into.buffer, into.byteOffset).setUint32(offset, row)
+  into[offset + 6] = 0x40
+  into[offset + 8] = 0x80
 }
 
 /** Calls `use` for blocks of present palms in [from, to), packed with their squared norms. */
@@ -114,4 +154,36 @@ function invert(keys: number, items: number, each: (item: number, add: (key: num
       out[fill[key]++] = item
     })
   return { start: counts, items: out }
+}
+
+/**
+ * Each palm's `stored` cells: the nearest of its probed cells that still have room (a cell holds at
+ * most STORE_SLACK times the mean), palms nearest their centroid first (so who is moved on is the
+ * one nearer a border anyway); a palm whose probed cells are all full is stored in its nearest ones.
+ */
+function chooseStoredCells(nearest: Uint16Array, closeness: Float32Array, present: Uint8Array, probes: number, cells: number, stored: number): Uint16Array {
+  const palms = present.length
+  const storedIn = new Uint16Array(palms * stored)
+  let count = 0
+  for (let palm = 0; palm < palms; palm++) count += present[palm]
+  const room = Math.ceil((STORE_SLACK * count * stored) / cells)
+  const sizes = new Uint32Array(cells)
+  const order = Uint32Array.from({ length: palms }, (_, palm) => palm).sort((x, y) => closeness[y] - closeness[x] || x - y)
+  for (const palm of order) {
+    if (!present[palm]) continue
+    let taken = 0
+    for (let slot = 0; slot < probes && taken < stored; slot++) {
+      const cell = nearest[palm * probes + slot]
+      if (sizes[cell] < room) {
+        sizes[cell]++
+        storedIn[palm * stored + taken++] = cell
+      }
+    }
+    // Every probed cell full: the nearest ones not taken yet.
+    for (let slot = 0; taken < stored; slot++) {
+      const cell = nearest[palm * probes + slot]
+      if (!storedIn.subarray(palm * stored, palm * stored + taken).includes(cell)) storedIn[palm * stored + taken++] = cell
+    }
+  }
+  return storedIn
 }
