@@ -1,6 +1,6 @@
 // The inverted file's layout (dedup-cells.ts): each palm's probed cells, nearest centroid first;
-// the palms stored cell after cell in a gallery of their own (each in its STORED_CELLS nearest
-// cells that have room); and for each cell the palms that probe it.
+// the palms stored cell after cell in a gallery of their own (each in its STORED_CELLS nearest);
+// and for each cell the palms that probe it.
 import type { Gallery } from '@palmvein/matcher'
 import { scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
 import type { PalmRegister } from './dedup-palms.js'
@@ -12,20 +12,11 @@ import type { PalmRegister } from './dedup-palms.js'
  */
 const STORED_CELLS = 2
 
-/**
- * A cell stores at most 1.5 times the mean: stored in its two nearest cells, k-means' cells of the
- * planted registers ranged from 1/20 to 17 times the mean (200 000 members), and the search's work
- * (each cell's probers x its palms) was 2.6 times that of equal cells at 200 000 members, 3.0 at
- * 1M. Capped, a palm goes on to its next nearest cell with room: 1.3 times at 100 000 members, every
- * exact pair still found (bench/results/2026-11-28T19-00Z-dedup-1m; 1.2 missed two of 1 181).
- */
-const STORE_SLACK = 1.5
-
 /** Probes per scan task: enough that a task's work dwarfs a pool round trip. */
 export const BLOCK = 2048
 
 export interface CellLayout {
-  /** Each palm's probed cells, nearest first (it is stored in the first STORED_CELLS with room): palm * probes + slot. */
+  /** Each palm's probed cells, nearest first (it is stored in the first STORED_CELLS): palm * probes + slot. */
   nearest: Uint16Array
   /** 1 for a palm that pairs (present when placed, and still when stored). */
   present: Uint8Array
@@ -52,21 +43,18 @@ export async function layOutCells(
   // Cells are at most 65 535: two bytes a probed cell.
   const nearest = new Uint16Array(palms * probes)
   const present = new Uint8Array(palms)
-  const closeness = new Float32Array(palms)
   await forEachBlock(register, 0, palms, async (first, vectors, norms, valid) => {
     const top = await scanRowRangeTopK(centroidsGallery, 0, cells, vectors, norms, probes, 0)
     for (let index = 0; index < valid.length; index++) {
       if (!valid[index]) continue
       present[first + index] = 1
-      closeness[first + index] = top.scores[index * probes]
       for (let slot = 0; slot < probes; slot++) nearest[(first + index) * probes + slot] = top.rows[index * probes + slot]
     }
   })
   placed()
   const stored = Math.min(probes, STORED_CELLS)
-  const storedIn = chooseStoredCells(nearest, closeness, present, probes, cells, stored)
   const { start: cellStart, items: order } = invert(cells, palms, (palm, add) => {
-    if (present[palm]) for (let slot = 0; slot < stored; slot++) add(storedIn[palm * stored + slot])
+    if (present[palm]) for (let slot = 0; slot < stored; slot++) add(nearest[palm * probes + slot])
   })
   const rowOf = new Uint32Array(palms).fill(0xffffffff)
   // Pages of rows with their ids as UUID bytes: a row at a time (an id string each), storing took a
@@ -171,36 +159,4 @@ function invert(keys: number, items: number, each: (item: number, add: (key: num
       out[fill[key]++] = item
     })
   return { start: counts, items: out }
-}
-
-/**
- * Each palm's `stored` cells: the nearest of its probed cells that still have room (a cell holds at
- * most STORE_SLACK times the mean), palms nearest their centroid first (so who is moved on is the
- * one nearer a border anyway); a palm whose probed cells are all full is stored in its nearest ones.
- */
-function chooseStoredCells(nearest: Uint16Array, closeness: Float32Array, present: Uint8Array, probes: number, cells: number, stored: number): Uint16Array {
-  const palms = present.length
-  const storedIn = new Uint16Array(palms * stored)
-  let count = 0
-  for (let palm = 0; palm < palms; palm++) count += present[palm]
-  const room = Math.ceil((STORE_SLACK * count * stored) / cells)
-  const sizes = new Uint32Array(cells)
-  const order = Uint32Array.from({ length: palms }, (_, palm) => palm).sort((x, y) => closeness[y] - closeness[x] || x - y)
-  for (const palm of order) {
-    if (!present[palm]) continue
-    let taken = 0
-    for (let slot = 0; slot < probes && taken < stored; slot++) {
-      const cell = nearest[palm * probes + slot]
-      if (sizes[cell] < room) {
-        sizes[cell]++
-        storedIn[palm * stored + taken++] = cell
-      }
-    }
-    // Every probed cell full: the nearest ones not taken yet.
-    for (let slot = 0; taken < stored; slot++) {
-      const cell = nearest[palm * probes + slot]
-      if (!storedIn.subarray(palm * stored, palm * stored + taken).includes(cell)) storedIn[palm * stored + taken++] = cell
-    }
-  }
-  return storedIn
 }
