@@ -21,6 +21,8 @@ export interface PlantedRegister {
   readonly dimension: number
   /** Member `member`'s palm (unit norm, float): hand 0 = left, 1 = right. */
   palm(member: number, hand: 0 | 1): Float32Array
+  /** The base member a planted member (a duplicate or a look-alike) was made from; null for a base member. */
+  source(member: number): number | null
 }
 
 function unit(values: Float64Array): Float32Array {
@@ -44,6 +46,7 @@ export function createPlantedRegister(options: PlantedRegisterOptions): PlantedR
   return {
     members: base + duplicates + lookAlikes,
     dimension,
+    source: (member) => (member < base ? null : source(member - base)),
     palm(member, hand) {
       if (member < base) return population.capture(member, hands[hand], 0, 0)
       if (member < base + duplicates) return population.capture(source(member - base), hands[hand], 1, 0)

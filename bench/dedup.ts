@@ -6,9 +6,10 @@
 // Above --exact-max members the exact search is not run; its time is the quadratic model fitted
 // at the largest size measured (t = a N^2) and marked as a model.
 // Settings: --sizes=10000,100000 (members), --seed=, --threshold=, --probes=, --cells=,
-// --exact-max=, --threads= (or PALMVEIN_BENCH_DEDUP_SIZES, ..._SEED, ..._THRESHOLD, ..._PROBES).
+// --exact-max=, --threads=, --register-cache=folder (or PALMVEIN_BENCH_DEDUP_SIZES, ..._SEED, ..._THRESHOLD, ..._PROBES).
 import { execSync } from 'node:child_process'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { cpus } from 'node:os'
 import { parseArgs } from 'node:util'
 import { findPairsByCells, type PalmPair, type PalmRegister } from '../src/domain/dedup/dedup-cells.js'
@@ -26,6 +27,8 @@ const { values } = parseArgs({
     'exact-max': { type: 'string' },
     threads: { type: 'string' },
     out: { type: 'string' },
+    'register-cache': { type: 'string' },
+    'progress-lines': { type: 'boolean' },
   },
 })
 const env = (name: string) => process.env[`PALMVEIN_BENCH_DEDUP_${name}`]
@@ -36,6 +39,11 @@ const probes = values.probes ?? env('PROBES')
 const cells = values.cells ?? env('CELLS')
 const exactMax = Number(values['exact-max'] ?? env('EXACT_MAX') ?? 100_000)
 const threads = Number(values.threads ?? 2)
+// A folder where made registers are kept (int8 palms, one file per size and seed): making 1M
+// members' palms takes longer than deduplicating them.
+const registerCache = values['register-cache']
+// One stamped line on stderr per percent of the search, with the CLI's ETA (to judge it after the run).
+const progressLines = values['progress-lines'] ?? false
 const dimension = 256
 
 const cpu = (() => {
@@ -68,17 +76,31 @@ interface Row {
   etaError: Record<string, number>
   /** The same in CPU time (the ETA's error on an otherwise idle machine). */
   etaCpuError: Record<string, number>
+  /** Planted pairs at or above the threshold, and of them those reported (recall without the exact search). */
+  plantedAbove: number
+  plantedFound: number
 }
 
-function loadRegister(members: number): { register: PalmRegister; vectors: Int8Array; planted: number } {
+function loadRegister(members: number): { register: PalmRegister; vectors: Int8Array; planted: number; source: (member: number) => number | null } {
   // 1 % duplicates, 0.5 % look-alikes around the threshold.
   const duplicates = Math.max(10, Math.round(members * 0.01))
   const lookAlikes = Math.max(10, Math.round(members * 0.005))
+  const cached = registerCache && join(registerCache, `dedup-register-${members}-${seed}-${threshold}-${dimension}.int8`)
+  let vectors: Int8Array<ArrayBuffer>
   const planted = createPlantedRegister({ seed, dimension, base: members - duplicates - lookAlikes, duplicates, lookAlikes, threshold })
-  const vectors = new Int8Array(members * 2 * dimension)
-  for (let member = 0; member < members; member++) {
-    for (const hand of [0, 1] as const)
-      quantizeFloat(planted.palm(member, hand), vectors.subarray((2 * member + hand) * dimension, (2 * member + hand + 1) * dimension))
+  if (cached && existsSync(cached)) {
+    const bytes = readFileSync(cached)
+    vectors = new Int8Array(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength)
+  } else {
+    vectors = new Int8Array(members * 2 * dimension)
+    for (let member = 0; member < members; member++) {
+      for (const hand of [0, 1] as const)
+        quantizeFloat(planted.palm(member, hand), vectors.subarray((2 * member + hand) * dimension, (2 * member + hand + 1) * dimension))
+    }
+    if (cached) {
+      mkdirSync(registerCache, { recursive: true })
+      writeFileSync(cached, vectors)
+    }
   }
   const register: PalmRegister = {
     count: members * 2,
@@ -86,7 +108,45 @@ function loadRegister(members: number): { register: PalmRegister; vectors: Int8A
     vector: (palm) => vectors.slice(palm * dimension, (palm + 1) * dimension),
     owner: (palm) => palm >> 1,
   }
-  return { register, vectors, planted: duplicates + lookAlikes }
+  return { register, vectors, planted: duplicates + lookAlikes, source: (member) => planted.source(member) }
+}
+
+/**
+ * The planted pairs (each duplicate or look-alike with the member it was made from) scoring at or
+ * above the threshold, and how many of them `reported` holds: recall where the exact search is too
+ * slow to run, on the planted pairs only (the population's own look-alikes are not in it).
+ */
+function plantedRecall(
+  vectors: Int8Array,
+  members: number,
+  source: (member: number) => number | null,
+  reported: Set<string>,
+): { above: number; found: number } {
+  const palm = (index: number) => vectors.subarray(index * dimension, (index + 1) * dimension)
+  const cosine = (x: Int8Array, y: Int8Array) => {
+    let dot = 0
+    let xx = 0
+    let yy = 0
+    for (let component = 0; component < dimension; component++) {
+      dot += x[component] * y[component]
+      xx += x[component] * x[component]
+      yy += y[component] * y[component]
+    }
+    return dot / Math.sqrt(xx * yy)
+  }
+  let above = 0
+  let found = 0
+  for (let member = 0; member < members; member++) {
+    const from = source(member)
+    if (from === null) continue
+    let best = -1
+    for (const hand of [0, 1]) for (const other of [0, 1]) best = Math.max(best, cosine(palm(2 * member + hand), palm(2 * from + other)))
+    // A hair above the threshold: the kernel's rounding may put a pair at exactly the threshold either side.
+    if (best < threshold + 1e-9) continue
+    above++
+    if (reported.has(`${Math.min(from, member)}/${Math.max(from, member)}`)) found++
+  }
+  return { above, found }
 }
 
 const pairKey = (pair: PalmPair) => `${pair.a >> 1}/${pair.b >> 1}`
@@ -101,7 +161,7 @@ let model: { members: number; seconds: number; cpu: number } | null = null
 console.log(`dedup bench on ${cpu}, ${threads} thread(s), threshold ${threshold}, seed ${seed}`)
 for (const members of sizes) {
   const started = performance.now()
-  const { register, planted } = loadRegister(members)
+  const { register, planted, vectors, source } = loadRegister(members)
   console.log(`${members} members: register made in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   const matcher = await createMatcher({ dimension, threads })
   let cellResult
@@ -118,16 +178,44 @@ for (const members of sizes) {
     const predicted: Record<string, number> = {}
     const predictedCpu: Record<string, number> = {}
     let searchStart: { elapsed: number; cpu: number; done: number } | null = null
+    let lastPercent = -1
     cellResult = await findPairsByCells(matcher, register, {
       threshold,
       probes: probes ? Number(probes) : undefined,
       cells: cells ? Number(cells) : undefined,
       seed,
+      onPhase: (phase) =>
+        console.error(
+          JSON.stringify({
+            at: new Date().toISOString(),
+            phase,
+            elapsed_s: Number(((performance.now() - cellStarted) / 1000).toFixed(1)),
+            cpu_s: Number(cpuSeconds(cpuStarted).toFixed(1)),
+          }),
+        ),
       onProgress: (done, total) => {
         // As the CLI: the rate from the search's first report on.
         const elapsed = (performance.now() - cellStarted) / 1000
         const cpu = cpuSeconds(cpuStarted)
         searchStart ??= { elapsed, cpu, done }
+        const percent = Math.floor((done / Math.max(1, total)) * 100)
+        if (progressLines && percent !== lastPercent) {
+          lastPercent = percent
+          const rate = (done - searchStart.done) / Math.max(1e-9, elapsed - searchStart.elapsed)
+          const eta = done >= total ? 0 : rate > 0 ? (total - done) / rate : null
+          const at = new Date().toISOString()
+          console.error(
+            JSON.stringify({
+              at,
+              percent,
+              done,
+              total,
+              elapsed_s: Number(elapsed.toFixed(1)),
+              cpu_s: Number(cpu.toFixed(1)),
+              eta_s: eta && Number(eta.toFixed(1)),
+            }),
+          )
+        }
         for (const mark of [0.1, 0.25, 0.5]) {
           if (predicted[mark] !== undefined || done < mark * total) continue
           const share = (done - searchStart.done) / (total - searchStart.done)
@@ -165,6 +253,7 @@ for (const members of sizes) {
   const reported = new Set(cellResult.pairs.map(pairKey))
   const exactKeys = exactPairs && new Set(exactPairs.map(pairKey))
   const found = exactPairs?.filter((pair) => reported.has(pairKey(pair))).length
+  const plantedPairs = plantedRecall(vectors, members, source, reported)
   const row: Row = {
     members,
     palms: members * 2,
@@ -184,6 +273,8 @@ for (const members of sizes) {
     exactCpuSeconds: exactCpu,
     etaError,
     etaCpuError,
+    plantedAbove: plantedPairs.above,
+    plantedFound: plantedPairs.found,
   }
   rows.push(row)
   console.log(JSON.stringify(row))
@@ -202,6 +293,7 @@ const percents = (errors: Record<string, number>) =>
   Object.entries(errors)
     .map(([mark, error]) => `${Number(mark) * 100} %: ${(error * 100).toFixed(1)} %`)
     .join(', ')
+for (const row of rows) console.log(`planted pairs at ${row.members} members: ${row.plantedFound} of ${row.plantedAbove} at or above the threshold reported`)
 for (const row of rows) console.log(`ETA error at ${row.members} members: wall ${percents(row.etaError)}; CPU ${percents(row.etaCpuError)}`)
 const stamp = new Date().toISOString().replace(/:/g, '-').replace(/\..*/, 'Z')
 const out = values.out ?? `bench/results/dedup-${stamp}.json`

@@ -16,7 +16,7 @@ const STORED_CELLS = 2
 export const BLOCK = 2048
 
 export interface CellLayout {
-  /** Each palm's probed cells, nearest first (the first is where it is stored): palm * probes + slot. */
+  /** Each palm's probed cells, nearest first (it is stored in the first STORED_CELLS): palm * probes + slot. */
   nearest: Uint16Array
   /** 1 for a palm that pairs (present when placed, and still when stored). */
   present: Uint8Array
@@ -31,7 +31,14 @@ export interface CellLayout {
 }
 
 /** Places every palm (its `probes` nearest centroids) and stores it in `cellGallery` in its cell's rows. */
-export async function layOutCells(register: PalmRegister, centroidsGallery: Gallery, cellGallery: Gallery, cells: number, probes: number): Promise<CellLayout> {
+export async function layOutCells(
+  register: PalmRegister,
+  centroidsGallery: Gallery,
+  cellGallery: Gallery,
+  cells: number,
+  probes: number,
+  placed: () => void = () => {},
+): Promise<CellLayout> {
   const { count: palms, dimension } = register
   // Cells are at most 65 535: two bytes a probed cell.
   const nearest = new Uint16Array(palms * probes)
@@ -44,18 +51,31 @@ export async function layOutCells(register: PalmRegister, centroidsGallery: Gall
       for (let slot = 0; slot < probes; slot++) nearest[(first + index) * probes + slot] = top.rows[index * probes + slot]
     }
   })
+  placed()
   const stored = Math.min(probes, STORED_CELLS)
   const { start: cellStart, items: order } = invert(cells, palms, (palm, add) => {
     if (present[palm]) for (let slot = 0; slot < stored; slot++) add(nearest[palm * probes + slot])
   })
   const rowOf = new Uint32Array(palms).fill(0xffffffff)
-  for (let row = 0; row < order.length; row++) {
-    const palm = order[row]
-    if (rowOf[palm] === 0xffffffff) rowOf[palm] = row
-    const vector = register.vector(palm)
-    // A palm gone since it was placed keeps its row (the layout is fixed) but pairs with nothing.
-    if (!vector) present[palm] = 0
-    cellGallery.upsert(rowId(row), vector ?? new Int8Array(dimension).fill(1))
+  // Pages of rows with their ids as UUID bytes: a row at a time (an id string each), storing took a
+  // tenth of a 400 000-palm run, on the main thread alone.
+  cellGallery.reserve(order.length)
+  for (let first = 0; first < order.length; first += BLOCK) {
+    const count = Math.min(BLOCK, order.length - first)
+    const vectors = new Int8Array(count * dimension)
+    const ids = new Uint8Array(count * 16)
+    for (let index = 0; index < count; index++) {
+      const row = first + index
+      const palm = order[row]
+      if (rowOf[palm] === 0xffffffff) rowOf[palm] = row
+      const vector = register.vector(palm)
+      // A palm gone since it was placed keeps its row (the layout is fixed) but pairs with nothing.
+      if (!vector) present[palm] = 0
+      if (vector) vectors.set(vector, index * dimension)
+      else vectors.fill(1, index * dimension, (index + 1) * dimension)
+      writeRowId(row, ids, index * 16)
+    }
+    cellGallery.upsertRows({ ids, vectors })
   }
   const { start: proberStart, items: probers } = invert(cells, palms, (palm, add) => {
     if (present[palm]) for (let slot = 0; slot < probes; slot++) add(nearest[palm * probes + slot])
@@ -71,16 +91,26 @@ export function rowId(row: number): string {
 /** The 16 bytes of rowId(first), rowId(first + 1)... `count` of them end to end (upsertRows' ids). */
 export function rowIdBytes(first: number, count: number): Uint8Array {
   const bytes = new Uint8Array(count * 16)
-  const view = new DataView(bytes.buffer)
-  for (let index = 0; index < count; index++) {
-    view.setUint32(index * 16, first + index)
-    bytes[index * 16 + 6] = 0x40
-    bytes[index * 16 + 8] = 0x80
-  }
+  for (let index = 0; index < count; index++) writeRowId(first + index, bytes, index * 16)
   return bytes
 }
 
-/** Calls `use` for blocks of present palms in [from, to), packed with their squared norms. */
+/** rowId(row) as its 16 bytes, at `offset` of `into`. */
+function writeRowId(row: number, into: Uint8Array, offset: number): void {
+  into.fill(0, offset, offset + 16)
+  new DataView(into.buffer, into.byteOffset).setUint32(offset, row)
+  into[offset + 6] = 0x40
+  into[offset + 8] = 0x80
+}
+
+/**
+ * Blocks placed at once: the pool's threads score one while this thread packs the next and files
+ * the last one's cells (one at a time, they waited on it: 1M members' placing used 0.55 of the two
+ * cores under load, bench/results/2026-11-28T19-00Z-dedup-1m).
+ */
+const BLOCKS_IN_FLIGHT = 3
+
+/** Calls `use` for blocks of present palms in [from, to), packed with their squared norms, BLOCKS_IN_FLIGHT at once. */
 async function forEachBlock(
   register: PalmRegister,
   from: number,
@@ -88,7 +118,9 @@ async function forEachBlock(
   use: (first: number, vectors: Int8Array, norms: Uint32Array, valid: Uint8Array) => Promise<void>,
 ): Promise<void> {
   const { dimension } = register
-  for (let first = from; first < to; first += BLOCK) {
+  const running = new Set<Promise<void>>()
+  let failure: { error: unknown } | null = null
+  for (let first = from; first < to && !failure; first += BLOCK) {
     const count = Math.min(BLOCK, to - first)
     const vectors = new Int8Array(count * dimension)
     const norms = new Uint32Array(count)
@@ -107,8 +139,16 @@ async function forEachBlock(
       norms[index] = norm
       valid[index] = 1
     }
-    await use(first, vectors, norms, valid)
+    const task: Promise<void> = use(first, vectors, norms, valid)
+      .catch((error: unknown) => {
+        failure ??= { error }
+      })
+      .finally(() => running.delete(task))
+    running.add(task)
+    if (running.size >= BLOCKS_IN_FLIGHT) await Promise.race(running)
   }
+  await Promise.all(running)
+  if (failure) throw (failure as { error: unknown }).error
 }
 
 /** Items grouped by key, as a CSR: the items of key c are items[start[c] .. start[c + 1]). */

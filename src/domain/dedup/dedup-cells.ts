@@ -1,11 +1,12 @@
 // Deduplication of a whole register without scanning every palm against every palm: an inverted
 // file over cells. A few rounds of spherical k-means on a sample give about sqrt(probes x N) centroids;
-// every palm is stored in the cells of its two nearest centroids (rows laid out cell after cell
-// in a gallery of their own), and searched in the cells of its `probes` nearest centroids. A pair
-// is a candidate when either palm's two cells meet the other's probed cells, and every candidate
-// is scored exactly (int8 cosine, the matcher's kernels): no pair below the threshold is ever
-// reported. Cost: N x M x d to place the palms plus N x probes x N/M x d to search them, so
-// 2 x sqrt(probes) x N^1.5 with M = sqrt(probes x N), instead of N^2 / 2.
+// every palm is stored in the cells of its two nearest centroids (rows laid out cell after cell in
+// a gallery of their own), and searched in the cells of its `probes` nearest centroids. A pair is
+// a candidate when either palm's two cells meet the other's probed cells, and every candidate is
+// scored exactly (int8 cosine, the matcher's kernels): no pair below the threshold is ever
+// reported. Cost: N x M x d to place the palms plus N x probes x 2N/M x d to search them (each palm
+// stored twice; more where k-means' cells are uneven, 3 times at 1M planted members), 3 x
+// sqrt(probes) x N^1.5 x d in all at M = sqrt(probes x N), instead of N^2 / 2 x d.
 //
 // Recall is measured, not guaranteed: a pair whose palms' cells are each outside the other's
 // probed cells is missed. At 256 dimensions no cheap bound on the cosine prunes cells (a pair at
@@ -52,9 +53,13 @@ export interface CellDedupOptions {
    * palm in bookkeeping what no count of scores describes, and it is a small share of a large run.
    */
   onProgress?: (done: number, total: number) => void
+  /** Told when each phase starts (training, placing, storing, searching): where a large run's time goes. */
+  onPhase?: (phase: DedupPhase) => void
   /** Checked between blocks: true stops the run after a checkpoint (resumable). */
   shouldPause?: () => boolean
 }
+
+export type DedupPhase = 'training' | 'placing' | 'storing' | 'searching'
 
 export interface CellDedupResult {
   pairs: PalmPair[]
@@ -96,9 +101,13 @@ export async function findPairsByCells(matcher: Matcher, register: PalmRegister,
   const centroidsGallery = matcher.createGallery()
   const cellGallery = matcher.createGallery({ ids: 'uuid' })
   const onProgress = options.onProgress ?? (() => {})
+  const onPhase = options.onPhase ?? (() => {})
+  if (!resume) onPhase('training')
   const centroids = resume?.centroids ?? (await trainCentroids(matcher, register, cells, options.seed ?? 1))
   for (let cell = 0; cell < cells; cell++) centroidsGallery.upsert(`c${cell}`, centroids.subarray(cell * dimension, (cell + 1) * dimension))
-  const layout = await layOutCells(register, centroidsGallery, cellGallery, cells, probes)
+  onPhase('placing')
+  const layout = await layOutCells(register, centroidsGallery, cellGallery, cells, probes, () => onPhase('storing'))
+  onPhase('searching')
   const { cellStart, proberStart } = layout
   const from = resume?.cellsDone ?? 0
   const searching = (cell: number) => (proberStart[cell + 1] - proberStart[cell]) * (cellStart[cell + 1] - cellStart[cell])
