@@ -144,13 +144,12 @@ export async function scanCellsTopK(
     const base = { shape: store.shape, probes, probeNorms, k, scoreFloor }
     const parts = engine.pool ? splitByWork(work, engine.pool.threads) : [scans.length]
     if (!engine.pool || parts.length <= 1) return runCellsTask(engine.kernel, { ...base, cells: scans })
-    const slabs = store.memory.slabs && [...store.memory.slabs]
     // A view would carry its whole buffer to every worker.
-    Object.assign(base, { probes: ownBuffer(probes), probeNorms: ownBuffer(probeNorms) })
+    const shared = { ...base, probes: ownBuffer(probes), probeNorms: ownBuffer(probeNorms), slabs: store.memory.slabs && [...store.memory.slabs] }
     let first = 0
     const results = await Promise.all(
       parts.map((end) => {
-        const task = { ...base, slabs, cells: scans.slice(first, end) }
+        const task = { ...shared, cells: scans.slice(first, end) }
         first = end
         return engine.pool!.runCells(task)
       }),
