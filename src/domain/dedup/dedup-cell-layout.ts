@@ -97,8 +97,12 @@ export function rowIdBytes(first: number, count: number): Uint8Array {
 
 /** rowId(row) as its 16 bytes, at `offset` of `into`. */
 function writeRowId(row: number, into: Uint8Array, offset: number): void {
+  // Byte by byte: a DataView a row was 2M allocations at 1M members.
   into.fill(0, offset, offset + 16)
-  new DataView(into.buffer, into.byteOffset).setUint32(offset, row)
+  into[offset] = row >>> 24
+  into[offset + 1] = (row >>> 16) & 0xff
+  into[offset + 2] = (row >>> 8) & 0xff
+  into[offset + 3] = row & 0xff
   into[offset + 6] = 0x40
   into[offset + 8] = 0x80
 }
