@@ -2,9 +2,10 @@
 // TLS when the node URL is https. Not part of the public API (no OpenAPI entry); the route is in
 // src/http/routes/cluster.ts.
 import tls from 'node:tls'
-import { Pool } from 'undici'
+import type { Pool } from 'undici'
 import type { Hit, SearchOptions } from '@palmvein/matcher'
 import { peerSigningKey, signPeerRequest } from './peer-signature.js'
+import { undici } from '../runtime/undici-on-demand.js'
 
 export const CLUSTER_SEARCH_PATH = '/internal/cluster/search'
 /** A peer's own traffic of the last minutes (metrics/traffic-window.ts), gathered for the operator API. */
@@ -36,9 +37,13 @@ export interface PeerClient {
 export function createPeerClient(options: { secret: string /** PEM CA trusted besides the system's (PALMVEIN_PEER_CA_FILE). */; ca?: Buffer }): PeerClient {
   const key = peerSigningKey(options.secret)
   const pools = new Map<string, Pool>()
-  const poolFor = (nodeUrl: string): Pool => {
+  const poolFor = async (nodeUrl: string): Promise<Pool> => {
     let pool = pools.get(nodeUrl)
     if (!pool) {
+      const { Pool } = await undici()
+      // Another call may have made the pool while undici loaded.
+      pool = pools.get(nodeUrl)
+      if (pool) return pool
       pool = new Pool(nodeUrl, {
         connections: 16,
         keepAliveTimeout: 60_000,
@@ -63,7 +68,7 @@ export function createPeerClient(options: { secret: string /** PEM CA trusted be
         ...(request.options.mode !== undefined ? { mode: request.options.mode } : {}),
         ...(request.options.candidates !== undefined ? { candidates: request.options.candidates } : {}),
       })
-      const response = await poolFor(nodeUrl).request({
+      const response = await (await poolFor(nodeUrl)).request({
         path: CLUSTER_SEARCH_PATH,
         method: 'POST',
         headers: { 'content-type': 'application/json', ...signPeerRequest(key, { method: 'POST', target: CLUSTER_SEARCH_PATH, body }) },
@@ -75,7 +80,7 @@ export function createPeerClient(options: { secret: string /** PEM CA trusted be
     },
     async traffic(nodeUrl, seconds) {
       const target = `${CLUSTER_TRAFFIC_PATH}?seconds=${seconds}`
-      const response = await poolFor(nodeUrl).request({
+      const response = await (await poolFor(nodeUrl)).request({
         path: target,
         method: 'GET',
         headers: signPeerRequest(key, { method: 'GET', target, body: '' }),

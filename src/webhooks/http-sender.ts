@@ -6,9 +6,10 @@ import fs from 'node:fs'
 import tls from 'node:tls'
 import type { LookupFunction } from 'node:net'
 import { performance } from 'node:perf_hooks'
-import { Agent, request } from 'undici'
+import type { Agent } from 'undici'
 import { ServiceError } from '../errors.js'
 import type { SsrfGuard } from './ssrf-guard.js'
+import { undici } from '../runtime/undici-on-demand.js'
 
 export const RESPONSE_BODY_LIMIT = 100 * 1024
 
@@ -104,6 +105,7 @@ export function createHttpSender(options: HttpSenderOptions): HttpSender {
     let error: string | null = null
     try {
       const target = await Promise.race([options.guard.check(attempt.url), deadline])
+      const { Agent, request } = await undici()
       agent = new Agent({
         // undici's own timers are a backstop only: our total timer (above) always fires first, so a
         // timeout is always recorded the same way.
