@@ -44,6 +44,7 @@ import { observeQueries } from './store/engine/query-timing.js'
 import { galleryHealthCheck } from './domain/galleries/gallery-health.js'
 import type { GalleryState } from './domain/galleries/galleries-api.js'
 import { countPendingDeliveries } from './store/webhook-deliveries.js'
+import { watchIdleMemory } from './runtime/idle-memory-release.js'
 
 /** Boot log line: what the matcher can run on here, before any gallery exists. */
 function describeMatcherBackends(choice: string): string {
@@ -137,6 +138,7 @@ export async function start(options: StartOptions = {}): Promise<Service> {
     // The web console's files and sign-in: served beside the API, not part of it (nor of its OpenAPI document).
     http.serve(app, [...routeTable(VERSION, peerListener ? [] : peerRoutes), ...consoleRoutes(consoleAssets)])
     stops.push(stopHttp)
+    if (config.idleMemoryReleaseMs > 0) stops.push(releaseMemoryWhenQuiet(app, http, config.idleMemoryReleaseMs))
     log.info(`HTTP: listening on ${bound}`)
     log.info(consoleBanner(url, consoleAssets))
     const peerUrl = peerListener ? await listenForPeers(app, peerListener, peerRoutes, tls, stops) : null
@@ -175,6 +177,19 @@ async function joinCluster(app: AppContext, clusterNode: ClusterNode, untilDatab
   await untilDatabase('cluster registration', () => clusterNode.start(app.galleries))
   stops.push(() => clusterNode.close())
   app.health.push(clusterNode.health)
+}
+
+/** Gives memory back while nothing happens (idle-memory-release.ts); returns the stop. */
+function releaseMemoryWhenQuiet(app: AppContext, http: HttpServer, intervalMs: number): () => Promise<void> {
+  const mib = (bytes: number) => Math.round(bytes / 2 ** 20)
+  const stop = watchIdleMemory({
+    intervalMs,
+    requests: () => http.requests(),
+    busy: () => app.galleries.states().some((state) => state.loading),
+    releaseElsewhere: app.db.releaseGarbage,
+    onRelease: (before, after) => app.log.info({ rss_before_mib: mib(before), rss_after_mib: mib(after) }, 'Memory: quiet, garbage released'),
+  })
+  return async () => stop()
 }
 
 /** The service's close: runs the stops in reverse order, once however often it is called. */

@@ -1,9 +1,9 @@
-// After a large load, releaseLoadGarbage gives the memory of its garbage back to the system: V8's
+// After a large load, releaseGarbage gives the memory of its garbage back to the system: V8's
 // garbage and the freed C heap that glibc would otherwise keep resident (fragmented, so free()
 // alone cannot shrink it).
 import { expect, it } from 'vitest'
 import { loadNativeAddon } from '@palmvein/matcher/backend'
-import { releaseLoadGarbage } from '../src/domain/galleries/process-memory.js'
+import { releaseGarbage } from '../src/runtime/process-memory.js'
 
 const glibc = Boolean((process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime)
 
@@ -15,7 +15,7 @@ it.runIf(glibc && loadNativeAddon().ok)("returns the freed memory of a load's ga
   const survivors = buffers.filter((_, index) => index % 10 === 0)
   const loaded = process.memoryUsage.rss()
   buffers = null
-  const released = releaseLoadGarbage()
+  const released = releaseGarbage()
   const after = process.memoryUsage.rss()
   expect(released).toEqual({ collected: true, trimmed: true })
   expect(loaded - after).toBeGreaterThan(150 * MIB)

@@ -17,6 +17,8 @@ export interface HttpServer {
   listen(host: string, port: number, booting: (exchange: Exchange) => void): Promise<number>
   /** From now on requests are dispatched to the routes. */
   serve(app: AppContext, routes: Route[]): void
+  /** Requests dispatched to the routes so far, and those not yet answered. */
+  requests(): { started: number; inFlight: number }
   /** Stop accepting connections, then wait for requests in flight to be answered. */
   close(timeoutMs?: number): Promise<void>
 }
@@ -26,6 +28,7 @@ export function createHttpServer(choice: HttpServerChoice = 'auto', tls?: TlsMat
   const { transport } = chosen
   let serving: { app: AppContext; dispatch: (exchange: Exchange) => Promise<void> } | null = null
   let inFlight = 0
+  let started = 0
   let drained: (() => void) | null = null
 
   return {
@@ -39,6 +42,7 @@ export function createHttpServer(choice: HttpServerChoice = 'auto', tls?: TlsMat
         if (!serving) return booting(exchange)
         const { app, dispatch } = serving
         inFlight += 1
+        started += 1
         // dispatch answers every error itself; what is left (a write failing) must not stop the process.
         void dispatch(exchange)
           .catch((error) => {
@@ -50,6 +54,7 @@ export function createHttpServer(choice: HttpServerChoice = 'auto', tls?: TlsMat
           })
       })
     },
+    requests: () => ({ started, inFlight }),
     async close(timeoutMs = 10_000) {
       transport.stopListening()
       if (inFlight > 0) {

@@ -10,7 +10,7 @@ import { countEnvironmentReferences, referenceCountsByEnvironment } from '../../
 import type { GalleriesContext } from './galleries-context.js'
 import type { Entry } from './gallery-entry.js'
 import { HANDS, loadReadPageSink } from './gallery-rows.js'
-import { releaseLoadGarbage } from './process-memory.js'
+import { releaseGarbage } from '../../runtime/process-memory.js'
 
 export function newEntry(blocking: boolean, environment: EnvironmentRow | null, total: number): Entry {
   return {
@@ -128,7 +128,7 @@ async function loadOneAfterAnother(context: GalleriesContext, queued: Entry[], r
   // leave ~100 MiB of freed C heap in the threads' malloc arenas) is given back (process-memory.ts).
   if (context.closed()) return
   const before = process.memoryUsage.rss()
-  const released = releaseLoadGarbage()
+  const released = releaseGarbage()
   const mib = (bytes: number) => Math.round(bytes / 2 ** 20)
   context.log.info(
     { ...released, rss_before_mib: mib(before), rss_after_mib: mib(process.memoryUsage.rss()) },

@@ -37,6 +37,8 @@ export interface Database {
    * a NOTIFY arrives after their answer), and in a CLI that joined a service's embedded database.
    */
   accessVersion?: () => number
+  /** The embedded database's thread, when this process serves it: a full collection in its isolate. */
+  releaseGarbage?: () => Promise<void>
   /** False while the database cannot be reached (PostgreSQL only: the embedded one lives in this process). */
   readonly available: boolean
   /**
@@ -261,6 +263,7 @@ async function openEmbeddedDatabase(config: Pick<Config, 'dataDir'> & Partial<Pi
     },
     kind: 'embedded',
     accessVersion: activity ? () => activity.accessVersion() : undefined,
+    releaseGarbage: embedded.thread?.releaseGarbage,
     available: true,
     async health() {
       const thread = embedded.thread

@@ -10,7 +10,7 @@ import path from 'node:path'
 import type { Duplex } from 'node:stream'
 import { restrictToOwner } from './owner-only-files.js'
 import { PgliteActivity } from './pglite-activity.js'
-import { connectToPgliteWorker, startPgliteWorker, stopPgliteWorker } from './pglite-thread.js'
+import { connectToPgliteWorker, releasePgliteWorkerGarbage, startPgliteWorker, stopPgliteWorker } from './pglite-thread.js'
 
 export interface EmbeddedDatabase {
   host: string
@@ -24,7 +24,7 @@ export interface EmbeddedDatabase {
    * Owned only: the thread's state, read without a round trip (the health check), and a connection
    * to it over a MessageChannel (this process's own clients use it rather than loopback TCP).
    */
-  thread?: { activity: PgliteActivity; exited: () => boolean; connect: () => Duplex }
+  thread?: { activity: PgliteActivity; exited: () => boolean; connect: () => Duplex; releaseGarbage: () => Promise<void> }
   close(): Promise<void>
 }
 
@@ -139,7 +139,12 @@ async function openOnce(dataDir: string, exclusive: boolean, sharedBuffers: stri
     password,
     directory,
     owned: true,
-    thread: { activity, exited: () => exited, connect: () => connectToPgliteWorker(worker) },
+    thread: {
+      activity,
+      exited: () => exited,
+      connect: () => connectToPgliteWorker(worker),
+      releaseGarbage: () => (exited ? Promise.resolve() : releasePgliteWorkerGarbage(worker)),
+    },
     async close() {
       await stopPgliteWorker(worker)
       await fs.rm(portFile, { force: true })

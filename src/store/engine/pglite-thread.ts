@@ -1,7 +1,9 @@
 // Starts and stops the embedded database's thread (pglite-worker.ts).
+import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import type { Duplex } from 'node:stream'
+import { fileURLToPath } from 'node:url'
 import { MessageChannel, Worker } from 'node:worker_threads'
 import type { PgliteThreadRequest, PgliteWorkerData, PgliteWorkerMessage } from './pglite-worker.js'
 import { PortSocket } from './port-socket.js'
@@ -9,6 +11,7 @@ import { PortSocket } from './port-socket.js'
 // From src/ (vitest, tsx) the worker is a .ts source and starts through tsx; from dist/ it is .js.
 const runsFromSource = import.meta.url.endsWith('.ts')
 const workerUrl = new URL(runsFromSource ? './pglite-worker.ts' : './pglite-worker.js', import.meta.url)
+const initdbUrl = new URL(runsFromSource ? './pglite-initdb.ts' : './pglite-initdb.js', import.meta.url)
 const STOP_TIMEOUT_MS = 30_000
 /**
  * The thread's young generation: V8 makes 6 MB two 2 MB semi-spaces. With the default 16 MB
@@ -25,31 +28,21 @@ function spawn(data: PgliteWorkerData): Worker {
     : new Worker(workerUrl, { workerData: data, resourceLimits })
 }
 
-/**
- * A new data directory's database is created (initdb) in a thread that then exits. PGlite runs
- * initdb in a second PGlite instance of its own and keeps it: 500 MiB of WASM memory that is never
- * used again (a fresh service idled at 775 MiB RSS, a restarted one at 239). The thread's end gives
- * all of it back.
- */
-async function initialiseDataDirectory(data: PgliteWorkerData): Promise<void> {
-  if (existsSync(path.join(data.directory, 'PG_VERSION'))) return
-  const worker = spawn({ ...data, initialiseOnly: true })
-  try {
-    await new Promise<void>((resolve, reject) => {
-      worker.once('error', (error) => reject(new Error(`the embedded database did not open (creating it): ${error.message}`)))
-      worker.once('exit', (code) => reject(new Error(`the embedded database did not open: its thread exited (code ${code}) while creating it`)))
-      worker.once('message', (message: PgliteWorkerMessage) => {
-        if (message.kind === 'initialised') resolve()
-        else reject(new Error(`the embedded database did not open (creating it): ${message.kind === 'failed' ? message.message : message.kind}`))
-      })
+/** A new data directory's database is created (initdb) by a process of its own (pglite-initdb.ts). */
+async function initialiseDataDirectory(directory: string): Promise<void> {
+  if (existsSync(path.join(directory, 'PG_VERSION'))) return
+  const entry = fileURLToPath(initdbUrl)
+  const args = runsFromSource ? ['--import', 'tsx', entry, directory] : [entry, directory]
+  await new Promise<void>((resolve, reject) => {
+    execFile(process.execPath, args, (error, _stdout, stderr) => {
+      if (error) reject(new Error(`the embedded database did not open (creating it): ${stderr.trim() || error.message}`))
+      else resolve()
     })
-  } finally {
-    await worker.terminate()
-  }
+  })
 }
 
 export async function startPgliteWorker(data: PgliteWorkerData): Promise<{ worker: Worker; port: number }> {
-  await initialiseDataDirectory(data)
+  await initialiseDataDirectory(data.directory)
   const worker = spawn(data)
   // After the start, a failure shows as refused connections (answered like any database outage);
   // the listener keeps it from being thrown on this thread.
@@ -78,6 +71,22 @@ export function connectToPgliteWorker(worker: Worker): Duplex {
   const request: PgliteThreadRequest = { kind: 'connect', port: port2 }
   worker.postMessage(request, [port2])
   return new PortSocket(port1)
+}
+
+/** A full collection in the thread (idle-memory-release.ts); resolves when it is done or the thread is gone. */
+export function releasePgliteWorkerGarbage(worker: Worker): Promise<void> {
+  const { port1, port2 } = new MessageChannel()
+  const request: PgliteThreadRequest = { kind: 'release', port: port2 }
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      worker.off('exit', done)
+      port1.close()
+      resolve()
+    }
+    port1.once('message', done)
+    worker.once('exit', done)
+    worker.postMessage(request, [port2])
+  })
 }
 
 /** Closes the server and PGlite's files in the thread, then ends the thread. */

@@ -2,6 +2,7 @@
 // so SQL executes beside the service's event loop, not on it: a request no longer waits while
 // another request's statement, an audit append or a gallery load runs in PGlite.
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads'
+import { fullCollection } from '../../runtime/full-collection.js'
 import { PGlite } from '@electric-sql/pglite'
 import { analyzeGrownTables, ANALYZE_EVERY_MS } from './pglite-analyze.js'
 import { ACCESS_CHANNEL, PgliteActivity } from './pglite-activity.js'
@@ -16,16 +17,14 @@ export interface PgliteWorkerData {
   sharedBuffers: string
   /** pglite-activity.ts: the unit running now (the health check) and access changes (the key cache). */
   activity: SharedArrayBuffer
-  /** Create the data directory's database (initdb) and exit: see pglite-thread.ts. */
-  initialiseOnly?: boolean
 }
 
 /** What the owning thread sends: a connection's port, or "close". */
-export type PgliteThreadRequest = { kind: 'connect'; port: MessagePort } | 'close'
+export type PgliteThreadRequest = { kind: 'connect'; port: MessagePort } | { kind: 'release'; port: MessagePort } | 'close'
 
-export type PgliteWorkerMessage = { kind: 'listening'; port: number } | { kind: 'failed'; message: string } | { kind: 'closed' } | { kind: 'initialised' }
+export type PgliteWorkerMessage = { kind: 'listening'; port: number } | { kind: 'failed'; message: string } | { kind: 'closed' }
 
-const { directory, host, password, sharedBuffers, activity, initialiseOnly } = workerData as PgliteWorkerData
+const { directory, host, password, sharedBuffers, activity } = workerData as PgliteWorkerData
 const post = (message: PgliteWorkerMessage) => parentPort!.postMessage(message)
 
 /** Opens PGlite and serves it until "close". */
@@ -52,7 +51,14 @@ async function serve(): Promise<void> {
   analyze.unref()
   parentPort!.on('message', (message: PgliteThreadRequest) => {
     // A connection of the owning process, over a MessageChannel rather than loopback TCP.
-    if (message !== 'close') return server.serve(new PortSocket(message.port))
+    if (message !== 'close' && message.kind === 'connect') return server.serve(new PortSocket(message.port))
+    // The owner found the service quiet: this isolate's garbage (the boot's statements, PGlite's
+    // WebAssembly bytes read at its start) goes too, or it waits for a collection a quiet thread never runs.
+    if (message !== 'close') {
+      fullCollection()
+      message.port.postMessage('released')
+      return message.port.close()
+    }
     // "close": stop serving, then close the files.
     clearInterval(analyze)
     void server
@@ -67,12 +73,7 @@ async function serve(): Promise<void> {
 }
 
 try {
-  if (initialiseOnly) {
-    await (await PGlite.create(directory)).close()
-    post({ kind: 'initialised' })
-  } else {
-    await serve()
-  }
+  await serve()
 } catch (error) {
   post({ kind: 'failed', message: error instanceof Error ? error.message : String(error) })
 }
