@@ -1,11 +1,13 @@
 // Deduplication of a whole register without scanning every palm against every palm: an inverted
-// file over cells. A few rounds of spherical k-means on a sample give about sqrt(probes x N) centroids;
+// file over cells. A few rounds of spherical k-means on a sample give about sqrt(probes x N) centroids,
+// the cells they leave oversized split into sub-cells (dedup-cell-split.ts);
 // every palm is stored in the cells of its two nearest centroids (rows laid out cell after cell in
 // a gallery of their own), and searched in the cells of its `probes` nearest centroids. A pair is
 // a candidate when either palm's two cells meet the other's probed cells, and every candidate is
 // scored exactly (int8 cosine, the matcher's kernels): no pair below the threshold is ever
 // reported. Cost: N x M x d to place the palms plus N x probes x 2N/M x d to search them (each palm
-// stored twice; more where k-means' cells are uneven, 3 times at 1M planted members), 3 x
+// stored twice; more where the cells are uneven: 3 times at 1M planted members on k-means' cells,
+// 1.7 with the oversized ones split, dedup-cell-split.ts), 3 x
 // sqrt(probes) x N^1.5 x d in all at M = sqrt(probes x N), instead of N^2 / 2 x d.
 //
 // Recall is measured, not guaranteed: a pair whose palms' cells are each outside the other's
