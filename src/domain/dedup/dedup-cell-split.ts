@@ -6,7 +6,10 @@
 import { quantizeFloat } from '@palmvein/matcher'
 import type { createRandom } from '@palmvein/matcher/random'
 
-/** Cells with more than this many times the mean sample palms are split into cells of about the mean. */
+/**
+ * Cells with more than this many times the mean sample palms are split into round(share / mean)
+ * cells of about the mean: in effect from 1.5 times the mean (below that, one part), and exactly 1.5 included.
+ */
 export const SPLIT_ABOVE = 1.2
 const LOCAL_ROUNDS = 4
 /** The cell search's cells are numbered in two bytes. */
