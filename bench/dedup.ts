@@ -6,7 +6,7 @@
 // Above --exact-max members the exact search is not run; its time is the quadratic model fitted
 // at the largest size measured (t = a N^2) and marked as a model.
 // Settings: --sizes=10000,100000 (members), --seed=, --threshold=, --probes=, --cells=,
-// --exact-max=, --threads=, --register-cache=folder (or PALMVEIN_BENCH_DEDUP_SIZES, ..._SEED, ..._THRESHOLD, ..._PROBES).
+// --exact-max=, --threads=, --register-cache=folder, --no-split (or PALMVEIN_BENCH_DEDUP_SIZES, ..._SEED, ..._THRESHOLD, ..._PROBES).
 import { execSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -29,6 +29,7 @@ const { values } = parseArgs({
     out: { type: 'string' },
     'register-cache': { type: 'string' },
     'progress-lines': { type: 'boolean' },
+    'no-split': { type: 'boolean' },
   },
 })
 const env = (name: string) => process.env[`PALMVEIN_BENCH_DEDUP_${name}`]
@@ -44,6 +45,8 @@ const threads = Number(values.threads ?? 2)
 const registerCache = values['register-cache']
 // One stamped line on stderr per percent of the search, with the CLI's ETA (to judge it after the run).
 const progressLines = values['progress-lines'] ?? false
+// The cell search on k-means' cells as trained, oversized ones not split (to measure the split against).
+const split = !(values['no-split'] ?? false)
 const dimension = 256
 
 const cpu = (() => {
@@ -68,6 +71,9 @@ interface Row {
   recall: number | null
   belowThreshold: number
   candidateShare: number
+  /** Palm x palm scores the cell search computed, and the rows of its largest cell. */
+  candidateScores: number
+  largestCell: number
   /** Of the exact pairs found, the largest probed-cell rank that found one (probes - 1 = found in the last cell searched). */
   worstRank: number
   cellCpuSeconds: number
@@ -184,6 +190,7 @@ for (const members of sizes) {
       probes: probes ? Number(probes) : undefined,
       cells: cells ? Number(cells) : undefined,
       seed,
+      split,
       onPhase: (phase) =>
         console.error(
           JSON.stringify({
@@ -268,6 +275,8 @@ for (const members of sizes) {
     recall: exactPairs ? (exactPairs.length ? found! / exactPairs.length : 1) : null,
     belowThreshold: cellResult.pairs.filter((pair) => pair.score < threshold).length,
     candidateShare: cellResult.candidateScores / ((members * 2 * (members * 2 - 1)) / 2),
+    candidateScores: cellResult.candidateScores,
+    largestCell: cellResult.largestCell,
     worstRank: Math.max(-1, ...cellResult.pairs.filter((pair) => exactKeys === null || exactKeys.has(pairKey(pair))).map((pair) => pair.rank)),
     cellCpuSeconds: cellCpu,
     exactCpuSeconds: exactCpu,

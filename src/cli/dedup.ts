@@ -157,7 +157,7 @@ export const dedupCommand = () =>
     .option('--stop-after <cells>', 'stop after this many cells (with --checkpoint)', wholeNumber(0, 65_535))
     .option('--summary <file>', 'write the summary for adjudicators as JSON')
     .option('--probes <n>', 'cells searched per palm (widens the cell search)', wholeNumber(1, 65_535))
-    .option('--cells <n>', 'cells the palms are placed in', wholeNumber(1, 65_535))
+    .option('--cells <n>', 'cells k-means trains (oversized ones are split into more)', wholeNumber(1, 65_535))
     .option('--progress-lines', 'progress as one JSON line per percent on stderr (for scripts) instead of a bar')
     .action(
       async (options: {

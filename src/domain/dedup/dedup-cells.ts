@@ -1,11 +1,13 @@
 // Deduplication of a whole register without scanning every palm against every palm: an inverted
-// file over cells. A few rounds of spherical k-means on a sample give about sqrt(probes x N) centroids;
+// file over cells. A few rounds of spherical k-means on a sample give about sqrt(probes x N) centroids,
+// the cells they leave oversized split into sub-cells (dedup-cell-split.ts);
 // every palm is stored in the cells of its two nearest centroids (rows laid out cell after cell in
 // a gallery of their own), and searched in the cells of its `probes` nearest centroids. A pair is
 // a candidate when either palm's two cells meet the other's probed cells, and every candidate is
 // scored exactly (int8 cosine, the matcher's kernels): no pair below the threshold is ever
 // reported. Cost: N x M x d to place the palms plus N x probes x 2N/M x d to search them (each palm
-// stored twice; more where k-means' cells are uneven, 3 times at 1M planted members), 3 x
+// stored twice; more where the cells are uneven: 3 times at 1M planted members on k-means' cells,
+// 1.7 with the oversized ones split, dedup-cell-split.ts), 3 x
 // sqrt(probes) x N^1.5 x d in all at M = sqrt(probes x N), instead of N^2 / 2 x d.
 //
 // Recall is measured, not guaranteed: a pair whose palms' cells are each outside the other's
@@ -17,6 +19,7 @@ import { createRandom } from '@palmvein/matcher/random'
 import { scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
 import { BLOCK, layOutCells, rowId } from './dedup-cell-layout.js'
 import { createCellSearch } from './dedup-cell-search.js'
+import { splitOversizedCells } from './dedup-cell-split.js'
 import { createPairBook } from './dedup-pair-book.js'
 import type { PalmPair, PalmRegister } from './dedup-palms.js'
 
@@ -39,7 +42,7 @@ export interface CellDedupOptions {
   threshold: number
   /** Cells searched per palm (default DEFAULT_PROBES). */
   probes?: number
-  /** Number of cells (default: about the square root of the palms). */
+  /** Cells k-means trains (default: about sqrt(probes x palms)); splitting oversized ones adds some. */
   cells?: number
   seed?: number
   /** Resume from this checkpoint (same register, threshold, cells and probes). */
@@ -57,6 +60,8 @@ export interface CellDedupOptions {
   onPhase?: (phase: DedupPhase) => void
   /** Checked between blocks: true stops the run after a checkpoint (resumable). */
   shouldPause?: () => boolean
+  /** Split k-means' oversized cells (dedup-cell-split.ts; default true): false measures the search without. */
+  split?: boolean
 }
 
 export type DedupPhase = 'training' | 'placing' | 'storing' | 'searching'
@@ -69,12 +74,19 @@ export interface CellDedupResult {
   probes: number
   /** Palm x palm scores computed (the candidates), against N(N-1)/2 for the exact search. */
   candidateScores: number
+  /** Rows of the largest cell (each palm is stored in two), against a mean of 2N / cells: how uneven the cells are. */
+  largestCell: number
 }
 
 /** Measured on planted registers (bench/dedup.ts, docs/dedup.md): every pair of the exact search at 0.5 and above with margin. */
 export const DEFAULT_PROBES = 32
 const KMEANS_ROUNDS = 3
 const SAMPLE_PER_CELL = 8
+/** When splitting: k-means trains on 16 sample palms a cell and the split judges sizes on 32 (measured at 100 000 members, docs/dedup.md). */
+const SPLIT_TRAINING_PER_CELL = 16
+const SPLIT_SAMPLE_PER_CELL = 32
+/** Split, assign the wide sample to the refined cells, split again: sub-cells take palms from their neighbours. */
+const SPLIT_PASSES = 2
 /** Cells searched at once (see the search loop). */
 const CELLS_IN_FLIGHT = 4
 
@@ -92,10 +104,9 @@ export async function findPairsByCells(matcher: Matcher, register: PalmRegister,
   const { count: palms, dimension } = register
   const resume = options.resume ?? null
   const wantedProbes = resume?.probes ?? options.probes ?? DEFAULT_PROBES
-  const cells = Math.min(palms || 1, 65535, resume?.cells ?? options.cells ?? defaultCells(palms, wantedProbes))
-  const probes = Math.min(cells, wantedProbes)
+  const trained = Math.min(palms || 1, 65535, resume?.cells ?? options.cells ?? defaultCells(palms, wantedProbes))
   const threshold = options.threshold
-  if (resume && (resume.palms !== palms || resume.threshold !== threshold || resume.centroids.length !== cells * dimension)) {
+  if (resume && (resume.palms !== palms || resume.threshold !== threshold || resume.centroids.length !== trained * dimension)) {
     throw new RangeError('the checkpoint is for another register, threshold or cell count')
   }
   const centroidsGallery = matcher.createGallery()
@@ -103,7 +114,11 @@ export async function findPairsByCells(matcher: Matcher, register: PalmRegister,
   const onProgress = options.onProgress ?? (() => {})
   const onPhase = options.onPhase ?? (() => {})
   if (!resume) onPhase('training')
-  const centroids = resume?.centroids ?? (await trainCentroids(matcher, register, cells, options.seed ?? 1))
+  // Oversized cells are split (dedup-cell-split.ts) unless every cell is probed anyway.
+  const split = (options.split ?? true) && wantedProbes < trained
+  const centroids = resume?.centroids ?? (await trainCentroids(matcher, register, trained, options.seed ?? 1, split))
+  const cells = centroids.length / dimension
+  const probes = Math.min(cells, wantedProbes)
   for (let cell = 0; cell < cells; cell++) centroidsGallery.upsert(`c${cell}`, centroids.subarray(cell * dimension, (cell + 1) * dimension))
   onPhase('placing')
   const layout = await layOutCells(register, centroidsGallery, cellGallery, cells, probes, () => onPhase('storing'))
@@ -111,6 +126,8 @@ export async function findPairsByCells(matcher: Matcher, register: PalmRegister,
   const { cellStart, proberStart } = layout
   const from = resume?.cellsDone ?? 0
   const searching = (cell: number) => (proberStart[cell + 1] - proberStart[cell]) * (cellStart[cell + 1] - cellStart[cell])
+  let largestCell = 0
+  for (let cell = 0; cell < cells; cell++) largestCell = Math.max(largestCell, cellStart[cell + 1] - cellStart[cell])
   let candidateScores = 0
   let done = 0
   let total = 0
@@ -174,49 +191,59 @@ export async function findPairsByCells(matcher: Matcher, register: PalmRegister,
   if (failure) throw (failure as { error: unknown }).error
   if (paused) {
     await options.onCheckpoint?.(checkpoint(doneUpTo))
-    return { pairs: book.sorted(), complete: false, cells, probes, candidateScores }
+    return { pairs: book.sorted(), complete: false, cells, probes, candidateScores, largestCell }
   }
-  return { pairs: book.sorted(), complete: true, cells, probes, candidateScores }
+  return { pairs: book.sorted(), complete: true, cells, probes, candidateScores, largestCell }
 }
 
 /** Spherical k-means on a seeded sample: a few rounds of assign (the matcher's exact scan) and average (also the import's duplicate cells). */
-export async function trainCentroids(matcher: Matcher, register: PalmRegister, cells: number, seed: number): Promise<Int8Array> {
+export async function trainCentroids(matcher: Matcher, register: PalmRegister, cells: number, seed: number, split = false): Promise<Int8Array> {
   const { count: palms, dimension } = register
   const gallery = matcher.createGallery({ ids: 'uuid' })
   const random = createRandom(seed)
-  const sampleSize = Math.min(palms, cells * SAMPLE_PER_CELL)
+  // Splitting judges the cells' sizes on a wider sample than k-means trains on (dedup-cell-split.ts).
+  const sampleSize = Math.min(palms, cells * (split ? SPLIT_SAMPLE_PER_CELL : SAMPLE_PER_CELL))
   const chosen = new Set<number>()
   if (sampleSize === palms) for (let palm = 0; palm < palms; palm++) chosen.add(palm)
   while (chosen.size < sampleSize) chosen.add(Math.floor(random.next() * palms))
-  const sample: Int8Array[] = []
+  const wide: Int8Array[] = []
   for (const palm of [...chosen].sort((x, y) => x - y)) {
     const vector = register.vector(palm)
-    if (vector) sample.push(vector)
+    if (vector) wide.push(vector)
   }
   // The first centroids are sample palms in a seeded order.
-  for (let index = sample.length - 1; index > 0; index--) {
+  for (let index = wide.length - 1; index > 0; index--) {
     const other = Math.floor(random.next() * (index + 1))
-    ;[sample[index], sample[other]] = [sample[other], sample[index]]
+    ;[wide[index], wide[other]] = [wide[other], wide[index]]
   }
+  const sample = wide.slice(0, cells * (split ? SPLIT_TRAINING_PER_CELL : SAMPLE_PER_CELL))
   const centroids = new Int8Array(cells * dimension)
   for (let cell = 0; cell < cells; cell++) centroids.set(sample[cell % Math.max(1, sample.length)] ?? new Int8Array(dimension).fill(1), cell * dimension)
   if (sample.length === 0) return centroids
-  const packed = new Int8Array(sample.length * dimension)
-  const norms = new Uint32Array(sample.length)
-  sample.forEach((vector, index) => {
+  const packed = new Int8Array(wide.length * dimension)
+  const norms = new Uint32Array(wide.length)
+  wide.forEach((vector, index) => {
     packed.set(vector, index * dimension)
     for (const value of vector) norms[index] += value * value
   })
-  for (let round = 0; round < KMEANS_ROUNDS; round++) {
-    const rows = new Int32Array(sample.length)
-    // Each round's centroids are appended after the last round's: rows [base, base + cells).
-    const base = round * cells
-    for (let cell = 0; cell < cells; cell++) gallery.upsert(rowId(base + cell), centroids.subarray(cell * dimension, (cell + 1) * dimension))
-    for (let first = 0; first < sample.length; first += BLOCK) {
-      const last = Math.min(sample.length, first + BLOCK)
-      const top = await scanRowRangeTopK(gallery, base, base + cells, packed.subarray(first * dimension, last * dimension), norms.subarray(first, last), 1, 0)
+  // Each assignment's centroids are appended after the last one's: rows [base, base + count). The
+  // first `palmsCount` sample palms are assigned (the training sample, or the wider one).
+  let nextRow = 0
+  const assign = async (vectors: Int8Array, palmsCount: number) => {
+    const rows = new Int32Array(palmsCount)
+    const count = vectors.length / dimension
+    const base = nextRow
+    nextRow += count
+    for (let cell = 0; cell < count; cell++) gallery.upsert(rowId(base + cell), vectors.subarray(cell * dimension, (cell + 1) * dimension))
+    for (let first = 0; first < palmsCount; first += BLOCK) {
+      const last = Math.min(palmsCount, first + BLOCK)
+      const top = await scanRowRangeTopK(gallery, base, base + count, packed.subarray(first * dimension, last * dimension), norms.subarray(first, last), 1, 0)
       for (let index = first; index < last; index++) rows[index] = top.rows[index - first] - base
     }
+    return rows
+  }
+  for (let round = 0; round < KMEANS_ROUNDS; round++) {
+    const rows = await assign(centroids, sample.length)
     const sums = new Float64Array(cells * dimension)
     const sizes = new Uint32Array(cells)
     sample.forEach((vector, index) => {
@@ -232,5 +259,9 @@ export async function trainCentroids(matcher: Matcher, register: PalmRegister, c
       quantizeFloat(source, centroids.subarray(cell * dimension, (cell + 1) * dimension))
     }
   }
-  return centroids
+  if (!split) return centroids
+  let refined: Int8Array = centroids
+  for (let pass = 0; pass < SPLIT_PASSES; pass++)
+    refined = splitOversizedCells(refined, dimension, { packed, norms, cellOf: await assign(refined, wide.length) }, wide.length / cells, random)
+  return refined
 }
