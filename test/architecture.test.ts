@@ -20,7 +20,8 @@ const MATCHER_PACKAGE = path.resolve(import.meta.dirname, '../packages/matcher')
  * - auth (credentials, route access, rate limits) and webhooks (outbox, delivery) serve domain;
  * - keys is the crypto several layers need (keyring, master keys, template and secret sealing);
  * - store holds every SQL statement and the database engine;
- * - leaves are shared by all; the matcher imports nothing of the service.
+ * - leaves are shared by all (runtime/ is the process's own memory and on-demand modules); the
+ *   matcher imports nothing of the service.
  */
 const LAYERS: Array<{ layer: string; holds: string[] }> = [
   { layer: 'cli', holds: ['cli/'] },
@@ -32,7 +33,7 @@ const LAYERS: Array<{ layer: string; holds: string[] }> = [
   { layer: 'auth, webhooks', holds: ['auth/', 'webhooks/'] },
   { layer: 'keys', holds: ['keys/'] },
   { layer: 'store', holds: ['store/'] },
-  { layer: 'leaves', holds: ['config.ts', 'log.ts', 'errors.ts', 'ids.ts', 'plans.ts', 'version.ts', 'health.ts', 'metrics/'] },
+  { layer: 'leaves', holds: ['config.ts', 'log.ts', 'errors.ts', 'ids.ts', 'plans.ts', 'version.ts', 'health.ts', 'metrics/', 'runtime/'] },
   { layer: 'matcher', holds: ['matcher/'] },
 ]
 const MATCHER = LAYERS.length - 1
