@@ -60,7 +60,11 @@ export interface Config {
   snapshotDir: string | null
   /** PALMVEIN_SNAPSHOT_INTERVAL_MS: the least time between two snapshots of an environment; 0: no snapshots, boots read the database. */
   snapshotIntervalMs: number
-  /** PALMVEIN_IDLE_MEMORY_RELEASE_MS: how often a quiet service checks whether to give memory back (idle-memory-release.ts); 0: never. */
+  /**
+   * PALMVEIN_IDLE_MEMORY_RELEASE_MS: how often a quiet service checks whether to give memory back
+   * (idle-memory-release.ts); 0: never. Unset, `palmvein serve` checks every 10 s (cli/serve.ts) and
+   * a service started inside another program (`start()`) never does.
+   */
   idleMemoryReleaseMs: number
   /** Share of two-stage identify searches re-run exactly in the background (PALMVEIN_EXACT_AUDIT_RATE). */
   exactAuditRate: number
@@ -309,7 +313,7 @@ export function loadConfig(overrides: Partial<Config> = {}, env: Env = process.e
     bootDecryptThreads: integer(env, 'PALMVEIN_BOOT_DECRYPT_THREADS', Math.max(1, os.availableParallelism()), 0, 256),
     snapshotDir: env.PALMVEIN_SNAPSHOT_DIR ? path.resolve(env.PALMVEIN_SNAPSHOT_DIR) : null,
     snapshotIntervalMs: integer(env, 'PALMVEIN_SNAPSHOT_INTERVAL_MS', 300_000, 0, 86_400_000),
-    idleMemoryReleaseMs: integer(env, 'PALMVEIN_IDLE_MEMORY_RELEASE_MS', 10_000, 0, 3_600_000),
+    idleMemoryReleaseMs: integer(env, 'PALMVEIN_IDLE_MEMORY_RELEASE_MS', 0, 0, 3_600_000),
     exactAuditRate: share(env, 'PALMVEIN_EXACT_AUDIT_RATE', 0.01),
     matcherMaxMemoryBytes: env.PALMVEIN_MATCHER_MAX_MEMORY ? integer(env, 'PALMVEIN_MATCHER_MAX_MEMORY', 0, 1 << 20, Number.MAX_SAFE_INTEGER) : null,
     logLevel: oneOf(env, 'PALMVEIN_LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),

@@ -5,8 +5,15 @@ import { createLogger } from '../log.js'
 import { start } from '../server.js'
 import { isDatabaseUnreachable } from '../store/engine/availability.js'
 
+/**
+ * The service's own process gives its garbage back when quiet (runtime/idle-memory-release.ts).
+ * Not a program that starts the service inside itself: a release collects that program's whole
+ * heap and trims its C heap, blocking its event loop for as long as its heap takes.
+ */
+const IDLE_MEMORY_RELEASE_MS = 10_000
+
 async function serve(): Promise<void> {
-  const config = loadConfig()
+  const config = loadConfig(process.env.PALMVEIN_IDLE_MEMORY_RELEASE_MS === undefined ? { idleMemoryReleaseMs: IDLE_MEMORY_RELEASE_MS } : {})
   const log = createLogger(config)
   // postgres.js leaves a rejection unhandled when a connection dies while it fetches types (its
   // first exchange): during a database outage, or a stall while the service boots (it waits for

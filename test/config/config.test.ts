@@ -19,6 +19,8 @@ describe('configuration', () => {
       nodeEnv: 'development',
       matcherBackend: 'auto',
       exactAuditRate: 0.01,
+      // start() inside another program leaves its memory alone; `palmvein serve` sets 10 s (test/server/idle-memory).
+      idleMemoryReleaseMs: 0,
       matcherMaxMemoryBytes: null,
       logLevel: 'info',
     })

@@ -72,13 +72,12 @@ describe('a quiet service', () => {
     await storage.cleanup()
   })
 
-  it('gives its garbage back once nothing happens, says so in its log, and still serves', async () => {
+  it('`palmvein serve` gives its garbage back once nothing happens (checked every 10 s unless set), says so in its log, and still serves', async () => {
     const server = await startServeProcess({
       PALMVEIN_DATA_DIR: storage.dataDir,
       DATABASE_URL: storage.databaseUrl ?? undefined,
       PORT: '0',
       HOST: '127.0.0.1',
-      PALMVEIN_IDLE_MEMORY_RELEASE_MS: '300',
     })
     try {
       const released = () =>
@@ -86,7 +85,7 @@ describe('a quiet service', () => {
           .output()
           .split('\n')
           .find((line) => line.includes('Memory: quiet, garbage released'))
-      for (let waited = 0; !released() && waited < 20_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100))
+      for (let waited = 0; !released() && waited < 30_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100))
       const line = JSON.parse(released() ?? '{}') as { rss_before_mib?: number; rss_after_mib?: number }
       expect(line.rss_before_mib).toBeGreaterThan(0)
       expect(line.rss_after_mib).toBeLessThanOrEqual(line.rss_before_mib!)
@@ -95,5 +94,5 @@ describe('a quiet service', () => {
       server.child.kill('SIGTERM')
       expect(await server.exited).toBe(0)
     }
-  })
+  }, 60_000)
 })
