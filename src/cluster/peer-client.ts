@@ -36,11 +36,15 @@ export interface PeerClient {
  */
 export function createPeerClient(options: { secret: string /** PEM CA trusted besides the system's (PALMVEIN_PEER_CA_FILE). */; ca?: Buffer }): PeerClient {
   const key = peerSigningKey(options.secret)
+  // Only cluster nodes make a peer client: undici loads now, not in the first search's time (a
+  // slow first answer would steer the replica choice away from the peer).
+  const loading = undici()
+  loading.catch(() => {})
   const pools = new Map<string, Pool>()
   const poolFor = async (nodeUrl: string): Promise<Pool> => {
     let pool = pools.get(nodeUrl)
     if (!pool) {
-      const { Pool } = await undici()
+      const { Pool } = await loading
       // Another call may have made the pool while undici loaded.
       pool = pools.get(nodeUrl)
       if (pool) return pool
