@@ -60,11 +60,10 @@ function localKMeans(palms: number[], parts: number, dimension: number, sample: 
     return Float64Array.from(sample.packed.subarray(index * dimension, (index + 1) * dimension), (value) => value * scale)
   })
   // Seeded distinct sample palms to start from.
-  const order = unit.map((_, index) => index)
-  for (let index = order.length - 1; index > 0; index--) {
-    const other = Math.floor(random.next() * (index + 1))
-    ;[order[index], order[other]] = [order[other], order[index]]
-  }
+  const order = seededShuffle(
+    unit.map((_, index) => index),
+    random,
+  )
   let centroids: Float64Array[] = order.slice(0, parts).map((index) => Float64Array.from(unit[index]))
   const nearest = new Int32Array(unit.length)
   for (let round = 0; round < LOCAL_ROUNDS; round++) {
@@ -86,6 +85,15 @@ function localKMeans(palms: number[], parts: number, dimension: number, sample: 
     centroids = sums.filter((_, part) => counts[part] > 0).map(normalised)
   }
   return centroids
+}
+
+/** Fisher-Yates in place with the seeded generator (trainCentroids' first centroids too). */
+export function seededShuffle<T>(items: T[], random: ReturnType<typeof createRandom>): T[] {
+  for (let index = items.length - 1; index > 0; index--) {
+    const other = Math.floor(random.next() * (index + 1))
+    ;[items[index], items[other]] = [items[other], items[index]]
+  }
+  return items
 }
 
 function normalised(vector: Float64Array): Float64Array {

@@ -19,7 +19,7 @@ import { createRandom } from '@palmvein/matcher/random'
 import { scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
 import { BLOCK, layOutCells, rowId } from './dedup-cell-layout.js'
 import { createCellSearch } from './dedup-cell-search.js'
-import { splitOversizedCells } from './dedup-cell-split.js'
+import { seededShuffle, splitOversizedCells } from './dedup-cell-split.js'
 import { createPairBook } from './dedup-pair-book.js'
 import type { PalmPair, PalmRegister } from './dedup-palms.js'
 
@@ -212,10 +212,7 @@ export async function trainCentroids(matcher: Matcher, register: PalmRegister, c
     if (vector) wide.push(vector)
   }
   // The first centroids are sample palms in a seeded order.
-  for (let index = wide.length - 1; index > 0; index--) {
-    const other = Math.floor(random.next() * (index + 1))
-    ;[wide[index], wide[other]] = [wide[other], wide[index]]
-  }
+  seededShuffle(wide, random)
   const sample = wide.slice(0, cells * (split ? SPLIT_TRAINING_PER_CELL : SAMPLE_PER_CELL))
   const centroids = new Int8Array(cells * dimension)
   for (let cell = 0; cell < cells; cell++) centroids.set(sample[cell % Math.max(1, sample.length)] ?? new Int8Array(dimension).fill(1), cell * dimension)
