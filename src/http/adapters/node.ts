@@ -21,10 +21,16 @@ function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer> {
     req.on('data', (chunk: Buffer) => {
       size += chunk.byteLength
       if (size > BODY_LIMIT_BYTES) {
-        // Answer now and close the connection after the answer rather than read the rest.
-        res.shouldKeepAlive = false
         req.removeAllListeners('data')
-        req.pause()
+        if (res.headersSent) {
+          // Answered already (a refusal that needs no body), the connection kept: read the rest
+          // and drop it, or the next request on this connection is never read.
+          req.resume()
+        } else {
+          // Answer now and close the connection after the answer rather than read the rest.
+          res.shouldKeepAlive = false
+          req.pause()
+        }
         return reject(bodyTooLarge())
       }
       chunks.push(chunk)
