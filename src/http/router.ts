@@ -2,6 +2,7 @@
 // names the same resource, the singular /v1/project/ answers like /v1/projects/, and HEAD is GET
 // without the body. A known path with another method is a 405 whose Allow lists what it takes.
 import type { Route } from './route.js'
+import { compareCodeUnits } from '../runtime/code-unit-order.js'
 
 export type RouteLookup<T> =
   | { kind: 'route'; target: T; params: Record<string, string> }
@@ -33,7 +34,7 @@ export function createRouter<T>(entries: Array<{ route: Route; target: T }>) {
 
   // A literal segment wins over a parameter at the same place (/devices/x/enroll/status before /devices/x/enroll/:id).
   const rank = (pattern: Pattern<T>) => pattern.segments.map((segment) => (segment.startsWith(':') ? '1' : '0')).join('')
-  patterns.sort((a, b) => rank(a).localeCompare(rank(b)))
+  patterns.sort((a, b) => compareCodeUnits(rank(a), rank(b)))
 
   function match(pattern: Pattern<T>, segments: string[]): Record<string, string> | null {
     if (pattern.segments.length !== segments.length) return null

@@ -10,6 +10,7 @@ import type { Keyring } from '../../keys/keyring.js'
 import type { Queryable } from '../../store/engine/database.js'
 import { auditKeyRows, insertAuditKey } from '../../store/audit-keys.js'
 import { chainOf, type AuditInsert } from '../../store/audit-log.js'
+import { compareCodeUnits } from '../../runtime/code-unit-order.js'
 
 const SALT = 'palmvein audit trail'
 /** PKCS#8 DER of an Ed25519 private key, up to its 32-byte seed. */
@@ -27,7 +28,7 @@ export function recordFields(record: AuditInsert): unknown[] {
     record.actor_kind,
     record.actor_id,
     record.action,
-    Object.entries(record.resource_ids).sort(([a], [b]) => a.localeCompare(b)),
+    Object.entries(record.resource_ids).sort(([a], [b]) => compareCodeUnits(a, b)),
     record.status,
     record.client_address,
     record.user_agent,

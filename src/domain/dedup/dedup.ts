@@ -12,6 +12,7 @@ import type { Hand } from '../../store/templates.js'
 import { countEnvironmentReferences, environmentReferenceKeysPage } from '../../store/templates.js'
 import { findPairsByCells, type CellCheckpoint, type PalmRegister } from './dedup-cells.js'
 import { loadCheckpoint, registerFingerprint, saveCheckpoint } from './dedup-checkpoint.js'
+import { compareCodeUnits } from '../../runtime/code-unit-order.js'
 
 export interface DuplicatePair {
   member_a: string
@@ -85,7 +86,7 @@ export async function findDuplicatePairs(
     if (!next) break
     current = next
   }
-  const pairs = [...best.values()].sort((x, y) => y.score - x.score || x.member_a.localeCompare(y.member_a) || x.member_b.localeCompare(y.member_b))
+  const pairs = [...best.values()].sort((x, y) => y.score - x.score || compareCodeUnits(x.member_a, y.member_a) || compareCodeUnits(x.member_b, y.member_b))
   return { pairs, threshold: floor, references: done }
 }
 
@@ -187,7 +188,7 @@ export async function findDuplicatePairsByCells(
           ? pair
           : { member_a: pair.member_b, hand_a: pair.hand_b, member_b: pair.member_a, hand_b: pair.hand_a, score: pair.score },
       )
-    pairs.sort((x, y) => y.score - x.score || x.member_a.localeCompare(y.member_a) || x.member_b.localeCompare(y.member_b))
+    pairs.sort((x, y) => y.score - x.score || compareCodeUnits(x.member_a, y.member_a) || compareCodeUnits(x.member_b, y.member_b))
     // Done: a later run starts afresh rather than from a checkpoint of this one.
     if (result.complete && options.checkpoint) rmSync(options.checkpoint, { force: true })
     return { pairs, threshold: floor, references: keys.length, complete: result.complete, resumed: resume !== null }
