@@ -27,9 +27,17 @@ export type PgliteWorkerMessage = { kind: 'listening'; port: number } | { kind: 
 const { directory, host, password, sharedBuffers, activity } = workerData as PgliteWorkerData
 const post = (message: PgliteWorkerMessage) => parentPort!.postMessage(message)
 
+/**
+ * PGlite runs one backend, whatever max_connections says; PostgreSQL's default of 100 sizes its
+ * shared lock table, process array and I/O handles for a hundred (2 MB of shared memory, 4-5 MiB
+ * of an idle service's RSS). Five keeps superuser_reserved_connections (3) below it; 128 locks a
+ * transaction keep 640 slots, against the ~90 tables and indexes one transaction could lock.
+ */
+const ONE_BACKEND = ['-c', 'max_connections=5', '-c', 'max_locks_per_transaction=128']
+
 /** Opens PGlite and serves it until "close". */
 async function serve(): Promise<void> {
-  const db = await PGlite.create(directory, { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`] })
+  const db = await PGlite.create(directory, { startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`, ...ONE_BACKEND] })
   // Tables that grew while no service ran (an import into the data directory) get their
   // statistics before the first client, not in a stall under its traffic a minute later.
   // Statistics only make plans better: a failure here must not keep the database closed.
