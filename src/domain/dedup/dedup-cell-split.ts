@@ -4,7 +4,7 @@
 // first), a finer Voronoi partition where the palms are dense, so a palm's stored and probed cells
 // stay consistent (a cap that moved palms to farther cells lost pairs, docs/dedup.md).
 import { quantizeFloat } from '@palmvein/matcher'
-import type { createRandom } from '@palmvein/matcher/random'
+import type { Random } from '@palmvein/matcher/random'
 
 /**
  * Cells with more than this many times the mean sample palms are split into round(share / mean)
@@ -25,13 +25,7 @@ export interface TrainingSample {
 }
 
 /** The centroids with every oversized cell replaced by its sub-cells' centroids (the first in its place, the rest appended). */
-export function splitOversizedCells(
-  centroids: Int8Array,
-  dimension: number,
-  sample: TrainingSample,
-  mean: number,
-  random: ReturnType<typeof createRandom>,
-): Int8Array {
+export function splitOversizedCells(centroids: Int8Array, dimension: number, sample: TrainingSample, mean: number, random: Random): Int8Array {
   const cells = centroids.length / dimension
   const members: number[][] = Array.from({ length: cells }, () => [])
   sample.cellOf.forEach((cell, index) => members[cell].push(index))
@@ -54,7 +48,7 @@ export function splitOversizedCells(
 }
 
 /** Spherical k-means of the sample palms `palms` into `parts` centroids (unit palms averaged; empty parts dropped). */
-function localKMeans(palms: number[], parts: number, dimension: number, sample: TrainingSample, random: ReturnType<typeof createRandom>): Float64Array[] {
+function localKMeans(palms: number[], parts: number, dimension: number, sample: TrainingSample, random: Random): Float64Array[] {
   const unit = palms.map((index) => {
     const scale = 1 / Math.sqrt(sample.norms[index] || 1)
     return Float64Array.from(sample.packed.subarray(index * dimension, (index + 1) * dimension), (value) => value * scale)
@@ -88,7 +82,7 @@ function localKMeans(palms: number[], parts: number, dimension: number, sample: 
 }
 
 /** Fisher-Yates in place with the seeded generator (trainCentroids' first centroids too). */
-export function seededShuffle<T>(items: T[], random: ReturnType<typeof createRandom>): T[] {
+export function seededShuffle<T>(items: T[], random: Random): T[] {
   for (let index = items.length - 1; index > 0; index--) {
     const other = Math.floor(random.next() * (index + 1))
     ;[items[index], items[other]] = [items[other], items[index]]

@@ -22,6 +22,11 @@ export interface DuplicatePair {
   score: number
 }
 
+/** The report's order, the same for the exact and the cell search: best score first, then by member ids. */
+function byScoreThenMembers(x: DuplicatePair, y: DuplicatePair): number {
+  return y.score - x.score || compareCodeUnits(x.member_a, y.member_a) || compareCodeUnits(x.member_b, y.member_b)
+}
+
 /** Rows read back per search: enough for a palm matching several others above the threshold. */
 const HITS_PER_PROBE = 16
 const PAGE_ROWS = 2_048
@@ -86,7 +91,7 @@ export async function findDuplicatePairs(
     if (!next) break
     current = next
   }
-  const pairs = [...best.values()].sort((x, y) => y.score - x.score || compareCodeUnits(x.member_a, y.member_a) || compareCodeUnits(x.member_b, y.member_b))
+  const pairs = [...best.values()].sort(byScoreThenMembers)
   return { pairs, threshold: floor, references: done }
 }
 
@@ -188,7 +193,7 @@ export async function findDuplicatePairsByCells(
           ? pair
           : { member_a: pair.member_b, hand_a: pair.hand_b, member_b: pair.member_a, hand_b: pair.hand_a, score: pair.score },
       )
-    pairs.sort((x, y) => y.score - x.score || compareCodeUnits(x.member_a, y.member_a) || compareCodeUnits(x.member_b, y.member_b))
+    pairs.sort(byScoreThenMembers)
     // Done: a later run starts afresh rather than from a checkpoint of this one.
     if (result.complete && options.checkpoint) rmSync(options.checkpoint, { force: true })
     return { pairs, threshold: floor, references: keys.length, complete: result.complete, resumed: resume !== null }
