@@ -167,7 +167,7 @@ async function startLoadingGalleries(app: AppContext, untilDatabase: BootDatabas
   const { galleries } = app
   // Before any gallery loads: members a restored backup brought back after their erasure go again.
   await ensureErasureLedger(app.config)
-  await applyErasureLedger(app, (environmentId, memberId) => galleries.announce(environmentId, memberId))
+  await untilDatabase('erasure ledger', () => applyErasureLedger(app, (environmentId, memberId) => galleries.announce(environmentId, memberId)))
   // Registers every environment as loading (identify answers 503 for it), then loads in the background.
   await untilDatabase('galleries', () => galleries.startLoading())
 }
@@ -251,8 +251,8 @@ async function startServices(boot: {
   const scans = createScanRecorder(db.sql, log)
   stops.push(() => scans.close())
   // Flushed after the HTTP server has stopped (stops run in reverse): no request's record is lost.
-  const auditKeys = await loadAuditKeys(db.sql, keyring, boot.masterKey, { register: true })
-  const adopted = await adoptUnkeyedTrail(db.sql, auditKeys)
+  const auditKeys = await untilDatabase('audit keys', () => loadAuditKeys(db.sql, keyring, boot.masterKey, { register: true }))
+  const adopted = await untilDatabase('audit trail adoption', () => adoptUnkeyedTrail(db.sql, auditKeys))
   if (adopted.length > 0) log.info(`Audit: adopted ${adopted.length} chain(s) written before the trail was keyed (a signed checkpoint at the end of each)`)
   const audit = createAuditTrail({ sql: db.sql, log, keys: auditKeys, retentionDays: config.auditRetentionDays, purge: true })
   stops.push(() => audit.close())

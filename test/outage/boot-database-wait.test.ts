@@ -1,6 +1,6 @@
 // `palmvein serve` processes whose PostgreSQL goes through a TCP proxy the test stalls while they
-// boot: a database refusing connections at start, and a 1.5 s silence at three points of the boot
-// (before the migrations, in the middle, during cluster registration). The process never exits:
+// boot: a database refusing connections at start, and a 1.5 s silence at points of the boot
+// (before the migrations, in the middle, at the audit keys, during cluster registration). The process never exits:
 // it listens at once, says in its log that it waits, answers /healthz 503 with the reason (and
 // every other request 503 with Retry-After) meanwhile, and serves once the database is back.
 import type { ChildProcess } from 'node:child_process'
@@ -17,6 +17,8 @@ interface Booting {
   child: ChildProcess
   url: string
   proxy: TcpProxy
+  /** Resolves when the proxy went silent on the text it was armed with (boot's `stallWhenSent`). */
+  stalled: Promise<void> | null
   output: () => string
   exits: number[]
   until(pattern: RegExp, timeoutMs?: number): Promise<void>
@@ -41,10 +43,11 @@ describe('a boot waits for its database (PostgreSQL behind a TCP proxy)', () => 
     await storage.cleanup()
   })
 
-  async function boot(mode: 'open' | 'refuse', env: (port: number) => Record<string, string> = () => ({})): Promise<Booting> {
+  async function boot(mode: 'open' | 'refuse', env: (port: number) => Record<string, string> = () => ({}), stallWhenSent?: string): Promise<Booting> {
     const target = new URL(storage.databaseUrl!)
     const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) })
     await proxy.set(mode)
+    const stalled = stallWhenSent ? proxy.blackholeWhenSent(stallWhenSent) : null
     const proxied = new URL(storage.databaseUrl!)
     proxied.hostname = '127.0.0.1'
     proxied.port = String(proxy.port)
@@ -75,7 +78,7 @@ describe('a boot waits for its database (PostgreSQL behind a TCP proxy)', () => 
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
     }
-    const started = { child, url: `http://127.0.0.1:${port}`, proxy, output: () => output, exits, until }
+    const started = { child, url: `http://127.0.0.1:${port}`, proxy, stalled, output: () => output, exits, until }
     booted.push(started)
     return started
   }
@@ -99,20 +102,26 @@ describe('a boot waits for its database (PostgreSQL behind a TCP proxy)', () => 
     expect(node.output().match(/Boot: waiting for the database/g)).toHaveLength(1)
   }, 90_000)
 
-  // Each stall starts when the boot logs the line named, and lasts STALL_MS (the availability
-  // watch gives up on a silent database after 1 s, which used to fail the boot step in flight).
+  // Each stall starts when the boot logs the line named, or sends the query text named (a step
+  // whose queries take less time than a log line takes to reach the test), and lasts STALL_MS (the
+  // availability watch gives up on a silent database after 1 s, which used to fail the boot step
+  // in flight, or hang its cleanup until the process exited 0).
   const cluster = (port: number) => ({ PALMVEIN_NODE_URL: `http://127.0.0.1:${port}`, PALMVEIN_CLUSTER_SECRET: SECRET, PALMVEIN_NODE_LEASE_MS: '2000' })
-  const stalls: Array<[string, RegExp, (port: number) => Record<string, string>]> = [
+  const stalls: Array<[string, RegExp | { sent: string; step: string }, (port: number) => Record<string, string>]> = [
     ['before the migrations', /"DB: PostgreSQL at/, () => ({})],
     ['mid-boot (master keys, signals, webhooks)', /"Auth: identity tokens/, () => ({})],
+    ['at the audit keys', { sent: 'INSERT INTO audit_keys', step: 'audit keys' }, () => ({})],
+    ['at the audit trail adoption', { sent: 'FROM audit_checkpoints) AS keyed', step: 'audit trail adoption' }, () => ({})],
     ['during cluster registration', /HTTP: listening on/, cluster],
   ]
-  it(`a ${STALL_MS / 1000} s stall at three points of the boot: each process waits it out and serves`, async () => {
+  it(`a ${STALL_MS / 1000} s stall at ${stalls.length} points of the boot: each process waits it out and serves`, async () => {
     await Promise.all(
       stalls.map(async ([where, when, env]) => {
-        const node = await boot('open', env)
-        await node.until(when)
-        await node.proxy.set('blackhole')
+        const node = await boot('open', env, when instanceof RegExp ? undefined : when.sent)
+        if (when instanceof RegExp) {
+          await node.until(when)
+          await node.proxy.set('blackhole')
+        } else await node.stalled
         await new Promise((resolve) => setTimeout(resolve, STALL_MS))
         await node.proxy.set('open')
         await node.until(env === cluster ? /Cluster: node \S+ registered/ : /HTTP: listening on/)
@@ -121,8 +130,9 @@ describe('a boot waits for its database (PostgreSQL behind a TCP proxy)', () => 
         expect(ready.status, `${where}: ${ready.text}\n${node.output().slice(-3000)}`).toBe(200)
         expect(node.exits, where).toEqual([])
         expect(node.output(), where).not.toMatch(/unhandled rejection/)
-        // The stall hit the boot (it did not finish its database work before).
+        // The stall hit the boot (it did not finish its database work before), at the step named.
         expect(node.output(), where).toMatch(/Boot: waiting for the database/)
+        if (!(when instanceof RegExp)) expect(node.output(), where).toContain(`; ${when.step}: `)
       }),
     )
   }, 120_000)

@@ -3,7 +3,8 @@
 // forwards nothing either way (a silent network), `refuse-new` refuses new connections but keeps
 // forwarding the open ones (a server at its connection limit), `pause` holds what either side
 // sends and delivers it when the proxy opens again (a server too loaded to answer for a while),
-// `open` forwards again.
+// `open` forwards again. `blackholeWhenSent` turns the proxy silent the moment a client sends a
+// given text (a query naming a table): a stall at an exact step, whatever the timing.
 import net from 'node:net'
 
 export type ProxyMode = 'open' | 'refuse' | 'refuse-new' | 'blackhole' | 'pause'
@@ -16,6 +17,8 @@ export interface TcpProxy {
   /** Resolves when a client has connected (at once if one has). */
   firstConnection(): Promise<void>
   set(mode: ProxyMode): Promise<void>
+  /** Switches to `blackhole` when a client's bytes contain `text` (that chunk is not forwarded); resolves then. */
+  blackholeWhenSent(text: string): Promise<void>
   close(): Promise<void>
 }
 
@@ -24,6 +27,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   const pairs = new Set<{ client: net.Socket; upstream: net.Socket }>()
   // What a paused proxy holds, in arrival order, for the socket it is bound for.
   let held: Array<{ to: net.Socket; chunk: Buffer }> = []
+  let trigger: { text: string; fired: () => void } | null = null
   let connected: () => void = () => {}
   const firstConnection = new Promise<void>((resolve) => {
     connected = resolve
@@ -35,6 +39,11 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     pairs.add(pair)
     const forward = (from: net.Socket, to: net.Socket) =>
       from.on('data', (chunk: Buffer) => {
+        if (trigger && from === client && chunk.includes(trigger.text)) {
+          mode = 'blackhole'
+          trigger.fired()
+          trigger = null
+        }
         if (mode === 'pause') held.push({ to, chunk })
         else if (mode !== 'blackhole') to.write(chunk)
       })
@@ -96,6 +105,10 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
         held = []
       }
     },
+    blackholeWhenSent: (text) =>
+      new Promise<void>((fired) => {
+        trigger = { text, fired }
+      }),
     async close() {
       mode = 'refuse'
       for (const { client, upstream } of pairs) {

@@ -78,7 +78,10 @@ export function createNotificationListener(
           subscriptions.delete(subscription)
           if (subscriptions.size > 0 || channels.get(channel) !== subscriptions) return
           channels.delete(channel)
-          if (!closed) await sql.unsafe(`UNLISTEN ${quote(channel)}`).catch(() => {})
+          // Not awaited: a notification on a channel nobody holds is dropped here anyway, and on a
+          // connection the availability watch cut the UNLISTEN never settles (a failed boot's
+          // cleanup waited on it until the event loop emptied and the process exited 0).
+          if (!closed) sql.unsafe(`UNLISTEN ${quote(channel)}`).catch(() => {})
         },
       }
     },
