@@ -26,12 +26,7 @@ COPY --from=install /opt/palmvein /opt/palmvein
 # The data directory (embedded database, master key, token issuer's key) belongs to the service's
 # user; a new named volume mounted here takes this ownership.
 COPY --from=install --chown=1000:1000 /data /data
-# MALLOC_ARENA_MAX: glibc reads it at the process's start. Two malloc arenas instead of one per
-# thread that meets a locked one: an idle embedded service 154-162 MiB instead of 175-182, a
-# 100k-member boot faster with less RSS, REST GETs no worse
-# (bench/results/2026-11-29T03-30Z-idle-memory-3).
 ENV PALMVEIN_DATA_DIR=/data \
-    MALLOC_ARENA_MAX=2 \
     PORT=8080 \
     HOST=0.0.0.0 \
     PALMVEIN_METRICS_HOST=0.0.0.0 \

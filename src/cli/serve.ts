@@ -2,6 +2,7 @@
 import { Command } from 'commander'
 import { loadConfig } from '../config.js'
 import { createLogger } from '../log.js'
+import { serviceMallocArenas } from '../runtime/malloc-arenas.js'
 import { start } from '../server.js'
 import { isDatabaseUnreachable } from '../store/engine/availability.js'
 
@@ -13,6 +14,8 @@ import { isDatabaseUnreachable } from '../store/engine/availability.js'
 const IDLE_MEMORY_RELEASE_MS = 10_000
 
 async function serve(): Promise<void> {
+  // Capped by the bin before the program loaded (runtime/malloc-arenas.ts).
+  const arenas = serviceMallocArenas()
   const config = loadConfig(process.env.PALMVEIN_IDLE_MEMORY_RELEASE_MS === undefined ? { idleMemoryReleaseMs: IDLE_MEMORY_RELEASE_MS } : {})
   const log = createLogger(config)
   // postgres.js leaves a rejection unhandled when a connection dies while it fetches types (its
@@ -49,6 +52,7 @@ async function serve(): Promise<void> {
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
+  if (arenas !== null) log.info(`Memory: ${arenas} malloc arenas (MALLOC_ARENA_MAX sets another number)`)
   service = await start({ config, log })
   if (!config.jwksUrl && !config.jwtPublicKey) {
     console.log(

@@ -71,15 +71,13 @@ describe('a quiet service', () => {
   afterAll(async () => {
     await storage.cleanup()
   })
+  const serve = (env: Record<string, string | undefined>) =>
+    startServeProcess({ PALMVEIN_DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl ?? undefined, PORT: '0', HOST: '127.0.0.1', ...env })
 
-  it('`palmvein serve` gives its garbage back once nothing happens (checked every 10 s unless set), says so in its log, and still serves', async () => {
-    const server = await startServeProcess({
-      PALMVEIN_DATA_DIR: storage.dataDir,
-      DATABASE_URL: storage.databaseUrl ?? undefined,
-      PORT: '0',
-      HOST: '127.0.0.1',
-    })
+  it('`palmvein serve` caps its malloc arenas at 2, gives its garbage back once nothing happens (checked every 10 s unless set), says so in its log, and still serves', async () => {
+    const server = await serve({ MALLOC_ARENA_MAX: undefined })
     try {
+      expect(server.output()).toContain('"Memory: 2 malloc arenas (MALLOC_ARENA_MAX sets another number)"')
       const released = () =>
         server
           .output()
@@ -90,6 +88,17 @@ describe('a quiet service', () => {
       expect(line.rss_before_mib).toBeGreaterThan(0)
       expect(line.rss_after_mib).toBeLessThanOrEqual(line.rss_before_mib!)
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200)
+    } finally {
+      server.child.kill('SIGTERM')
+      expect(await server.exited).toBe(0)
+    }
+  }, 60_000)
+
+  it("leaves the malloc arenas to glibc when the environment sets MALLOC_ARENA_MAX (the operator's number)", async () => {
+    const server = await serve({ MALLOC_ARENA_MAX: '4' })
+    try {
+      expect(server.output()).toMatch(/HTTP: listening on/)
+      expect(server.output()).not.toMatch(/malloc arenas/)
     } finally {
       server.child.kill('SIGTERM')
       expect(await server.exited).toBe(0)

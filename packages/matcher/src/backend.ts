@@ -23,6 +23,8 @@ export interface BackendInfo {
 export interface NativeAddon {
   /** glibc `malloc_trim(0)`: true when memory went back to the system (see napi/src/heap.rs). */
   releaseFreeHeap(): boolean
+  /** glibc `mallopt(M_ARENA_MAX, count)` for arenas not yet created: true when set (see napi/src/heap.rs). */
+  limitMallocArenas(count: number): boolean
   /** Offers the buffer's 2 MiB-aligned part transparent huge pages (Linux; false elsewhere or when nothing is aligned). */
   adviseHugePages(bytes: Uint8Array): boolean
   /** Bytes from the start of `bytes` to the first address that is a multiple of `alignment` (a power of two). */
@@ -199,6 +201,7 @@ function loadAddonFrom(path: string): Loaded<NativeAddon> {
       'limits',
       'chooseIsa',
       'releaseFreeHeap',
+      'limitMallocArenas',
       'adviseHugePages',
       'bytesToAlignment',
       'gcmOpenBatch',

@@ -1,0 +1,75 @@
+// limitMallocArenas caps glibc's malloc arenas for threads started after it. Each new thread gets
+// an arena of its own (up to 8 per core) and keeps what it once held; a service gives its threads
+// at most the cap. Checked in a child process: it counts its arenas (64 MiB-aligned anonymous
+// regions, read from /proc/self/maps) before and after starting threads that allocate.
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import { loadNativeAddon, NATIVE_ADDON_PATH } from '../src/backend.js'
+
+const report = process.report.getReport() as { header?: { glibcVersionRuntime?: string } }
+const glibc = process.platform === 'linux' && Boolean(report.header?.glibcVersionRuntime)
+
+/** Runs in the child: arenas before and after 4 threads allocated, with the cap set first or not. */
+const CHILD = `
+const fs = require('node:fs')
+const { Worker } = require('node:worker_threads')
+const ARENA = 64 * 2 ** 20
+function arenas() {
+  const rows = fs.readFileSync('/proc/self/maps', 'utf8').trim().split('\\n').map((line) => {
+    const [range, perms, , , inode, name] = line.split(/\\s+/)
+    const [start, end] = range.split('-').map((hex) => BigInt('0x' + hex))
+    return { start, end, perms, anonymous: inode === '0' && !name }
+  })
+  let count = 0
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]
+    if (!row.anonymous || row.perms !== 'rw-p' || row.start % BigInt(ARENA) !== 0n) continue
+    // An arena's heap: read-write from its 64 MiB-aligned start, the rest of the 64 MiB reserved.
+    const next = rows[i + 1]
+    const end = next && next.anonymous && next.perms === '---p' && next.start === row.end ? next.end : row.end
+    if (end - row.start === BigInt(ARENA)) count++
+  }
+  return count
+}
+const addon = require(process.argv[1])
+const before = arenas()
+const capped = process.argv[2] === 'cap' ? addon.limitMallocArenas(1) : false
+const code = 'const { parentPort } = require("node:worker_threads"); const kept = []; for (let i = 0; i < 2000; i++) kept.push(new ArrayBuffer(4096 + i)); parentPort.postMessage(kept.length)'
+const workers = Array.from({ length: 4 }, () => new Worker(code, { eval: true }))
+Promise.all(workers.map((worker) => new Promise((resolve) => worker.once('message', resolve)))).then(() => {
+  console.log(JSON.stringify({ before, after: arenas(), capped }))
+  for (const worker of workers) worker.terminate()
+})
+`
+
+function run(mode: 'cap' | 'default'): { before: number; after: number; capped: boolean } {
+  const { MALLOC_ARENA_MAX: _operators, ...env } = process.env
+  return JSON.parse(execFileSync(process.execPath, ['-e', CHILD, NATIVE_ADDON_PATH, mode], { encoding: 'utf8', env }))
+}
+
+describe('limitMallocArenas', () => {
+  it('gives threads started after it no arenas beyond the cap (glibc; elsewhere it says it set nothing)', () => {
+    const addon = loadNativeAddon()
+    expect(addon.ok || !fs.existsSync(NATIVE_ADDON_PATH)).toBe(true)
+    if (!addon.ok) return
+    if (!glibc) {
+      expect(addon.value.limitMallocArenas(2)).toBe(false)
+      return
+    }
+    const uncapped = run('default')
+    // The count sees the arenas glibc gives new threads (one each below its limit)...
+    expect(uncapped.after, JSON.stringify(uncapped)).toBeGreaterThan(uncapped.before)
+    const capped = run('cap')
+    expect(capped.capped).toBe(true)
+    // ...and with the cap, the threads share those that exist.
+    expect(capped.after, JSON.stringify(capped)).toBeLessThanOrEqual(Math.max(capped.before, 1))
+  })
+
+  it('refuses a count that is not a positive 32-bit integer', () => {
+    const addon = loadNativeAddon()
+    expect(addon.ok || !fs.existsSync(NATIVE_ADDON_PATH)).toBe(true)
+    if (!addon.ok) return
+    expect(() => addon.value.limitMallocArenas(0)).toThrow(/positive 32-bit integer/)
+  })
+})
