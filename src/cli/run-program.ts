@@ -1,7 +1,7 @@
-// `palmvein`'s program, loaded by the bin (main.ts). Commands and flags are a contract: other tools script them
-// (docs/cli.md, generated from the definitions). Exit codes: 0 done; 1 the command ran and found
-// a problem (refused import lines, a broken audit chain, ...) or a defect; 2 a usage error or a
-// command that could not start; 3 dedup stopped by --stop-after.
+// `palmvein`'s program, loaded by the bin (main.ts). Commands and flags are a contract: other
+// tools script them (docs/cli.md, generated from the definitions). Exit codes: 0 done; 1 the
+// command ran and found a problem (refused import lines, a broken audit chain, ...) or a defect;
+// 2 a usage error or a command that could not start; 3 dedup stopped by --stop-after.
 import { CommanderError, type Command } from 'commander'
 import { ConfigError } from '../config.js'
 import { isDatabaseUnreachable } from '../store/engine/availability.js'

@@ -30,10 +30,10 @@ extern "C" {
     fn mallopt(param: i32, value: i32) -> i32;
 }
 
-/// Caps how many malloc arenas glibc creates (`M_ARENA_MAX`). glibc gives threads that contend
-/// for the heap arenas of their own, up to 8 per core, each kept at its high-water mark: an idle
-/// service held 55 MiB in four of them. Takes effect for arenas not yet created, so it is called
-/// before the process starts its threads. True when set; false where there is nothing to call.
+/// Caps how many malloc arenas glibc creates (`M_ARENA_MAX`). glibc gives each new thread an arena
+/// of its own, up to 8 per core, each kept at its high-water mark: an idle service held 55 MiB in
+/// four of them. It binds only arenas not yet created, so it is called before the process starts
+/// its threads. True when set; false where there is nothing to call (not glibc).
 #[napi(js_name = "limitMallocArenas")]
 pub fn limit_malloc_arenas(count: u32) -> napi::Result<bool> {
     if count == 0 || count > i32::MAX as u32 {
