@@ -1,7 +1,7 @@
 // `palmvein serve` caps glibc's malloc arenas. glibc gives each new thread an arena of its own, up
 // to 8 per core, and every arena keeps what it once held: an idle embedded service held 55 MiB in
-// four of them. With 2 (MALLOC_ARENA_MAX=2), an idle service measured ~20 MiB less, and a
-// 100k-member boot was faster and smaller with identify and REST GETs no slower
+// four of them. With 2, an idle service measured 8-20 MiB less in two passes, and a 100k-member
+// boot was faster and smaller with identify and REST GETs no slower
 // (bench/results/2026-11-29T03-30Z-idle-memory-3). A cap binds only arenas not yet created, and
 // V8's and libuv's threads take theirs while modules load: set at the command's start, it left
 // five arenas (bench/results/2026-11-29T06-00Z-arena-default). So the bin sets it before it loads

@@ -1,8 +1,9 @@
 // `palmvein serve` processes whose PostgreSQL goes through a TCP proxy the test stalls while they
 // boot: a database refusing connections at start, and a 1.5 s silence at points of the boot
-// (before the migrations, in the middle, at the audit keys, during cluster registration). The process never exits:
-// it listens at once, says in its log that it waits, answers /healthz 503 with the reason (and
-// every other request 503 with Retry-After) meanwhile, and serves once the database is back.
+// (before the migrations, in the middle, at the audit keys, during cluster registration). The
+// process never exits: it listens at once, says in its log that it waits, answers /healthz 503
+// with the reason (and every other request 503 with Retry-After) meanwhile, and serves once the
+// database is back.
 import type { ChildProcess } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestStorage, type TestStorage } from '../support/database.js'

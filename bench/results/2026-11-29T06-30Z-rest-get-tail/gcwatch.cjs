@@ -1,18 +1,37 @@
-// Diagnostic preload (not part of the product): event-loop delay and GC pauses of `serve`, every 2 s.
-if (process.argv.includes('serve') && require('node:worker_threads').isMainThread) {
-  const { PerformanceObserver, monitorEventLoopDelay } = require('node:perf_hooks')
+// Diagnostic preload (not part of the product): event-loop delay and GC pauses of `serve`'s threads,
+// every 2 s, into /tmp/gcwatch-<pid>-<thread>.ndjson. NODE_OPTIONS=--require reaches the main thread
+// only; a worker watched too must require this file itself (for one run, the built pglite-worker.js).
+// Its first version (commit 14dd128) watched the main thread alone, into /tmp/gcwatch-<pid>.ndjson.
+const { threadId, isMainThread } = require('node:worker_threads')
+if (process.argv.includes('serve') || !isMainThread) {
+  const { PerformanceObserver, constants, monitorEventLoopDelay } = require('node:perf_hooks')
   const fs = require('node:fs')
-  const out = `/tmp/gcwatch-${process.pid}.ndjson`
-  const h = monitorEventLoopDelay({ resolution: 1 })
-  h.enable()
+  const out = `/tmp/gcwatch-${process.pid}-${threadId}.ndjson`
+  const label = isMainThread ? 'main' : 'worker'
+  const delay = monitorEventLoopDelay({ resolution: 1 })
+  delay.enable()
   const gcs = []
   new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) gcs.push([e.detail?.kind ?? 0, e.duration])
+    for (const entry of list.getEntries()) gcs.push([entry.detail?.kind ?? 0, entry.duration])
   }).observe({ entryTypes: ['gc'] })
+  const ms = (nanoseconds) => +(nanoseconds / 1e6).toFixed(2)
   setInterval(() => {
-    const ms = gcs.map((g) => g[1])
-    fs.appendFileSync(out, JSON.stringify({ t: new Date().toISOString().slice(11, 19), eld50: +(h.percentile(50) / 1e6).toFixed(2), eld95: +(h.percentile(95) / 1e6).toFixed(2), eld99: +(h.percentile(99) / 1e6).toFixed(2), eldMax: +(h.max / 1e6).toFixed(1), gcs: ms.length, gcMs: +ms.reduce((a, b) => a + b, 0).toFixed(1), gcMax: +Math.max(0, ...ms).toFixed(1), gcOver5: ms.filter((m) => m > 5).length, major: gcs.filter((g) => g[0] === 4 || g[0] === 2).length }) + '\n')
-    h.reset()
+    const pauses = gcs.map((gc) => gc[1])
+    const line = {
+      t: new Date().toISOString().slice(11, 19),
+      label,
+      eld50: ms(delay.percentile(50)),
+      eld95: ms(delay.percentile(95)),
+      eld99: ms(delay.percentile(99)),
+      eldMax: ms(delay.max),
+      gcs: pauses.length,
+      gcMs: +pauses.reduce((sum, pause) => sum + pause, 0).toFixed(1),
+      gcMax: +Math.max(0, ...pauses).toFixed(1),
+      gcOver5: pauses.filter((pause) => pause > 5).length,
+      major: gcs.filter((gc) => gc[0] === constants.NODE_PERFORMANCE_GC_MAJOR).length,
+    }
+    fs.appendFileSync(out, `${JSON.stringify(line)}\n`)
+    delay.reset()
     gcs.length = 0
   }, 2000).unref()
 }

@@ -5,10 +5,9 @@
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { loadNativeAddon, NATIVE_ADDON_PATH } from '../src/backend.js'
+import { loadNativeAddon, NATIVE_ADDON_PATH, nativePlatform } from '../src/backend.js'
 
-const report = process.report.getReport() as { header?: { glibcVersionRuntime?: string } }
-const glibc = process.platform === 'linux' && Boolean(report.header?.glibcVersionRuntime)
+const glibc = nativePlatform().endsWith('-gnu')
 
 /** Runs in the child: arenas before and after 4 threads allocated, with the cap set first or not. */
 const CHILD = `
