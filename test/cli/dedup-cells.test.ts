@@ -3,7 +3,8 @@
 // below the threshold, bench/dedup-register.ts): it reports exactly the pairs of the exact
 // all-pairs search (`--exact`), a run stopped part-way resumes from its checkpoint to the same
 // pairs, and the summary and progress lines say what adjudicators and operators need.
-import { readFile } from 'node:fs/promises'
+import { readdir, readFile, stat } from 'node:fs/promises'
+import path from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createPlantedRegister } from '../../bench/dedup-register.js'
 import { encodeTemplate } from '@palmvein/matcher'
@@ -86,6 +87,9 @@ describe('palmvein dedup (cell search)', () => {
     expect(first.stderr).toMatch(/stopped after 5 cell\(s\)/)
     const saved = JSON.parse(await readFile(checkpoint, 'utf8'))
     expect(saved.cells_done).toBe(5)
+    // Replaced durably (store/durable-files.ts): owner-only, and no temporary file left beside it.
+    expect((await stat(checkpoint)).mode & 0o777).toBe(0o600)
+    expect((await readdir(path.dirname(checkpoint))).filter((name) => name.includes('dedup.checkpoint'))).toEqual(['dedup.checkpoint'])
     expect(saved.pairs.length).toBeLessThan(exact.length)
 
     // A checkpoint made at another threshold is refused, not overwritten.

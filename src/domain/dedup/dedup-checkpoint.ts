@@ -1,10 +1,11 @@
 // The checkpoint file of a long deduplication run (`palmvein dedup --checkpoint <file>`): where
 // the cell search stands (its centroids, the cells searched, the pairs found so far) and a
 // fingerprint of the register it was made on, so a resumed run continues the same search or
-// refuses a file made for another register. Written to a temporary file and renamed, so an
-// interruption while saving leaves the previous checkpoint whole.
+// refuses a file made for another register. Replaced durably (synced, renamed, directory synced),
+// so an interruption or a power cut while saving leaves the previous checkpoint or the new one whole.
 import { createHash } from 'node:crypto'
-import { readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
+import { replaceFileDurably } from '../../store/durable-files.js'
 import type { CellCheckpoint } from './dedup-cells.js'
 
 const VERSION = 1
@@ -30,7 +31,7 @@ export function registerFingerprint(palms: Iterable<string>): string {
   return hash.digest('hex')
 }
 
-export function saveCheckpoint(path: string, environment: string, fingerprint: string, state: CellCheckpoint): void {
+export async function saveCheckpoint(path: string, environment: string, fingerprint: string, state: CellCheckpoint): Promise<void> {
   const file: CheckpointFile = {
     version: VERSION,
     environment,
@@ -43,8 +44,7 @@ export function saveCheckpoint(path: string, environment: string, fingerprint: s
     centroids: Buffer.from(state.centroids.buffer, state.centroids.byteOffset, state.centroids.byteLength).toString('base64'),
     pairs: state.pairs.map((pair) => [pair.a, pair.b, pair.score, pair.rank]),
   }
-  writeFileSync(`${path}.tmp`, JSON.stringify(file), { mode: 0o600 })
-  renameSync(`${path}.tmp`, path)
+  await replaceFileDurably(path, JSON.stringify(file))
 }
 
 /**
