@@ -47,7 +47,7 @@ describe('embedded database thread', () => {
 
   it('keeps a small page cache unless PALMVEIN_EMBEDDED_SHARED_BUFFERS asks for another', async () => {
     for (const [env, expected] of [
-      [{}, '16MB'],
+      [{}, '8MB'],
       [{ PALMVEIN_EMBEDDED_SHARED_BUFFERS: '48MB' }, '48MB'],
     ] as const) {
       const db = await openDatabase(loadConfig({}, { PALMVEIN_DATA_DIR: await dataDir(), ...env }))

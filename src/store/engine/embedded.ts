@@ -31,7 +31,9 @@ export interface EmbeddedDatabase {
 const HOST = '127.0.0.1'
 // PGlite's own default is PostgreSQL's 128MB: 165 MiB of the service's RSS at 400k gallery rows,
 // for a second copy of pages the operating system caches anyway (see Config.embeddedSharedBuffers).
-const DEFAULT_SHARED_BUFFERS = '16MB'
+// All of it is resident from the start (8MB: 22.1 MiB of PGlite's memory, 16MB: 30.1), and 8MB
+// served 1M members' reads and identify writes as fast as 16MB (bench/results/2026-11-29T09-25Z-page-cache).
+const DEFAULT_SHARED_BUFFERS = '8MB'
 
 function processAlive(pid: number): boolean {
   try {
