@@ -52,7 +52,7 @@ async function serve(): Promise<void> {
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
-  if (arenas !== null) log.info(`Memory: ${arenas} malloc arenas (MALLOC_ARENA_MAX sets another number)`)
+  if (arenas !== null) log.info(`Memory: ${arenas === 1 ? 'one malloc arena' : `${arenas} malloc arenas`} (MALLOC_ARENA_MAX sets another number)`)
   service = await start({ config, log })
   if (!config.jwksUrl && !config.jwtPublicKey) {
     console.log(

@@ -74,10 +74,10 @@ describe('a quiet service', () => {
   const serve = (env: Record<string, string | undefined>) =>
     startServeProcess({ PALMVEIN_DATA_DIR: storage.dataDir, DATABASE_URL: storage.databaseUrl ?? undefined, PORT: '0', HOST: '127.0.0.1', ...env })
 
-  it('`palmvein serve` caps its malloc arenas at 2, gives its garbage back once nothing happens (checked every 10 s unless set), says so in its log, and still serves', async () => {
+  it('`palmvein serve` caps its malloc arenas at 1, gives its garbage back once nothing happens (checked every 10 s unless set), says so in its log, and still serves', async () => {
     const server = await serve({ MALLOC_ARENA_MAX: undefined })
     try {
-      expect(server.output()).toContain('"Memory: 2 malloc arenas (MALLOC_ARENA_MAX sets another number)"')
+      expect(server.output()).toContain('"Memory: one malloc arena (MALLOC_ARENA_MAX sets another number)"')
       const released = () =>
         server
           .output()
@@ -98,7 +98,7 @@ describe('a quiet service', () => {
     const server = await serve({ MALLOC_ARENA_MAX: '4' })
     try {
       expect(server.output()).toMatch(/HTTP: listening on/)
-      expect(server.output()).not.toMatch(/malloc arenas/)
+      expect(server.output()).not.toMatch(/malloc arena/)
     } finally {
       server.child.kill('SIGTERM')
       expect(await server.exited).toBe(0)
