@@ -1,9 +1,9 @@
 // `palmvein serve` caps glibc's malloc arenas. glibc gives each new thread an arena of its own, up
 // to 8 per core, and every arena keeps what it once held: an idle embedded service held 55 MiB in
 // four of them. With 2, an idle service measured 8-20 MiB less (bench/results/2026-11-29T03-30Z-
-// idle-memory-3); with 1 (every thread allocating from the main arena), 141-142 MiB idle against
+// idle-memory-3); with 1 (every thread allocating from the main arena), 141-146 MiB idle against
 // 146-149 with 2, whose second arena had kept 3-13 MiB, for a 100k-member boot ~7 % slower and
-// identify throughput within the runs' spread (bench/results/2026-11-29T09-25Z-page-cache).
+// identify at 16 clients at or below the runs with 2 (bench/results/2026-11-29T09-25Z-page-cache).
 // A cap binds only arenas not yet created, and V8's and libuv's threads take theirs while
 // modules load: set at the command's start, it left five arenas
 // (bench/results/2026-11-29T06-00Z-arena-default). So the bin sets it before it loads the
