@@ -1,7 +1,7 @@
 // limitMallocArenas caps glibc's malloc arenas for threads started after it. Each new thread gets
 // an arena of its own (up to 8 per core) and keeps what it once held; a service gives its threads
 // at most the cap. Checked in a child process: it counts its arenas (the owners of its 64 MiB-aligned
-// heaps, read from /proc/self/maps and /proc/self/mem) before and after starting threads that allocate.
+// heaps, read from /proc/self/maps and /proc/self/mem) after the cap and after starting threads that allocate.
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import { describe, expect, it } from 'vitest'
@@ -35,30 +35,26 @@ function arenas() {
     owners.add(word.readBigUInt64LE(0))
   }
   fs.closeSync(memory)
-  return owners.size
+  return [...owners].map(String)
 }
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 async function main() {
   const addon = require(process.argv[1])
-  // Node's own threads take their arenas as it starts: counted once the count holds for 100 ms.
-  let before = arenas()
-  for (let tries = 0; tries < 20; tries++) {
-    await sleep(100)
-    const now = arenas()
-    if (now === before) break
-    before = now
-  }
+  // The cap first, then the count: an arena one of Node's starting threads made before the cap is
+  // one the process held before (on Node 24 they keep coming after start, later under load: counted
+  // before the cap, 10 of 30 loaded runs saw one or two "after" it).
   const capped = process.argv[2] === 'cap' ? addon.limitMallocArenas(1) : false
+  const before = arenas()
   const code = 'const { parentPort } = require("node:worker_threads"); const kept = []; for (let i = 0; i < 2000; i++) kept.push(new ArrayBuffer(4096 + i)); parentPort.postMessage(kept.length)'
   const workers = Array.from({ length: 4 }, () => new Worker(code, { eval: true }))
   await Promise.all(workers.map((worker) => new Promise((resolve) => worker.once('message', resolve))))
-  console.log(JSON.stringify({ before, after: arenas(), capped }))
+  const after = arenas()
+  console.log(JSON.stringify({ before: before.length, after: after.length, added: after.filter((owner) => !before.includes(owner)).length, capped }))
   for (const worker of workers) await worker.terminate()
 }
 main()
 `
 
-function run(mode: 'cap' | 'default'): { before: number; after: number; capped: boolean } {
+function run(mode: 'cap' | 'default'): { before: number; after: number; added: number; capped: boolean } {
   const { MALLOC_ARENA_MAX: _operators, ...env } = process.env
   return JSON.parse(execFileSync(process.execPath, ['-e', CHILD, NATIVE_ADDON_PATH, mode], { encoding: 'utf8', env }))
 }
@@ -74,11 +70,11 @@ describe('limitMallocArenas', () => {
     }
     const uncapped = run('default')
     // The count sees the arenas glibc gives new threads (one each below its limit)...
-    expect(uncapped.after, JSON.stringify(uncapped)).toBeGreaterThan(uncapped.before)
+    expect(uncapped.added, JSON.stringify(uncapped)).toBeGreaterThan(0)
     const capped = run('cap')
     expect(capped.capped).toBe(true)
     // ...and with the cap, the threads share those that exist.
-    expect(capped.after, JSON.stringify(capped)).toBe(capped.before)
+    expect(capped.added, JSON.stringify(capped)).toBe(0)
   })
 
   it('refuses a count that is not a positive 32-bit integer', () => {
