@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import { cosine, lookAlikes } from '../../packages/matcher/test/brute-force.js'
 import { SELF_JOIN_DIMENSION as DIMENSION, selfJoinVariants, useSelfJoinMatcher } from '../../packages/matcher/test/self-join-matcher.js'
-import { findPairsByCells } from '../../src/domain/dedup/dedup-cells.js'
+import { type CellCheckpoint, findPairsByCells } from '../../src/domain/dedup/dedup-cells.js'
 
 describe.each(selfJoinVariants)('$name cell search', (variant) => {
   const matcherOf = useSelfJoinMatcher(variant)
@@ -30,5 +30,29 @@ describe.each(selfJoinVariants)('$name cell search', (variant) => {
     const fewer = await findPairsByCells(matcherOf(), register, { threshold, cells: 20, probes: 3 })
     expect(fewer.candidateScores).toBeLessThan(result.candidateScores)
     for (const pair of fewer.pairs) expect(expected.get(`${pair.a >> 1}/${pair.b >> 1}`)).toBe(pair.score)
+    // The cells stored a few at a time (the gallery emptied and refilled run after run): the same
+    // scores and pairs, also when a run pauses between cells and resumes from its checkpoint.
+    for (const chunkRows of [1, 60]) {
+      const chunked = await findPairsByCells(matcherOf(), register, { threshold, cells: 20, probes: 3, chunkRows })
+      expect(chunked.candidateScores).toBe(fewer.candidateScores)
+      expect(chunked.pairs).toEqual(fewer.pairs)
+      let checkpoint: CellCheckpoint | null = null
+      let searched = 0
+      const paused = await findPairsByCells(matcherOf(), register, {
+        threshold,
+        cells: 20,
+        probes: 3,
+        chunkRows,
+        shouldPause: () => searched++ >= 7,
+        onCheckpoint: (state) => {
+          checkpoint = state
+        },
+      })
+      expect(paused.complete).toBe(false)
+      expect(checkpoint!.cellsDone).toBeGreaterThan(0)
+      const resumed = await findPairsByCells(matcherOf(), register, { threshold, cells: 20, probes: 3, chunkRows, resume: checkpoint })
+      expect(resumed.complete).toBe(true)
+      expect(resumed.pairs).toEqual(fewer.pairs)
+    }
   })
 })

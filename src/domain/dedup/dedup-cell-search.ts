@@ -2,8 +2,10 @@
 // a time, against the cell's rows, keeping the rows at or above the threshold; a probe with more
 // than HITS of them is searched again wider.
 import type { Gallery } from '@palmvein/matcher'
-import { copyGalleryRow, copyGalleryRows, scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
-import { BLOCK, type CellLayout } from './dedup-cell-layout.js'
+import { scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
+import type { CellChunk } from './dedup-cell-chunk.js'
+import { BLOCK } from './dedup-cell-layout.js'
+import type { PackedPalms } from './dedup-packed-palms.js'
 import type { PairBook } from './dedup-pair-book.js'
 
 type TopK = Awaited<ReturnType<typeof scanRowRangeTopK>>
@@ -12,17 +14,18 @@ type TopK = Awaited<ReturnType<typeof scanRowRangeTopK>>
 const HITS = 4
 const WIDEST = 1023
 
-/** Searches a cell; `scored` is told each block's palm x palm scores. */
+/** Searches a cell of the chunk in `cellGallery`; `scored` is told each block's palm x palm scores. */
 export function createCellSearch(search: {
   cellGallery: Gallery
-  layout: CellLayout
+  chunk: CellChunk
+  palms: PackedPalms
   book: PairBook
-  dimension: number
   threshold: number
   scored: (scores: number) => void
 }): (cell: number) => Promise<void> {
-  const { cellGallery, book, dimension, threshold } = search
-  const { cellStart, order, rowOf, proberStart, probers } = search.layout
+  const { cellGallery, palms, book, threshold } = search
+  const { dimension } = palms
+  const { firstCell, cellStart, order, proberStart, probers } = search.chunk
 
   /** Records the rows of `top` from `slot` to `lastSlot` at or above the threshold. */
   const keep = (probe: number, cell: number, top: TopK, slot: number, lastSlot: number) => {
@@ -34,7 +37,8 @@ export function createCellSearch(search: {
   // More than HITS rows of one cell above the threshold for one probe (a large family of look-alikes).
   const searchWide = async (probe: number, cell: number, rowsFrom: number, rowsTo: number) => {
     const vector = new Int8Array(dimension)
-    const norms = Uint32Array.of(copyGalleryRow(cellGallery, rowOf[probe], vector, 0))
+    const norms = new Uint32Array(1)
+    palms.gather([probe], vector, norms)
     const k = Math.min(WIDEST, rowsTo - rowsFrom)
     const top = await scanRowRangeTopK(cellGallery, rowsFrom, rowsTo, vector, norms, k, threshold)
     if (k < rowsTo - rowsFrom && top.scores[k - 1] >= threshold)
@@ -43,18 +47,17 @@ export function createCellSearch(search: {
   }
 
   return async (cell) => {
-    const rowsFrom = cellStart[cell]
-    const rowsTo = cellStart[cell + 1]
+    const local = cell - firstCell
+    const rowsFrom = cellStart[local]
+    const rowsTo = cellStart[local + 1]
     const k = Math.min(HITS, rowsTo - rowsFrom)
     if (k === 0) return
-    for (let first = proberStart[cell]; first < proberStart[cell + 1]; first += BLOCK) {
-      const last = Math.min(proberStart[cell + 1], first + BLOCK)
+    for (let first = proberStart[local]; first < proberStart[local + 1]; first += BLOCK) {
+      const last = Math.min(proberStart[local + 1], first + BLOCK)
       // A buffer a call: several cells are searched at once (dedup-cells.ts).
       const probeBuffer = new Int8Array((last - first) * dimension)
       const probeNorms = new Uint32Array(last - first)
-      const rows = new Uint32Array(last - first)
-      for (let index = first; index < last; index++) rows[index - first] = rowOf[probers[index]]
-      copyGalleryRows(cellGallery, rows, probeBuffer, probeNorms)
+      palms.gather(probers.subarray(first, last), probeBuffer, probeNorms)
       const count = last - first
       const top = await scanRowRangeTopK(cellGallery, rowsFrom, rowsTo, probeBuffer, probeNorms, k, threshold)
       for (let index = 0; index < count; index++) {

@@ -2,7 +2,8 @@
 // file over cells. A few rounds of spherical k-means on a sample give about sqrt(probes x N) centroids,
 // the cells they leave oversized split into sub-cells (dedup-cell-split.ts);
 // every palm is stored in the cells of its two nearest centroids (rows laid out cell after cell in
-// a gallery of their own), and searched in the cells of its `probes` nearest centroids. A pair is
+// a gallery of their own, a run of cells at a time: dedup-cell-chunk.ts), and searched in the cells
+// of its `probes` nearest centroids (the probes read from one packed copy of the register). A pair is
 // a candidate when either palm's two cells meet the other's probed cells, and every candidate is
 // scored exactly (int8 cosine, the matcher's kernels): no pair below the threshold is ever
 // reported. Cost: N x M x d to place the palms plus N x probes x 2N/M x d to search them (each palm
@@ -17,8 +18,10 @@
 import { quantizeFloat, type Matcher } from '@palmvein/matcher'
 import { createRandom } from '@palmvein/matcher/random'
 import { scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
-import { BLOCK, layOutCells, rowId } from './dedup-cell-layout.js'
+import { loadChunk, chunkEnd } from './dedup-cell-chunk.js'
+import { BLOCK, placePalms, rowId } from './dedup-cell-layout.js'
 import { createCellSearch } from './dedup-cell-search.js'
+import { packPalms } from './dedup-packed-palms.js'
 import { seededShuffle, splitOversizedCells } from './dedup-cell-split.js'
 import { createPairBook } from './dedup-pair-book.js'
 import type { PalmPair, PalmRegister } from './dedup-palms.js'
@@ -56,15 +59,17 @@ export interface CellDedupOptions {
    * palm in bookkeeping what no count of scores describes, and it is a small share of a large run.
    */
   onProgress?: (done: number, total: number) => void
-  /** Told when each phase starts (training, placing, storing, searching): where a large run's time goes. */
+  /** Told when each phase starts (packing, training, placing, searching): where a large run's time goes. */
   onPhase?: (phase: DedupPhase) => void
   /** Checked between blocks: true stops the run after a checkpoint (resumable). */
   shouldPause?: () => boolean
   /** Split k-means' oversized cells (dedup-cell-split.ts; default true): false measures the search without. */
   split?: boolean
+  /** Rows of cells stored at once (default CHUNK_ROWS; dedup-cell-chunk.ts). */
+  chunkRows?: number
 }
 
-export type DedupPhase = 'training' | 'placing' | 'storing' | 'searching'
+export type DedupPhase = 'packing' | 'training' | 'placing' | 'searching'
 
 export interface CellDedupResult {
   pairs: PalmPair[]
@@ -89,6 +94,11 @@ const SPLIT_SAMPLE_PER_CELL = 32
 const SPLIT_PASSES = 2
 /** Cells searched at once (see the search loop). */
 const CELLS_IN_FLIGHT = 4
+/**
+ * Rows of cells stored at once (dedup-cell-chunk.ts): 76 MB at 256 dimensions, a sixteenth of the
+ * 4M rows of 1M members, beside the register's one packed copy (512 MB there).
+ */
+export const CHUNK_ROWS = 262_144
 
 /**
  * About sqrt(probes x palms) cells: placing the palms costs N x M scores and searching them
@@ -113,82 +123,93 @@ export async function findPairsByCells(matcher: Matcher, register: PalmRegister,
   const cellGallery = matcher.createGallery({ ids: 'uuid' })
   const onProgress = options.onProgress ?? (() => {})
   const onPhase = options.onPhase ?? (() => {})
+  onPhase('packing')
+  const palmsPacked = packPalms(register)
   if (!resume) onPhase('training')
   // Oversized cells are split (dedup-cell-split.ts) unless every cell is probed anyway.
   const split = (options.split ?? true) && wantedProbes < trained
-  const centroids = resume?.centroids ?? (await trainCentroids(matcher, register, trained, options.seed ?? 1, split))
+  const centroids = resume?.centroids ?? (await trainCentroids(matcher, palmsPacked, trained, options.seed ?? 1, split))
   const cells = centroids.length / dimension
   const probes = Math.min(cells, wantedProbes)
   for (let cell = 0; cell < cells; cell++) centroidsGallery.upsert(`c${cell}`, centroids.subarray(cell * dimension, (cell + 1) * dimension))
   onPhase('placing')
-  const layout = await layOutCells(register, centroidsGallery, cellGallery, cells, probes, () => onPhase('storing'))
+  const layout = await placePalms(palmsPacked, centroidsGallery, cells, probes)
   onPhase('searching')
-  const { cellStart, proberStart } = layout
+  const { rowsOf, probersOf } = layout
   const from = resume?.cellsDone ?? 0
-  const searching = (cell: number) => (proberStart[cell + 1] - proberStart[cell]) * (cellStart[cell + 1] - cellStart[cell])
+  const searching = (cell: number) => probersOf[cell] * rowsOf[cell]
   let largestCell = 0
-  for (let cell = 0; cell < cells; cell++) largestCell = Math.max(largestCell, cellStart[cell + 1] - cellStart[cell])
+  for (let cell = 0; cell < cells; cell++) largestCell = Math.max(largestCell, rowsOf[cell])
   let candidateScores = 0
   let done = 0
   let total = 0
   for (let cell = 0; cell < cells; cell++) total += searching(cell)
   for (let cell = 0; cell < from; cell++) done += searching(cell)
-  onProgress(done, total)
+  // First told once the first run of cells is stored: an ETA from the first report on then counts
+  // the later runs' storing in proportion to the work (told before it, it overestimated by a third
+  // at a tenth of 100 000 members' search).
+  let told = false
+  const tellStart = () => {
+    if (!told) onProgress(done, total)
+    told = true
+  }
 
   const book = createPairBook(register, layout.nearest, layout.present, probes, resume?.pairs ?? [])
-  const searchCell = createCellSearch({
-    cellGallery,
-    layout,
-    book,
-    dimension,
-    threshold,
-    scored: (scores) => {
-      candidateScores += scores
-      done += scores
-      onProgress(done, total)
-    },
-  })
+  const scored = (scores: number) => {
+    candidateScores += scores
+    done += scores
+    onProgress(done, total)
+  }
   const checkpoint = (cellsDone: number): CellCheckpoint => ({ threshold, cells, probes, palms, centroids, cellsDone, pairs: book.all() })
   const every = (options.checkpointSeconds ?? 30) * 1000
+  const chunkRows = options.chunkRows ?? CHUNK_ROWS
   let saved = performance.now()
   // Several cells in flight: the pool's threads search one while this thread gathers the next's
   // probes and books the last's pairs (one at a time, the threads sat idle two thirds of the run).
   // A checkpoint counts the cells searched without a gap; pairs booked from cells beyond that are
-  // found again on resuming, and booking a pair twice changes nothing.
+  // found again on resuming, and booking a pair twice changes nothing. The cells are stored a run
+  // at a time (dedup-cell-chunk.ts): a run's cells are all searched before the next is stored.
   const finished = new Uint8Array(cells)
   const running = new Set<Promise<void>>()
-  let next = from
   let doneUpTo = from
   let failure: { error: unknown } | null = null
   let paused = false
-  while (true) {
-    while (!paused && !failure && next < cells && running.size < CELLS_IN_FLIGHT) {
-      if (options.shouldPause?.()) {
-        paused = true
-        break
+  for (let firstCell = from; firstCell < cells && !paused && !failure; ) {
+    const chunk = await loadChunk(cellGallery, layout, palmsPacked, firstCell, chunkEnd(layout, firstCell, chunkRows))
+    tellStart()
+    const searchCell = createCellSearch({ cellGallery, chunk, palms: palmsPacked, book, threshold, scored })
+    let next = chunk.firstCell
+    while (true) {
+      while (!paused && !failure && next < chunk.endCell && running.size < CELLS_IN_FLIGHT) {
+        if (options.shouldPause?.()) {
+          paused = true
+          break
+        }
+        const cell = next++
+        const task: Promise<void> = searchCell(cell)
+          .then(
+            () => {
+              finished[cell] = 1
+              while (doneUpTo < cells && finished[doneUpTo]) doneUpTo++
+            },
+            (error: unknown) => {
+              failure ??= { error }
+            },
+          )
+          .finally(() => running.delete(task))
+        running.add(task)
       }
-      const cell = next++
-      const task: Promise<void> = searchCell(cell)
-        .then(
-          () => {
-            finished[cell] = 1
-            while (doneUpTo < cells && finished[doneUpTo]) doneUpTo++
-          },
-          (error: unknown) => {
-            failure ??= { error }
-          },
-        )
-        .finally(() => running.delete(task))
-      running.add(task)
+      if (running.size === 0) break
+      await Promise.race(running)
+      if (!failure && options.onCheckpoint && performance.now() - saved >= every && doneUpTo < cells) {
+        await options.onCheckpoint(checkpoint(doneUpTo))
+        saved = performance.now()
+      }
     }
-    if (running.size === 0) break
-    await Promise.race(running)
-    if (!failure && options.onCheckpoint && performance.now() - saved >= every && doneUpTo < cells) {
-      await options.onCheckpoint(checkpoint(doneUpTo))
-      saved = performance.now()
-    }
+    firstCell = chunk.endCell
   }
   if (failure) throw (failure as { error: unknown }).error
+  tellStart()
   if (paused) {
     await options.onCheckpoint?.(checkpoint(doneUpTo))
     return { pairs: book.sorted(), complete: false, cells, probes, candidateScores, largestCell }
