@@ -34,6 +34,8 @@ export const DEDUP_PAUSED = 3
 
 interface Progress {
   update(done: number, total: number): void
+  /** A phase before the search starts (reading the register, training, placing...): minutes at 1M members. */
+  phase(name: string): void
   stop(): void
 }
 
@@ -59,17 +61,24 @@ function progress(lines: boolean): Progress {
           JSON.stringify({ done, total, percent, elapsed_s: Number(elapsed.toFixed(1)), eta_s: eta === null ? null : Number(eta.toFixed(1)) }) + '\n',
         )
       },
+      phase(name) {
+        process.stderr.write(JSON.stringify({ phase: name, elapsed_s: Number(((performance.now() - started) / 1000).toFixed(1)) }) + '\n')
+      },
       stop() {},
     }
   }
-  if (!process.stderr.isTTY) return { update() {}, stop() {} }
-  const bar = new SingleBar({ stream: process.stderr, etaBuffer: 1000, format: 'dedup |{bar}| {percentage}% | ETA {eta_formatted}' }, Presets.shades_classic)
-  bar.start(1, 0)
+  if (!process.stderr.isTTY) return { update() {}, phase() {}, stop() {} }
+  const bar = new SingleBar(
+    { stream: process.stderr, etaBuffer: 1000, format: 'dedup {phase} |{bar}| {percentage}% | ETA {eta_formatted}' },
+    Presets.shades_classic,
+  )
+  bar.start(1, 0, { phase: 'reading' })
   return {
     update(done, total) {
       bar.setTotal(total)
       bar.update(done)
     },
+    phase: (name) => bar.update({ phase: name }),
     stop: () => bar.stop(),
   }
 }
@@ -84,7 +93,7 @@ async function runDedup(args: DedupArguments): Promise<number> {
     throw new CommandRefused('--exact takes no --checkpoint, --stop-after, --probes or --cells')
   }
   if (args.stopAfterCells != null && !args.checkpoint) throw new CommandRefused('--stop-after needs --checkpoint <file>')
-  return withCliSession(async ({ db, galleries, config }) => {
+  return withCliSession(async ({ db, galleries, config, keyring, log }) => {
     const environment = await environmentById(db.sql, args.environment)
     if (!environment) throw new CommandRefused(`environment ${args.environment} not found`)
     // The cell search's recall is measured at thresholds of 0.7 and above (docs/dedup.md); below
@@ -110,13 +119,14 @@ async function runDedup(args: DedupArguments): Promise<number> {
         report = { ...(await findDuplicatePairs({ galleries, sql: db.sql }, args.environment, args.threshold, onProgress)), complete: true }
       } else {
         try {
-          report = await findDuplicatePairsByCells({ galleries, sql: db.sql, config }, args.environment, args.threshold, {
+          report = await findDuplicatePairsByCells({ sql: db.sql, config, keyring, log }, args.environment, args.threshold, {
             probes: args.probes,
             cells: args.cells,
             checkpoint: args.checkpoint,
             checkpointSeconds: args.checkpointSeconds,
             stopAfterCells: args.stopAfterCells,
             onProgress,
+            onPhase: (phase) => bar.phase(phase),
           })
         } catch (error) {
           // A checkpoint made for other palms or another threshold: the user decides, nothing is overwritten.

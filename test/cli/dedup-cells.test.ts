@@ -73,6 +73,8 @@ describe('palmvein dedup (cell search)', () => {
       .split('\n')
       .filter((line) => line.startsWith('{'))
       .map((line) => JSON.parse(line))
+    // The phases before the search (minutes at 1M members) each say when they start, in order.
+    expect(progress.filter((line) => 'phase' in line).map((line) => line.phase)).toEqual(['reading', 'packing', 'training', 'placing', 'searching'])
     expect(progress.length).toBeGreaterThan(10)
     expect(progress.at(-1)).toMatchObject({ percent: 100, eta_s: 0 })
     expect(progress.find((line) => line.percent >= 10 && line.percent < 100)?.eta_s).toBeGreaterThan(0)

@@ -6,12 +6,15 @@
 // the cells of the register nearest to it (dedup-cells.ts), with every candidate scored exactly.
 import { rmSync } from 'node:fs'
 import type { DomainResources } from '../resources.js'
-import type { Config } from '../../config.js'
 import { createMatcher } from '@palmvein/matcher'
 import type { Hand } from '../../store/templates.js'
 import { countEnvironmentReferences, environmentReferenceKeysPage } from '../../store/templates.js'
-import { findPairsByCells, type CellCheckpoint, type PalmRegister } from './dedup-cells.js'
+import { findPairsByCells, type CellCheckpoint, type DedupPhase } from './dedup-cells.js'
 import { loadCheckpoint, registerFingerprint, saveCheckpoint } from './dedup-checkpoint.js'
+import type { ReferenceKeys } from './dedup-reference-keys.js'
+import { readEnvironmentRegister, type RegisterReading } from './dedup-environment-register.js'
+import { environmentById } from '../../store/organizations.js'
+import { ServiceError } from '../../errors.js'
 import { compareCodeUnits } from '../../runtime/code-unit-order.js'
 
 export interface DuplicatePair {
@@ -104,6 +107,8 @@ export interface CellSearchOptions {
   /** Search at most this many cells in this run, then save the checkpoint and stop. */
   stopAfterCells?: number | null
   onProgress?: (done: number, total: number) => void
+  /** Told as each phase starts: reading (the gallery and the palms' keys), then the cell search's (DedupPhase). */
+  onPhase?: (phase: 'reading' | DedupPhase) => void
 }
 
 export interface CellSearchReport {
@@ -116,48 +121,23 @@ export interface CellSearchReport {
   resumed: boolean
 }
 
-/** Every reference row of the environment in id order (the order a checkpoint's palm numbers refer to). */
-async function referenceKeys(sql: DomainResources['sql'], environmentId: string): Promise<Array<{ member_id: string; hand: Hand }>> {
-  const keys: Array<{ member_id: string; hand: Hand }> = []
-  for (let after: string | null = null; ; ) {
-    const page = await environmentReferenceKeysPage(sql, environmentId, after, PAGE_ROWS * 8)
-    for (const row of page) keys.push({ member_id: row.member_id, hand: row.hand })
-    if (page.length < PAGE_ROWS * 8) return keys
-    after = page[page.length - 1].id
-  }
-}
-
 /**
  * The pairs at or above `threshold` (default: the environment's match_threshold) found by the
  * cell search: best score per pair of members, highest first, every score exact. Runs on a
  * matcher of its own (configured like the service's), closed afterwards.
  */
 export async function findDuplicatePairsByCells(
-  app: Pick<DomainResources, 'galleries' | 'sql'> & { config: Pick<Config, 'matcherThreads' | 'matcherBackend' | 'matcherMaxMemoryBytes'> },
+  app: RegisterReading,
   environmentId: string,
   threshold: number | null,
   options: CellSearchOptions = {},
 ): Promise<CellSearchReport> {
-  const { environment, gallery } = await app.galleries.acquire(environmentId)
+  const environment = await environmentById(app.sql, environmentId)
+  if (!environment) throw new ServiceError('not_found', `environment ${environmentId} not found`)
   const floor = threshold ?? environment.match_threshold
-  const keys = await referenceKeys(app.sql, environmentId)
-  const owners = new Map<string, number>()
-  const members: string[] = []
-  const ownerOf = Int32Array.from(keys, (key) => {
-    let owner = owners.get(key.member_id)
-    if (owner === undefined) {
-      owners.set(key.member_id, (owner = members.length))
-      members.push(key.member_id)
-    }
-    return owner
-  })
-  const register: PalmRegister = {
-    count: keys.length,
-    dimension: environment.dimension,
-    vector: (palm) => gallery.vector(keys[palm].member_id, { partition: keys[palm].hand }),
-    owner: (palm) => ownerOf[palm],
-  }
-  const fingerprint = registerFingerprint(keys.map((key) => `${key.member_id}/${key.hand}`))
+  options.onPhase?.('reading')
+  const { palms, keys } = await readEnvironmentRegister(app, environment)
+  const fingerprint = registerFingerprint(palmNames(keys))
   const resume = options.checkpoint ? loadCheckpoint(options.checkpoint, environmentId, fingerprint, floor) : null
   const save = options.checkpoint ? (state: CellCheckpoint) => saveCheckpoint(options.checkpoint!, environmentId, fingerprint, state) : undefined
   let cellsThisRun = 0
@@ -168,7 +148,7 @@ export async function findDuplicatePairsByCells(
     ...(app.config.matcherMaxMemoryBytes ? { maxMemoryBytes: app.config.matcherMaxMemoryBytes } : {}),
   })
   try {
-    const result = await findPairsByCells(matcher, register, {
+    const result = await findPairsByCells(matcher, palms, {
       threshold: floor,
       probes: options.probes,
       cells: options.cells,
@@ -176,28 +156,26 @@ export async function findDuplicatePairsByCells(
       onCheckpoint: save,
       checkpointSeconds: options.checkpointSeconds,
       onProgress: options.onProgress,
+      onPhase: options.onPhase,
       shouldPause: options.stopAfterCells == null ? undefined : () => cellsThisRun++ >= options.stopAfterCells!,
     })
-    const pairs = result.pairs
-      .map(
-        (pair): DuplicatePair => ({
-          member_a: keys[pair.a].member_id,
-          hand_a: keys[pair.a].hand,
-          member_b: keys[pair.b].member_id,
-          hand_b: keys[pair.b].hand,
-          score: pair.score,
-        }),
-      )
-      .map((pair) =>
-        pair.member_a < pair.member_b
-          ? pair
-          : { member_a: pair.member_b, hand_a: pair.hand_b, member_b: pair.member_a, hand_b: pair.hand_a, score: pair.score },
-      )
+    const pairs = result.pairs.map((pair): DuplicatePair => {
+      const [x, y] = [
+        { id: keys.memberId(pair.a), hand: keys.hand(pair.a) },
+        { id: keys.memberId(pair.b), hand: keys.hand(pair.b) },
+      ].sort((p, q) => (p.id < q.id ? -1 : 1))
+      return { member_a: x.id, hand_a: x.hand, member_b: y.id, hand_b: y.hand, score: pair.score }
+    })
     pairs.sort(byScoreThenMembers)
     // Done: a later run starts afresh rather than from a checkpoint of this one.
     if (result.complete && options.checkpoint) rmSync(options.checkpoint, { force: true })
-    return { pairs, threshold: floor, references: keys.length, complete: result.complete, resumed: resume !== null }
+    return { pairs, threshold: floor, references: keys.count, complete: result.complete, resumed: resume !== null }
   } finally {
     await matcher.close()
   }
+}
+
+/** The checkpoint's names of the palms, `member/hand` in palm order, one at a time. */
+function* palmNames(keys: ReferenceKeys): Generator<string> {
+  for (let palm = 0; palm < keys.count; palm++) yield `${keys.memberId(palm)}/${keys.hand(palm)}`
 }
