@@ -168,7 +168,7 @@ export const dedupCommand = () =>
     .option('--summary <file>', 'write the summary for adjudicators as JSON')
     .option('--probes <n>', 'cells searched per palm (widens the cell search)', wholeNumber(1, 65_535))
     .option('--cells <n>', 'cells k-means trains (oversized ones are split into more)', wholeNumber(1, 65_535))
-    .option('--progress-lines', 'progress as one JSON line per percent on stderr (for scripts) instead of a bar')
+    .option('--progress-lines', 'progress as JSON lines on stderr (one as each phase starts, then one per percent of the search; for scripts) instead of a bar')
     .action(
       async (options: {
         environment: string
