@@ -107,7 +107,7 @@ export interface CellSearchOptions {
   /** Search at most this many cells in this run, then save the checkpoint and stop. */
   stopAfterCells?: number | null
   onProgress?: (done: number, total: number) => void
-  /** Told as each phase starts: reading (the gallery and the palms' keys), then the cell search's (DedupPhase). */
+  /** Told as each phase starts: reading (the palms and their members and hands, from the database), then the cell search's (DedupPhase). */
   onPhase?: (phase: 'reading' | DedupPhase) => void
 }
 
