@@ -28,6 +28,8 @@ export function chunkEnd(layout: CellLayout, firstCell: number, maxRows: number)
 
 /** Empties `gallery` and stores cells [firstCell, endCell) in it, palms in palm order within a cell. */
 export async function loadChunk(gallery: Gallery, layout: CellLayout, palms: PackedPalms, firstCell: number, endCell: number): Promise<CellChunk> {
+  // Row i holds id rowId(i). Highest first: the rows left are always a prefix, so a compaction the
+  // removals start on their own moves none of them.
   for (let row = gallery.size - 1; row >= 0; row--) gallery.remove(rowId(row))
   await gallery.compact()
   const { nearest, present, probes, stored } = layout
