@@ -42,7 +42,11 @@ describe('reference keys', () => {
       { member, hand: 'right' as const, order: (index * 7) % members.length },
     ])
     rows.sort((x, y) => x.order - y.order)
-    for (const row of rows) collector.add(row.member, row.hand)
+    // In pages as the reference reader reads them (member ids and hand letters end to end), of 7 rows.
+    for (let first = 0; first < rows.length; first += 7) {
+      const page = rows.slice(first, first + 7)
+      collector.addPage(page.map((row) => row.member).join(''), page.map((row) => row.hand[0]).join(''))
+    }
     const keys = collector.finish()
     expect(keys.count).toBe(rows.length)
     rows.forEach((row, palm) => {
@@ -56,6 +60,6 @@ describe('reference keys', () => {
       ownerOfMember.set(row.member, owner)
     })
     expect(new Set(ownerOfMember.values()).size).toBe(members.length)
-    expect(() => collector.add('not-a-uuid', 'left')).toThrow(/not a UUID/)
+    expect(() => collector.addPage('not-a-uuid', 'l')).toThrow(/not a UUID/)
   })
 })

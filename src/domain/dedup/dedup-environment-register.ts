@@ -29,10 +29,8 @@ export async function readEnvironmentRegister(reading: RegisterReading, environm
   const packer = createPalmPacker(environment.dimension, room)
   const collector = createKeysCollector(room)
   await reader.read(environment, expected, ({ memberIds, hands, vectors }) => {
-    for (let index = 0; index < vectors.length; index++) {
-      collector.add(memberIds.slice(36 * index, 36 * index + 36), hands[index] === 'l' ? 'left' : 'right')
-      packer.add(vectors[index])
-    }
+    collector.addPage(memberIds, hands)
+    for (const vector of vectors) packer.add(vector)
   })
   const keys = collector.finish()
   return { palms: packer.finish((palm) => keys.ownerOf[palm]), keys }

@@ -1,6 +1,8 @@
 // The member and hand of every reference palm of an environment, in reference id order (the
 // order a checkpoint's palm numbers refer to), kept as 17 bytes a palm: as an object and strings a
 // palm they were some 150 bytes, 0.3 GB of a 2M-palm deduplication's memory.
+import { uuidText } from '../../ids.js'
+import { HANDS } from '../galleries/gallery-rows.js'
 import type { Hand } from '../../store/templates.js'
 
 export interface ReferenceKeys {
@@ -11,27 +13,31 @@ export interface ReferenceKeys {
   readonly ownerOf: Int32Array
 }
 
-const HANDS: readonly Hand[] = ['left', 'right']
-
-/** Collects keys as they come, palm 0 first; room doubles when `capacity` runs out. */
+/** Collects keys a page at a time, palm 0 first; room doubles when `capacity` runs out. */
 export function createKeysCollector(capacity: number) {
   let members = Buffer.alloc(16 * Math.max(1, capacity))
   let hands = new Uint8Array(Math.max(1, capacity))
   let count = 0
   return {
-    add(memberId: string, hand: Hand): void {
-      if (count === hands.length) {
+    /** A page as the reference reader gives it (ReadPage): member ids of 36 characters and hands ('l' or 'r'), end to end. */
+    addPage(memberIds: string, handLetters: string): void {
+      const rows = handLetters.length
+      // Hex-decoded in one call a page, as a gallery load does (gallery-rows.ts).
+      const ids = Buffer.from(memberIds.replaceAll('-', ''), 'hex')
+      if (ids.length !== 16 * rows) throw new RangeError('a member id of the page is not a UUID')
+      while (count + rows > hands.length) {
         const grown = hands.length * 2
         members = copyInto(Buffer.alloc(16 * grown), members)
         hands = copyInto(new Uint8Array(grown), hands)
       }
-      if (members.write(memberId.replaceAll('-', ''), count * 16, 16, 'hex') !== 16) throw new RangeError(`not a UUID: ${memberId}`)
-      hands[count++] = HANDS.indexOf(hand)
+      ids.copy(members, 16 * count)
+      for (let row = 0; row < rows; row++) hands[count + row] = handLetters[row] === 'l' ? 0 : 1
+      count += rows
     },
     finish(): ReferenceKeys {
       const ids = members
       const handOf = hands
-      return { count, memberId: (palm) => readUuid(ids, palm * 16), hand: (palm) => HANDS[handOf[palm]], ownerOf: numberOwners(ids, count) }
+      return { count, memberId: (palm) => uuidText(ids, palm * 16), hand: (palm) => HANDS[handOf[palm]], ownerOf: numberOwners(ids, count) }
     },
   }
 }
@@ -61,9 +67,4 @@ function numberOwners(members: Uint8Array, count: number): Int32Array {
     ownerOf[order[index]] = owner
   }
   return ownerOf
-}
-
-function readUuid(from: Buffer, offset: number): string {
-  const hex = from.toString('hex', offset, offset + 16)
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 }
