@@ -159,12 +159,10 @@ export async function findDuplicatePairsByCells(
       onPhase: options.onPhase,
       shouldPause: options.stopAfterCells == null ? undefined : () => cellsThisRun++ >= options.stopAfterCells!,
     })
+    // The lower member id first, as the exact search reports a pair.
     const pairs = result.pairs.map((pair): DuplicatePair => {
-      const [x, y] = [
-        { id: keys.memberId(pair.a), hand: keys.hand(pair.a) },
-        { id: keys.memberId(pair.b), hand: keys.hand(pair.b) },
-      ].sort((p, q) => (p.id < q.id ? -1 : 1))
-      return { member_a: x.id, hand_a: x.hand, member_b: y.id, hand_b: y.hand, score: pair.score }
+      const [x, y] = keys.memberId(pair.a) < keys.memberId(pair.b) ? [pair.a, pair.b] : [pair.b, pair.a]
+      return { member_a: keys.memberId(x), hand_a: keys.hand(x), member_b: keys.memberId(y), hand_b: keys.hand(y), score: pair.score }
     })
     pairs.sort(byScoreThenMembers)
     // Done: a later run starts afresh rather than from a checkpoint of this one.
