@@ -6,7 +6,7 @@
 // Above --exact-max members the exact search is not run; its time is the quadratic model fitted
 // at the largest size measured (t = a N^2) and marked as a model.
 // Settings: --sizes=10000,100000 (members), --seed=, --threshold=, --probes=, --cells=,
-// --exact-max=, --threads=, --register-cache=folder, --no-split (or PALMVEIN_BENCH_DEDUP_SIZES, ..._SEED, ..._THRESHOLD, ..._PROBES).
+// --exact-max=, --threads=, --register-cache=folder, --no-split, --no-gate (or PALMVEIN_BENCH_DEDUP_SIZES, ..._SEED, ..._THRESHOLD, ..._PROBES).
 import { execSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -30,6 +30,7 @@ const { values } = parseArgs({
     'register-cache': { type: 'string' },
     'progress-lines': { type: 'boolean' },
     'no-split': { type: 'boolean' },
+    'no-gate': { type: 'boolean' },
   },
 })
 const env = (name: string) => process.env[`PALMVEIN_BENCH_DEDUP_${name}`]
@@ -47,6 +48,8 @@ const registerCache = values['register-cache']
 const progressLines = values['progress-lines'] ?? false
 // The cell search on k-means' cells as trained, oversized ones not split (to measure the split against).
 const split = !(values['no-split'] ?? false)
+// Every candidate pair scored, without the Hamming gate (to measure the gate against).
+const gate = !(values['no-gate'] ?? false)
 const dimension = 256
 
 const cpu = (() => {
@@ -191,6 +194,7 @@ for (const members of sizes) {
       cells: cells ? Number(cells) : undefined,
       seed,
       split,
+      gate,
       onPhase: (phase) =>
         console.error(
           JSON.stringify({

@@ -1,6 +1,7 @@
 // The deduplication's cell search (dedup-cells.ts) over the matcher's self-join scans, on every
 // backend, native once per ISA the addon offers: on a small register with planted look-alikes it
-// reports exactly the brute-force pairs, and probing fewer cells never invents a pair.
+// reports exactly the brute-force pairs, with its Hamming gate and without, and probing fewer cells
+// never invents a pair.
 import { describe, expect, it } from 'vitest'
 import { cosine, lookAlikes } from '../../packages/matcher/test/brute-force.js'
 import { SELF_JOIN_DIMENSION as DIMENSION, selfJoinVariants, useSelfJoinMatcher } from '../../packages/matcher/test/self-join-matcher.js'
@@ -26,6 +27,9 @@ describe.each(selfJoinVariants)('$name cell search', (variant) => {
     const result = await findPairsByCells(matcherOf(), register, { threshold, cells: 20, probes: 20 })
     expect(result.complete).toBe(true)
     expect(new Map(result.pairs.map((pair) => [`${pair.a >> 1}/${pair.b >> 1}`, pair.score]))).toEqual(expected)
+    // The Hamming gate (dedup-sign-codes.ts) only spares scores: every candidate scored, the same pairs.
+    const ungated = await findPairsByCells(matcherOf(), register, { threshold, cells: 20, probes: 20, gate: false })
+    expect(ungated.pairs).toEqual(result.pairs)
     // Fewer cells probed: never a pair that is not one, and every score exact.
     const fewer = await findPairsByCells(matcherOf(), register, { threshold, cells: 20, probes: 3 })
     expect(fewer.candidateScores).toBeLessThan(result.candidateScores)

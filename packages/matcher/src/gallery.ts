@@ -48,8 +48,9 @@ export interface RowsInput {
   /**
    * The rows' squared norms and sign bits exactly as `readRows` returned them with these vectors
    * (a copy of a gallery reloaded), so that nothing is computed again. They are not checked: other
-   * values give wrong scores. Without them (both or neither), they are computed and every vector
-   * is checked as `upsert` checks it.
+   * values give wrong scores (sign bits of the caller's own, a rotated code, serve only its own
+   * two-stage scans: row-range-scan.ts). Without them (both or neither), they are computed and
+   * every vector is checked as `upsert` checks it.
    */
   norms?: Uint32Array
   signBits?: Uint8Array

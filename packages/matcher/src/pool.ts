@@ -3,6 +3,7 @@
 import { Piscina } from 'piscina'
 import type { BackendName } from './backend.js'
 import type { CellsTask } from './cells-task.js'
+import type { GatedJoinTask, GatedPairs } from './gated-join-task.js'
 import type { ScanTask } from './scan-task.js'
 import type { SharedMemory } from './shared-memory.js'
 import type { TopK } from './top-k.js'
@@ -13,6 +14,8 @@ export interface ScanPool {
   run(task: ScanTask): Promise<TopK>
   /** Runs the worker's `scanCells` (cells-task.ts). */
   runCells(task: CellsTask): Promise<TopK>
+  /** Runs the worker's `gatedJoin` (gated-join-task.ts). */
+  runGatedJoin(task: GatedJoinTask): Promise<GatedPairs>
   close(): Promise<void>
 }
 
@@ -37,7 +40,7 @@ export function createScanPool(options: ScanPoolOptions): ScanPool {
     wasmModule: options.wasmModule,
     isa: options.isa,
   }
-  const piscina = new Piscina<ScanTask | CellsTask, TopK>({
+  const piscina = new Piscina<ScanTask | CellsTask | GatedJoinTask, TopK | GatedPairs>({
     filename: workerUrl.href,
     minThreads: options.threads,
     maxThreads: options.threads,
@@ -48,8 +51,9 @@ export function createScanPool(options: ScanPoolOptions): ScanPool {
   })
   return {
     threads: options.threads,
-    run: (task) => piscina.run(task),
-    runCells: (task) => piscina.run(task, { name: 'scanCells' }),
+    run: (task) => piscina.run(task) as Promise<TopK>,
+    runCells: (task) => piscina.run(task, { name: 'scanCells' }) as Promise<TopK>,
+    runGatedJoin: (task) => piscina.run(task, { name: 'gatedJoin' }) as Promise<GatedPairs>,
     close: () => piscina.destroy(),
   }
 }

@@ -3,6 +3,7 @@
 // scores rather than ids. Hits as id strings cost more than the scan itself when two million
 // probes each read a few thousand rows. Unpartitioned rows only; not exported from index.ts.
 import { type CellScan, runCellsTask } from './cells-task.js'
+import { type GatedPairs, runGatedJoinTask, type SharedRegister } from './gated-join-task.js'
 import { galleryEngineOf, galleryStoreOf, type Gallery } from './gallery.js'
 import type { GalleryStore } from './gallery-store.js'
 import type { Segment } from './kernel.js'
@@ -159,6 +160,32 @@ export async function scanCellsTopK(
 }
 
 /** Ends of up to `parts` contiguous runs of `work` with about equal sums (no run empty). */
+export type { GatedPairs, SharedRegister } from './gated-join-task.js'
+/** Bytes of a row's sign bits, and so of a gated join's codes, at a dimension. */
+export { signBytesFor } from './sign-bits.js'
+
+/**
+ * The self-join of one cell of an inverted file (dedup): every palm of `probes` (numbers in
+ * `register`) against the rows [from, to), and the pairs whose codes (the rows' sign bits, the
+ * register's `codes`) lie within Hamming `radius` scored exactly; those at or above `threshold`
+ * come back (gated-join-task.ts). The register's arrays should be SharedArrayBuffer-backed: a
+ * pool worker then reads them in place.
+ */
+export function joinRowRangeGated(
+  gallery: Gallery,
+  from: number,
+  to: number,
+  probes: Uint32Array,
+  register: SharedRegister,
+  gate: { radius: number; threshold: number; candidates: number },
+): Promise<GatedPairs> {
+  return whileScanning(gallery, async (engine, store, all) => {
+    const task = { cells: [{ segments: clip(all, from, to), probes }], shape: store.shape, register, ...gate }
+    if (!engine.pool) return runGatedJoinTask(engine.kernel, task)
+    return engine.pool.runGatedJoin({ ...task, slabs: store.memory.slabs && [...store.memory.slabs] })
+  })
+}
+
 function splitByWork(work: readonly number[], parts: number): number[] {
   const total = work.reduce((sum, amount) => sum + amount, 0)
   const ends: number[] = []

@@ -3,6 +3,7 @@
 import { workerData } from 'node:worker_threads'
 import { loadNativeAddon, type BackendName } from './backend.js'
 import { type CellsTask, runCellsTask } from './cells-task.js'
+import { type GatedJoinTask, type GatedPairs, runGatedJoinTask } from './gated-join-task.js'
 import { createKernel } from './kernel.js'
 import { runScanTask, type ScanTask } from './scan-task.js'
 import { adoptSlabs, openSharedMemory } from './shared-memory.js'
@@ -36,4 +37,9 @@ export default function scan(task: ScanTask): TopK {
 export function scanCells(task: CellsTask): TopK {
   adoptSlabs(memory, task.slabs)
   return runCellsTask(kernel, task)
+}
+
+export function gatedJoin(task: GatedJoinTask): GatedPairs {
+  adoptSlabs(memory, task.slabs)
+  return runGatedJoinTask(kernel, task)
 }

@@ -1,10 +1,12 @@
 // The self-join scans of the deduplication (row-range-scan.ts) on every backend, native once per
 // ISA the addon offers: a scan of a run of rows with a score floor equals the brute force over
-// those rows (rows at or above the floor, by score then row). The service's cell search over these
+// those rows (rows at or above the floor, by score then row), and a join gated by Hamming distance
+// the brute force within the radius. The service's cell search over these
 // scans is tested in test/domain/dedup-cells-backends.test.ts.
 import { describe, expect, it } from 'vitest'
-import { copyGalleryRow, copyGalleryRows, scanCellsTopK, scanRowRangesTopK, scanRowRangeTopK } from '../src/row-range-scan.js'
-import { lookAlikes, normSquared, rankRows } from './brute-force.js'
+import { copyGalleryRow, copyGalleryRows, joinRowRangeGated, scanCellsTopK, scanRowRangesTopK, scanRowRangeTopK } from '../src/row-range-scan.js'
+import { packSignBits, signBytesFor } from '../src/sign-bits.js'
+import { cosine, lookAlikes, normSquared, rankRows } from './brute-force.js'
 import { SELF_JOIN_DIMENSION as DIMENSION, selfJoinVariants, useSelfJoinMatcher } from './self-join-matcher.js'
 
 const uuidOf = (row: number) => `${row.toString(16).padStart(8, '0')}-0000-4000-8000-000000000000`
@@ -96,6 +98,51 @@ describe.each(selfJoinVariants)('$name self-join scans', (variant) => {
         list++
       }
     }
+  })
+
+  /** The rows as a register shared with the workers, their codes their sign bits (as the gallery stores them). */
+  function sharedRegister(rows: Int8Array[]) {
+    const vectors = new Int8Array(new SharedArrayBuffer(rows.length * DIMENSION))
+    rows.forEach((row, index) => vectors.set(row, index * DIMENSION))
+    const norms = new Uint32Array(new SharedArrayBuffer(rows.length * 4))
+    rows.forEach((row, index) => {
+      norms[index] = normSquared(row)
+    })
+    const codes = new Uint8Array(new SharedArrayBuffer(rows.length * signBytesFor(DIMENSION)))
+    codes.set(packSignBits(vectors, DIMENSION, rows.length))
+    return { vectors, norms, codes }
+  }
+
+  const hamming = (codes: Uint8Array, a: number, b: number) => {
+    const bytes = signBytesFor(DIMENSION)
+    let distance = 0
+    for (let byte = 0; byte < bytes; byte++) for (let bits = codes[a * bytes + byte] ^ codes[b * bytes + byte]; bits; bits &= bits - 1) distance++
+    return distance
+  }
+
+  it.each([
+    ['a radius that keeps every pair, lists of 2 (cells read again with room for all)', 128, 2],
+    ['a radius that keeps few pairs', 40, 16],
+    ['a radius that keeps some, lists of 1', 52, 1],
+  ])('joins a run of rows gated by Hamming distance, %s: the brute force within the radius at the threshold', async (_, radius, candidates) => {
+    const rows = lookAlikes(300, 5, DIMENSION)
+    const gallery = matcherOf().createGallery({ ids: 'uuid' })
+    rows.forEach((row, index) => gallery.upsert(uuidOf(index), row))
+    const register = sharedRegister(rows)
+    const [from, to, threshold] = [30, 270, 0.5]
+    const probes = Uint32Array.from({ length: 60 }, (_, index) => (index * 13 + 7) % 300)
+    const pairs = await joinRowRangeGated(gallery, from, to, probes, register, { radius, threshold, candidates })
+    const got = Array.from(pairs.rows, (row, index) => `${pairs.probes[index]} ${row} ${pairs.scores[index]}`).sort()
+    const expected: string[] = []
+    for (const probe of probes) {
+      for (let row = from; row < to; row++) {
+        const score = cosine(rows[probe], rows[row])
+        if (score >= threshold && hamming(register.codes, probe, row) <= radius) expected.push(`${probe} ${row} ${score}`)
+      }
+    }
+    expect(expected.length).toBeGreaterThan(probes.length)
+    expect(got).toEqual(expected.sort())
+    expect(pairs.cells.every((cell) => cell === 0)).toBe(true)
   })
 
   it('gathers rows across chunks in one call as copyGalleryRow does row by row', () => {

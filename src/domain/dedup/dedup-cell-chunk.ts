@@ -6,6 +6,8 @@
 import type { Gallery } from '@palmvein/matcher'
 import { BLOCK, type CellLayout, rowId, rowIdBytes } from './dedup-cell-layout.js'
 import type { PackedPalms } from './dedup-packed-palms.js'
+import { signBytesFor } from '@palmvein/matcher/row-range-scan'
+import { gatherCodes } from './dedup-sign-codes.js'
 
 export interface CellChunk {
   firstCell: number
@@ -26,8 +28,15 @@ export function chunkEnd(layout: CellLayout, firstCell: number, maxRows: number)
   return end
 }
 
-/** Empties `gallery` and stores cells [firstCell, endCell) in it, palms in palm order within a cell. */
-export async function loadChunk(gallery: Gallery, layout: CellLayout, palms: PackedPalms, firstCell: number, endCell: number): Promise<CellChunk> {
+/** Empties `gallery` and stores cells [firstCell, endCell) in it, palms in palm order within a cell, each row's sign bits its code (dedup-sign-codes.ts). */
+export async function loadChunk(
+  gallery: Gallery,
+  layout: CellLayout,
+  palms: PackedPalms,
+  codes: Uint8Array,
+  firstCell: number,
+  endCell: number,
+): Promise<CellChunk> {
   // Row i holds id rowId(i). Highest first: the rows left are always a prefix, so a compaction the
   // removals start on their own moves none of them.
   for (let row = gallery.size - 1; row >= 0; row--) gallery.remove(rowId(row))
@@ -55,13 +64,22 @@ export async function loadChunk(gallery: Gallery, layout: CellLayout, palms: Pac
     }
   }
   const { dimension } = palms
+  const bytes = signBytesFor(dimension)
   const vectors = new Int8Array(BLOCK * dimension)
   const norms = new Uint32Array(BLOCK)
+  const bits = new Uint8Array(BLOCK * bytes)
   gallery.reserve(order.length)
   for (let first = 0; first < order.length; first += BLOCK) {
     const count = Math.min(BLOCK, order.length - first)
-    palms.gather(order.subarray(first, first + count), vectors, norms)
-    gallery.upsertRows({ ids: rowIdBytes(first, count), vectors: vectors.subarray(0, count * dimension) })
+    const rows = order.subarray(first, first + count)
+    palms.gather(rows, vectors, norms)
+    gatherCodes(codes, bytes, rows, bits)
+    gallery.upsertRows({
+      ids: rowIdBytes(first, count),
+      vectors: vectors.subarray(0, count * dimension),
+      norms: norms.subarray(0, count),
+      signBits: bits.subarray(0, count * bytes),
+    })
   }
   return { firstCell, endCell, cellStart, order, proberStart, probers }
 }

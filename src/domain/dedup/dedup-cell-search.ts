@@ -2,7 +2,7 @@
 // a time, against the cell's rows, keeping the rows at or above the threshold; a probe with more
 // than HITS of them is searched again wider.
 import type { Gallery } from '@palmvein/matcher'
-import { scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
+import { joinRowRangeGated, scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
 import type { CellChunk } from './dedup-cell-chunk.js'
 import { BLOCK } from './dedup-cell-layout.js'
 import type { PackedPalms } from './dedup-packed-palms.js'
@@ -13,17 +13,23 @@ type TopK = Awaited<ReturnType<typeof scanRowRangeTopK>>
 /** Rows kept per probe and cell; a probe with more above the threshold is rescanned wider. */
 const HITS = 4
 const WIDEST = 1023
+/** A probe's list room for rows within the Hamming radius; a cell where one fills it is read again with room for all (gated-join-task.ts). */
+const CANDIDATES = 32
 
 /** Searches a cell of the chunk in `cellGallery`; `scored` is told each block's palm x palm scores. */
 export function createCellSearch(search: {
   cellGallery: Gallery
   chunk: CellChunk
   palms: PackedPalms
+  /** Each palm's code (dedup-sign-codes.ts), the rows' sign bits in `cellGallery`. */
+  codes: Uint8Array
+  /** Only pairs within this Hamming distance are scored (null: every pair). */
+  radius: number | null
   book: PairBook
   threshold: number
   scored: (scores: number) => void
 }): (cell: number) => Promise<void> {
-  const { cellGallery, palms, book, threshold } = search
+  const { cellGallery, palms, codes, radius, book, threshold } = search
   const { dimension } = palms
   const { firstCell, cellStart, order, proberStart, probers } = search.chunk
 
@@ -46,12 +52,26 @@ export function createCellSearch(search: {
     keep(probe, cell, top, 0, k - 1)
   }
 
+  const register = { vectors: palms.vectors, norms: palms.norms, codes }
+  // Every probe against every row of the cell, only the pairs within the radius scored.
+  const searchGated = async (cell: number, gate: number, rowsFrom: number, rowsTo: number) => {
+    const local = cell - firstCell
+    const probes = probers.slice(proberStart[local], proberStart[local + 1])
+    const pairs = await joinRowRangeGated(cellGallery, rowsFrom, rowsTo, probes, register, { radius: gate, threshold, candidates: CANDIDATES })
+    for (let pair = 0; pair < pairs.rows.length; pair++) {
+      const other = order[pairs.rows[pair]]
+      if (other !== pairs.probes[pair]) book.record(pairs.probes[pair], other, pairs.scores[pair], cell)
+    }
+    search.scored(probes.length * (rowsTo - rowsFrom))
+  }
+
   return async (cell) => {
     const local = cell - firstCell
     const rowsFrom = cellStart[local]
     const rowsTo = cellStart[local + 1]
     const k = Math.min(HITS, rowsTo - rowsFrom)
     if (k === 0) return
+    if (radius !== null) return searchGated(cell, radius, rowsFrom, rowsTo)
     for (let first = proberStart[local]; first < proberStart[local + 1]; first += BLOCK) {
       const last = Math.min(proberStart[local + 1], first + BLOCK)
       // A buffer a call: several cells are searched at once (dedup-cells.ts).

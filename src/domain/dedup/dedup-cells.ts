@@ -23,6 +23,7 @@ import { BLOCK, placePalms, rowId } from './dedup-cell-layout.js'
 import { createCellSearch } from './dedup-cell-search.js'
 import { packPalms } from './dedup-packed-palms.js'
 import { seededShuffle, splitOversizedCells } from './dedup-cell-split.js'
+import { gateRadius, signCodes } from './dedup-sign-codes.js'
 import { createPairBook } from './dedup-pair-book.js'
 import type { PalmPair, PalmRegister } from './dedup-palms.js'
 
@@ -67,6 +68,8 @@ export interface CellDedupOptions {
   split?: boolean
   /** Rows of cells stored at once (default CHUNK_ROWS; dedup-cell-chunk.ts). */
   chunkRows?: number
+  /** Score only the pairs within the Hamming radius of the threshold (dedup-sign-codes.ts; default true): false scores every candidate. */
+  gate?: boolean
 }
 
 export type DedupPhase = 'packing' | 'training' | 'placing' | 'searching'
@@ -92,6 +95,8 @@ const SPLIT_TRAINING_PER_CELL = 16
 const SPLIT_SAMPLE_PER_CELL = 32
 /** Split, assign the wide sample to the refined cells, split again: sub-cells take palms from their neighbours. */
 const SPLIT_PASSES = 2
+/** The codes' rotation: fixed, so a resumed run gates as the first did. */
+const CODE_SEED = 0x5eed
 /** Cells searched at once (see the search loop). */
 const CELLS_IN_FLIGHT = 4
 /**
@@ -125,6 +130,8 @@ export async function findPairsByCells(matcher: Matcher, register: PalmRegister,
   const onPhase = options.onPhase ?? (() => {})
   onPhase('packing')
   const palmsPacked = packPalms(register)
+  const codes = signCodes(palmsPacked, CODE_SEED)
+  const radius = (options.gate ?? true) ? gateRadius(threshold, dimension) : null
   if (!resume) onPhase('training')
   // Oversized cells are split (dedup-cell-split.ts) unless every cell is probed anyway.
   const split = (options.split ?? true) && wantedProbes < trained
@@ -175,9 +182,9 @@ export async function findPairsByCells(matcher: Matcher, register: PalmRegister,
   let failure: { error: unknown } | null = null
   let paused = false
   for (let firstCell = from; firstCell < cells && !paused && !failure; ) {
-    const chunk = await loadChunk(cellGallery, layout, palmsPacked, firstCell, chunkEnd(layout, firstCell, chunkRows))
+    const chunk = await loadChunk(cellGallery, layout, palmsPacked, codes, firstCell, chunkEnd(layout, firstCell, chunkRows))
     tellStart()
-    const searchCell = createCellSearch({ cellGallery, chunk, palms: palmsPacked, book, threshold, scored })
+    const searchCell = createCellSearch({ cellGallery, chunk, palms: palmsPacked, codes, radius, book, threshold, scored })
     let next = chunk.firstCell
     while (true) {
       while (!paused && !failure && next < chunk.endCell && running.size < CELLS_IN_FLIGHT) {

@@ -22,8 +22,8 @@ export function isPacked(register: PalmRegister): register is PackedPalms {
 /** Packs palms as they come, palm 0 first; room grows by a quarter when `capacity` runs out. */
 export function createPalmPacker(dimension: number, capacity: number) {
   let present = new Uint8Array(capacity)
-  let vectors = new Int8Array(capacity * dimension)
-  let norms = new Uint32Array(capacity)
+  let vectors = sharedArray(Int8Array, capacity * dimension)
+  let norms = sharedArray(Uint32Array, capacity)
   let count = 0
   return {
     /** Adds the next palm (absent: undefined or null). */
@@ -31,8 +31,8 @@ export function createPalmPacker(dimension: number, capacity: number) {
       if (count === norms.length) {
         const grown = Math.max(1024, Math.ceil(count * 1.25))
         present = copyInto(new Uint8Array(grown), present)
-        vectors = copyInto(new Int8Array(grown * dimension), vectors)
-        norms = copyInto(new Uint32Array(grown), norms)
+        vectors = copyInto(sharedArray(Int8Array, grown * dimension), vectors)
+        norms = copyInto(sharedArray(Uint32Array, grown), norms)
       }
       const palm = count++
       if (!vector) {
@@ -58,6 +58,17 @@ export function packPalms(register: PalmRegister): PackedPalms {
   const packer = createPalmPacker(register.dimension, register.count)
   for (let palm = 0; palm < register.count; palm++) packer.add(register.vector(palm))
   return packer.finish(register.owner)
+}
+
+/**
+ * An array in a SharedArrayBuffer: the matcher's pool workers read the palms in place when they
+ * probe the cells (@palmvein/matcher/row-range-scan's joinRowRangeGated), not a copy each.
+ */
+export function sharedArray<T extends Int8Array | Uint8Array | Uint32Array>(
+  type: { new (buffer: SharedArrayBuffer): T; BYTES_PER_ELEMENT: number },
+  length: number,
+): T {
+  return new type(new SharedArrayBuffer(length * type.BYTES_PER_ELEMENT))
 }
 
 function copyInto<T extends Uint8Array | Int8Array | Uint32Array>(target: T, source: T): T {

@@ -1,0 +1,181 @@
+// A self-join's unit of work (the deduplication of a whole register): the cells of an inverted file,
+// each read by the palms that probe it, and every (probe, row) pair whose codes lie within a
+// Hamming radius scored exactly, the pairs at or above a threshold returned. The rows' sign bits
+// are the codes (the caller stored them so); the probes are read by number from the register,
+// shared with the workers, so a task carries numbers, not vectors. Stage 1 is the two-stage
+// search's (its lists start full of placeholders at the radius, so only rows within it enter),
+// stage 2 its exact scores of the few pairs left.
+import type { ScanKernel, ScanShape, Segment } from './kernel.js'
+
+export interface GatedCell {
+  segments: Segment[]
+  /** Numbers (in the register) of the palms that probe this cell. */
+  probes: Uint32Array
+}
+
+/** A register shared with the workers (SharedArrayBuffer-backed arrays read, never copied). */
+export interface SharedRegister {
+  /** count x dimension, int8. */
+  vectors: Int8Array
+  norms: Uint32Array
+  /** shape.signBytes a palm: its code, compared with the rows' sign bits. */
+  codes: Uint8Array
+}
+
+export interface GatedJoinTask {
+  cells: GatedCell[]
+  shape: ScanShape
+  register: SharedRegister
+  radius: number
+  threshold: number
+  /** List room per probe in stage 1; a cell where some probe fills it is read again with room for every row. */
+  candidates: number
+  /** A slab memory's slabs, for pool workers (see shared-memory.ts). */
+  slabs?: SharedArrayBuffer[]
+}
+
+/** The pairs at or above the threshold: task cell, absolute row, probe palm, exact score. */
+export interface GatedPairs {
+  cells: Uint32Array
+  rows: Int32Array
+  probes: Uint32Array
+  scores: Float64Array
+  /** Pairs within the radius, scored exactly (the gate's pass rate is this over rows x probes). */
+  scored: number
+}
+
+/** The kernels' longest list (two_stage.rs MAX_CANDIDATES). */
+const MAX_CANDIDATES = 65536
+
+/** A row number no gallery reaches (rows are below 2^31 - 1): the radius' placeholders. */
+const PLACEHOLDER = 0x7fffffff
+
+export function runGatedJoinTask(kernel: ScanKernel, task: GatedJoinTask): GatedPairs {
+  const out = { cells: [] as number[], rows: [] as number[], probes: [] as number[], scores: [] as number[] }
+  let scored = 0
+  task.cells.forEach((cell, index) => {
+    scored += joinCell(kernel, task, cell, (row, probe, score) => {
+      out.cells.push(index)
+      out.rows.push(row)
+      out.probes.push(probe)
+      out.scores.push(score)
+    })
+  })
+  return {
+    cells: Uint32Array.from(out.cells),
+    rows: Int32Array.from(out.rows),
+    probes: Uint32Array.from(out.probes),
+    scores: Float64Array.from(out.scores),
+    scored,
+  }
+}
+
+/**
+ * Buffers kept from cell to cell (per thread: a worker runs one task at a time). New ones a cell
+ * were garbage the workers' collector let pile up: 0.8 GB more peak memory at 1M members.
+ */
+const scratch = (() => {
+  let bits = new Uint8Array(0)
+  let rows = new Int32Array(0)
+  let distances = new Uint32Array(0)
+  return {
+    bits(length: number): Uint8Array {
+      if (bits.length < length) bits = new Uint8Array(Math.max(length, 2 * bits.length))
+      return bits.subarray(0, length)
+    },
+    lists(slots: number): { rows: Int32Array; distances: Uint32Array } {
+      if (rows.length < slots) {
+        rows = new Int32Array(Math.max(slots, 2 * rows.length))
+        distances = new Uint32Array(rows.length)
+      }
+      return { rows: rows.subarray(0, slots), distances: distances.subarray(0, slots) }
+    },
+  }
+})()
+
+/** Reports the cell's pairs at or above the threshold; returns how many pairs were scored. */
+function joinCell(kernel: ScanKernel, task: GatedJoinTask, cell: GatedCell, report: (row: number, probe: number, score: number) => void): number {
+  const { shape, register, radius } = task
+  const { signBytes, dimension } = shape
+  const count = cell.probes.length
+  const rows = cell.segments.reduce((sum, segment) => sum + segment.rowEnd - segment.rowStart, 0)
+  if (count === 0 || rows === 0) return 0
+  const bits = scratch.bits(count * signBytes)
+  // Byte by byte: a view a probe cost more than the copy (thousands of probes a cell).
+  for (let slot = 0; slot < count; slot++) {
+    const from = cell.probes[slot] * signBytes
+    for (let byte = 0; byte < signBytes; byte++) bits[slot * signBytes + byte] = register.codes[from + byte]
+  }
+  /** Stage 1 for the probes whose codes are `probeBits`: lists of `room` rows, placeholders where fewer lie within the radius. */
+  const within = (probeBits: Uint8Array, room: number) => {
+    const slots = (probeBits.length / signBytes) * room
+    const lists = scratch.lists(slots)
+    lists.rows.fill(PLACEHOLDER)
+    lists.distances.fill(radius)
+    for (const segment of cell.segments) kernel.nearest(segment, shape, probeBits, room, lists.rows, lists.distances)
+    return lists.rows
+  }
+  // The probes with a pair, packed for stage 2 (a few in a thousand pairs pass the gate).
+  const pairRows: number[] = []
+  const pairProbes: number[] = []
+  const probeSlots = new Map<number, number>()
+  const take = (probe: number, row: number) => {
+    if (!probeSlots.has(probe)) probeSlots.set(probe, probeSlots.size)
+    pairRows.push(row)
+    pairProbes.push(probeSlots.get(probe)!)
+  }
+  const room = Math.min(task.candidates, rows)
+  const found = within(bits, room)
+  // A probe whose list filled may have more rows within the radius: those probes read the cell again with room for all.
+  const full: number[] = []
+  for (let probe = 0; probe < count; probe++) {
+    const last = (probe + 1) * room - 1
+    if (room < rows && found[last] !== PLACEHOLDER && found[last] >= 0) {
+      full.push(probe)
+      continue
+    }
+    for (let slot = probe * room; slot <= last && found[slot] !== PLACEHOLDER && found[slot] >= 0; slot++) take(probe, found[slot])
+  }
+  if (full.length) {
+    if (rows > MAX_CANDIDATES) throw new RangeError(`a cell of ${rows} rows is more than a gated join reads with room for all (${MAX_CANDIDATES})`)
+    const fullBits = new Uint8Array(full.length * signBytes)
+    full.forEach((probe, index) => fullBits.set(bits.subarray(probe * signBytes, (probe + 1) * signBytes), index * signBytes))
+    // `found` is read: its room serves again.
+    const all = within(fullBits, rows)
+    full.forEach((probe, index) => {
+      for (let slot = index * rows; slot < (index + 1) * rows && all[slot] !== PLACEHOLDER && all[slot] >= 0; slot++) take(probe, all[slot])
+    })
+  }
+  if (pairRows.length === 0) return 0
+  const vectors = new Int8Array(probeSlots.size * dimension)
+  const norms = new Uint32Array(probeSlots.size)
+  const palmOf = new Uint32Array(probeSlots.size)
+  for (const [probe, packed] of probeSlots) {
+    const palm = cell.probes[probe]
+    palmOf[packed] = palm
+    vectors.set(register.vectors.subarray(palm * dimension, (palm + 1) * dimension), packed * dimension)
+    norms[packed] = register.norms[palm]
+  }
+  // Stage 2 a segment at a time (scorePairs reads segment-relative rows).
+  for (const segment of cell.segments) {
+    const first = segment.baseRow + segment.rowStart
+    const end = segment.baseRow + segment.rowEnd
+    const picked: number[] = []
+    for (let pair = 0; pair < pairRows.length; pair++) if (pairRows[pair] >= first && pairRows[pair] < end) picked.push(pair)
+    if (!picked.length) continue
+    const scores = new Float64Array(picked.length)
+    kernel.scorePairs(
+      segment,
+      shape,
+      Int32Array.from(picked, (pair) => pairRows[pair] - segment.baseRow),
+      Uint32Array.from(picked, (pair) => pairProbes[pair]),
+      vectors,
+      norms,
+      scores,
+    )
+    picked.forEach((pair, index) => {
+      if (scores[index] >= task.threshold) report(pairRows[pair], palmOf[pairProbes[pair]], scores[index])
+    })
+  }
+  return pairRows.length
+}
