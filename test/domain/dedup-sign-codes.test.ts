@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { createRandom } from '@palmvein/matcher/random'
 import { createPalmPacker } from '../../src/domain/dedup/dedup-packed-palms.js'
 import { signBytesFor } from '@palmvein/matcher/row-range-scan'
-import { gateRadius, signCodes } from '../../src/domain/dedup/dedup-sign-codes.js'
+import { gateRadius, signCodes, walshHadamard } from '../../src/domain/dedup/dedup-sign-codes.js'
 
 const DIMENSION = 256
 const BYTES = signBytesFor(DIMENSION)
@@ -81,6 +81,19 @@ describe('sign codes', () => {
     const farCodes = codesOf(far)
     const within = Array.from({ length: 400 }, (_, pair) => hamming(farCodes, 2 * pair, 2 * pair + 1)).filter((distance) => distance <= radius)
     expect(within.length).toBeLessThan(4)
+  })
+
+  it.each([1, 2, 8, 32, 256])('transforms %i values as the Hadamard matrix multiplies them', (width) => {
+    const values = Int32Array.from({ length: width }, (_, index) => ((index * 37 + 11) % 255) - 127)
+    const expected = Array.from({ length: width }, (_, row) =>
+      values.reduce((sum, value, column) => {
+        let parity = 0
+        for (let bits = row & column; bits; bits &= bits - 1) parity ^= 1
+        return sum + (parity ? -value : value)
+      }, 0),
+    )
+    walshHadamard(values)
+    expect(Array.from(values)).toEqual(expected)
   })
 
   it('codes a palm the same for the same seed, otherwise for another', () => {
