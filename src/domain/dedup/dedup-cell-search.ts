@@ -1,6 +1,8 @@
-// Searching one cell of the inverted file (dedup-cells.ts): every palm that probes it, a block at
-// a time, against the cell's rows, keeping the rows at or above the threshold; a probe with more
-// than HITS of them is searched again wider.
+// Searching one cell of the inverted file (dedup-cells.ts): every palm that probes it against the
+// cell's rows, keeping the rows at or above the threshold. Gated (the default), one matcher task
+// compares every pair by code and scores the few within the radius (dedup-sign-codes.ts); without
+// the gate every pair is scored, a block of probes at a time, and a probe with more than HITS rows
+// at or above the threshold is searched again wider.
 import type { Gallery } from '@palmvein/matcher'
 import { joinRowRangeGated, scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
 import type { CellChunk } from './dedup-cell-chunk.js'

@@ -4,8 +4,9 @@
 // every palm is stored in the cells of its two nearest centroids (rows laid out cell after cell in
 // a gallery of their own, a run of cells at a time: dedup-cell-chunk.ts), and searched in the cells
 // of its `probes` nearest centroids (the probes read from one packed copy of the register). A pair is
-// a candidate when either palm's two cells meet the other's probed cells, and every candidate is
-// scored exactly (int8 cosine, the matcher's kernels): no pair below the threshold is ever
+// a candidate when either palm's two cells meet the other's probed cells; candidates are compared
+// by rotated sign codes and those within a Hamming radius of the threshold scored exactly (int8
+// cosine, the matcher's kernels; dedup-sign-codes.ts): no pair below the threshold is ever
 // reported. Cost: N x M x d to place the palms plus N x probes x 2N/M x d to search them (each palm
 // stored twice; more where the cells are uneven: 3 times at 1M planted members on k-means' cells,
 // 1.7 with the oversized ones split, dedup-cell-split.ts), 3 x
@@ -80,7 +81,7 @@ export interface CellDedupResult {
   complete: boolean
   cells: number
   probes: number
-  /** Palm x palm scores computed (the candidates), against N(N-1)/2 for the exact search. */
+  /** Candidate pairs compared (by code first when gated, dedup-sign-codes.ts), against N(N-1)/2 for the exact search. */
   candidateScores: number
   /** Rows of the largest cell (each palm is stored in two), against a mean of 2N / cells: how uneven the cells are. */
   largestCell: number
