@@ -76,6 +76,8 @@ interface Row {
   candidateShare: number
   /** Palm x palm scores the cell search computed, and the rows of its largest cell. */
   candidateScores: number
+  /** Of them, scored exactly (within the Hamming gate's radius). */
+  exactScores: number
   largestCell: number
   /** Of the exact pairs found, the largest probed-cell rank that found one (probes - 1 = found in the last cell searched). */
   worstRank: number
@@ -280,6 +282,7 @@ for (const members of sizes) {
     belowThreshold: cellResult.pairs.filter((pair) => pair.score < threshold).length,
     candidateShare: cellResult.candidateScores / ((members * 2 * (members * 2 - 1)) / 2),
     candidateScores: cellResult.candidateScores,
+    exactScores: cellResult.exactScores,
     largestCell: cellResult.largestCell,
     worstRank: Math.max(-1, ...cellResult.pairs.filter((pair) => exactKeys === null || exactKeys.has(pairKey(pair))).map((pair) => pair.rank)),
     cellCpuSeconds: cellCpu,

@@ -30,6 +30,8 @@ describe.each(selfJoinVariants)('$name cell search', (variant) => {
     // The Hamming gate (dedup-sign-codes.ts) only spares scores: every candidate scored, the same pairs.
     const ungated = await findPairsByCells(matcherOf(), register, { threshold, cells: 20, probes: 20, gate: false })
     expect(ungated.pairs).toEqual(result.pairs)
+    expect(ungated.exactScores).toBe(ungated.candidateScores)
+    expect(result.exactScores).toBeLessThan(result.candidateScores / 2)
     // Fewer cells probed: never a pair that is not one, and every score exact.
     const fewer = await findPairsByCells(matcherOf(), register, { threshold, cells: 20, probes: 3 })
     expect(fewer.candidateScores).toBeLessThan(result.candidateScores)

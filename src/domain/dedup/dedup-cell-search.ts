@@ -18,7 +18,7 @@ const WIDEST = 1023
 /** A probe's list room for rows within the Hamming radius; a cell where one fills it is read again with room for all (gated-join-task.ts). */
 const CANDIDATES = 32
 
-/** Searches a cell of the chunk in `cellGallery`; `scored` is told each block's palm x palm scores. */
+/** Searches a cell of the chunk in `cellGallery`; `scored` is told each block's palm x palm pairs compared and how many were scored exactly. */
 export function createCellSearch(search: {
   cellGallery: Gallery
   chunk: CellChunk
@@ -29,7 +29,7 @@ export function createCellSearch(search: {
   radius: number | null
   book: PairBook
   threshold: number
-  scored: (scores: number) => void
+  scored: (compared: number, exactly: number) => void
 }): (cell: number) => Promise<void> {
   const { cellGallery, palms, codes, radius, book, threshold } = search
   const { dimension } = palms
@@ -64,7 +64,7 @@ export function createCellSearch(search: {
       const other = order[pairs.rows[pair]]
       if (other !== pairs.probes[pair]) book.record(pairs.probes[pair], other, pairs.scores[pair], cell)
     }
-    search.scored(probes.length * (rowsTo - rowsFrom))
+    search.scored(probes.length * (rowsTo - rowsFrom), pairs.scored)
   }
 
   return async (cell) => {
@@ -88,7 +88,7 @@ export function createCellSearch(search: {
         if (k < rowsTo - rowsFrom && top.rows[lastSlot] >= 0 && top.scores[lastSlot] >= threshold) await searchWide(probe, cell, rowsFrom, rowsTo)
         else keep(probe, cell, top, index * k, lastSlot)
       }
-      search.scored(count * (rowsTo - rowsFrom))
+      search.scored(count * (rowsTo - rowsFrom), count * (rowsTo - rowsFrom))
     }
   }
 }

@@ -83,6 +83,8 @@ export interface CellDedupResult {
   probes: number
   /** Candidate pairs compared (by code first when gated, dedup-sign-codes.ts), against N(N-1)/2 for the exact search. */
   candidateScores: number
+  /** Of them, the pairs scored exactly: within the gate's radius (all of them without the gate). */
+  exactScores: number
   /** Rows of the largest cell (each palm is stored in two), against a mean of 2N / cells: how uneven the cells are. */
   largestCell: number
 }
@@ -149,6 +151,7 @@ export async function findPairsByCells(matcher: Matcher, register: PalmRegister,
   let largestCell = 0
   for (let cell = 0; cell < cells; cell++) largestCell = Math.max(largestCell, rowsOf[cell])
   let candidateScores = 0
+  let exactScores = 0
   let done = 0
   let total = 0
   for (let cell = 0; cell < cells; cell++) total += searching(cell)
@@ -163,8 +166,9 @@ export async function findPairsByCells(matcher: Matcher, register: PalmRegister,
   }
 
   const book = createPairBook(register, layout.nearest, layout.present, probes, resume?.pairs ?? [])
-  const scored = (scores: number) => {
+  const scored = (scores: number, exactly: number) => {
     candidateScores += scores
+    exactScores += exactly
     done += scores
     onProgress(done, total)
   }
@@ -220,9 +224,9 @@ export async function findPairsByCells(matcher: Matcher, register: PalmRegister,
   tellStart()
   if (paused) {
     await options.onCheckpoint?.(checkpoint(doneUpTo))
-    return { pairs: book.sorted(), complete: false, cells, probes, candidateScores, largestCell }
+    return { pairs: book.sorted(), complete: false, cells, probes, candidateScores, exactScores, largestCell }
   }
-  return { pairs: book.sorted(), complete: true, cells, probes, candidateScores, largestCell }
+  return { pairs: book.sorted(), complete: true, cells, probes, candidateScores, exactScores, largestCell }
 }
 
 /** Spherical k-means on a seeded sample: a few rounds of assign (the matcher's exact scan) and average (also the import's duplicate cells). */
