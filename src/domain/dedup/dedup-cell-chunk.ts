@@ -28,12 +28,12 @@ export function chunkEnd(layout: CellLayout, firstCell: number, maxRows: number)
   return end
 }
 
-/** Empties `gallery` and stores cells [firstCell, endCell) in it, palms in palm order within a cell, each row's sign bits its code (dedup-sign-codes.ts). */
+/** Empties `gallery` and stores cells [firstCell, endCell) in it, palms in palm order within a cell, each row's sign bits its code (dedup-sign-codes.ts) when there are codes. */
 export async function loadChunk(
   gallery: Gallery,
   layout: CellLayout,
   palms: PackedPalms,
-  codes: Uint8Array,
+  codes: Uint8Array | null,
   firstCell: number,
   endCell: number,
 ): Promise<CellChunk> {
@@ -73,13 +73,11 @@ export async function loadChunk(
     const count = Math.min(BLOCK, order.length - first)
     const rows = order.subarray(first, first + count)
     palms.gather(rows, vectors, norms)
-    gatherCodes(codes, bytes, rows, bits)
-    gallery.upsertRows({
-      ids: rowIdBytes(first, count),
-      vectors: vectors.subarray(0, count * dimension),
-      norms: norms.subarray(0, count),
-      signBits: bits.subarray(0, count * bytes),
-    })
+    const page = { ids: rowIdBytes(first, count), vectors: vectors.subarray(0, count * dimension) }
+    if (codes) {
+      gatherCodes(codes, bytes, rows, bits)
+      gallery.upsertRows({ ...page, norms: norms.subarray(0, count), signBits: bits.subarray(0, count * bytes) })
+    } else gallery.upsertRows(page)
   }
   return { firstCell, endCell, cellStart, order, proberStart, probers }
 }

@@ -15,7 +15,7 @@ type TopK = Awaited<ReturnType<typeof scanRowRangeTopK>>
 /** Rows kept per probe and cell; a probe with more above the threshold is rescanned wider. */
 const HITS = 4
 const WIDEST = 1023
-/** A probe's list room for rows within the Hamming radius; a cell where one fills it is read again with room for all (gated-join-task.ts). */
+/** A probe's list room for rows within the Hamming radius; probes that fill it read the cell again with more (gated-join-task.ts). */
 const CANDIDATES = 32
 
 /** Searches a cell of the chunk in `cellGallery`; `scored` is told each block's palm x palm pairs compared and how many were scored exactly. */
@@ -23,15 +23,13 @@ export function createCellSearch(search: {
   cellGallery: Gallery
   chunk: CellChunk
   palms: PackedPalms
-  /** Each palm's code (dedup-sign-codes.ts), the rows' sign bits in `cellGallery`. */
-  codes: Uint8Array
-  /** Only pairs within this Hamming distance are scored (null: every pair). */
-  radius: number | null
+  /** Each palm's code (dedup-sign-codes.ts, the rows' sign bits in `cellGallery`) and the Hamming radius within which pairs are scored; null: every pair is. */
+  gate: { codes: Uint8Array; radius: number } | null
   book: PairBook
   threshold: number
   scored: (compared: number, exactly: number) => void
 }): (cell: number) => Promise<void> {
-  const { cellGallery, palms, codes, radius, book, threshold } = search
+  const { cellGallery, palms, gate, book, threshold } = search
   const { dimension } = palms
   const { firstCell, cellStart, order, proberStart, probers } = search.chunk
 
@@ -54,12 +52,12 @@ export function createCellSearch(search: {
     keep(probe, cell, top, 0, k - 1)
   }
 
-  const register = { vectors: palms.vectors, norms: palms.norms, codes }
   // Every probe against every row of the cell, only the pairs within the radius scored.
-  const searchGated = async (cell: number, gate: number, rowsFrom: number, rowsTo: number) => {
+  const searchGated = async ({ codes, radius }: { codes: Uint8Array; radius: number }, cell: number, rowsFrom: number, rowsTo: number) => {
     const local = cell - firstCell
     const probes = probers.slice(proberStart[local], proberStart[local + 1])
-    const pairs = await joinRowRangeGated(cellGallery, rowsFrom, rowsTo, probes, register, { radius: gate, threshold, candidates: CANDIDATES })
+    const register = { vectors: palms.vectors, norms: palms.norms, codes }
+    const pairs = await joinRowRangeGated(cellGallery, rowsFrom, rowsTo, probes, register, { radius, threshold, candidates: CANDIDATES })
     for (let pair = 0; pair < pairs.rows.length; pair++) {
       const other = order[pairs.rows[pair]]
       if (other !== pairs.probes[pair]) book.record(pairs.probes[pair], other, pairs.scores[pair], cell)
@@ -73,7 +71,7 @@ export function createCellSearch(search: {
     const rowsTo = cellStart[local + 1]
     const k = Math.min(HITS, rowsTo - rowsFrom)
     if (k === 0) return
-    if (radius !== null) return searchGated(cell, radius, rowsFrom, rowsTo)
+    if (gate) return searchGated(gate, cell, rowsFrom, rowsTo)
     for (let first = proberStart[local]; first < proberStart[local + 1]; first += BLOCK) {
       const last = Math.min(proberStart[local + 1], first + BLOCK)
       // A buffer a call: several cells are searched at once (dedup-cells.ts).
