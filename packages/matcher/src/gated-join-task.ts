@@ -1,17 +1,12 @@
-// A self-join's unit of work (the deduplication of a whole register): the cells of an inverted file,
-// each read by the palms that probe it, and every (probe, row) pair whose codes lie within a
+// A self-join's unit of work (the deduplication of a whole register): a cell of an inverted file
+// read by the palms that probe it, and every (probe, row) pair whose codes lie within a
 // Hamming radius scored exactly, the pairs at or above a threshold returned. The rows' sign bits
 // are the codes (the caller stored them so); the probes are read by number from the register,
 // shared with the workers, so a task carries numbers, not vectors. Stage 1 is the two-stage
 // search's (its lists start full of placeholders at the radius, so only rows within it enter),
 // stage 2 its exact scores of the few pairs left.
 import type { ScanKernel, ScanShape, Segment } from './kernel.js'
-
-export interface GatedCell {
-  segments: Segment[]
-  /** Numbers (in the register) of the palms that probe this cell. */
-  probes: Uint32Array
-}
+import { scoreRowPairs } from './two-stage-task.js'
 
 /** A register shared with the workers (SharedArrayBuffer-backed arrays read, never copied). */
 export interface SharedRegister {
@@ -23,20 +18,22 @@ export interface SharedRegister {
 }
 
 export interface GatedJoinTask {
-  cells: GatedCell[]
+  /** The cell's rows. */
+  segments: Segment[]
+  /** Numbers (in the register) of the palms that probe the cell. */
+  probes: Uint32Array
   shape: ScanShape
   register: SharedRegister
   radius: number
   threshold: number
-  /** List room per probe in stage 1; a cell where some probe fills it is read again with room for every row. */
+  /** List room per probe in stage 1; probes that fill it read the cell again with four times the room. */
   candidates: number
   /** A slab memory's slabs, for pool workers (see shared-memory.ts). */
   slabs?: SharedArrayBuffer[]
 }
 
-/** The pairs at or above the threshold: task cell, absolute row, probe palm, exact score. */
+/** The pairs at or above the threshold: absolute row, probe palm, exact score. */
 export interface GatedPairs {
-  cells: Uint32Array
   rows: Int32Array
   probes: Uint32Array
   scores: Float64Array
@@ -51,23 +48,13 @@ const MAX_CANDIDATES = 65536
 const PLACEHOLDER = 0x7fffffff
 
 export function runGatedJoinTask(kernel: ScanKernel, task: GatedJoinTask): GatedPairs {
-  const out = { cells: [] as number[], rows: [] as number[], probes: [] as number[], scores: [] as number[] }
-  let scored = 0
-  task.cells.forEach((cell, index) => {
-    scored += joinCell(kernel, task, cell, (row, probe, score) => {
-      out.cells.push(index)
-      out.rows.push(row)
-      out.probes.push(probe)
-      out.scores.push(score)
-    })
+  const out = { rows: [] as number[], probes: [] as number[], scores: [] as number[] }
+  const scored = joinCell(kernel, task, (row, probe, score) => {
+    out.rows.push(row)
+    out.probes.push(probe)
+    out.scores.push(score)
   })
-  return {
-    cells: Uint32Array.from(out.cells),
-    rows: Int32Array.from(out.rows),
-    probes: Uint32Array.from(out.probes),
-    scores: Float64Array.from(out.scores),
-    scored,
-  }
+  return { rows: Int32Array.from(out.rows), probes: Uint32Array.from(out.probes), scores: Float64Array.from(out.scores), scored }
 }
 
 /**
@@ -94,8 +81,8 @@ const scratch = (() => {
 })()
 
 /** Reports the cell's pairs at or above the threshold; returns how many pairs were scored. */
-function joinCell(kernel: ScanKernel, task: GatedJoinTask, cell: GatedCell, report: (row: number, probe: number, score: number) => void): number {
-  const { shape, register, radius } = task
+function joinCell(kernel: ScanKernel, cell: GatedJoinTask, report: (row: number, probe: number, score: number) => void): number {
+  const { shape, register, radius } = cell
   const { signBytes, dimension } = shape
   const count = cell.probes.length
   const rows = cell.segments.reduce((sum, segment) => sum + segment.rowEnd - segment.rowStart, 0)
@@ -129,7 +116,7 @@ function joinCell(kernel: ScanKernel, task: GatedJoinTask, cell: GatedCell, repo
   // cost the native selection that much memory per probe: 0.4 GB more peak at 1M members.
   let reading = Array.from({ length: count }, (_, probe) => probe)
   let readingBits = bits
-  for (let room = Math.min(task.candidates, rows, MAX_CANDIDATES); reading.length; room = Math.min(rows, 4 * room, MAX_CANDIDATES)) {
+  for (let room = Math.min(cell.candidates, rows, MAX_CANDIDATES); reading.length; room = Math.min(rows, 4 * room, MAX_CANDIDATES)) {
     const found = within(readingBits, room)
     const full: number[] = []
     reading.forEach((probe, index) => {
@@ -152,26 +139,9 @@ function joinCell(kernel: ScanKernel, task: GatedJoinTask, cell: GatedCell, repo
     vectors.set(register.vectors.subarray(palm * dimension, (palm + 1) * dimension), packed * dimension)
     norms[packed] = register.norms[palm]
   }
-  // Stage 2 a segment at a time (scorePairs reads segment-relative rows).
-  for (const segment of cell.segments) {
-    const first = segment.baseRow + segment.rowStart
-    const end = segment.baseRow + segment.rowEnd
-    const picked: number[] = []
-    for (let pair = 0; pair < pairRows.length; pair++) if (pairRows[pair] >= first && pairRows[pair] < end) picked.push(pair)
-    if (!picked.length) continue
-    const scores = new Float64Array(picked.length)
-    kernel.scorePairs(
-      segment,
-      shape,
-      Int32Array.from(picked, (pair) => pairRows[pair] - segment.baseRow),
-      Uint32Array.from(picked, (pair) => pairProbes[pair]),
-      vectors,
-      norms,
-      scores,
-    )
-    picked.forEach((pair, index) => {
-      if (scores[index] >= task.threshold) report(pairRows[pair], palmOf[pairProbes[pair]], scores[index])
-    })
-  }
+  const scores = scoreRowPairs(kernel, cell.segments, shape, pairRows, (pair) => pairProbes[pair], vectors, norms)
+  pairRows.forEach((row, pair) => {
+    if (scores[pair] >= cell.threshold) report(row, palmOf[pairProbes[pair]], scores[pair])
+  })
   return pairRows.length
 }

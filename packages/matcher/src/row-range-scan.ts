@@ -180,7 +180,7 @@ export function joinRowRangeGated(
   gate: { radius: number; threshold: number; candidates: number },
 ): Promise<GatedPairs> {
   return whileScanning(gallery, async (engine, store, all) => {
-    const task = { cells: [{ segments: clip(all, from, to), probes }], shape: store.shape, register, ...gate }
+    const task = { segments: clip(all, from, to), probes, shape: store.shape, register, ...gate }
     if (!engine.pool) return runGatedJoinTask(engine.kernel, task)
     return engine.pool.runGatedJoin({ ...task, slabs: store.memory.slabs && [...store.memory.slabs] })
   })

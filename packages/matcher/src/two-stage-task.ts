@@ -102,7 +102,22 @@ function ranksBefore(score: number, row: number, otherScore: number, otherRow: n
 
 /** The exact score of every candidate slot (0 where unused): one kernel call per segment. */
 function exactScores(kernel: ScanKernel, task: TwoStageTask, rows: Int32Array, c: number): Float64Array {
-  const { segments } = task
+  return scoreRowPairs(kernel, task.segments, task.shape, rows, (slot) => Math.floor(slot / c), task.probes, task.probeNorms)
+}
+
+/**
+ * The exact score of row `rows[i]` (absolute; -1: none, scored 0) for probe `probeOf(i)` of the
+ * packed `probes`, one kernel call per segment (also the gated join's stage 2, gated-join-task.ts).
+ */
+export function scoreRowPairs(
+  kernel: ScanKernel,
+  segments: readonly Segment[],
+  shape: ScanShape,
+  rows: ArrayLike<number>,
+  probeOf: (slot: number) => number,
+  probes: Int8Array,
+  probeNorms: Uint32Array,
+): Float64Array {
   // A counting sort of the used slots by segment: the pairs of segment i lie in [starts[i], starts[i + 1]).
   const segmentIndexOf = segmentFinder(segments)
   const segmentOf = new Int32Array(rows.length)
@@ -123,7 +138,7 @@ function exactScores(kernel: ScanKernel, task: TwoStageTask, rows: Int32Array, c
     const pair = next[index]++
     pairSlots[pair] = slot
     pairRows[pair] = rows[slot] - segments[index].baseRow
-    pairProbes[pair] = Math.floor(slot / c)
+    pairProbes[pair] = probeOf(slot)
   }
   const pairScores = new Float64Array(pairs)
   for (let index = 0; index < segments.length; index++) {
@@ -131,11 +146,11 @@ function exactScores(kernel: ScanKernel, task: TwoStageTask, rows: Int32Array, c
     if (start === end) continue
     kernel.scorePairs(
       segments[index],
-      task.shape,
+      shape,
       pairRows.subarray(start, end),
       pairProbes.subarray(start, end),
-      task.probes,
-      task.probeNorms,
+      probes,
+      probeNorms,
       pairScores.subarray(start, end),
     )
   }
