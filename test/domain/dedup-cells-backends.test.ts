@@ -27,7 +27,7 @@ describe.each(selfJoinVariants)('$name cell search', (variant) => {
     const result = await findPairsByCells(matcherOf(), register, { threshold, cells: 20, probes: 20 })
     expect(result.complete).toBe(true)
     expect(new Map(result.pairs.map((pair) => [`${pair.a >> 1}/${pair.b >> 1}`, pair.score]))).toEqual(expected)
-    // The Hamming gate (dedup-sign-codes.ts) only spares scores: every candidate scored, the same pairs.
+    // The Hamming gate (the matcher's rotated-codes.ts) only spares scores: every candidate scored, the same pairs.
     const ungated = await findPairsByCells(matcherOf(), register, { threshold, cells: 20, probes: 20, gate: false })
     expect(ungated.pairs).toEqual(result.pairs)
     expect(ungated.exactScores).toBe(ungated.candidateScores)

@@ -2,6 +2,7 @@
 // probes whose nearest cells it is. Sent to a worker as one task (one round trip for thousands of
 // cells instead of one each: at 2M palms an import batch reads ~7 800 cells of ~512 rows, ~12
 // probes each, and the round trips, not the scans, were the time).
+import { joinGatedCell } from './gated-join-task.js'
 import type { ScanKernel, ScanShape, Segment } from './kernel.js'
 import { runScanTask } from './scan-task.js'
 import { emptyTopK, type TopK } from './top-k.js'
@@ -20,8 +21,21 @@ export interface CellsTask {
   probeNorms: Uint32Array
   k: number
   scoreFloor: number
+  /**
+   * Score only the (probe, row) pairs whose codes (`codes`, shape.signBytes a probe; the rows' sign
+   * bits) lie within Hamming `radius`, the gated join's two stages (gated-join-task.ts): lists then
+   * hold rows at or above `scoreFloor` only. The radius must keep every pair at the floor.
+   */
+  gate?: CellsGate
   /** A slab memory's slabs, for pool workers (see shared-memory.ts). */
   slabs?: SharedArrayBuffer[]
+}
+
+export interface CellsGate {
+  codes: Uint8Array
+  radius: number
+  /** List room per probe in stage 1 (see GatedCell). */
+  candidates: number
 }
 
 /** The top-k lists of every (cell, probe) pair, cell after cell, each cell's probes in its order. */
@@ -35,21 +49,64 @@ export function runCellsTask(kernel: ScanKernel, task: CellsTask): TopK {
   let list = 0
   for (const cell of task.cells) {
     const count = cell.probes.length
-    cell.probes.forEach((probe, slot) => {
-      gathered.set(task.probes.subarray(probe * dimension, (probe + 1) * dimension), slot * dimension)
-      gatheredNorms[slot] = task.probeNorms[probe]
-    })
-    const found = runScanTask(kernel, {
-      segments: cell.segments,
-      shape: task.shape,
-      probes: gathered.subarray(0, count * dimension),
-      probeNorms: gatheredNorms.subarray(0, count),
-      k: task.k,
-      scoreFloor: task.scoreFloor,
-    })
+    const found = task.gate
+      ? gatedCellTopK(kernel, task, task.gate, cell)
+      : runScanTask(kernel, {
+          segments: cell.segments,
+          shape: task.shape,
+          probes: gathered.subarray(0, gatherProbes(task, cell, gathered, gatheredNorms) * dimension),
+          probeNorms: gatheredNorms.subarray(0, count),
+          k: task.k,
+          scoreFloor: task.scoreFloor,
+        })
     result.rows.set(found.rows, list * task.k)
     result.scores.set(found.scores, list * task.k)
     list += count
   }
   return result
+}
+
+/** Copies the cell's probes into `out` packed (and their norms); returns how many. */
+function gatherProbes(task: CellsTask, cell: CellScan, out: Int8Array, norms: Uint32Array): number {
+  const { dimension } = task.shape
+  cell.probes.forEach((probe, slot) => {
+    out.set(task.probes.subarray(probe * dimension, (probe + 1) * dimension), slot * dimension)
+    norms[slot] = task.probeNorms[probe]
+  })
+  return cell.probes.length
+}
+
+/** A cell's top-k lists through the gate: its pairs at or above the floor, each probe's best k (ties by lower row). */
+function gatedCellTopK(kernel: ScanKernel, task: CellsTask, gate: CellsGate, cell: CellScan): TopK {
+  const { signBytes, dimension } = task.shape
+  const { k } = task
+  const bits = new Uint8Array(cell.probes.length * signBytes)
+  cell.probes.forEach((probe, slot) => bits.set(gate.codes.subarray(probe * signBytes, (probe + 1) * signBytes), slot * signBytes))
+  const pairs: Array<{ row: number; score: number }>[] = Array.from({ length: cell.probes.length }, () => [])
+  joinGatedCell(
+    kernel,
+    {
+      segments: cell.segments,
+      shape: task.shape,
+      bits,
+      probeVector: (slot, out, offset) => {
+        const probe = cell.probes[slot]
+        out.set(task.probes.subarray(probe * dimension, (probe + 1) * dimension), offset)
+        return task.probeNorms[probe]
+      },
+      radius: gate.radius,
+      threshold: task.scoreFloor,
+      candidates: gate.candidates,
+    },
+    (row, slot, score) => pairs[slot].push({ row, score }),
+  )
+  const lists = emptyTopK(cell.probes.length, k)
+  pairs.forEach((found, slot) => {
+    found.sort((a, b) => b.score - a.score || a.row - b.row)
+    found.slice(0, k).forEach(({ row, score }, rank) => {
+      lists.rows[slot * k + rank] = row
+      lists.scores[slot * k + rank] = score
+    })
+  })
+  return lists
 }

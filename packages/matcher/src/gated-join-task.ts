@@ -48,13 +48,40 @@ const MAX_CANDIDATES = 65536
 const PLACEHOLDER = 0x7fffffff
 
 export function runGatedJoinTask(kernel: ScanKernel, task: GatedJoinTask): GatedPairs {
+  const { register, shape } = task
+  const { signBytes, dimension } = shape
+  const bits = scratch.bits(task.probes.length * signBytes)
+  // Byte by byte: a view a probe cost more than the copy (thousands of probes a cell).
+  for (let slot = 0; slot < task.probes.length; slot++) {
+    const from = task.probes[slot] * signBytes
+    for (let byte = 0; byte < signBytes; byte++) bits[slot * signBytes + byte] = register.codes[from + byte]
+  }
+  const probeVector = (slot: number, out: Int8Array, offset: number) => {
+    const palm = task.probes[slot]
+    out.set(register.vectors.subarray(palm * dimension, (palm + 1) * dimension), offset)
+    return register.norms[palm]
+  }
   const out = { rows: [] as number[], probes: [] as number[], scores: [] as number[] }
-  const scored = joinCell(kernel, task, (row, probe, score) => {
+  const scored = joinGatedCell(kernel, { ...task, bits, probeVector }, (row, slot, score) => {
     out.rows.push(row)
-    out.probes.push(probe)
+    out.probes.push(task.probes[slot])
     out.scores.push(score)
   })
   return { rows: Int32Array.from(out.rows), probes: Uint32Array.from(out.probes), scores: Float64Array.from(out.scores), scored }
+}
+
+/** A cell and the codes of the probes that read it, for joinGatedCell. */
+export interface GatedCell {
+  segments: Segment[]
+  shape: ScanShape
+  /** The probes' codes, shape.signBytes each, compared with the rows' sign bits. */
+  bits: Uint8Array
+  /** Copies probe `slot`'s vector into `out` at `offset`; returns its squared norm. */
+  probeVector(slot: number, out: Int8Array, offset: number): number
+  radius: number
+  threshold: number
+  /** List room per probe in stage 1; probes that fill it read the cell again with four times the room. */
+  candidates: number
 }
 
 /**
@@ -80,19 +107,13 @@ const scratch = (() => {
   }
 })()
 
-/** Reports the cell's pairs at or above the threshold; returns how many pairs were scored. */
-function joinCell(kernel: ScanKernel, cell: GatedJoinTask, report: (row: number, probe: number, score: number) => void): number {
-  const { shape, register, radius } = cell
+/** Reports the cell's (row, probe slot, exact score) pairs at or above the threshold; returns how many pairs were scored. */
+export function joinGatedCell(kernel: ScanKernel, cell: GatedCell, report: (row: number, slot: number, score: number) => void): number {
+  const { shape, radius, bits } = cell
   const { signBytes, dimension } = shape
-  const count = cell.probes.length
+  const count = bits.length / signBytes
   const rows = cell.segments.reduce((sum, segment) => sum + segment.rowEnd - segment.rowStart, 0)
   if (count === 0 || rows === 0) return 0
-  const bits = scratch.bits(count * signBytes)
-  // Byte by byte: a view a probe cost more than the copy (thousands of probes a cell).
-  for (let slot = 0; slot < count; slot++) {
-    const from = cell.probes[slot] * signBytes
-    for (let byte = 0; byte < signBytes; byte++) bits[slot * signBytes + byte] = register.codes[from + byte]
-  }
   /** Stage 1 for the probes whose codes are `probeBits`: lists of `room` rows, placeholders where fewer lie within the radius. */
   const within = (probeBits: Uint8Array, room: number) => {
     const slots = (probeBits.length / signBytes) * room
@@ -132,16 +153,14 @@ function joinCell(kernel: ScanKernel, cell: GatedJoinTask, report: (row: number,
   if (pairRows.length === 0) return 0
   const vectors = new Int8Array(probeSlots.size * dimension)
   const norms = new Uint32Array(probeSlots.size)
-  const palmOf = new Uint32Array(probeSlots.size)
+  const slotOf = new Uint32Array(probeSlots.size)
   for (const [probe, packed] of probeSlots) {
-    const palm = cell.probes[probe]
-    palmOf[packed] = palm
-    vectors.set(register.vectors.subarray(palm * dimension, (palm + 1) * dimension), packed * dimension)
-    norms[packed] = register.norms[palm]
+    slotOf[packed] = probe
+    norms[packed] = cell.probeVector(probe, vectors, packed * dimension)
   }
   const scores = scoreRowPairs(kernel, cell.segments, shape, pairRows, (pair) => pairProbes[pair], vectors, norms)
   pairRows.forEach((row, pair) => {
-    if (scores[pair] >= cell.threshold) report(row, palmOf[pairProbes[pair]], scores[pair])
+    if (scores[pair] >= cell.threshold) report(row, slotOf[pairProbes[pair]], scores[pair])
   })
   return pairRows.length
 }

@@ -4,6 +4,7 @@ import { Piscina } from 'piscina'
 import type { BackendName } from './backend.js'
 import type { CellsTask } from './cells-task.js'
 import type { GatedJoinTask, GatedPairs } from './gated-join-task.js'
+import type { CodesTask } from './rotated-codes.js'
 import type { ScanTask } from './scan-task.js'
 import type { SharedMemory } from './shared-memory.js'
 import type { TopK } from './top-k.js'
@@ -16,6 +17,8 @@ export interface ScanPool {
   runCells(task: CellsTask): Promise<TopK>
   /** Runs the worker's `gatedJoin` (gated-join-task.ts). */
   runGatedJoin(task: GatedJoinTask): Promise<GatedPairs>
+  /** Runs the worker's `rotatedCodes` (rotated-codes.ts): writes into the task's shared `out`. */
+  runCodes(task: CodesTask): Promise<void>
   close(): Promise<void>
 }
 
@@ -40,7 +43,7 @@ export function createScanPool(options: ScanPoolOptions): ScanPool {
     wasmModule: options.wasmModule,
     isa: options.isa,
   }
-  const piscina = new Piscina<ScanTask | CellsTask | GatedJoinTask, TopK | GatedPairs>({
+  const piscina = new Piscina<ScanTask | CellsTask | GatedJoinTask | CodesTask, TopK | GatedPairs | undefined>({
     filename: workerUrl.href,
     minThreads: options.threads,
     maxThreads: options.threads,
@@ -54,6 +57,9 @@ export function createScanPool(options: ScanPoolOptions): ScanPool {
     run: (task) => piscina.run(task) as Promise<TopK>,
     runCells: (task) => piscina.run(task, { name: 'scanCells' }) as Promise<TopK>,
     runGatedJoin: (task) => piscina.run(task, { name: 'gatedJoin' }) as Promise<GatedPairs>,
+    runCodes: async (task) => {
+      await piscina.run(task, { name: 'rotatedCodes' })
+    },
     close: () => piscina.destroy(),
   }
 }

@@ -2,13 +2,15 @@
 // src/domain/dedup/dedup-cells.ts): many probes scanned against one run of rows, results as rows and
 // scores rather than ids. Hits as id strings cost more than the scan itself when two million
 // probes each read a few thousand rows. Unpartitioned rows only; not exported from index.ts.
-import { type CellScan, runCellsTask } from './cells-task.js'
+import { type CellScan, type CellsGate, runCellsTask } from './cells-task.js'
 import { type GatedPairs, runGatedJoinTask, type SharedRegister } from './gated-join-task.js'
 import { galleryEngineOf, galleryStoreOf, type Gallery } from './gallery.js'
 import type { GalleryStore } from './gallery-store.js'
 import type { Segment } from './kernel.js'
 import type { ScanEngine } from './scanner.js'
 import { runScanTask, type ScanTask } from './scan-task.js'
+import { writeRotatedCodes } from './rotated-codes.js'
+import { signBytesFor } from './sign-bits.js'
 import { concatTopK, emptyTopK, type TopK } from './top-k.js'
 
 function storeOf(gallery: Gallery): GalleryStore {
@@ -115,7 +117,9 @@ export interface CellRead {
  * Many scanRowRangesTopK at once: per cell, the best `k` of its rows for each probe it names (the
  * probes packed once in `probes`). The lists come cell after cell, each cell's probes in the order
  * it names them. With a pool the cells are cut into one contiguous part per worker, of about equal
- * work (rows × probes), and each part is one task.
+ * work (rows × probes), and each part is one task. With `gate` (the probes' codes, the rows' sign
+ * bits being codes alike) only the pairs within its Hamming radius are scored (cells-task.ts), and
+ * the lists hold rows at or above `scoreFloor` only.
  */
 export async function scanCellsTopK(
   gallery: Gallery,
@@ -124,6 +128,7 @@ export async function scanCellsTopK(
   probeNorms: Uint32Array,
   k: number,
   scoreFloor: number,
+  gate?: CellsGate,
 ): Promise<TopK> {
   // No cell to read (the gallery may not have rows yet).
   if (!cells.length) return emptyTopK(0, k)
@@ -142,11 +147,17 @@ export async function scanCellsTopK(
       scans.push({ segments, probes: Int32Array.from(cell.probes) })
       work.push(rows * cell.probes.length)
     }
-    const base = { shape: store.shape, probes, probeNorms, k, scoreFloor }
+    const base = { shape: store.shape, probes, probeNorms, k, scoreFloor, gate }
     const parts = engine.pool ? splitByWork(work, engine.pool.threads) : [scans.length]
     if (!engine.pool || parts.length <= 1) return runCellsTask(engine.kernel, { ...base, cells: scans })
     // A view would carry its whole buffer to every worker.
-    const shared = { ...base, probes: ownBuffer(probes), probeNorms: ownBuffer(probeNorms), slabs: store.memory.slabs && [...store.memory.slabs] }
+    const shared = {
+      ...base,
+      probes: ownBuffer(probes),
+      probeNorms: ownBuffer(probeNorms),
+      gate: gate && { ...gate, codes: ownBuffer(gate.codes) },
+      slabs: store.memory.slabs && [...store.memory.slabs],
+    }
     let first = 0
     const results = await Promise.all(
       parts.map((end) => {
@@ -160,9 +171,43 @@ export async function scanCellsTopK(
 }
 
 /** Ends of up to `parts` contiguous runs of `work` with about equal sums (no run empty). */
+export type { CellsGate } from './cells-task.js'
 export type { GatedPairs, SharedRegister } from './gated-join-task.js'
 /** Bytes of a row's sign bits, and so of a gated join's codes, at a dimension. */
-export { signBytesFor } from './sign-bits.js'
+export { signBytesFor }
+export { hammingRadius, rotatedCodes } from './rotated-codes.js'
+
+/** Vectors coded on the calling thread: below this a round trip to the workers (and a copy into shared memory) costs more. */
+const MIN_POOL_CODES = 8192
+
+/**
+ * The rotated sign codes (rotated-codes.ts) of the first `count` vectors of `vectors` (`dimension`
+ * components each), `signBytesFor(dimension)` bytes a vector, in a SharedArrayBuffer;
+ * computed by the threads of the gallery's matcher, an equal share each (about 8 us a vector at 256).
+ * `vectors` in a SharedArrayBuffer is read in place; otherwise it is copied there first.
+ */
+export async function rotatedSignCodes(gallery: Gallery, vectors: Int8Array, dimension: number, count: number, seed: number): Promise<Uint8Array> {
+  const engine = galleryEngineOf(gallery)
+  if (!engine) throw new RangeError('not a gallery of this matcher')
+  const out = new Uint8Array(new SharedArrayBuffer(Math.max(1, count * signBytesFor(dimension))), 0, count * signBytesFor(dimension))
+  const pool = engine.pool
+  if (!pool || count < MIN_POOL_CODES) {
+    writeRotatedCodes({ vectors, dimension, first: 0, end: count, seed, out })
+    return out
+  }
+  let shared = vectors
+  if (!(vectors.buffer instanceof SharedArrayBuffer)) {
+    shared = new Int8Array(new SharedArrayBuffer(count * dimension))
+    shared.set(vectors.subarray(0, count * dimension))
+  }
+  const per = Math.ceil(count / pool.threads)
+  await Promise.all(
+    Array.from({ length: pool.threads }, (_, part) =>
+      pool.runCodes({ vectors: shared, dimension, first: part * per, end: Math.min(count, (part + 1) * per), seed, out }),
+    ),
+  )
+  return out
+}
 
 /**
  * The self-join of one cell of an inverted file (dedup): every palm of `probes` (numbers in
@@ -198,6 +243,6 @@ function splitByWork(work: readonly number[], parts: number): number[] {
   return ends
 }
 
-function ownBuffer<T extends Int8Array | Uint32Array>(array: T): T {
+function ownBuffer<T extends Int8Array | Uint8Array | Uint32Array>(array: T): T {
   return array.byteOffset === 0 && array.byteLength === array.buffer.byteLength ? array : (array.slice() as T)
 }

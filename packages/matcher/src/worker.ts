@@ -5,6 +5,7 @@ import { loadNativeAddon, type BackendName } from './backend.js'
 import { type CellsTask, runCellsTask } from './cells-task.js'
 import { type GatedJoinTask, type GatedPairs, runGatedJoinTask } from './gated-join-task.js'
 import { createKernel } from './kernel.js'
+import { type CodesTask, writeRotatedCodes } from './rotated-codes.js'
 import { runScanTask, type ScanTask } from './scan-task.js'
 import { adoptSlabs, openSharedMemory } from './shared-memory.js'
 import type { TopK } from './top-k.js'
@@ -42,4 +43,8 @@ export function scanCells(task: CellsTask): TopK {
 export function gatedJoin(task: GatedJoinTask): GatedPairs {
   adoptSlabs(memory, task.slabs)
   return runGatedJoinTask(kernel, task)
+}
+
+export function rotatedCodes(task: CodesTask): void {
+  writeRotatedCodes(task)
 }

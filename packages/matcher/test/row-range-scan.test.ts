@@ -11,6 +11,26 @@ import { SELF_JOIN_DIMENSION as DIMENSION, selfJoinVariants, useSelfJoinMatcher 
 
 const uuidOf = (row: number) => `${row.toString(16).padStart(8, '0')}-0000-4000-8000-000000000000`
 
+/**
+ * Cells of 30 probes over 300 rows: of one run, of several runs across the 64-row chunks, an empty
+ * one, and one no probe reads; a probe named by several cells, probes out of order.
+ */
+const CELLS = [
+  { ranges: [0, 60], probes: [0, 1, 2, 29] },
+  { ranges: [60, 70, 130, 200], probes: [5, 3, 4, 0] },
+  { ranges: [200, 200], probes: [7] },
+  { ranges: [200, 300], probes: Array.from({ length: 30 }, (_, index) => 29 - index) },
+  { ranges: [10, 20], probes: [] },
+]
+
+/** The Hamming distance of code `a` of `codesA` and code `b` of `codesB` (`codesB` defaults to `codesA`). */
+function hamming(codesA: Uint8Array, a: number, b: number, codesB = codesA): number {
+  const bytes = signBytesFor(DIMENSION)
+  let distance = 0
+  for (let byte = 0; byte < bytes; byte++) for (let bits = codesA[a * bytes + byte] ^ codesB[b * bytes + byte]; bits; bits &= bits - 1) distance++
+  return distance
+}
+
 describe.each(selfJoinVariants)('$name self-join scans', (variant) => {
   const matcherOf = useSelfJoinMatcher(variant)
 
@@ -67,15 +87,7 @@ describe.each(selfJoinVariants)('$name self-join scans', (variant) => {
   it('scans many cells at once, each for the probes it names: every list the brute force over its cell', async () => {
     const probeRows = Array.from({ length: 30 }, (_, index) => index * 9 + 1)
     const { rows, gallery, probes, norms } = galleryWithProbes(probeRows)
-    // Cells of one run, of several runs across the 64-row chunks, an empty one, and one no probe reads;
-    // a probe named by several cells, probes out of order.
-    const cells = [
-      { ranges: [0, 60], probes: [0, 1, 2, 29] },
-      { ranges: [60, 70, 130, 200], probes: [5, 3, 4, 0] },
-      { ranges: [200, 200], probes: [7] },
-      { ranges: [200, 300], probes: Array.from({ length: 30 }, (_, index) => 29 - index) },
-      { ranges: [10, 20], probes: [] },
-    ]
+    const cells = CELLS
     const [k, floor] = [6, 0.3]
     // From a view, as a block of a larger packing is passed.
     const padded = new Int8Array(probes.length + DIMENSION)
@@ -113,13 +125,6 @@ describe.each(selfJoinVariants)('$name self-join scans', (variant) => {
     return { vectors, norms, codes }
   }
 
-  const hamming = (codes: Uint8Array, a: number, b: number) => {
-    const bytes = signBytesFor(DIMENSION)
-    let distance = 0
-    for (let byte = 0; byte < bytes; byte++) for (let bits = codes[a * bytes + byte] ^ codes[b * bytes + byte]; bits; bits &= bits - 1) distance++
-    return distance
-  }
-
   it.each([
     ['a radius that keeps every pair, lists of 2 (cells read again with room for all)', 128, 2],
     ['a radius that keeps few pairs', 40, 16],
@@ -142,6 +147,39 @@ describe.each(selfJoinVariants)('$name self-join scans', (variant) => {
     }
     expect(expected.length).toBeGreaterThan(probes.length)
     expect(got).toEqual(expected.sort())
+  })
+
+  it.each([
+    ['a radius that keeps every pair, lists of 2 (cells read again)', 128, 2],
+    ['a radius that keeps few pairs', 40, 16],
+  ])('scans many cells at once gated by Hamming distance, %s: each list the brute force within the radius at the floor', async (_, radius, candidates) => {
+    const probeRows = Array.from({ length: 30 }, (_, index) => index * 9 + 1)
+    const { rows, gallery, probes, norms } = galleryWithProbes(probeRows)
+    // The probes' codes are their sign bits, as the rows' are.
+    const codes = packSignBits(probes, DIMENSION, probeRows.length)
+    const rowCodes = packSignBits(Int8Array.from(rows.flatMap((row) => Array.from(row))), DIMENSION, rows.length)
+    const cells = CELLS
+    const [k, floor] = [6, 0.3]
+    const top = await scanCellsTopK(gallery, cells, probes, norms, k, floor, { codes, radius, candidates })
+    let list = 0
+    let kept = 0
+    for (const cell of cells) {
+      const inCell = (at: number) => cell.ranges.some((from, slot) => slot % 2 === 0 && at >= from && at < cell.ranges[slot + 1])
+      for (const probe of cell.probes) {
+        const expected = rankRows(
+          rows[probeRows[probe]],
+          rows.map((vector, at) => (inCell(at) && hamming(codes, probe, at, rowCodes) <= radius ? vector : null)),
+          k,
+        ).filter((hit) => hit.score >= floor)
+        const got = Array.from({ length: k }, (_, slot) => ({ row: top.rows[list * k + slot], score: top.scores[list * k + slot] })).filter(
+          (hit) => hit.row >= 0,
+        )
+        expect(got).toEqual(expected)
+        kept += expected.length
+        list++
+      }
+    }
+    expect(kept).toBeGreaterThan(cells.length)
   })
 
   it('gathers rows across chunks in one call as copyGalleryRow does row by row', () => {

@@ -7,7 +7,6 @@ import type { Gallery } from '@palmvein/matcher'
 import { BLOCK, type CellLayout, rowId, rowIdBytes } from './dedup-cell-layout.js'
 import type { PackedPalms } from './dedup-packed-palms.js'
 import { signBytesFor } from '@palmvein/matcher/row-range-scan'
-import { gatherCodes } from './dedup-sign-codes.js'
 
 export interface CellChunk {
   firstCell: number
@@ -28,7 +27,7 @@ export function chunkEnd(layout: CellLayout, firstCell: number, maxRows: number)
   return end
 }
 
-/** Empties `gallery` and stores cells [firstCell, endCell) in it, palms in palm order within a cell, each row's sign bits its code (dedup-sign-codes.ts) when there are codes. */
+/** Empties `gallery` and stores cells [firstCell, endCell) in it, palms in palm order within a cell, each row's sign bits its code (the matcher's rotated-codes.ts) when there are codes. */
 export async function loadChunk(
   gallery: Gallery,
   layout: CellLayout,
@@ -80,4 +79,9 @@ export async function loadChunk(
     } else gallery.upsertRows(page)
   }
   return { firstCell, endCell, cellStart, order, proberStart, probers }
+}
+
+/** Copies the codes of palms `palms` into `out` end to end. */
+function gatherCodes(codes: Uint8Array, bytes: number, palms: ArrayLike<number>, out: Uint8Array): void {
+  for (let index = 0; index < palms.length; index++) out.set(codes.subarray(palms[index] * bytes, (palms[index] + 1) * bytes), index * bytes)
 }

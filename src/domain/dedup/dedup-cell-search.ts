@@ -1,6 +1,6 @@
 // Searching one cell of the inverted file (dedup-cells.ts): every palm that probes it against the
 // cell's rows, keeping the rows at or above the threshold. Gated (the default), one matcher task
-// compares every pair by code and scores the few within the radius (dedup-sign-codes.ts); without
+// compares every pair by code and scores the few within the radius (the matcher's rotated-codes.ts); without
 // the gate every pair is scored, a block of probes at a time, and a probe with more than HITS rows
 // at or above the threshold is searched again wider.
 import type { Gallery } from '@palmvein/matcher'
@@ -23,7 +23,7 @@ export function createCellSearch(search: {
   cellGallery: Gallery
   chunk: CellChunk
   palms: PackedPalms
-  /** Each palm's code (dedup-sign-codes.ts, the rows' sign bits in `cellGallery`) and the Hamming radius within which pairs are scored; null: every pair is. */
+  /** Each palm's code (the matcher's rotated-codes.ts, the rows' sign bits in `cellGallery`) and the Hamming radius within which pairs are scored; null: every pair is. */
   gate: { codes: Uint8Array; radius: number } | null
   book: PairBook
   threshold: number

@@ -6,7 +6,7 @@
 // of its `probes` nearest centroids (the probes read from one packed copy of the register). A pair is
 // a candidate when either palm's two cells meet the other's probed cells; candidates are compared
 // by rotated sign codes and those within a Hamming radius of the threshold scored exactly (int8
-// cosine, the matcher's kernels; dedup-sign-codes.ts): no pair below the threshold is ever
+// cosine, the matcher's kernels; the matcher's rotated-codes.ts): no pair below the threshold is ever
 // reported. Cost: N x M x d to place the palms plus N x probes x 2N/M x d to search them (each palm
 // stored twice; more where the cells are uneven: 3 times at 1M planted members on k-means' cells,
 // 1.7 with the oversized ones split, dedup-cell-split.ts), 3 x
@@ -18,13 +18,12 @@
 // (bench/dedup.ts) compares against the exact all-pairs search on planted registers instead.
 import { quantizeFloat, type Matcher } from '@palmvein/matcher'
 import { createRandom } from '@palmvein/matcher/random'
-import { scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
+import { hammingRadius, rotatedSignCodes, scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
 import { loadChunk, chunkEnd } from './dedup-cell-chunk.js'
 import { BLOCK, placePalms, rowId } from './dedup-cell-layout.js'
 import { createCellSearch } from './dedup-cell-search.js'
 import { packPalms } from './dedup-packed-palms.js'
 import { seededShuffle, splitOversizedCells } from './dedup-cell-split.js'
-import { gateRadius, signCodes } from './dedup-sign-codes.js'
 import { createPairBook } from './dedup-pair-book.js'
 import type { PalmPair, PalmRegister } from './dedup-palms.js'
 
@@ -69,7 +68,7 @@ export interface CellDedupOptions {
   split?: boolean
   /** Rows of cells stored at once (default CHUNK_ROWS; dedup-cell-chunk.ts). */
   chunkRows?: number
-  /** Score only the pairs within the Hamming radius of the threshold (dedup-sign-codes.ts; default true): false scores every candidate. */
+  /** Score only the pairs within the Hamming radius of the threshold (the matcher's rotated-codes.ts; default true): false scores every candidate. */
   gate?: boolean
 }
 
@@ -81,7 +80,7 @@ export interface CellDedupResult {
   complete: boolean
   cells: number
   probes: number
-  /** Candidate pairs compared (by code first when gated, dedup-sign-codes.ts), against N(N-1)/2 for the exact search. */
+  /** Candidate pairs compared (by code first when gated, the matcher's rotated-codes.ts), against N(N-1)/2 for the exact search. */
   candidateScores: number
   /** Of them, the pairs scored exactly: within the gate's radius (all of them without the gate). */
   exactScores: number
@@ -133,9 +132,9 @@ export async function findPairsByCells(matcher: Matcher, register: PalmRegister,
   const onPhase = options.onPhase ?? (() => {})
   onPhase('packing')
   const palmsPacked = packPalms(register)
-  // Codes only for a gated search (2M palms' cost 23 s): without the gate the gallery keeps raw sign bits.
-  const radius = (options.gate ?? true) ? gateRadius(threshold, dimension) : null
-  const gate = radius === null ? null : { radius, codes: signCodes(palmsPacked, CODE_SEED) }
+  // Codes only for a gated search (2M palms' cost 23 CPU-s, on the matcher's threads): without the gate the gallery keeps raw sign bits.
+  const radius = (options.gate ?? true) ? hammingRadius(threshold, dimension) : null
+  const gate = radius === null ? null : { radius, codes: await rotatedSignCodes(cellGallery, palmsPacked.vectors, dimension, palmsPacked.count, CODE_SEED) }
   if (!resume) onPhase('training')
   // Oversized cells are split (dedup-cell-split.ts) unless every cell is probed anyway.
   const split = (options.split ?? true) && wantedProbes < trained

@@ -5,14 +5,16 @@
 // batch's few thousand probes and accepted palms are compared with every fine centroid (their
 // exact nearest cells). Each palm is stored in its `stored` nearest cells (rows laid out cell after
 // cell in a gallery of the index's own), and a probe reads the rows of its `probed` nearest cells,
-// all the batch's cells in one scan task per matcher thread, each row scored exactly with the
+// all the batch's cells in one scan task per matcher thread. Only the (probe, row) pairs whose
+// rotated sign codes lie within the Hamming radius of the threshold (the matcher's rotated-codes.ts: a pair
+// at the threshold falls outside it with probability ~1e-9) are scored, exactly, with the
 // matcher's int8 kernels, so every score it reports is the exact search's. What it can miss is a palm at or
 // above the threshold outside the probe's cells: the agreement with the exact search is measured
 // (bench/results/2026-11-28-import-search), not guaranteed, and was not complete there. Members
 // the import accepts are placed and appended (a cell's rows are then several runs).
 import { normSquaredInt8, type Gallery, type Matcher } from '@palmvein/matcher'
 import { byScoreThenId } from '@palmvein/matcher/gallery-search'
-import { type CellRead, scanCellsTopK, scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
+import { type CellRead, hammingRadius, rotatedSignCodes, scanCellsTopK, scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
 import { rowId } from '../dedup/dedup-cell-layout.js'
 import { trainCentroids } from '../dedup/dedup-cells.js'
 import { HANDS } from '../galleries/galleries.js'
@@ -57,6 +59,8 @@ export const CELL_INDEX_SETTINGS: CellIndexSettings = {
 }
 
 const SEED = 52
+/** Probes a stage-1 list holds before its cell is read again with more room (as dedup's). */
+const GATE_CANDIDATES = 32
 /** Probes placed per scan of the coarse centroids. */
 const BLOCK = 4096
 
@@ -93,7 +97,8 @@ function readPalms(gallery: Gallery, dimension: number) {
       from = page.next
     }
   }
-  const packed = new Int8Array(owners.size * dimension)
+  // Shared: the matcher's threads code the palms in place.
+  const packed = new Int8Array(new SharedArrayBuffer(owners.size * dimension))
   const norms = new Uint32Array(owners.size)
   let offset = 0
   vectors.forEach((part, index) => {
@@ -234,11 +239,13 @@ export async function buildDuplicateCellIndex(
   const centroids = await trainTwoLevels(matcher, packed, owners.size, cells)
   const cellRows = createCellRows(matcher, centroids.cells)
 
+  const codesOf = (vectors: Int8Array, count: number) => rotatedSignCodes(cellRows.gallery, vectors, dimension, count, SEED)
+
   /** Stores the palms numbered `first`.. (their vectors packed) in their `cellsEach` nearest cells. */
   async function store(first: number, vectors: Int8Array, norms: Uint32Array, cellsEach: number): Promise<void> {
     const stored = Math.min(cellsEach, centroids.cells)
     const nearest = await nearestCells(centroids, vectors, norms, stored, { coarseWant: settings.coarsePlaced, flatScores: settings.flatScores })
-    cellRows.append(first, vectors, nearest, stored)
+    cellRows.append(first, { vectors, norms, codes: await codesOf(vectors, norms.length) }, nearest, stored)
   }
 
   await store(0, packed, norms, settings.stored)
@@ -274,7 +281,9 @@ export async function buildDuplicateCellIndex(
         if (indices.length) reads.push({ ranges: cellRows.ranges[cell], probes: indices })
       })
       // A cell's best k palms include every one of the probe's best k that the cell holds.
-      const result = await scanCellsTopK(cellRows.gallery, reads, vectors, probeNorms, k, threshold)
+      const radius = hammingRadius(threshold, dimension)
+      const gate = radius === null ? undefined : { codes: await codesOf(vectors, probes.length), radius, candidates: GATE_CANDIDATES }
+      const result = await scanCellsTopK(cellRows.gallery, reads, vectors, probeNorms, k, threshold, gate)
       const found: Array<Map<number, number>> = probes.map(() => new Map())
       let list = 0
       for (const read of reads) {

@@ -1,10 +1,12 @@
-// The cell search's Hamming gate (dedup-sign-codes.ts): rotated sign codes whose distance follows
-// the angle whatever the palms look like, and the radius it derives from the threshold.
-import { describe, expect, it } from 'vitest'
-import { createRandom } from '@palmvein/matcher/random'
-import { createPalmPacker } from '../../src/domain/dedup/dedup-packed-palms.js'
-import { signBytesFor } from '@palmvein/matcher/row-range-scan'
-import { gateRadius, signCodes, walshHadamard } from '../../src/domain/dedup/dedup-sign-codes.js'
+// The self-joins' Hamming gate (rotated-codes.ts): rotated sign codes whose distance follows the
+// angle whatever the vectors look like, the radius it derives from the threshold, and the codes
+// computed by a matcher's threads equal to those computed on the calling thread.
+import { afterAll, describe, expect, it } from 'vitest'
+import { createMatcher, type Matcher } from '../src/index.js'
+import { createRandom } from '../src/random.js'
+import { hammingRadius as gateRadius, rotatedCodes, walshHadamard } from '../src/rotated-codes.js'
+import { rotatedSignCodes } from '../src/row-range-scan.js'
+import { signBytesFor } from '../src/sign-bits.js'
 
 const DIMENSION = 256
 const BYTES = signBytesFor(DIMENSION)
@@ -47,12 +49,9 @@ function pairsAt(target: number, count: number, sparse: boolean, seed: number): 
 }
 
 function codesOf(palms: Int8Array[], seed = 7): Uint8Array {
-  const packer = createPalmPacker(DIMENSION, palms.length)
-  for (const palm of palms) packer.add(palm)
-  return signCodes(
-    packer.finish((palm) => palm),
-    seed,
-  )
+  const packed = new Int8Array(palms.length * DIMENSION)
+  palms.forEach((palm, index) => packed.set(palm, index * DIMENSION))
+  return rotatedCodes(packed, DIMENSION, palms.length, seed)
 }
 
 describe('sign codes', () => {
@@ -100,5 +99,30 @@ describe('sign codes', () => {
     const palms = pairsAt(0.5, 20, false, 5)
     expect(codesOf(palms, 7)).toEqual(codesOf(palms, 7))
     expect(codesOf(palms, 8)).not.toEqual(codesOf(palms, 7))
+  })
+
+  describe("on a matcher's threads", () => {
+    let matcher: Matcher | undefined
+    afterAll(async () => {
+      await matcher?.close()
+    })
+
+    it.each([
+      ['a SharedArrayBuffer, read in place', true],
+      ['an ArrayBuffer, copied', false],
+    ])('codes vectors in %s as the calling thread does, in shared memory', async (_, shared) => {
+      matcher ??= await createMatcher({ dimension: DIMENSION, threads: 2 })
+      const gallery = matcher.createGallery()
+      // Past the size coded on the calling thread; an odd count, so the threads' shares differ.
+      const count = 9001
+      const random = createRandom(11)
+      const vectors = new Int8Array(shared ? new SharedArrayBuffer(count * DIMENSION) : new ArrayBuffer(count * DIMENSION))
+      for (let index = 0; index < vectors.length; index++) vectors[index] = Math.round(random.gaussian() * 40)
+      const codes = await rotatedSignCodes(gallery, vectors, DIMENSION, count, 7)
+      expect(codes.buffer).toBeInstanceOf(SharedArrayBuffer)
+      expect(codes).toEqual(rotatedCodes(vectors, DIMENSION, count, 7))
+      // A few vectors: on the calling thread.
+      expect(await rotatedSignCodes(gallery, vectors, DIMENSION, 3, 7)).toEqual(rotatedCodes(vectors, DIMENSION, 3, 7))
+    })
   })
 })
