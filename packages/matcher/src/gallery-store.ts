@@ -98,8 +98,35 @@ export class GalleryStore {
     if (count === 0) return
     const first = this.rowCount
     this.chunkFor(first + count - 1)
-    const { dimension, strideInBytes, signBytes } = this.shape
     // Rows, norms, bits and live flags chunk by chunk, before any id points at them.
+    this.writeRows(first, vectors, norms, signBits, count)
+    // The ids last: one met again (in the store or the page) kills its earlier row.
+    const bytes = ids instanceof Uint8Array ? ids : null
+    for (let index = 0; index < count; index++) {
+      const row = first + index
+      const previous = bytes ? this.ids.placeBytes(bytes, index * 16, row) : this.ids.place((ids as readonly string[])[index], row)
+      if (previous !== undefined) this.markDead(previous)
+    }
+    // A scan covers the rows below the count it read as it began (beginScan): these are whole before they count.
+    this.rowCount = first + count
+  }
+
+  /**
+   * Writes `count` rows in place from `firstRow`, below the row count (rows a self-join laid out
+   * ahead and fills later: the import's cell index), keeping their ids. Only while no scan is in
+   * flight: a scan reads a fixed set of rows.
+   */
+  overwriteRows(firstRow: number, vectors: Int8Array, norms: Uint32Array, signBits: Uint8Array, count: number): void {
+    if (this.scansInFlight > 0) throw new Error('rows are written in place only while no scan is in flight')
+    if (!Number.isInteger(firstRow) || firstRow < 0 || firstRow + count > this.rowCount) {
+      throw new RangeError(`rows ${firstRow}..${firstRow + count} are not all below the row count ${this.rowCount}`)
+    }
+    this.writeRows(firstRow, vectors, norms, signBits, count)
+  }
+
+  /** Rows [first, first + count) of reserved chunks: vectors, norms, sign bits, live flags. */
+  private writeRows(first: number, vectors: Int8Array, norms: Uint32Array, signBits: Uint8Array, count: number): void {
+    const { dimension, strideInBytes, signBytes } = this.shape
     for (let done = 0; done < count; ) {
       const row = first + done
       const chunk = this.chunks[Math.floor(row / this.chunkRows)]
@@ -117,15 +144,6 @@ export class GalleryStore {
       chunk.live.fill(1, local, local + run)
       done += run
     }
-    // The ids last: one met again (in the store or the page) kills its earlier row.
-    const bytes = ids instanceof Uint8Array ? ids : null
-    for (let index = 0; index < count; index++) {
-      const row = first + index
-      const previous = bytes ? this.ids.placeBytes(bytes, index * 16, row) : this.ids.place((ids as readonly string[])[index], row)
-      if (previous !== undefined) this.markDead(previous)
-    }
-    // A scan covers the rows below the count it read as it began (beginScan): these are whole before they count.
-    this.rowCount = first + count
   }
 
   /** Room in the id maps for `rows` more rows (a load that knows its size). */

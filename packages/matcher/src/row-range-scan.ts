@@ -29,6 +29,16 @@ export function copyGalleryRows(gallery: Gallery, rows: ArrayLike<number>, out: 
   storeOf(gallery).copyRows(rows, out, norms)
 }
 
+/**
+ * Writes rows in place from `firstRow` (numbered as copyGalleryRow's, all already stored), keeping
+ * their ids: `vectors` packed, with their squared norms and sign bits (or codes, as upsertRows
+ * takes them; not checked). A self-join's caller lays rows out ahead and fills them later (the
+ * import's cell index keeps each cell one run of rows). Throws while a scan is in flight.
+ */
+export function overwriteGalleryRows(gallery: Gallery, firstRow: number, rows: { vectors: Int8Array; norms: Uint32Array; signBits: Uint8Array }): void {
+  storeOf(gallery).overwriteRows(firstRow, rows.vectors, rows.norms, rows.signBits, rows.norms.length)
+}
+
 /** The parts of `segments` inside the absolute rows [from, to). */
 function clip(segments: readonly Segment[], from: number, to: number): Segment[] {
   return segments.flatMap((segment) => {

@@ -4,7 +4,15 @@
 // the brute force within the radius. The service's cell search over these
 // scans is tested in test/domain/dedup-cells-backends.test.ts.
 import { describe, expect, it } from 'vitest'
-import { copyGalleryRow, copyGalleryRows, joinRowRangeGated, scanCellsTopK, scanRowRangesTopK, scanRowRangeTopK } from '../src/row-range-scan.js'
+import {
+  copyGalleryRow,
+  copyGalleryRows,
+  joinRowRangeGated,
+  overwriteGalleryRows,
+  scanCellsTopK,
+  scanRowRangesTopK,
+  scanRowRangeTopK,
+} from '../src/row-range-scan.js'
 import { packSignBits, signBytesFor } from '../src/sign-bits.js'
 import { cosine, lookAlikes, normSquared, rankRows } from './brute-force.js'
 import { SELF_JOIN_DIMENSION as DIMENSION, selfJoinVariants, useSelfJoinMatcher } from './self-join-matcher.js'
@@ -180,6 +188,24 @@ describe.each(selfJoinVariants)('$name self-join scans', (variant) => {
       }
     }
     expect(kept).toBeGreaterThan(cells.length)
+  })
+
+  it('writes rows in place across chunks: scans then score the new vectors; rows past the count are refused', async () => {
+    const probeRows = [3, 150]
+    const { rows, gallery, probes, norms } = galleryWithProbes(probeRows)
+    // Rows 60..70 (across the first 64-row chunk's end) become copies of the two probes, alternately.
+    const written = { vectors: new Int8Array(10 * DIMENSION), norms: new Uint32Array(10), signBits: new Uint8Array(10 * signBytesFor(DIMENSION)) }
+    for (let index = 0; index < 10; index++) {
+      const source = rows[probeRows[index % 2]]
+      written.vectors.set(source, index * DIMENSION)
+      written.norms[index] = normSquared(source)
+    }
+    written.signBits.set(packSignBits(written.vectors, DIMENSION, 10))
+    overwriteGalleryRows(gallery, 60, written)
+    const top = await scanRowRangeTopK(gallery, 60, 70, probes, norms, 5, 0.99)
+    expect(Array.from(top.rows.subarray(0, 5))).toEqual([60, 62, 64, 66, 68])
+    expect(Array.from(top.rows.subarray(5, 10))).toEqual([61, 63, 65, 67, 69])
+    expect(() => overwriteGalleryRows(gallery, 295, written)).toThrow(RangeError)
   })
 
   it('gathers rows across chunks in one call as copyGalleryRow does row by row', () => {

@@ -1,17 +1,26 @@
 // The rows of the import's cell index (duplicate-cells.ts): palms laid out cell after cell in a
-// gallery of the index's own, a page of rows per upsertRows, and for each row the palm it holds. A
-// cell filled at the index's build is one run of rows; palms added later append further runs.
-// Each row's sign bits are its palm's code (the matcher's rotated-codes.ts), which the gated scan compares.
+// gallery of the index's own, and for each row the palm it holds. Each row's sign bits are its
+// palm's code (the matcher's rotated-codes.ts), which the gated scan compares.
+//
+// A cell is always one run of rows, with room after it: the palms an import adds are written in
+// place into that room (overwriteGalleryRows). Appended as runs of their own, a cell grew a run
+// per batch that touched it, and a scan pays per run: at 1M members a batch took 0.6 s at the
+// import's start and 1.4 s after 40 batches. A cell whose room runs out moves to the gallery's
+// end with room to double; the rows it leaves are never read again (the matcher does not give
+// memory back), at most about the rows the import added.
 import type { Gallery, Matcher } from '@palmvein/matcher'
-import { signBytesFor } from '@palmvein/matcher/row-range-scan'
+import { overwriteGalleryRows, signBytesFor } from '@palmvein/matcher/row-range-scan'
 import { rowIdBytes } from '../dedup/dedup-cell-layout.js'
 
 /** Rows stored per upsertRows. */
 const PAGE_ROWS = 65536
+/** Room a cell is laid out with: this share of its rows, and at least MIN_ROOM rows. */
+const ROOM_SHARE = 1 / 8
+const MIN_ROOM = 4
 
 export interface CellRows {
   readonly gallery: Gallery
-  /** Cell c is the runs of rows ranges[c] ([from, to) pairs end to end). */
+  /** Cell c is the rows [ranges[c][0], ranges[c][1]): one run. */
   readonly ranges: readonly (readonly number[])[]
   /** The palm row `row` holds. */
   palmAt(row: number): number
@@ -19,21 +28,86 @@ export interface CellRows {
    * Stores the palms numbered `first`.. (their vectors packed, their squared norms and codes) in
    * their cells: palm i in nearest[i * cellsEach ..] (-1: none).
    */
-  append(first: number, palms: { vectors: Int8Array; norms: Uint32Array; codes: Uint8Array }, nearest: Int32Array, cellsEach: number): void
+  append(first: number, palms: PackedCodedPalms, nearest: Int32Array, cellsEach: number): void
+}
+
+export interface PackedCodedPalms {
+  vectors: Int8Array
+  norms: Uint32Array
+  codes: Uint8Array
+}
+
+/** Rows packed for the gallery: vectors, squared norms, codes as sign bits. */
+function rowBuffer(rows: number, dimension: number) {
+  return { vectors: new Int8Array(rows * dimension), norms: new Uint32Array(rows), signBits: new Uint8Array(rows * signBytesFor(dimension)) }
 }
 
 export function createCellRows(matcher: Matcher, cells: number): CellRows {
   const { dimension } = matcher
   const bytes = signBytesFor(dimension)
   const gallery = matcher.createGallery({ ids: 'uuid' })
-  const ranges: number[][] = Array.from({ length: cells }, () => [])
+  const ranges: number[][] = Array.from({ length: cells }, () => [0, 0])
+  /** Rows cell c may fill from ranges[c][0]. */
+  const capacity = new Uint32Array(cells)
   let rowPalm = new Uint32Array(1024)
   let rows = 0
+
+  const growRowPalm = (needed: number) => {
+    if (needed <= rowPalm.length) return
+    const grown = new Uint32Array(Math.max(needed, rowPalm.length * 2))
+    grown.set(rowPalm.subarray(0, rows))
+    rowPalm = grown
+  }
+
+  /** Lays out `cellIndices` at the gallery's end: each its rows `filled(c)` (written by `fill` at page slot `at`, gallery row `row`), then room. */
+  function layOut(
+    cellIndices: readonly number[],
+    filled: (cell: number) => number,
+    room: (cell: number) => number,
+    fill: (cell: number, page: ReturnType<typeof rowBuffer>, at: number, row: number) => void,
+  ) {
+    const total = cellIndices.reduce((sum, cell) => sum + filled(cell) + room(cell), 0)
+    growRowPalm(rows + total)
+    let page = rowBuffer(Math.min(total, PAGE_ROWS), dimension)
+    let pageFirst = rows
+    let pageRows = 0
+    const flush = () => {
+      if (pageRows === 0) return
+      gallery.upsertRows({
+        ids: rowIdBytes(pageFirst, pageRows),
+        vectors: page.vectors.subarray(0, pageRows * dimension),
+        norms: page.norms.subarray(0, pageRows),
+        signBits: page.signBits.subarray(0, pageRows * bytes),
+      })
+      pageFirst += pageRows
+      pageRows = 0
+    }
+    for (const cell of cellIndices) {
+      const used = filled(cell)
+      const extent = used + room(cell)
+      // A cell's rows and room in one page; a cell larger than a page gets one of its own.
+      if (pageRows + extent > page.norms.length) {
+        flush()
+        if (extent > page.norms.length) page = rowBuffer(extent, dimension)
+      }
+      fill(cell, page, pageRows, pageFirst + pageRows)
+      // The room: zero vectors never read (outside the cell's run), codes all ones.
+      page.vectors.fill(0, (pageRows + used) * dimension, (pageRows + extent) * dimension)
+      page.norms.fill(0, pageRows + used, pageRows + extent)
+      page.signBits.fill(0xff, (pageRows + used) * bytes, (pageRows + extent) * bytes)
+      ranges[cell] = [pageFirst + pageRows, pageFirst + pageRows + used]
+      capacity[cell] = extent
+      pageRows += extent
+      rows += extent
+    }
+    flush()
+  }
+
   return {
     gallery,
     ranges,
     palmAt: (row) => rowPalm[row],
-    append(first, { vectors, norms, codes }, nearest, cellsEach) {
+    append(first, palms, nearest, cellsEach) {
       const byCell: number[][] = Array.from({ length: cells }, () => [])
       for (let index = 0; index < nearest.length / cellsEach; index++) {
         for (let slot = 0; slot < cellsEach; slot++) {
@@ -41,40 +115,50 @@ export function createCellRows(matcher: Matcher, cells: number): CellRows {
           if (cell >= 0) byCell[cell].push(index)
         }
       }
-      const added = byCell.reduce((sum, indices) => sum + indices.length, 0)
-      if (rows + added > rowPalm.length) {
-        const grown = new Uint32Array(Math.max(rows + added, rowPalm.length * 2))
-        grown.set(rowPalm.subarray(0, rows))
-        rowPalm = grown
+      const copyPalm = (index: number, page: ReturnType<typeof rowBuffer>, at: number) => {
+        page.vectors.set(palms.vectors.subarray(index * dimension, (index + 1) * dimension), at * dimension)
+        page.norms[at] = palms.norms[index]
+        page.signBits.set(palms.codes.subarray(index * bytes, (index + 1) * bytes), at * bytes)
       }
-      const pageRows = Math.min(added, PAGE_ROWS)
-      const page = { vectors: new Int8Array(pageRows * dimension), norms: new Uint32Array(pageRows), signBits: new Uint8Array(pageRows * bytes) }
-      let pageFirst = rows
-      const flush = () => {
-        const count = rows - pageFirst
-        if (count)
-          gallery.upsertRows({
-            ids: rowIdBytes(pageFirst, count),
-            vectors: page.vectors.subarray(0, count * dimension),
-            norms: page.norms.subarray(0, count),
-            signBits: page.signBits.subarray(0, count * bytes),
-          })
-        pageFirst = rows
-      }
+      const moving: number[] = []
+      const firstLayout = rows === 0
       byCell.forEach((indices, cell) => {
-        if (!indices.length) return
-        ranges[cell].push(rows, rows + indices.length)
-        for (const index of indices) {
-          const slot = rows - pageFirst
-          const vector = vectors.subarray(index * dimension, (index + 1) * dimension)
-          page.vectors.set(vector, slot * dimension)
-          page.norms[slot] = norms[index]
-          page.signBits.set(codes.subarray(index * bytes, (index + 1) * bytes), slot * bytes)
-          rowPalm[rows++] = first + index
-          if (rows - pageFirst === PAGE_ROWS) flush()
-        }
+        if (!indices.length && !firstLayout) return
+        const [start, end] = ranges[cell]
+        if (!firstLayout && end - start + indices.length <= capacity[cell]) {
+          // In place, after the cell's rows.
+          const page = rowBuffer(indices.length, dimension)
+          indices.forEach((index, at) => {
+            copyPalm(index, page, at)
+            rowPalm[end + at] = first + index
+          })
+          overwriteGalleryRows(gallery, end, page)
+          ranges[cell] = [start, end + indices.length]
+        } else moving.push(cell)
       })
-      flush()
+      if (!moving.length) return
+      // Cells laid out for the first time, and cells whose room ran out: their rows, then the new palms.
+      const held = (cell: number) => ranges[cell][1] - ranges[cell][0]
+      const filled = (cell: number) => held(cell) + byCell[cell].length
+      layOut(
+        moving,
+        filled,
+        (cell) => (firstLayout ? Math.max(MIN_ROOM, Math.ceil(filled(cell) * ROOM_SHARE)) : Math.max(MIN_ROOM, filled(cell))),
+        (cell, page, at, row) => {
+          const [start, end] = ranges[cell]
+          if (end > start) {
+            const old = gallery.readRows('', start, end - start)
+            page.vectors.set(old.vectors, at * dimension)
+            page.norms.set(old.norms, at)
+            page.signBits.set(old.signBits, at * bytes)
+            rowPalm.copyWithin(row, start, end)
+          }
+          byCell[cell].forEach((index, offset) => {
+            copyPalm(index, page, at + end - start + offset)
+            rowPalm[row + end - start + offset] = first + index
+          })
+        },
+      )
     },
   }
 }

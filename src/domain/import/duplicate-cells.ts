@@ -11,7 +11,7 @@
 // matcher's int8 kernels, so every score it reports is the exact search's. What it can miss is a palm at or
 // above the threshold outside the probe's cells: the agreement with the exact search is measured
 // (bench/results/2026-11-28-import-search), not guaranteed, and was not complete there. Members
-// the import accepts are placed and appended (a cell's rows are then several runs).
+// the import accepts are placed and written into the room after their cells' rows (cell-rows.ts).
 import { normSquaredInt8, type Gallery, type Matcher } from '@palmvein/matcher'
 import { byScoreThenId } from '@palmvein/matcher/gallery-search'
 import { type CellRead, hammingRadius, rotatedSignCodes, scanCellsTopK, scanRowRangeTopK } from '@palmvein/matcher/row-range-scan'
@@ -273,7 +273,7 @@ export async function buildDuplicateCellIndex(
       for (let probe = 0; probe < probes.length; probe++) {
         for (let slot = 0; slot < probed; slot++) {
           const cell = nearest[probe * probed + slot]
-          if (cell >= 0 && cellRows.ranges[cell].length) readers[cell].push(probe)
+          if (cell >= 0 && cellRows.ranges[cell][1] > cellRows.ranges[cell][0]) readers[cell].push(probe)
         }
       }
       const reads: CellRead[] = []
