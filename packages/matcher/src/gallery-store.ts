@@ -112,14 +112,18 @@ export class GalleryStore {
   }
 
   /**
-   * Writes `count` rows in place from `firstRow`, below the row count (rows a self-join laid out
-   * ahead and fills later: the import's cell index), keeping their ids. Only while no scan is in
-   * flight: a scan reads a fixed set of rows.
+   * Writes `count` live rows in place from `firstRow` (rows a self-join laid out ahead and fills
+   * later: the import's cell index), keeping their ids. Only while no scan is in flight: a scan
+   * reads a fixed set of rows. A removed row is refused: writing it would bring it back to life
+   * without an id.
    */
   overwriteRows(firstRow: number, vectors: Int8Array, norms: Uint32Array, signBits: Uint8Array, count: number): void {
     if (this.scansInFlight > 0) throw new Error('rows are written in place only while no scan is in flight')
     if (!Number.isInteger(firstRow) || firstRow < 0 || firstRow + count > this.rowCount) {
       throw new RangeError(`rows ${firstRow}..${firstRow + count} are not all below the row count ${this.rowCount}`)
+    }
+    for (let row = firstRow; row < firstRow + count; row++) {
+      if (this.ids.idAt(row) === undefined) throw new RangeError(`row ${row} was removed`)
     }
     this.writeRows(firstRow, vectors, norms, signBits, count)
   }

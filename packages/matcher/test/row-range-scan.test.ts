@@ -190,7 +190,7 @@ describe.each(selfJoinVariants)('$name self-join scans', (variant) => {
     expect(kept).toBeGreaterThan(cells.length)
   })
 
-  it('writes rows in place across chunks: scans then score the new vectors; rows past the count are refused', async () => {
+  it('writes rows in place across chunks: scans then score the new vectors; rows past the count or removed are refused', async () => {
     const probeRows = [3, 150]
     const { rows, gallery, probes, norms } = galleryWithProbes(probeRows)
     // Rows 60..70 (across the first 64-row chunk's end) become copies of the two probes, alternately.
@@ -206,6 +206,8 @@ describe.each(selfJoinVariants)('$name self-join scans', (variant) => {
     expect(Array.from(top.rows.subarray(0, 5))).toEqual([60, 62, 64, 66, 68])
     expect(Array.from(top.rows.subarray(5, 10))).toEqual([61, 63, 65, 67, 69])
     expect(() => overwriteGalleryRows(gallery, 295, written)).toThrow(RangeError)
+    gallery.remove(uuidOf(120))
+    expect(() => overwriteGalleryRows(gallery, 115, written)).toThrow(/row 120 was removed/)
   })
 
   it('gathers rows across chunks in one call as copyGalleryRow does row by row', () => {
