@@ -180,7 +180,6 @@ export async function scanCellsTopK(
   })
 }
 
-/** Ends of up to `parts` contiguous runs of `work` with about equal sums (no run empty). */
 export type { CellsGate } from './cells-task.js'
 export type { GatedPairs, SharedRegister } from './gated-join-task.js'
 /** Bytes of a row's sign bits, and so of a gated join's codes, at a dimension. */
@@ -241,6 +240,7 @@ export function joinRowRangeGated(
   })
 }
 
+/** Ends of up to `parts` contiguous runs of `work` with about equal sums (no run empty). */
 function splitByWork(work: readonly number[], parts: number): number[] {
   const total = work.reduce((sum, amount) => sum + amount, 0)
   const ends: number[] = []

@@ -9,8 +9,9 @@
 // rotated sign codes lie within the Hamming radius of the threshold (the matcher's rotated-codes.ts: a pair
 // at the threshold falls outside it with probability ~1e-9) are scored, exactly, with the
 // matcher's int8 kernels, so every score it reports is the exact search's. What it can miss is a palm at or
-// above the threshold outside the probe's cells: the agreement with the exact search is measured
-// (bench/results/2026-11-28-import-search), not guaranteed, and was not complete there. Members
+// above the threshold outside the probe's cells: the agreement with the exact search is measured,
+// not guaranteed (bench/results/2026-11-29T18-00Z-import-1m: 20 000 of 20 000 lines decided alike
+// into 100k members, 19 995 into 1M, the others look-alikes just above the threshold). Members
 // the import accepts are placed and written into the room after their cells' rows (cell-rows.ts).
 import { normSquaredInt8, type Gallery, type Matcher } from '@palmvein/matcher'
 import { byScoreThenId } from '@palmvein/matcher/gallery-search'
