@@ -4,6 +4,7 @@
 // probes each, and the round trips, not the scans, were the time).
 import { joinGatedCell } from './gated-join-task.js'
 import type { ScanKernel, ScanShape, Segment } from './kernel.js'
+import { gatherCodes } from './rotated-codes.js'
 import { runScanTask } from './scan-task.js'
 import { emptyTopK, type TopK } from './top-k.js'
 
@@ -81,7 +82,7 @@ function gatedCellTopK(kernel: ScanKernel, task: CellsTask, gate: CellsGate, cel
   const { signBytes, dimension } = task.shape
   const { k } = task
   const bits = new Uint8Array(cell.probes.length * signBytes)
-  cell.probes.forEach((probe, slot) => bits.set(gate.codes.subarray(probe * signBytes, (probe + 1) * signBytes), slot * signBytes))
+  gatherCodes(gate.codes, signBytes, cell.probes, bits)
   const pairs: Array<{ row: number; score: number }>[] = Array.from({ length: cell.probes.length }, () => [])
   joinGatedCell(
     kernel,

@@ -116,3 +116,8 @@ export function walshHadamard(values: Int32Array | Float64Array): void {
     }
   }
 }
+
+/** Copies the codes (`bytes` each) of vectors `indices` of `codes` into `out` end to end. */
+export function gatherCodes(codes: Uint8Array, bytes: number, indices: ArrayLike<number>, out: Uint8Array): void {
+  for (let index = 0; index < indices.length; index++) out.set(codes.subarray(indices[index] * bytes, (indices[index] + 1) * bytes), index * bytes)
+}

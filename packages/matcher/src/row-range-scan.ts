@@ -184,7 +184,7 @@ export type { CellsGate } from './cells-task.js'
 export type { GatedPairs, SharedRegister } from './gated-join-task.js'
 /** Bytes of a row's sign bits, and so of a gated join's codes, at a dimension. */
 export { signBytesFor }
-export { hammingRadius, rotatedCodes } from './rotated-codes.js'
+export { gatherCodes, hammingRadius, rotatedCodes } from './rotated-codes.js'
 
 /** Vectors coded on the calling thread: below this a round trip to the workers (and a copy into shared memory) costs more. */
 const MIN_POOL_CODES = 8192

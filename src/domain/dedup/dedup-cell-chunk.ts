@@ -6,7 +6,7 @@
 import type { Gallery } from '@palmvein/matcher'
 import { BLOCK, type CellLayout, rowId, rowIdBytes } from './dedup-cell-layout.js'
 import type { PackedPalms } from './dedup-packed-palms.js'
-import { signBytesFor } from '@palmvein/matcher/row-range-scan'
+import { gatherCodes, signBytesFor } from '@palmvein/matcher/row-range-scan'
 
 export interface CellChunk {
   firstCell: number
@@ -79,9 +79,4 @@ export async function loadChunk(
     } else gallery.upsertRows(page)
   }
   return { firstCell, endCell, cellStart, order, proberStart, probers }
-}
-
-/** Copies the codes of palms `palms` into `out` end to end. */
-function gatherCodes(codes: Uint8Array, bytes: number, palms: ArrayLike<number>, out: Uint8Array): void {
-  for (let index = 0; index < palms.length; index++) out.set(codes.subarray(palms[index] * bytes, (palms[index] + 1) * bytes), index * bytes)
 }
