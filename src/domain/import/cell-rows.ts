@@ -59,14 +59,17 @@ export function createCellRows(matcher: Matcher, cells: number): CellRows {
     rowPalm = grown
   }
 
-  /** Lays out `cellIndices` at the gallery's end: each its rows `filled(c)` (written by `fill` at page slot `at`, gallery row `row`), then room. */
-  function layOut(
-    cellIndices: readonly number[],
-    filled: (cell: number) => number,
-    room: (cell: number) => number,
-    fill: (cell: number, page: ReturnType<typeof rowBuffer>, at: number, row: number) => void,
-  ) {
-    const total = cellIndices.reduce((sum, cell) => sum + filled(cell) + room(cell), 0)
+  /**
+   * Lays out `moving` at the gallery's end: each cell's rows so far, then its new palms `added[c]`
+   * (numbered from `first`, in `palms`), then room (`roomShare` of its rows, at least MIN_ROOM).
+   */
+  function relocate(moving: readonly number[], added: readonly (readonly number[])[], first: number, palms: PackedCodedPalms, roomShare: number) {
+    const held = (cell: number) => ranges[cell][1] - ranges[cell][0]
+    const extentOf = (cell: number) => {
+      const used = held(cell) + added[cell].length
+      return used + Math.max(MIN_ROOM, Math.ceil(used * roomShare))
+    }
+    const total = moving.reduce((sum, cell) => sum + extentOf(cell), 0)
     growRowPalm(rows + total)
     let page = rowBuffer(Math.min(total, PAGE_ROWS), dimension)
     let pageFirst = rows
@@ -82,25 +85,44 @@ export function createCellRows(matcher: Matcher, cells: number): CellRows {
       pageFirst += pageRows
       pageRows = 0
     }
-    for (const cell of cellIndices) {
-      const used = filled(cell)
-      const extent = used + room(cell)
+    for (const cell of moving) {
+      const [start, end] = ranges[cell]
+      const extent = extentOf(cell)
       // A cell's rows and room in one page; a cell larger than a page gets one of its own.
       if (pageRows + extent > page.norms.length) {
         flush()
         if (extent > page.norms.length) page = rowBuffer(extent, dimension)
       }
-      fill(cell, page, pageRows, pageFirst + pageRows)
+      const row = pageFirst + pageRows
+      if (end > start) {
+        const old = gallery.readRows('', start, end - start)
+        page.vectors.set(old.vectors, pageRows * dimension)
+        page.norms.set(old.norms, pageRows)
+        page.signBits.set(old.signBits, pageRows * bytes)
+        rowPalm.copyWithin(row, start, end)
+      }
+      added[cell].forEach((index, offset) => {
+        copyPalm(palms, index, page, pageRows + end - start + offset)
+        rowPalm[row + end - start + offset] = first + index
+      })
+      const used = end - start + added[cell].length
       // The room: zero vectors never read (outside the cell's run), codes all ones.
       page.vectors.fill(0, (pageRows + used) * dimension, (pageRows + extent) * dimension)
       page.norms.fill(0, pageRows + used, pageRows + extent)
       page.signBits.fill(0xff, (pageRows + used) * bytes, (pageRows + extent) * bytes)
-      ranges[cell] = [pageFirst + pageRows, pageFirst + pageRows + used]
+      ranges[cell] = [row, row + used]
       capacity[cell] = extent
       pageRows += extent
       rows += extent
     }
     flush()
+  }
+
+  /** Copies palm `index` of `palms` into `page` at slot `at`. */
+  function copyPalm(palms: PackedCodedPalms, index: number, page: ReturnType<typeof rowBuffer>, at: number) {
+    page.vectors.set(palms.vectors.subarray(index * dimension, (index + 1) * dimension), at * dimension)
+    page.norms[at] = palms.norms[index]
+    page.signBits.set(palms.codes.subarray(index * bytes, (index + 1) * bytes), at * bytes)
   }
 
   return {
@@ -115,50 +137,33 @@ export function createCellRows(matcher: Matcher, cells: number): CellRows {
           if (cell >= 0) byCell[cell].push(index)
         }
       }
-      const copyPalm = (index: number, page: ReturnType<typeof rowBuffer>, at: number) => {
-        page.vectors.set(palms.vectors.subarray(index * dimension, (index + 1) * dimension), at * dimension)
-        page.norms[at] = palms.norms[index]
-        page.signBits.set(palms.codes.subarray(index * bytes, (index + 1) * bytes), at * bytes)
-      }
+      // The first layout: every cell, with a share of room; later, cells whose room ran out, with room to double.
+      if (rows === 0)
+        return relocate(
+          Array.from({ length: cells }, (_, cell) => cell),
+          byCell,
+          first,
+          palms,
+          ROOM_SHARE,
+        )
       const moving: number[] = []
-      const firstLayout = rows === 0
       byCell.forEach((indices, cell) => {
-        if (!indices.length && !firstLayout) return
+        if (!indices.length) return
         const [start, end] = ranges[cell]
-        if (!firstLayout && end - start + indices.length <= capacity[cell]) {
-          // In place, after the cell's rows.
-          const page = rowBuffer(indices.length, dimension)
-          indices.forEach((index, at) => {
-            copyPalm(index, page, at)
-            rowPalm[end + at] = first + index
-          })
-          overwriteGalleryRows(gallery, end, page)
-          ranges[cell] = [start, end + indices.length]
-        } else moving.push(cell)
+        if (end - start + indices.length > capacity[cell]) {
+          moving.push(cell)
+          return
+        }
+        // In place, after the cell's rows.
+        const page = rowBuffer(indices.length, dimension)
+        indices.forEach((index, at) => {
+          copyPalm(palms, index, page, at)
+          rowPalm[end + at] = first + index
+        })
+        overwriteGalleryRows(gallery, end, page)
+        ranges[cell] = [start, end + indices.length]
       })
-      if (!moving.length) return
-      // Cells laid out for the first time, and cells whose room ran out: their rows, then the new palms.
-      const held = (cell: number) => ranges[cell][1] - ranges[cell][0]
-      const filled = (cell: number) => held(cell) + byCell[cell].length
-      layOut(
-        moving,
-        filled,
-        (cell) => (firstLayout ? Math.max(MIN_ROOM, Math.ceil(filled(cell) * ROOM_SHARE)) : Math.max(MIN_ROOM, filled(cell))),
-        (cell, page, at, row) => {
-          const [start, end] = ranges[cell]
-          if (end > start) {
-            const old = gallery.readRows('', start, end - start)
-            page.vectors.set(old.vectors, at * dimension)
-            page.norms.set(old.norms, at)
-            page.signBits.set(old.signBits, at * bytes)
-            rowPalm.copyWithin(row, start, end)
-          }
-          byCell[cell].forEach((index, offset) => {
-            copyPalm(index, page, at + end - start + offset)
-            rowPalm[row + end - start + offset] = first + index
-          })
-        },
-      )
+      if (moving.length) relocate(moving, byCell, first, palms, 1)
     },
   }
 }
